@@ -1,0 +1,38 @@
+"""bindthem: call compiled C, C++ and CUDA kernels from Python.
+
+A kernel header (comments + optional template + declaration, every array
+followed by its ``_size``) and an instantiate.yml are read by a C core; the
+shared library's functions become Python callables at run time, taking NumPy
+arrays zero-copy and dispatching on their dtypes. No binding code is
+generated or compiled.
+"""
+
+from . import _core
+from .build import build
+from .errors import BindError, BuildError, HeaderError, InstantiateError, SymbolError
+from .library import Library, load
+
+__all__ = ["BindError", "BuildError", "Function", "HeaderError", "InstantiateError", "Library",
+           "SymbolError", "build", "load", "parse_header"]
+
+Function = _core.Function
+__version__ = "0.1.0"
+
+
+def parse_header(header, instantiate=None, *, strict=False):
+    """Read a kernel header and an optional instantiate.yml into plain Python
+    objects (dicts, lists, strings), as the C core sees them.
+
+    Keys: ``header``, ``instantiate``, ``declarations`` (every function of the
+    header with ``name``, ``namespace``, ``template``, ``return``, ``params``
+    (``name``, ``type``, ``const``, ``array``, ``size_of``), ``doc``, ``line``,
+    ``bindable`` and ``reason``), ``functions`` (the callables to make: ``name``,
+    ``doc`` and ``overloads`` with concrete types, C ``signature`` and
+    ``symbol``), ``skipped`` (header functions not bound, with why) and
+    ``missing`` (names instantiate.yml lists that this header lacks; an error
+    with ``strict=True``).
+
+    Raises :class:`HeaderError` / :class:`InstantiateError` with
+    ``filename``, ``lineno`` and ``colno``.
+    """
+    return _core.parse_header(header, instantiate, strict=strict)

@@ -1,0 +1,48 @@
+"""Exceptions raised by bindthem.
+
+``BindError`` is the base of everything bindthem raises about a header, an
+instantiate.yml, a library or a build. Errors about a place in a file carry
+``filename``, ``lineno`` and ``colno`` (1-based; ``None`` when unknown) and
+print as ``file:line:col: message``.
+"""
+
+__all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError"]
+
+
+class BindError(Exception):
+    """Base class of bindthem's errors."""
+
+
+class _LocatedError(BindError):
+    def __init__(self, message, filename=None, lineno=None, colno=None):
+        super().__init__(message)
+        self.filename = filename
+        self.lineno = lineno
+        self.colno = colno
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.filename, self.lineno, self.colno))
+
+
+class HeaderError(_LocatedError):
+    """A kernel header could not be read, or uses what the dialect lacks."""
+
+
+class InstantiateError(_LocatedError):
+    """instantiate.yml is malformed or asks for something the header can't give."""
+
+
+class SymbolError(BindError):
+    """A kernel's symbol is missing from the shared library."""
+
+
+class BuildError(BindError):
+    """The C++ (or CUDA) compiler failed; ``output`` holds what it printed."""
+
+    def __init__(self, message, output="", command=None):
+        super().__init__(message)
+        self.output = output
+        self.command = command
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.output, self.command))

@@ -1,0 +1,453 @@
+/* bt_call.c - call frames: dispatch codes, checks, marshalling, ffi_call. */
+#include "bt_call.h"
+
+#include "bt_numpy.h"
+
+#include <complex.h>
+#include <float.h>
+#include <limits.h>
+#include <string.h>
+
+/* Storage for one C argument or return value. */
+typedef union BtValue {
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f;
+    double d;
+    float complex cf;
+    double complex cd;
+    void *p;
+    ffi_arg ret;
+    ffi_sarg sret;
+} BtValue;
+
+/* long long and long are both 64-bit here: NumPy's int64 and longlong arrays
+ * both match a `long` or `long long` parameter. */
+static int norm_npy(int t)
+{
+    if (t == NPY_LONGLONG)
+        return NPY_LONG;
+    if (t == NPY_ULONGLONG)
+        return NPY_ULONG;
+    return t;
+}
+
+static int our_npy(int t) { return t >= 0 && t <= NPY_CDOUBLE && t != NPY_LONGDOUBLE; }
+
+static char npy_kind(int t)
+{
+    switch (t) {
+    case NPY_BOOL: return 'b';
+    case NPY_BYTE: case NPY_SHORT: case NPY_INT: case NPY_LONG: case NPY_LONGLONG: return 'i';
+    case NPY_UBYTE: case NPY_USHORT: case NPY_UINT: case NPY_ULONG: case NPY_ULONGLONG:
+        return 'u';
+    case NPY_FLOAT: case NPY_DOUBLE: return 'f';
+    case NPY_CFLOAT: case NPY_CDOUBLE: return 'c';
+    default: return '?';
+    }
+}
+
+uint8_t bt_call_code(PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+
+    if (tp == &PyLong_Type)
+        return BT_K_INT;
+    if (tp == &PyFloat_Type)
+        return BT_K_FLOAT;
+    if (PyArray_Check(o)) {
+        PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)o);
+        int t = d->type_num;
+        if (!our_npy(t) || !PyArray_ISNBO(d->byteorder))
+            return BT_K_ARRAY_OTHER;
+        return (uint8_t)(BT_K_ARRAY + norm_npy(t));
+    }
+    if (tp == &PyBool_Type)
+        return BT_K_BOOL;
+    if (tp == &PyComplex_Type)
+        return BT_K_COMPLEX;
+    if (PyArray_IsScalar(o, Generic)) {
+        PyArray_Descr *d = PyArray_DescrFromScalar(o);
+        int t = d ? d->type_num : -1;
+        Py_XDECREF(d);
+        if (!d)
+            PyErr_Clear();
+        return our_npy(t) ? (uint8_t)(BT_K_NPSCALAR + norm_npy(t)) : BT_K_OTHER;
+    }
+    if (PyBool_Check(o))
+        return BT_K_BOOL;
+    if (PyLong_Check(o))
+        return BT_K_INT;
+    if (PyFloat_Check(o))
+        return BT_K_FLOAT;
+    if (PyComplex_Check(o))
+        return BT_K_COMPLEX;
+    return BT_K_OTHER;
+}
+
+/* Scalar conversions of pass 2: from a value of kind `from` into `to`. */
+static int converts(char from, char to)
+{
+    switch (from) {
+    case 'b': return to == 'b' || to == 'i' || to == 'u';
+    case 'i': case 'u': return to == 'i' || to == 'u' || to == 'f' || to == 'c';
+    case 'f': return to == 'f' || to == 'c';
+    case 'c': return to == 'c';
+    default: return 0;
+    }
+}
+
+int bt_call_accepts(const BtArgSlot *s, uint8_t code, int pass)
+{
+    const BtType *t;
+    char kind, from;
+
+    if (s->is_array)
+        return code == s->array_code;
+    t = bt_type(s->type);
+    kind = t->kind;
+    if (code >= BT_K_NPSCALAR && code < BT_K_BOOL) {
+        int n = code - BT_K_NPSCALAR;
+        if (n == norm_npy(t->npy_type))
+            return 1;
+        from = npy_kind(n);
+        return pass == 2 && converts(from, kind);
+    }
+    switch (code) {
+    case BT_K_BOOL: from = 'b'; break;
+    case BT_K_INT: from = 'i'; break;
+    case BT_K_FLOAT: from = 'f'; break;
+    case BT_K_COMPLEX: from = 'c'; break;
+    default: return 0;
+    }
+    if (pass == 1)
+        return from == kind || (from == 'i' && kind == 'u');
+    return converts(from, kind);
+}
+
+PyObject *bt_call_describe(PyObject *o)
+{
+    if (PyArray_Check(o)) {
+        PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)o);
+        PyObject *s = PyObject_Str((PyObject *)d), *r;
+        if (!s)
+            return NULL;
+        if (!PyArray_ISNBO(d->byteorder))
+            r = PyUnicode_FromFormat("numpy.ndarray of %U (non-native byte order)", s);
+        else
+            r = PyUnicode_FromFormat("numpy.ndarray of %U", s);
+        Py_DECREF(s);
+        return r;
+    }
+    if (PyArray_IsScalar(o, Generic))
+        return PyUnicode_FromFormat("numpy.%s", Py_TYPE(o)->tp_name);
+    return PyUnicode_FromString(Py_TYPE(o)->tp_name);
+}
+
+const char *bt_call_slot_wants(const BtArgSlot *s, char *buf, size_t size)
+{
+    const BtType *t = bt_type(s->type);
+
+    if (s->is_array)
+        snprintf(buf, size, "%s array", t->npname);
+    else
+        snprintf(buf, size, "%s (%s)", t->pyname, t->cname);
+    return buf;
+}
+
+int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
+                    BtArena *arena)
+{
+    const BtDecl *d = ov->decl;
+    int i, k = 0;
+    ffi_status status;
+
+    if (d->n_params > BT_MAX_PARAMS) {
+        PyErr_Format(PyExc_ValueError, "%s has %d parameters; bindthem binds at most %d",
+                     ov->signature, d->n_params, BT_MAX_PARAMS);
+        return -1;
+    }
+    memset(call, 0, sizeof *call);
+    call->fn = (void (*)(void))fn;
+    call->n_c = d->n_params;
+    call->ret = ov->ret;
+    call->signature = bt_arena_strdup(arena, ov->signature);
+    call->symbol = symbol;
+    call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
+    call->slots = bt_arena_alloc(arena, sizeof(BtArgSlot) * (size_t)(d->n_params + 1));
+    if (!call->atypes || !call->slots || !call->signature) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < d->n_params; i++) {
+        const BtParam *p = &d->params[i];
+        call->atypes[i] = p->t.is_array ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
+        if (p->size_of >= 0)
+            continue;
+        call->slots[k].type = ov->ptypes[i];
+        call->slots[k].is_array = p->t.is_array;
+        call->slots[k].is_const = p->t.is_const;
+        call->slots[k].array_code = BT_K_ARRAY + norm_npy(bt_type(ov->ptypes[i])->npy_type);
+        call->slots[k].cidx = i;
+        call->slots[k].size_cidx = -1;
+        k++;
+    }
+    call->n_py = k;
+    for (i = 0; i < d->n_params; i++) {
+        int a = d->params[i].size_of, j;
+        if (a < 0)
+            continue;
+        for (j = 0; j < k; j++) {
+            if (call->slots[j].cidx == a) {
+                call->slots[j].size_cidx = i;
+                call->slots[j].size_type = ov->ptypes[i];
+            }
+        }
+    }
+    status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params,
+                          bt_type_ffi(ov->ret), call->atypes);
+    if (status != FFI_OK) {
+        PyErr_Format(PyExc_RuntimeError, "libffi cannot prepare a call to %s (ffi_status %d)",
+                     ov->signature, (int)status);
+        return -1;
+    }
+    return 0;
+}
+
+/* Argument name i of names, for messages (borrowed). */
+static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(names, i); }
+
+/* Stores integer value v (already range-checked by the caller's type) */
+static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
+{
+    const BtType *ty = bt_type(t);
+    long long v = 0;
+    unsigned long long u = 0;
+    int overflow = 0;
+    PyObject *idx = NULL;
+
+    if (!PyLong_Check(o)) {
+        idx = PyNumber_Index(o); /* NumPy integer scalars */
+        if (!idx)
+            return -1;
+        o = idx;
+    }
+    if (ty->kind == 'u') {
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            goto error;
+        if (overflow > 0) {
+            u = PyLong_AsUnsignedLongLong(o);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                goto range;
+            }
+        } else if (overflow < 0 || v < 0) {
+            goto range;
+        } else {
+            u = (unsigned long long)v;
+        }
+        if (ty->size < 8 && u >> (ty->size * 8))
+            goto range;
+        switch (ty->size) {
+        case 1: out->u8 = (uint8_t)u; break;
+        case 2: out->u16 = (uint16_t)u; break;
+        case 4: out->u32 = (uint32_t)u; break;
+        default: out->u64 = u; break;
+        }
+    } else {
+        long long lo, hi;
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            goto error;
+        if (overflow)
+            goto range;
+        hi = ty->size >= 8 ? LLONG_MAX : (1LL << (ty->size * 8 - 1)) - 1;
+        lo = -hi - 1;
+        if (v < lo || v > hi)
+            goto range;
+        switch (ty->size) {
+        case 1: out->i8 = (int8_t)v; break;
+        case 2: out->i16 = (int16_t)v; break;
+        case 4: out->i32 = (int32_t)v; break;
+        default: out->i64 = v; break;
+        }
+    }
+    Py_XDECREF(idx);
+    return 0;
+range:
+    PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %R does not fit in %s", fname, name,
+                 o, ty->cname);
+error:
+    Py_XDECREF(idx);
+    return -1;
+}
+
+static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
+{
+    const BtType *ty = bt_type(t);
+    Py_complex c;
+    double d;
+
+    switch (ty->kind) {
+    case 'b': {
+        int b = PyObject_IsTrue(o);
+        if (b < 0)
+            return -1;
+        out->u8 = (uint8_t)b;
+        return 0;
+    }
+    case 'i':
+    case 'u':
+        return store_int(out, t, o, fname, name);
+    case 'f':
+        d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        if (t == BT_FLOAT) {
+            if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX)) {
+                PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %R does not fit in float",
+                             fname, name, o);
+                return -1;
+            }
+            out->f = (float)d;
+        } else {
+            out->d = d;
+        }
+        return 0;
+    case 'c':
+        c = PyComplex_AsCComplex(o);
+        if (c.real == -1.0 && PyErr_Occurred())
+            return -1;
+        if (t == BT_CFLOAT) {
+            if ((isfinite(c.real) && fabs(c.real) > FLT_MAX) ||
+                (isfinite(c.imag) && fabs(c.imag) > FLT_MAX)) {
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' = %R does not fit in std::complex<float>", fname,
+                             name, o);
+                return -1;
+            }
+            out->cf = CMPLXF((float)c.real, (float)c.imag);
+        } else {
+            out->cd = CMPLX(c.real, c.imag);
+        }
+        return 0;
+    default:
+        PyErr_SetString(PyExc_SystemError, "bindthem: void parameter");
+        return -1;
+    }
+}
+
+static PyObject *convert_return(const BtValue *r, BtTypeId t)
+{
+    const BtType *ty = bt_type(t);
+
+    switch (t) {
+    case BT_VOID: Py_RETURN_NONE;
+    case BT_BOOL: return PyBool_FromLong((uint8_t)r->ret != 0);
+    case BT_FLOAT: return PyFloat_FromDouble(r->f);
+    case BT_DOUBLE: return PyFloat_FromDouble(r->d);
+    case BT_CFLOAT: return PyComplex_FromDoubles(crealf(r->cf), cimagf(r->cf));
+    case BT_CDOUBLE: return PyComplex_FromDoubles(creal(r->cd), cimag(r->cd));
+    default: break;
+    }
+    /* libffi widens integer returns to ffi_arg: read back at the declared width */
+    if (ty->kind == 'u') {
+        switch (ty->size) {
+        case 1: return PyLong_FromUnsignedLong((uint8_t)r->ret);
+        case 2: return PyLong_FromUnsignedLong((uint16_t)r->ret);
+        case 4: return PyLong_FromUnsignedLong((uint32_t)r->ret);
+        default: return PyLong_FromUnsignedLongLong((unsigned long long)r->ret);
+        }
+    }
+    switch (ty->size) {
+    case 1: return PyLong_FromLong((int8_t)r->sret);
+    case 2: return PyLong_FromLong((int16_t)r->sret);
+    case 4: return PyLong_FromLong((int32_t)r->sret);
+    default: return PyLong_FromLongLong((long long)r->sret);
+    }
+}
+
+PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
+                         const char *fname, PyObject *names)
+{
+    BtValue vals[BT_MAX_PARAMS];
+    void *avalues[BT_MAX_PARAMS];
+    BtValue rv;
+    npy_intp total = 0;
+    int i;
+
+    for (i = 0; i < call->n_py; i++) {
+        const BtArgSlot *s = &call->slots[i];
+        PyObject *o = args[i];
+        avalues[s->cidx] = &vals[s->cidx];
+        if (s->is_array) {
+            PyArrayObject *a = (PyArrayObject *)o;
+            npy_intp n = PyArray_SIZE(a);
+            int fl = PyArray_FLAGS(a);
+            if (!(fl & NPY_ARRAY_C_CONTIGUOUS)) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s(): argument '%U' must be a C-contiguous array (this one is "
+                             "strided); bindthem never copies, pass numpy.ascontiguousarray(%U) "
+                             "and use the result",
+                             fname, arg_name(names, i), arg_name(names, i));
+                return NULL;
+            }
+            if (!(fl & NPY_ARRAY_ALIGNED)) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s(): argument '%U' must be an aligned array", fname,
+                             arg_name(names, i));
+                return NULL;
+            }
+            if (!s->is_const && !(fl & NPY_ARRAY_WRITEABLE)) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s(): argument '%U' is a read-only array, but the kernel writes "
+                             "to it (the parameter is not const)",
+                             fname, arg_name(names, i));
+                return NULL;
+            }
+            vals[s->cidx].p = PyArray_DATA(a);
+            if (s->size_cidx >= 0) {
+                BtValue *sv = &vals[s->size_cidx];
+                const BtType *st = bt_type(s->size_type);
+                int bits = (int)st->size * 8 - (st->kind == 'i');
+                if (bits < 63 && (unsigned long long)n >> bits) {
+                    PyErr_Format(PyExc_OverflowError,
+                                 "%s(): argument '%U' has %zd elements, more than its '%U_size' "
+                                 "parameter (%s) can hold",
+                                 fname, arg_name(names, i), (Py_ssize_t)n, arg_name(names, i),
+                                 st->cname);
+                    return NULL;
+                }
+                sv->u64 = 0;
+                switch (st->size) {
+                case 1: sv->u8 = (uint8_t)n; break;
+                case 2: sv->u16 = (uint16_t)n; break;
+                case 4: sv->u32 = (uint32_t)n; break;
+                default: sv->i64 = (int64_t)n; break;
+                }
+                avalues[s->size_cidx] = sv;
+            }
+            total += n;
+            continue;
+        }
+        if (store_scalar(&vals[s->cidx], s->type, o, fname, arg_name(names, i)) < 0)
+            return NULL;
+    }
+    (void)codes;
+    memset(&rv, 0, sizeof rv);
+    if (total >= BT_GIL_RELEASE_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        ffi_call((ffi_cif *)&call->cif, call->fn, &rv, avalues);
+        Py_END_ALLOW_THREADS
+    } else {
+        ffi_call((ffi_cif *)&call->cif, call->fn, &rv, avalues);
+    }
+    return convert_return(&rv, call->ret);
+}

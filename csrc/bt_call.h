@@ -1,0 +1,91 @@
+/* bt_call.h - per-overload call frames: dispatch codes, argument checks,
+ * marshalling into stack storage, ffi_call, return conversion.
+ *
+ * Everything that can be decided at bind time is: the ffi_cif, the argument
+ * slots and the dispatch code each array argument must have. A call computes
+ * one byte per argument (its dispatch code), picks the overload, checks and
+ * marshals, and calls, with no heap allocation. */
+#ifndef BT_CALL_H
+#define BT_CALL_H
+
+#include "bt_state.h"
+
+#include <ffi.h>
+#include <stdint.h>
+
+#include "bt_plan.h"
+
+/* Most C parameters a bound function may have (refused at bind time). */
+#define BT_MAX_PARAMS 96
+
+/* Release the GIL around a kernel whose arrays hold at least this many
+ * elements in all; smaller calls keep it (saving ~60 ns of thread-state
+ * switching that would dominate a call on a 10-element array). */
+#define BT_GIL_RELEASE_MIN 2048
+
+/* Dispatch codes: one byte per argument.
+ *   1 + t      ndarray of (normalized) NumPy type t, native byte order
+ *   64 + t     NumPy scalar of type t
+ *   BT_K_*     Python objects by kind */
+enum {
+    BT_K_ARRAY = 1,
+    BT_K_ARRAY_OTHER = 40, /* ndarray of a dtype no kernel takes */
+    BT_K_NPSCALAR = 64,
+    BT_K_BOOL = 128,
+    BT_K_INT,
+    BT_K_FLOAT,
+    BT_K_COMPLEX,
+    BT_K_OTHER = 255
+};
+
+/* One Python-visible parameter of one overload. */
+typedef struct BtArgSlot {
+    BtTypeId type;
+    int is_array;
+    int is_const;
+    int array_code;  /* the code an array argument must have */
+    int cidx;        /* index of the C parameter */
+    int size_cidx;   /* array: index of its `_size` C parameter, or -1 */
+    BtTypeId size_type;
+} BtArgSlot;
+
+/* A prepared call frame for one overload. */
+typedef struct BtCall {
+    void (*fn)(void);
+    ffi_cif cif;
+    ffi_type **atypes;
+    int n_c;            /* C parameters */
+    int n_py;           /* Python parameters (C minus `_size`) */
+    BtArgSlot *slots;   /* n_py */
+    BtTypeId ret;
+    const char *signature;
+    const char *symbol;
+} BtCall;
+
+/* Prepares call for overload ov with symbol address fn, allocating from
+ * arena. Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
+                              BtArena *arena);
+
+/* The dispatch code of one argument. */
+BT_HIDDEN uint8_t bt_call_code(PyObject *o);
+
+/* Whether an argument of dispatch code `code` fits slot s; pass 1 is exact,
+ * pass 2 adds the scalar conversions (int -> floating/complex, float ->
+ * complex, NumPy integers of other widths). */
+BT_HIDDEN int bt_call_accepts(const BtArgSlot *s, uint8_t code, int pass);
+
+/* Checks, marshals and calls. args are the n_py arguments in order, codes
+ * their dispatch codes, pass the pass that selected this overload. fname
+ * and names (tuple of str) are for messages. New reference, or NULL. */
+BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args,
+                                   const uint8_t *codes, const char *fname, PyObject *names);
+
+/* New reference: a short description of an argument for messages,
+ * e.g. "numpy.ndarray of float32", "int", "numpy.int64", "list". */
+BT_HIDDEN PyObject *bt_call_describe(PyObject *o);
+
+/* What a slot takes, for messages: "float64 array", "int", "float". */
+BT_HIDDEN const char *bt_call_slot_wants(const BtArgSlot *s, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,41 @@
+/* bt_diag.c - diagnostics: first error wins. */
+#include "bt_diag.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void bt_diag_init(BtDiag *d) { memset(d, 0, sizeof *d); }
+
+int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col,
+                const char *fmt, ...)
+{
+    va_list ap;
+
+    if (d->kind != BT_DIAG_NONE)
+        return -1;
+    d->kind = kind;
+    snprintf(d->file, sizeof d->file, "%s", file ? file : "");
+    d->line = line;
+    d->col = col;
+    va_start(ap, fmt);
+    vsnprintf(d->message, sizeof d->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int bt_diag_nomem(BtDiag *d)
+{
+    return bt_diag_set(d, BT_DIAG_NOMEM, NULL, 0, 0, "out of memory");
+}
+
+void bt_diag_format(const BtDiag *d, char *buf, size_t size)
+{
+    if (d->file[0] && d->line > 0 && d->col > 0)
+        snprintf(buf, size, "%s:%d:%d: %s", d->file, d->line, d->col, d->message);
+    else if (d->file[0] && d->line > 0)
+        snprintf(buf, size, "%s:%d: %s", d->file, d->line, d->message);
+    else if (d->file[0])
+        snprintf(buf, size, "%s: %s", d->file, d->message);
+    else
+        snprintf(buf, size, "%s", d->message);
+}

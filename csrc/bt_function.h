@@ -1,0 +1,15 @@
+/* bt_function.h - the Python type of a bound kernel: one callable per
+ * Python name, its overloads in YAML order, a dispatch cache keyed by the
+ * arguments' dispatch codes. */
+#ifndef BT_FUNCTION_H
+#define BT_FUNCTION_H
+
+#include "bt_call.h"
+
+/* New reference: a Function for plan entry f, with calls[i] prepared for
+ * f->ovs[i] (the function takes over `arena`, which holds the calls).
+ * owner keeps the shared library loaded; module is the __module__ name. */
+BT_HIDDEN PyObject *bt_function_new(BtState *st, const BtFunc *f, BtCall *calls, BtArena *arena,
+                                    PyObject *owner, PyObject *module);
+
+#endif

@@ -1,0 +1,439 @@
+/* bt_lex.c - tokens of a kernel header, comments kept for docstrings. */
+#include "bt_lex.h"
+
+#include <string.h>
+
+void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len)
+{
+    memset(lx, 0, sizeof *lx);
+    lx->file = file;
+    lx->p = text;
+    lx->end = text + len;
+    lx->line = 1;
+    lx->col = 1;
+}
+
+int bt_lex_is(const BtToken *t, const char *s)
+{
+    size_t n = strlen(s);
+    return t->kind != BT_TOK_EOF && t->kind != BT_TOK_ERROR && (size_t)t->len == n &&
+           memcmp(t->s, s, n) == 0;
+}
+
+static int peekc(const BtLexer *lx, size_t k)
+{
+    return (size_t)(lx->end - lx->p) > k ? (unsigned char)lx->p[k] : -1;
+}
+
+static void adv(BtLexer *lx)
+{
+    if (*lx->p == '\n') {
+        lx->line++;
+        lx->col = 1;
+    } else {
+        lx->col++;
+    }
+    lx->p++;
+}
+
+static int is_ident_char(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c >= 0x80;
+}
+
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+
+static int fail(BtLexer *lx, BtToken *t, BtDiag *err, int line, int col, const char *msg)
+{
+    t->kind = BT_TOK_ERROR;
+    t->line = line;
+    t->col = col;
+    t->len = 0;
+    return bt_diag_set(err, BT_DIAG_HEADER, lx->file, line, col, "%s", msg);
+}
+
+/* A comment from start (on line start_line) to the current position: joins
+ * the block above the next token, unless it trails a token on its line or a
+ * blank line separates it from the block so far. */
+static void note_comment(BtLexer *lx, const char *start, int start_line)
+{
+    if (lx->tok_line == start_line) {
+        lx->blk = NULL;
+        return;
+    }
+    if (!lx->blk || start_line > lx->blk_line + 1)
+        lx->blk = start;
+    lx->blk_end = lx->p;
+    lx->blk_line = lx->line;
+}
+
+/* A preprocessor line, with backslash continuations and comments in it. */
+static void skip_directive(BtLexer *lx)
+{
+    lx->blk = NULL;
+    while (lx->p < lx->end && *lx->p != '\n') {
+        int c = *lx->p;
+        if (c == '\\' && (peekc(lx, 1) == '\n' || (peekc(lx, 1) == '\r' && peekc(lx, 2) == '\n'))) {
+            adv(lx);
+            while (*lx->p != '\n')
+                adv(lx);
+            adv(lx);
+        } else if (c == '/' && peekc(lx, 1) == '*') {
+            adv(lx);
+            adv(lx);
+            while (lx->p < lx->end && !(*lx->p == '*' && peekc(lx, 1) == '/'))
+                adv(lx);
+            if (lx->p < lx->end) {
+                adv(lx);
+                adv(lx);
+            }
+        } else if (c == '/' && peekc(lx, 1) == '/') {
+            while (lx->p < lx->end && *lx->p != '\n')
+                adv(lx);
+        } else if (c == '"') {
+            adv(lx);
+            while (lx->p < lx->end && *lx->p != '"' && *lx->p != '\n') {
+                if (*lx->p == '\\' && peekc(lx, 1) != '\n' && peekc(lx, 1) >= 0)
+                    adv(lx);
+                adv(lx);
+            }
+            if (lx->p < lx->end && *lx->p == '"')
+                adv(lx);
+        } else {
+            adv(lx);
+        }
+    }
+}
+
+/* Skips whitespace, comments and preprocessor lines. */
+static int skip_space(BtLexer *lx, BtToken *t, BtDiag *err)
+{
+    while (lx->p < lx->end) {
+        int c = *lx->p;
+        const char *start = lx->p;
+        int line = lx->line, col = lx->col;
+
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
+            adv(lx);
+        } else if (c == '\\' && (peekc(lx, 1) == '\n' || peekc(lx, 1) == '\r')) {
+            adv(lx);
+        } else if (c == '#' && lx->tok_line < lx->line) {
+            skip_directive(lx);
+        } else if (c == '/' && peekc(lx, 1) == '/') {
+            while (lx->p < lx->end && *lx->p != '\n')
+                adv(lx);
+            note_comment(lx, start, line);
+        } else if (c == '/' && peekc(lx, 1) == '*') {
+            adv(lx);
+            adv(lx);
+            while (lx->p < lx->end && !(*lx->p == '*' && peekc(lx, 1) == '/'))
+                adv(lx);
+            if (lx->p >= lx->end)
+                return fail(lx, t, err, line, col, "unterminated comment");
+            adv(lx);
+            adv(lx);
+            note_comment(lx, start, line);
+        } else {
+            break;
+        }
+    }
+    return 0;
+}
+
+/* A quoted literal from the opening quote q; escapes skipped. */
+static int lex_quoted(BtLexer *lx, BtToken *t, BtDiag *err, int q)
+{
+    adv(lx);
+    for (;;) {
+        int c = peekc(lx, 0);
+        if (c < 0 || c == '\n')
+            return fail(lx, t, err, t->line, t->col,
+                        q == '"' ? "unterminated string" : "unterminated character literal");
+        adv(lx);
+        if (c == q)
+            return 0;
+        if (c == '\\' && lx->p < lx->end)
+            adv(lx);
+    }
+}
+
+/* R"delim( ... )delim" from the opening quote. */
+static int lex_raw(BtLexer *lx, BtToken *t, BtDiag *err)
+{
+    const char *delim;
+    size_t dlen, i;
+
+    adv(lx);
+    delim = lx->p;
+    while (lx->p < lx->end && *lx->p != '(' && lx->p - delim <= 16) {
+        if (*lx->p == '\n' || *lx->p == '"' || *lx->p == ' ' || *lx->p == ')')
+            break;
+        adv(lx);
+    }
+    if (lx->p >= lx->end || *lx->p != '(')
+        return fail(lx, t, err, t->line, t->col, "invalid raw string delimiter");
+    dlen = (size_t)(lx->p - delim);
+    adv(lx);
+    while (lx->p < lx->end) {
+        if (*lx->p == ')' && (size_t)(lx->end - lx->p) > dlen + 1 &&
+            memcmp(lx->p + 1, delim, dlen) == 0 && lx->p[dlen + 1] == '"') {
+            for (i = 0; i < dlen + 2; i++)
+                adv(lx);
+            return 0;
+        }
+        adv(lx);
+    }
+    return fail(lx, t, err, t->line, t->col, "unterminated raw string");
+}
+
+static int is_one_of(const char *s, size_t n, const char *const *list)
+{
+    for (; *list; list++)
+        if (strlen(*list) == n && memcmp(*list, s, n) == 0)
+            return 1;
+    return 0;
+}
+
+int bt_lex_next(BtLexer *lx, BtToken *t, BtDiag *err)
+{
+    static const char *const str_prefix[] = {"L", "u", "U", "u8", NULL};
+    static const char *const raw_prefix[] = {"R", "LR", "uR", "UR", "u8R", NULL};
+    int c, r = 0;
+
+    memset(t, 0, sizeof *t);
+    if (skip_space(lx, t, err) < 0)
+        return -1;
+    t->s = lx->p;
+    t->line = lx->line;
+    t->col = lx->col;
+    if (lx->blk && lx->line <= lx->blk_line + 1) {
+        t->doc = lx->blk;
+        t->doc_end = lx->blk_end;
+    }
+    lx->blk = NULL;
+    if (lx->p >= lx->end) {
+        t->kind = BT_TOK_EOF;
+        return 0;
+    }
+    lx->tok_line = lx->line;
+    c = (unsigned char)*lx->p;
+    if (is_ident_char(c) && !is_digit(c)) {
+        size_t n;
+        t->kind = BT_TOK_IDENT;
+        while (lx->p < lx->end && is_ident_char((unsigned char)*lx->p))
+            adv(lx);
+        n = (size_t)(lx->p - t->s);
+        if (peekc(lx, 0) == '"' && is_one_of(t->s, n, raw_prefix)) {
+            t->kind = BT_TOK_STRING;
+            r = lex_raw(lx, t, err);
+        } else if ((peekc(lx, 0) == '"' || peekc(lx, 0) == '\'') &&
+                   is_one_of(t->s, n, str_prefix)) {
+            t->kind = peekc(lx, 0) == '"' ? BT_TOK_STRING : BT_TOK_CHAR;
+            r = lex_quoted(lx, t, err, peekc(lx, 0));
+        }
+    } else if (is_digit(c) || (c == '.' && is_digit(peekc(lx, 1)))) {
+        t->kind = BT_TOK_NUMBER;
+        for (;;) {
+            int d = peekc(lx, 0);
+            if ((d == '+' || d == '-') && strchr("eEpP", lx->p[-1]))
+                adv(lx);
+            else if (d == '\'' && is_ident_char(peekc(lx, 1)))
+                adv(lx);
+            else if (d >= 0 && (is_ident_char(d) || d == '.'))
+                adv(lx);
+            else
+                break;
+        }
+    } else if (c == '"' || c == '\'') {
+        t->kind = c == '"' ? BT_TOK_STRING : BT_TOK_CHAR;
+        r = lex_quoted(lx, t, err, c);
+    } else {
+        t->kind = BT_TOK_PUNCT;
+        if (c == ':' && peekc(lx, 1) == ':') {
+            adv(lx);
+        } else if (c == '.' && peekc(lx, 1) == '.' && peekc(lx, 2) == '.') {
+            adv(lx);
+            adv(lx);
+        }
+        adv(lx);
+    }
+    if (r < 0)
+        return -1;
+    t->len = (int)(lx->p - t->s);
+    return 0;
+}
+
+int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, BtTokens *out,
+               BtDiag *diag)
+{
+    BtLexer lx;
+    int cap = 0;
+
+    memset(out, 0, sizeof *out);
+    bt_diag_init(&out->err);
+    bt_lex_init(&lx, file, text, len);
+    for (;;) {
+        BtToken t;
+        int r = bt_lex_next(&lx, &t, &out->err);
+        if (out->n == cap) {
+            int ncap = cap ? 2 * cap : 256;
+            BtToken *v = bt_arena_alloc(arena, (size_t)ncap * sizeof *v);
+            if (!v)
+                return bt_diag_nomem(diag);
+            if (out->n)
+                memcpy(v, out->v, (size_t)out->n * sizeof *v);
+            out->v = v;
+            cap = ncap;
+        }
+        out->v[out->n++] = t;
+        if (r < 0 || t.kind == BT_TOK_EOF)
+            return 0;
+    }
+}
+
+/* ---- docstrings ---- */
+
+typedef struct DocLine {
+    const char *s;
+    size_t len;
+    int first; /* first line of a block comment: indentation not counted */
+} DocLine;
+
+typedef struct DocLines {
+    DocLine *v;
+    int n, cap;
+} DocLines;
+
+static int push_line(BtArena *arena, DocLines *dl, const char *s, size_t len, int first)
+{
+    if (dl->n == dl->cap) {
+        int ncap = dl->cap ? 2 * dl->cap : 32;
+        DocLine *v = bt_arena_alloc(arena, (size_t)ncap * sizeof *v);
+        if (!v)
+            return -1;
+        if (dl->n)
+            memcpy(v, dl->v, (size_t)dl->n * sizeof *v);
+        dl->v = v;
+        dl->cap = ncap;
+    }
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+        len--;
+    if (first) {
+        while (len > 0 && (*s == ' ' || *s == '\t')) {
+            s++;
+            len--;
+        }
+    }
+    dl->v[dl->n].s = s;
+    dl->v[dl->n].len = len;
+    dl->v[dl->n].first = first;
+    dl->n++;
+    return 0;
+}
+
+/* The lines of one block comment's body [s, e), ' * ' prefixes removed. */
+static int split_block(BtArena *arena, DocLines *dl, const char *s, const char *e)
+{
+    int first = 1;
+
+    while (s < e && *s == '*')
+        s++;
+    for (;;) {
+        const char *nl = memchr(s, '\n', (size_t)(e - s));
+        const char *le = nl ? nl : e;
+        if (!first) {
+            const char *q = s;
+            while (q < le && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q < le && *q == '*')
+                s = q + 1;
+        }
+        if (push_line(arena, dl, s, (size_t)(le - s), first) < 0)
+            return -1;
+        if (!nl)
+            return 0;
+        s = nl + 1;
+        first = 0;
+    }
+}
+
+static size_t indent_of(const DocLine *l)
+{
+    size_t i = 0;
+    while (i < l->len && (l->s[i] == ' ' || l->s[i] == '\t'))
+        i++;
+    return i;
+}
+
+int bt_lex_doc(BtArena *arena, const char *begin, const char *end, const char **out,
+               BtDiag *diag)
+{
+    DocLines dl = {NULL, 0, 0};
+    BtBuf buf;
+    const char *p = begin;
+    size_t common = (size_t)-1;
+    int i, lo, hi, ret = -1;
+
+    bt_buf_init(&buf);
+    *out = "";
+    if (!begin)
+        return 0;
+    while (p < end) {
+        if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '\f' || *p == '\v') {
+            p++;
+        } else if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+            const char *le = memchr(p, '\n', (size_t)(end - p));
+            if (!le)
+                le = end;
+            p += 2;
+            while (p < le && *p == '/')
+                p++;
+            if (push_line(arena, &dl, p, (size_t)(le - p), 0) < 0)
+                goto error;
+            p = le;
+        } else if (end - p >= 4 && p[0] == '/' && p[1] == '*') {
+            const char *q = p + 2;
+            while (q + 1 < end && !(q[0] == '*' && q[1] == '/'))
+                q++;
+            if (split_block(arena, &dl, p + 2, q) < 0)
+                goto error;
+            p = q + 2;
+        } else {
+            break; /* not a comment: the lexer never hands us one */
+        }
+    }
+    for (i = 0; i < dl.n; i++) {
+        size_t ind = indent_of(&dl.v[i]);
+        if (!dl.v[i].first && ind < dl.v[i].len && ind < common)
+            common = ind;
+    }
+    lo = 0;
+    hi = dl.n;
+    while (lo < hi && dl.v[lo].len == 0)
+        lo++;
+    while (hi > lo && dl.v[hi - 1].len == 0)
+        hi--;
+    for (i = lo; i < hi; i++) {
+        const DocLine *l = &dl.v[i];
+        size_t skip = l->first ? 0 : common;
+        if (skip > l->len)
+            skip = l->len;
+        if (i > lo)
+            bt_buf_putc(&buf, '\n');
+        bt_buf_append(&buf, l->s + skip, l->len - skip);
+    }
+    if (buf.failed)
+        goto error;
+    *out = bt_arena_strdup(arena, bt_buf_str(&buf));
+    if (!*out)
+        goto error;
+    ret = 0;
+error:
+    if (ret < 0) {
+        *out = "";
+        bt_diag_nomem(diag);
+    }
+    bt_buf_free(&buf);
+    return ret;
+}

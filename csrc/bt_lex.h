@@ -1,0 +1,66 @@
+/* bt_lex.h - tokens of a kernel header, with the comments kept for docstrings.
+ *
+ * Pure C. Whitespace and preprocessor lines are skipped; comments are not
+ * tokens, but each token remembers the comment block directly above it
+ * (no blank line between). A lexical error (unterminated comment, string or
+ * character literal) does not stop the parser at once: the token stream ends
+ * with a BT_TOK_ERROR token, so an earlier syntax error still wins. */
+#ifndef BT_LEX_H
+#define BT_LEX_H
+
+#include <stddef.h>
+
+#include "bt_arena.h"
+#include "bt_diag.h"
+
+typedef enum BtTokKind {
+    BT_TOK_EOF = 0,
+    BT_TOK_ERROR,  /* stands for BtTokens.err; always the last token */
+    BT_TOK_IDENT,  /* identifiers and keywords */
+    BT_TOK_NUMBER,
+    BT_TOK_STRING, /* "..", L"..", u8"..", R"d(..)d" */
+    BT_TOK_CHAR,   /* '..' */
+    BT_TOK_PUNCT   /* one character, or "::" or "..." */
+} BtTokKind;
+
+typedef struct BtToken {
+    BtTokKind kind;
+    const char *s;       /* into the source text */
+    int len;
+    int line, col;       /* 1-based */
+    const char *doc;     /* the comment block directly above: [doc, doc_end), or NULL */
+    const char *doc_end;
+} BtToken;
+
+typedef struct BtLexer {
+    const char *file;
+    const char *p, *end;
+    int line, col;
+    int tok_line;        /* line of the last token, 0 before the first */
+    const char *blk, *blk_end; /* comment block being collected */
+    int blk_line;        /* line on which that block ends */
+} BtLexer;
+
+typedef struct BtTokens {
+    BtToken *v;
+    int n;               /* v[n - 1] is BT_TOK_EOF or BT_TOK_ERROR */
+    BtDiag err;          /* the lexical error a BT_TOK_ERROR token stands for */
+} BtTokens;
+
+BT_HIDDEN void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len);
+/* Reads the next token into *t. Returns 0, or -1 with err set (and *t a
+ * BT_TOK_ERROR token at the error's position). */
+BT_HIDDEN int bt_lex_next(BtLexer *lx, BtToken *t, BtDiag *err);
+/* Lexes all of text into out->v (arena memory). Returns 0, or -1 with diag
+ * set when out of memory; lexical errors only end the stream (see above). */
+BT_HIDDEN int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena,
+                         BtTokens *out, BtDiag *diag);
+/* Turns the comment block [begin, end) into docstring text: markers, common
+ * indentation, trailing spaces and leading/trailing blank lines removed.
+ * begin == NULL gives "". Returns 0, or -1 with diag set (out of memory). */
+BT_HIDDEN int bt_lex_doc(BtArena *arena, const char *begin, const char *end, const char **out,
+                         BtDiag *diag);
+/* Does token t spell exactly s? */
+BT_HIDDEN int bt_lex_is(const BtToken *t, const char *s);
+
+#endif

@@ -1,0 +1,254 @@
+/* bt_mangle.c - Itanium C++ ABI symbol names, as g++ emits them.
+ *
+ * The subset the dialect can declare:
+ *
+ *   mangled   -> _Z encoding
+ *   encoding  -> name [ret-type if template] param-types      ("v" if none)
+ *   name      -> N prefix* source-name [targs] E              (in namespaces)
+ *              | source-name [targs]
+ *   targs     -> I type+ E
+ *   type      -> builtin | S seq _ | T idx _ | K type | P type
+ *              | St7complex I type E
+ *
+ * Substitution candidates, in the order g++ adds them: each namespace
+ * prefix, the template name (template-prefix or unscoped template name),
+ * then every non-builtin type as it is finished, innermost first (T_, KT_,
+ * PKT_; St7complex before St7complexIT_E). Candidates are compared by their
+ * expanded manglings, so a repeat is found whatever it was written as. */
+#include "bt_mangle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { LV_BASE, LV_CONST, LV_PTR }; /* how much of a BtTypeRef to mangle */
+
+typedef struct Mangler {
+    BtBuf out;
+    BtBuf pool;   /* candidates' expanded manglings, each NUL-terminated */
+    size_t *offs; /* offsets of the candidates in pool */
+    int n_subs, cap_subs;
+    int failed;
+} Mangler;
+
+static int find_sub(const Mangler *m, const char *key)
+{
+    int i;
+
+    for (i = 0; i < m->n_subs; i++)
+        if (strcmp(m->pool.data + m->offs[i], key) == 0)
+            return i;
+    return -1;
+}
+
+static void add_sub(Mangler *m, const char *key)
+{
+    if (m->n_subs == m->cap_subs) {
+        int cap = m->cap_subs ? 2 * m->cap_subs : 16;
+        size_t *p = realloc(m->offs, (size_t)cap * sizeof *p);
+        if (!p) {
+            m->failed = 1;
+            return;
+        }
+        m->offs = p;
+        m->cap_subs = cap;
+    }
+    m->offs[m->n_subs] = m->pool.len;
+    if (bt_buf_append(&m->pool, key, strlen(key) + 1) < 0) {
+        m->failed = 1;
+        return;
+    }
+    m->n_subs++;
+}
+
+/* S_, S0_, ..., S9_, SA_, ..., SZ_, S10_: seq-id is base 36, one off. */
+static void put_sub(Mangler *m, int idx)
+{
+    char digits[16];
+    int n = 0;
+
+    bt_buf_putc(&m->out, 'S');
+    if (idx > 0) {
+        unsigned v = (unsigned)idx - 1;
+        do {
+            digits[n++] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[v % 36];
+            v /= 36;
+        } while (v);
+        while (n)
+            bt_buf_putc(&m->out, digits[--n]);
+    }
+    bt_buf_putc(&m->out, '_');
+}
+
+/* Emits the substitution for key if it is a candidate already: 1, else 0. */
+static int use_sub(Mangler *m, const char *key)
+{
+    int idx = find_sub(m, key);
+
+    if (idx < 0)
+        return 0;
+    put_sub(m, idx);
+    return 1;
+}
+
+/* T_, T0_, T1_, ... */
+static void put_tparam(BtBuf *b, int i)
+{
+    if (i == 0)
+        bt_buf_puts(b, "T_");
+    else
+        bt_buf_printf(b, "T%d_", i - 1);
+}
+
+static int is_complex(const BtTypeRef *t)
+{
+    if (t->tparam >= 0)
+        return t->is_complex_of_tparam;
+    return t->type == BT_CFLOAT || t->type == BT_CDOUBLE;
+}
+
+/* The level below lv: P -> K (if const) -> base. */
+static int inner_level(const BtTypeRef *t, int lv)
+{
+    if (lv == LV_PTR && t->is_const)
+        return LV_CONST;
+    return LV_BASE;
+}
+
+/* The expanded mangling of t at level lv, with no substitutions. */
+static void put_key(BtBuf *b, const BtTypeRef *t, int lv)
+{
+    if (lv != LV_BASE) {
+        bt_buf_putc(b, lv == LV_PTR ? 'P' : 'K');
+        put_key(b, t, inner_level(t, lv));
+    } else if (t->tparam < 0) {
+        bt_buf_puts(b, bt_type(t->type)->mangle);
+    } else if (t->is_complex_of_tparam) {
+        bt_buf_puts(b, "St7complexI");
+        put_tparam(b, t->tparam);
+        bt_buf_putc(b, 'E');
+    } else {
+        put_tparam(b, t->tparam);
+    }
+}
+
+static void emit_type(Mangler *m, const BtTypeRef *t, int lv);
+
+/* std::complex<arg>: the template name St7complex is a candidate of its own. */
+static void emit_complex(Mangler *m, const BtTypeRef *t)
+{
+    BtTypeRef arg = *t;
+
+    if (!use_sub(m, "St7complex")) {
+        bt_buf_puts(&m->out, "St7complex");
+        add_sub(m, "St7complex");
+    }
+    arg.is_complex_of_tparam = 0;
+    if (t->tparam < 0)
+        arg.type = t->type == BT_CFLOAT ? BT_FLOAT : BT_DOUBLE;
+    bt_buf_putc(&m->out, 'I');
+    emit_type(m, &arg, LV_BASE);
+    bt_buf_putc(&m->out, 'E');
+}
+
+/* type -> builtin | substitution | (P | K) type | complex | template param */
+static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
+{
+    BtBuf key;
+
+    if (lv == LV_BASE && t->tparam < 0 && !is_complex(t)) {
+        bt_buf_puts(&m->out, bt_type(t->type)->mangle); /* builtins: never candidates */
+        return;
+    }
+    bt_buf_init(&key);
+    put_key(&key, t, lv);
+    if (key.failed) {
+        m->failed = 1;
+    } else if (!use_sub(m, key.data)) {
+        if (lv != LV_BASE) {
+            bt_buf_putc(&m->out, lv == LV_PTR ? 'P' : 'K');
+            emit_type(m, t, inner_level(t, lv));
+        } else if (is_complex(t)) {
+            emit_complex(m, t);
+        } else {
+            put_tparam(&m->out, t->tparam);
+        }
+        add_sub(m, key.data);
+    }
+    bt_buf_free(&key);
+}
+
+/* source-name -> <length> <identifier> */
+static void put_source_name(BtBuf *b, const char *id)
+{
+    bt_buf_printf(b, "%zu%s", strlen(id), id);
+}
+
+/* name -> N prefix* source-name [targs] E | source-name [targs] */
+static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)
+{
+    BtBuf prefix; /* expanded prefix so far: the candidates' keys */
+    int i;
+
+    bt_buf_init(&prefix);
+    if (d->n_ns > 0)
+        bt_buf_putc(&m->out, 'N');
+    for (i = 0; i < d->n_ns; i++) {
+        put_source_name(&m->out, d->ns[i]);
+        put_source_name(&prefix, d->ns[i]);
+        if (prefix.failed)
+            m->failed = 1;
+        else
+            add_sub(m, prefix.data);
+    }
+    put_source_name(&m->out, d->name);
+    if (d->n_tparams > 0) {
+        put_source_name(&prefix, d->name);
+        if (prefix.failed)
+            m->failed = 1;
+        else
+            add_sub(m, prefix.data); /* template-prefix / unscoped-template-name */
+        bt_buf_putc(&m->out, 'I');
+        for (i = 0; i < d->n_tparams; i++) {
+            BtTypeRef t = {-1, targs[i], 0, 0, 0};
+            emit_type(m, &t, LV_BASE);
+        }
+        bt_buf_putc(&m->out, 'E');
+    }
+    if (d->n_ns > 0)
+        bt_buf_putc(&m->out, 'E');
+    bt_buf_free(&prefix);
+}
+
+const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena)
+{
+    Mangler m;
+    const char *res = NULL;
+    int i;
+
+    if (decl->extern_c)
+        return bt_arena_strdup(arena, decl->name);
+    if (decl->n_tparams > 0 && !targs)
+        return NULL; /* caller error: a template needs its arguments */
+    memset(&m, 0, sizeof m);
+    bt_buf_init(&m.out);
+    bt_buf_init(&m.pool);
+    bt_buf_puts(&m.out, "_Z");
+    emit_name(&m, decl, targs);
+    if (decl->n_tparams > 0) {
+        /* A template's return type is encoded; g++ keeps its top-level const. */
+        const BtTypeRef *r = &decl->ret;
+        emit_type(&m, r, r->is_array ? LV_PTR : r->is_const ? LV_CONST : LV_BASE);
+    }
+    if (decl->n_params == 0)
+        bt_buf_putc(&m.out, 'v');
+    for (i = 0; i < decl->n_params; i++) {
+        const BtTypeRef *t = &decl->params[i].t;
+        emit_type(&m, t, t->is_array ? LV_PTR : LV_BASE); /* top-level const dropped */
+    }
+    if (!m.failed && !m.out.failed && !m.pool.failed)
+        res = bt_arena_strdup(arena, bt_buf_str(&m.out));
+    bt_buf_free(&m.out);
+    bt_buf_free(&m.pool);
+    free(m.offs);
+    return res;
+}

@@ -1,0 +1,19 @@
+/* bt_mangle.h - Itanium C++ ABI names for planned overloads.
+ *
+ * Pure C. Covers what the dialect can declare: nested names (namespaces),
+ * function templates with their template arguments and encoded return type,
+ * template parameter references (T_, T0_, ...), substitutions (S_, S0_, ...,
+ * base 36), std:: abbreviation (St), std::complex<T>, pointers, and dropped
+ * top-level const on by-value parameters. extern "C" functions get their
+ * plain name. */
+#ifndef BT_MANGLE_H
+#define BT_MANGLE_H
+
+#include "bt_arena.h"
+#include "bt_parse.h"
+
+/* The symbol name of decl instantiated with targs (NULL/ignored when the
+ * function is not a template). Returns an arena string, or NULL on OOM. */
+BT_HIDDEN const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena);
+
+#endif

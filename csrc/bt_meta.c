@@ -1,0 +1,66 @@
+/* bt_meta.c - the metadata pipeline: files -> header -> table -> plan. */
+#include "bt_meta.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int bt_meta_read_file(const char *path, BtArena *arena, char **text, size_t *len, BtDiag *diag)
+{
+    FILE *f = NULL;
+    char *buf = NULL;
+    long size;
+    int rc = -1;
+
+    f = fopen(path, "rb");
+    if (!f) {
+        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot open: %s", strerror(errno));
+        goto done;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot read: %s", strerror(errno));
+        goto done;
+    }
+    buf = bt_arena_alloc(arena, (size_t)size + 1);
+    if (!buf) {
+        bt_diag_nomem(diag);
+        goto done;
+    }
+    if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot read: %s", strerror(errno));
+        goto done;
+    }
+    buf[size] = '\0';
+    *text = buf;
+    *len = (size_t)size;
+    rc = 0;
+done:
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+int bt_meta_load(BtMeta *m, const char *header_path, const char *yaml_path, int strict,
+                 BtDiag *diag)
+{
+    char *text;
+    size_t len;
+
+    memset(m, 0, sizeof *m);
+    bt_arena_init(&m->arena);
+    if (bt_meta_read_file(header_path, &m->arena, &text, &len, diag) < 0)
+        return -1;
+    if (bt_parse_header(header_path, text, len, &m->arena, &m->header, diag) < 0)
+        return -1;
+    if (yaml_path) {
+        if (bt_meta_read_file(yaml_path, &m->arena, &text, &len, diag) < 0)
+            return -1;
+        if (bt_yaml_read(yaml_path, text, len, &m->arena, &m->table, diag) < 0)
+            return -1;
+        m->has_table = 1;
+    }
+    return bt_plan_build(&m->header, m->has_table ? &m->table : NULL, strict, &m->arena, &m->plan,
+                         diag);
+}
+
+void bt_meta_free(BtMeta *m) { bt_arena_free(&m->arena); }

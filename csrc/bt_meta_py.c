@@ -1,0 +1,255 @@
+/* bt_meta_py.c - metadata to plain Python objects, and diagnostics to
+ * exceptions. The one place where declarations become dicts; the stub
+ * emitter and the CLI read only what this file produces. */
+#include "bt_meta_py.h"
+
+#include "bt_mangle.h"
+
+PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
+{
+    char msg[4096];
+    PyObject *exc_type, *exc = NULL;
+
+    bt_diag_format(d, msg, sizeof msg);
+    switch (d->kind) {
+    case BT_DIAG_NOMEM:
+        return PyErr_NoMemory();
+    case BT_DIAG_OS:
+        PyErr_Format(PyExc_OSError, "%s", msg);
+        return NULL;
+    case BT_DIAG_INSTANTIATE:
+        exc_type = st->InstantiateError;
+        break;
+    default:
+        exc_type = st->HeaderError;
+        break;
+    }
+    exc = PyObject_CallFunction(exc_type, "ssii", msg, d->file, d->line, d->col);
+    if (exc) {
+        if (d->line <= 0 || d->col <= 0) {
+            /* unknown position: None, not 0 */
+            if (d->col <= 0 && PyObject_SetAttrString(exc, "colno", Py_None) < 0)
+                goto done;
+            if (d->line <= 0 && PyObject_SetAttrString(exc, "lineno", Py_None) < 0)
+                goto done;
+        }
+        PyErr_SetObject(exc_type, exc);
+    }
+done:
+    Py_XDECREF(exc);
+    return NULL;
+}
+
+/* New reference: the spelling of a type ref in its declaration ("I",
+ * "std::complex<T>", "double"). */
+static PyObject *typeref_name(const BtDecl *d, const BtTypeRef *t)
+{
+    if (t->tparam >= 0 && t->is_complex_of_tparam)
+        return PyUnicode_FromFormat("std::complex<%s>", d->tparams[t->tparam]);
+    if (t->tparam >= 0)
+        return PyUnicode_FromString(d->tparams[t->tparam]);
+    return PyUnicode_FromString(bt_type(t->type)->cname);
+}
+
+static PyObject *str_tuple(const char *const *items, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    int i;
+
+    if (!t)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(items[i]);
+        if (!s) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+/* New reference: {"name", "type", "const", "array", "size_of", "line", "col"}. */
+static PyObject *param_dict(const BtDecl *d, const BtParam *p)
+{
+    PyObject *type = typeref_name(d, &p->t);
+    PyObject *r = NULL;
+
+    if (!type)
+        return NULL;
+    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:i,s:i}", "name", p->name, "type", type, "const",
+                      p->t.is_const ? Py_True : Py_False, "array",
+                      p->t.is_array ? Py_True : Py_False, "size_of",
+                      p->size_of >= 0 ? d->params[p->size_of].name : NULL, "line", p->line, "col",
+                      p->col);
+    Py_DECREF(type);
+    return r;
+}
+
+/* New reference: one declaration as a dict. */
+static PyObject *decl_dict(const BtDecl *d)
+{
+    PyObject *params = NULL, *ns = NULL, *tps = NULL, *ret = NULL, *r = NULL;
+    int i;
+
+    params = PyList_New(d->n_params);
+    if (!params)
+        goto error;
+    for (i = 0; i < d->n_params; i++) {
+        PyObject *p = param_dict(d, &d->params[i]);
+        if (!p)
+            goto error;
+        PyList_SET_ITEM(params, i, p);
+    }
+    ns = str_tuple(d->ns, d->n_ns);
+    tps = str_tuple(d->tparams, d->n_tparams);
+    ret = typeref_name(d, &d->ret);
+    if (!ns || !tps || !ret)
+        goto error;
+    r = Py_BuildValue(
+        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}", "name",
+        d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
+        d->ret.is_const ? Py_True : Py_False, "array", d->ret.is_array ? Py_True : Py_False,
+        "params", params, "doc", d->doc ? d->doc : "", "line", d->line, "col", d->col,
+        "extern_c", d->extern_c ? Py_True : Py_False, "inline", d->is_inline ? Py_True : Py_False,
+        "static", d->is_static ? Py_True : Py_False, "global", d->is_global ? Py_True : Py_False,
+        "device", d->is_device ? Py_True : Py_False, "bindable",
+        d->unbindable ? Py_False : Py_True, "reason", d->unbindable);
+error:
+    Py_XDECREF(params);
+    Py_XDECREF(ns);
+    Py_XDECREF(tps);
+    Py_XDECREF(ret);
+    return r;
+}
+
+/* New reference: one concrete overload as a dict. */
+static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
+{
+    const BtDecl *d = ov->decl;
+    PyObject *targs = NULL, *params = NULL, *r = NULL;
+    const char *symbol;
+    int i;
+
+    symbol = bt_mangle(d, ov->targs, arena);
+    if (!symbol)
+        return PyErr_NoMemory();
+    targs = PyTuple_New(d->n_tparams);
+    params = PyList_New(d->n_params);
+    if (!targs || !params)
+        goto error;
+    for (i = 0; i < d->n_tparams; i++) {
+        PyObject *s = PyUnicode_FromString(bt_type(ov->targs[i])->cname);
+        if (!s)
+            goto error;
+        PyTuple_SET_ITEM(targs, i, s);
+    }
+    for (i = 0; i < d->n_params; i++) {
+        const BtParam *p = &d->params[i];
+        const BtType *t = bt_type(ov->ptypes[i]);
+        PyObject *pd = Py_BuildValue(
+            "{s:s,s:s,s:s,s:s,s:O,s:O,s:z}", "name", p->name, "type", t->cname, "dtype",
+            t->npname, "python", t->pyname, "const", p->t.is_const ? Py_True : Py_False, "array",
+            p->t.is_array ? Py_True : Py_False, "size_of",
+            p->size_of >= 0 ? d->params[p->size_of].name : NULL);
+        if (!pd)
+            goto error;
+        PyList_SET_ITEM(params, i, pd);
+    }
+    r = Py_BuildValue("{s:s,s:O,s:{s:s,s:s,s:s},s:O,s:s,s:s,s:i,s:i}", "function", d->name,
+                      "template_args", targs, "return", "type", bt_type(ov->ret)->cname, "dtype",
+                      bt_type(ov->ret)->npname, "python", bt_type(ov->ret)->pyname, "params",
+                      params, "signature", ov->signature, "symbol", symbol, "line", d->line,
+                      "yaml_line", ov->inst ? ov->inst->line : 0);
+error:
+    Py_XDECREF(targs);
+    Py_XDECREF(params);
+    return r;
+}
+
+PyObject *bt_meta_to_py(const BtMeta *m)
+{
+    BtArena scratch;
+    PyObject *decls = NULL, *funcs = NULL, *skipped = NULL, *missing = NULL, *r = NULL;
+    int i, j;
+
+    bt_arena_init(&scratch);
+    decls = PyList_New(m->header.n_decls);
+    funcs = PyList_New(m->plan.n_funcs);
+    skipped = PyList_New(m->plan.n_skipped);
+    missing = PyList_New(m->plan.n_missing);
+    if (!decls || !funcs || !skipped || !missing)
+        goto error;
+    for (i = 0; i < m->header.n_decls; i++) {
+        PyObject *d = decl_dict(&m->header.decls[i]);
+        if (!d)
+            goto error;
+        PyList_SET_ITEM(decls, i, d);
+    }
+    for (i = 0; i < m->plan.n_funcs; i++) {
+        const BtFunc *f = &m->plan.funcs[i];
+        PyObject *ovs = PyList_New(f->n_ovs), *fd;
+        if (!ovs)
+            goto error;
+        for (j = 0; j < f->n_ovs; j++) {
+            PyObject *o = overload_dict(&f->ovs[j], &scratch);
+            if (!o) {
+                Py_DECREF(ovs);
+                goto error;
+            }
+            PyList_SET_ITEM(ovs, j, o);
+        }
+        fd = Py_BuildValue("{s:s,s:s,s:N}", "name", f->name, "doc", f->doc ? f->doc : "",
+                           "overloads", ovs);
+        if (!fd)
+            goto error;
+        PyList_SET_ITEM(funcs, i, fd);
+    }
+    for (i = 0; i < m->plan.n_skipped; i++) {
+        const BtSkipped *s = &m->plan.skipped[i];
+        PyObject *sd = Py_BuildValue("{s:s,s:i,s:s}", "name", s->decl->name, "line",
+                                     s->decl->line, "reason", s->reason);
+        if (!sd)
+            goto error;
+        PyList_SET_ITEM(skipped, i, sd);
+    }
+    for (i = 0; i < m->plan.n_missing; i++) {
+        PyObject *s = PyUnicode_FromString(m->plan.missing[i]);
+        if (!s)
+            goto error;
+        PyList_SET_ITEM(missing, i, s);
+    }
+    r = Py_BuildValue("{s:s,s:z,s:O,s:O,s:O,s:O}", "header", m->header.file, "instantiate",
+                      m->has_table ? m->table.file : NULL, "declarations", decls, "functions",
+                      funcs, "skipped", skipped, "missing", missing);
+error:
+    Py_XDECREF(decls);
+    Py_XDECREF(funcs);
+    Py_XDECREF(skipped);
+    Py_XDECREF(missing);
+    bt_arena_free(&scratch);
+    return r;
+}
+
+/* fsencoded path from str/bytes/PathLike into *out (new reference), or None. */
+int bt_path_converter(PyObject *obj, PyObject **out)
+{
+    if (obj == Py_None) {
+        *out = Py_NewRef(Py_None);
+        return 1;
+    }
+    return PyUnicode_FSConverter(obj, out);
+}
+
+int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instantiate, int strict)
+{
+    BtDiag diag;
+    int rc;
+
+    bt_diag_init(&diag);
+    rc = bt_meta_load(m, PyBytes_AS_STRING(header),
+                      instantiate == Py_None ? NULL : PyBytes_AS_STRING(instantiate), strict, &diag);
+    if (rc < 0)
+        bt_raise_diag(st, &diag);
+    return rc;
+}

@@ -1,0 +1,19 @@
+/* bt_meta_py.h - metadata to plain Python objects. */
+#ifndef BT_META_PY_H
+#define BT_META_PY_H
+
+#include "bt_meta.h"
+#include "bt_state.h"
+
+/* New reference: {"header", "instantiate", "declarations", "functions",
+ * "skipped", "missing"} built from a loaded BtMeta. */
+BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m);
+
+/* O& converter: str/bytes/PathLike -> bytes (new ref), None -> None. */
+BT_HIDDEN int bt_path_converter(PyObject *obj, PyObject **out);
+
+/* bt_meta_load with paths given as bytes (or None); -1 with an exception. */
+BT_HIDDEN int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instantiate,
+                              int strict);
+
+#endif

@@ -1,0 +1,152 @@
+/* bt_module.c - module state, exec slot and PyInit__core. */
+#include "bt_state.h"
+
+#define BT_NUMPY_IMPORT
+#include "bt_numpy.h"
+
+#include "bt_call.h"
+#include "bt_library.h"
+#include "bt_meta_py.h"
+#include "bt_types.h"
+
+/* bt_types.c stores NumPy's (stable) type numbers as plain ints. */
+_Static_assert(NPY_BOOL == 0 && NPY_BYTE == 1 && NPY_UBYTE == 2 && NPY_SHORT == 3 &&
+                   NPY_USHORT == 4 && NPY_INT == 5 && NPY_UINT == 6 && NPY_LONG == 7 &&
+                   NPY_ULONG == 8 && NPY_LONGLONG == 9 && NPY_ULONGLONG == 10 &&
+                   NPY_FLOAT == 11 && NPY_DOUBLE == 12 && NPY_CFLOAT == 14 && NPY_CDOUBLE == 15,
+               "NumPy type numbers changed");
+
+BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
+
+BtState *bt_state_from_type(PyTypeObject *tp)
+{
+    return (BtState *)PyType_GetModuleState(tp);
+}
+
+PyDoc_STRVAR(parse_header_doc,
+"parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
+"Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
+"Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
+"the header declares, bindable or not, with the reason), 'functions' (the\n"
+"Python callables to make: name, doc and concrete overloads with their C\n"
+"signature and symbol), 'skipped' (header functions not bound, and why) and\n"
+"'missing' (instantiate.yml names that this header lacks; with strict=True\n"
+"any such name is an error instead).");
+
+static PyObject *parse_header(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"header", "instantiate", "strict", NULL};
+    PyObject *header = NULL, *inst = NULL, *r = NULL;
+    int strict = 0;
+    BtMeta meta;
+
+    memset(&meta, 0, sizeof meta);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$p:parse_header", kwlist,
+                                     PyUnicode_FSConverter, &header, bt_path_converter, &inst,
+                                     &strict))
+        goto error;
+    if (!inst)
+        inst = Py_NewRef(Py_None);
+    if (bt_meta_load_py(bt_state(module), &meta, header, inst, strict) < 0)
+        goto error;
+    r = bt_meta_to_py(&meta);
+error:
+    bt_meta_free(&meta);
+    Py_XDECREF(header);
+    Py_XDECREF(inst);
+    return r;
+}
+
+static PyMethodDef core_methods[] = {
+    {"parse_header", (PyCFunction)(void (*)(void))parse_header, METH_VARARGS | METH_KEYWORDS,
+     parse_header_doc},
+    {"bind", (PyCFunction)(void (*)(void))bt_library_bind, METH_VARARGS | METH_KEYWORDS,
+     bt_library_bind_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static int core_exec(PyObject *module)
+{
+    BtState *st = bt_state(module);
+    PyObject *errors = NULL;
+    int rc = -1;
+
+    if (_import_array() < 0)
+        goto done;
+    errors = PyImport_ImportModule("bindthem.errors");
+    if (!errors)
+        goto done;
+#define GET(name)                                                                             \
+    if (!(st->name = PyObject_GetAttrString(errors, #name)))                                  \
+        goto done;                                                                            \
+    if (PyModule_AddObjectRef(module, #name, st->name) < 0)                                   \
+        goto done;
+    GET(BindError)
+    GET(HeaderError)
+    GET(InstantiateError)
+    GET(SymbolError)
+    GET(BuildError)
+#undef GET
+    st->FunctionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_function_spec, NULL);
+    if (!st->FunctionType || PyModule_AddType(module, st->FunctionType) < 0)
+        goto done;
+    st->HandleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_handle_spec, NULL);
+    if (!st->HandleType || PyModule_AddType(module, st->HandleType) < 0)
+        goto done;
+    if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(errors);
+    return rc;
+}
+
+static int core_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    BtState *st = bt_state(module);
+    Py_VISIT(st->BindError);
+    Py_VISIT(st->HeaderError);
+    Py_VISIT(st->InstantiateError);
+    Py_VISIT(st->SymbolError);
+    Py_VISIT(st->BuildError);
+    Py_VISIT(st->FunctionType);
+    Py_VISIT(st->HandleType);
+    return 0;
+}
+
+static int core_clear(PyObject *module)
+{
+    BtState *st = bt_state(module);
+    Py_CLEAR(st->BindError);
+    Py_CLEAR(st->HeaderError);
+    Py_CLEAR(st->InstantiateError);
+    Py_CLEAR(st->SymbolError);
+    Py_CLEAR(st->BuildError);
+    Py_CLEAR(st->FunctionType);
+    Py_CLEAR(st->HandleType);
+    return 0;
+}
+
+static void core_free(void *module) { core_clear((PyObject *)module); }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef core_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "bindthem._core",
+    .m_doc = "bindthem's C core: header/YAML metadata, symbols, libffi call frames.",
+    .m_size = sizeof(BtState),
+    .m_methods = core_methods,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    return PyModuleDef_Init(&core_def);
+}

@@ -1,0 +1,1039 @@
+/* bt_parse.c - header reader: templates and function declarations into
+ * declaration records; bodies skipped by brace matching.
+ *
+ * The grammar it accepts (tokens from bt_lex.c; preprocessor lines and
+ * comments are already gone, the comment block above a token is its doc):
+ *
+ *   header    -> item* EOF
+ *   item      -> ';'
+ *              | ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}'
+ *              | 'extern' STRING '{' item* '}'
+ *              | 'extern' STRING item
+ *              | 'template' '<' [tparam (',' tparam)*] '>' decl
+ *              | decl
+ *   tparam    -> ('class' | 'typename') [IDENT] ['=' balanced]
+ *              | balanced                            (non-type: unbindable)
+ *   decl      -> spec* (function | other)
+ *   spec      -> 'inline' | 'static' | 'extern' [STRING] | 'constexpr'
+ *              | '__global__' | '__device__' | '__host__' | '__forceinline__'
+ *              | '__attribute__' '(' balanced ')' | '[' '[' balanced ']' ']'
+ *   function  -> type IDENT '(' params ')' trailer* (';' | '=' IDENT ';' | body)
+ *   params    -> [ 'void' | param (',' param)* ]
+ *   param     -> '...' | type [IDENT] ('[' balanced ']')* ['=' balanced]
+ *   type      -> (cv | name)+ ('*' | '&' | '&&' | cv)*
+ *   name      -> ['::'] IDENT ['<' balanced '>'] ('::' IDENT ['<' balanced '>'])*
+ *   trailer   -> cv | 'noexcept' ['(' balanced ')'] | 'throw' '(' balanced ')'
+ *              | 'override' | 'final' | '-' '>' type | '__attribute__' '(' balanced ')'
+ *   body      -> '{' (any token, braces matched) '}'
+ *   other     -> (any token, ([{ balanced)* up to ';', or up to a '{...}' group
+ *                when the statement needs no ';' (not struct/class/union/enum/
+ *                typedef/using, no '=' initializer))
+ *
+ * A function is recognised by its head: an identifier, after at least one
+ * type token, followed by '(' at angle depth 0. Everything else at file
+ * scope is "other" and skipped. Functions the dialect can't bind are kept
+ * with an unbindable reason; only malformed syntax is an error. */
+#include "bt_parse.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bt_lex.h"
+
+#define MAX_NEST 200
+#define MAX_STACK 64
+
+typedef struct Tmpl {
+    const char **names;
+    int n;
+    const char *reason; /* why the template makes the function unbindable */
+} Tmpl;
+
+typedef struct Parser {
+    const char *file;
+    BtTokens toks;
+    int pos;
+    BtArena *arena;
+    BtDiag *diag;
+    const char **ns;
+    int n_ns;
+    int extern_c;  /* inside extern "C" { } */
+    int anon_ns;   /* inside namespace { } */
+    int depth;
+    BtDecl *decls;
+    int n_decls, cap_decls;
+} Parser;
+
+/* What parse_type learned from a type (and maybe a declarator name). */
+typedef struct TypeInfo {
+    char spelling[256]; /* normalized base type, cv left out */
+    int is_const;
+    int nptr, nref;
+    const char *elaborated; /* "struct", "union", "class", "enum", or NULL */
+    int name;               /* token index of the name, or -1 */
+} TypeInfo;
+
+static int parse_items(Parser *p, int inside);
+
+/* ---- tokens ---- */
+
+static const BtToken *tok(const Parser *p, int i)
+{
+    return &p->toks.v[i < p->toks.n ? i : p->toks.n - 1];
+}
+
+static const BtToken *cur(const Parser *p) { return tok(p, p->pos); }
+
+static int is(const Parser *p, int i, const char *s) { return bt_lex_is(tok(p, i), s); }
+
+static void advance(Parser *p)
+{
+    if (p->pos < p->toks.n - 1)
+        p->pos++;
+}
+
+static int at_end(const BtToken *t) { return t->kind == BT_TOK_EOF || t->kind == BT_TOK_ERROR; }
+
+static const char *near(const BtToken *t, char *buf, size_t size)
+{
+    if (at_end(t))
+        snprintf(buf, size, "end of file");
+    else
+        snprintf(buf, size, "'%.*s'", t->len > 40 ? 40 : t->len, t->s);
+    return buf;
+}
+
+/* Records an error at token t; at the lexer's error token, the lexer's error. */
+static int fail(Parser *p, const BtToken *t, const char *fmt, ...) BT_PRINTF(3, 4);
+static int fail(Parser *p, const BtToken *t, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    if (t->kind == BT_TOK_ERROR) {
+        const BtDiag *e = &p->toks.err;
+        return bt_diag_set(p->diag, e->kind, e->file, e->line, e->col, "%s", e->message);
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return bt_diag_set(p->diag, BT_DIAG_HEADER, p->file, t->line, t->col, "%s", msg);
+}
+
+static int expected(Parser *p, const BtToken *t, const char *what)
+{
+    char nb[64];
+    return fail(p, t, "expected %s near %s", what, near(t, nb, sizeof nb));
+}
+
+static char *tokdup(Parser *p, const BtToken *t)
+{
+    return bt_arena_strndup(p->arena, t->s, (size_t)t->len);
+}
+
+static int is_any(const BtToken *t, const char *const *list)
+{
+    for (; *list; list++)
+        if (bt_lex_is(t, *list))
+            return 1;
+    return 0;
+}
+
+static const char *const builtin_words[] = {
+    "void", "bool", "char", "short", "int", "long", "signed", "unsigned", "float",
+    "double", "wchar_t", "char8_t", "char16_t", "char32_t", "auto", "__int128", NULL};
+static const char *const cv_words[] = {"const", "volatile", "restrict", "__restrict",
+                                       "__restrict__", NULL};
+static const char *const elaborated_words[] = {"struct", "union", "class", "enum", NULL};
+static const char *const other_words[] = {
+    "struct", "class", "union", "enum", "typedef", "using", "static_assert", "friend",
+    "template", "namespace", "asm", "__asm__", NULL};
+
+/* ---- skipping ---- */
+
+static char closer_of(const BtToken *t)
+{
+    if (t->kind != BT_TOK_PUNCT || t->len != 1)
+        return 0;
+    return *t->s == '(' ? ')' : *t->s == '[' ? ']' : *t->s == '{' ? '}' : 0;
+}
+
+static int is_closer(const BtToken *t)
+{
+    return t->kind == BT_TOK_PUNCT && t->len == 1 && strchr(")]}", *t->s);
+}
+
+/* balanced -> opener (any token | balanced)* matching closer; at an opener */
+static int skip_balanced(Parser *p)
+{
+    char stack[MAX_STACK];
+    int sp = 0;
+
+    do {
+        const BtToken *t = cur(p);
+        char c = closer_of(t);
+        if (at_end(t)) {
+            char what[8];
+            snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
+            return expected(p, t, what);
+        }
+        if (c) {
+            if (sp == MAX_STACK)
+                return fail(p, t, "brackets nested too deeply");
+            stack[sp++] = c;
+        } else if (is_closer(t)) {
+            if (*t->s != stack[sp - 1]) {
+                char what[8];
+                snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
+                return expected(p, t, what);
+            }
+            sp--;
+        }
+        advance(p);
+    } while (sp > 0);
+    return 0;
+}
+
+/* body -> '{' (any token, braces matched) '}' */
+static int skip_body(Parser *p, const char *fname)
+{
+    int depth = 0, open_line = cur(p)->line;
+
+    do {
+        const BtToken *t = cur(p);
+        if (at_end(t))
+            return fail(p, t, "unexpected end of file in function body of '%s' (opened at line %d)",
+                        fname, open_line);
+        if (bt_lex_is(t, "{"))
+            depth++;
+        else if (bt_lex_is(t, "}"))
+            depth--;
+        advance(p);
+    } while (depth > 0);
+    return 0;
+}
+
+/* other -> tokens up to ';', or a '{...}' group when no ';' is needed */
+static int skip_other(Parser *p)
+{
+    int needs_semi = 0;
+
+    for (;;) {
+        const BtToken *t = cur(p);
+        if (at_end(t))
+            return expected(p, t, "';'");
+        if (bt_lex_is(t, ";")) {
+            advance(p);
+            return 0;
+        }
+        if (bt_lex_is(t, "}"))
+            return 0;
+        if (bt_lex_is(t, "{")) {
+            if (skip_balanced(p) < 0)
+                return -1;
+            if (!needs_semi)
+                return 0;
+            continue;
+        }
+        if (closer_of(t)) {
+            if (skip_balanced(p) < 0)
+                return -1;
+            continue;
+        }
+        if (is_closer(t)) {
+            char nb[64];
+            return fail(p, t, "unexpected %s", near(t, nb, sizeof nb));
+        }
+        if (is_any(t, other_words) || bt_lex_is(t, "="))
+            needs_semi = 1;
+        advance(p);
+    }
+}
+
+/* Skips '<' ... '>' (nested) starting at token i, within [i, b); returns the
+ * index after '>', or -1 when it does not close before b. */
+static int skip_angles(const Parser *p, int i, int b)
+{
+    int depth = 0;
+
+    for (; i < b; i++) {
+        if (is(p, i, "<"))
+            depth++;
+        else if (is(p, i, ">") && --depth == 0)
+            return i + 1;
+    }
+    return -1;
+}
+
+/* ---- types ---- */
+
+static void append(char *buf, size_t size, const char *s, size_t n)
+{
+    size_t len = strlen(buf);
+    if (len + n + 1 < size) {
+        memcpy(buf + len, s, n);
+        buf[len + n] = '\0';
+    }
+}
+
+/* type -> (cv | name)+ ('*' | '&' | '&&' | cv)* [IDENT], over tokens [a, b).
+ * what: the expected-token text for errors ("')'"). */
+static int parse_type(Parser *p, int a, int b, int allow_name, const char *what, TypeInfo *ti)
+{
+    char raw[512] = "";
+    size_t before_last = 0;
+    int i = a, seen_ptr = 0, ngroups = 0, last_start = -1, last_end = -1;
+
+    memset(ti, 0, sizeof *ti);
+    ti->name = -1;
+    while (i < b) {
+        const BtToken *t = tok(p, i);
+        if (is_any(t, cv_words)) {
+            if (bt_lex_is(t, "const") && !seen_ptr)
+                ti->is_const = 1;
+            i++;
+        } else if (is_any(t, elaborated_words) && !seen_ptr) {
+            ti->elaborated = bt_lex_is(t, "struct") ? "struct" : bt_lex_is(t, "union") ? "union"
+                             : bt_lex_is(t, "enum") ? "enum" : "class";
+            append(raw, sizeof raw, ti->elaborated, strlen(ti->elaborated));
+            append(raw, sizeof raw, " ", 1);
+            i++;
+        } else if (bt_lex_is(t, "typename") && !seen_ptr) {
+            i++;
+        } else if ((bt_lex_is(t, "*") || bt_lex_is(t, "&")) && ngroups > 0) {
+            if (*t->s == '*')
+                ti->nptr++;
+            else
+                ti->nref++;
+            seen_ptr = 1;
+            i++;
+        } else if (seen_ptr && t->kind == BT_TOK_IDENT && allow_name && ti->name < 0) {
+            ti->name = i++;
+        } else if (!seen_ptr && (t->kind == BT_TOK_IDENT || bt_lex_is(t, "::"))) {
+            int start = i;
+            if (bt_lex_is(t, "::"))
+                i++;
+            if (i >= b || tok(p, i)->kind != BT_TOK_IDENT)
+                return expected(p, tok(p, i), "type name");
+            i++;
+            for (;;) {
+                if (i < b && is(p, i, "<")) {
+                    int j = skip_angles(p, i, b);
+                    if (j < 0)
+                        return expected(p, tok(p, b), "'>'");
+                    i = j;
+                } else if (i + 1 < b && is(p, i, "::") && tok(p, i + 1)->kind == BT_TOK_IDENT) {
+                    i += 2;
+                } else {
+                    break;
+                }
+            }
+            before_last = strlen(raw);
+            for (int k = start; k < i; k++) {
+                append(raw, sizeof raw, " ", 1);
+                append(raw, sizeof raw, tok(p, k)->s, (size_t)tok(p, k)->len);
+            }
+            ngroups++;
+            last_start = start;
+            last_end = i;
+        } else {
+            return expected(p, t, what);
+        }
+    }
+    if (ngroups == 0)
+        return expected(p, tok(p, a < b ? a : b), "type name");
+    if (!seen_ptr && allow_name && ngroups >= 2 && last_end == last_start + 1 &&
+        !is_any(tok(p, last_start), builtin_words)) {
+        ti->name = last_start;
+        raw[before_last] = '\0';
+        if (last_end != b)
+            return expected(p, tok(p, last_end), what);
+    }
+    bt_type_normalize(raw, strlen(raw), ti->spelling, sizeof ti->spelling);
+    return 0;
+}
+
+/* Resolves a base spelling to a template parameter or a scalar type. */
+static int resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
+{
+    const char *s = ti->spelling;
+    size_t n;
+    int k;
+
+    ref->tparam = -1;
+    ref->is_const = ti->is_const;
+    for (k = 0; tm && k < tm->n; k++) {
+        if (tm->names[k][0] && strcmp(tm->names[k], s) == 0) {
+            ref->tparam = k;
+            return 0;
+        }
+    }
+    if (strncmp(s, "std::", 5) == 0)
+        s += 5;
+    if (strncmp(s, "complex<", 8) == 0) {
+        n = strlen(s + 8);
+        for (k = 0; tm && k < tm->n && n > 1; k++) {
+            if (tm->names[k][0] && strlen(tm->names[k]) == n - 1 &&
+                strncmp(tm->names[k], s + 8, n - 1) == 0 && s[8 + n - 1] == '>') {
+                ref->tparam = k;
+                ref->is_complex_of_tparam = 1;
+                return 0;
+            }
+        }
+    }
+    if (ti->elaborated)
+        return -1;
+    return bt_type_lookup(ti->spelling, &ref->type);
+}
+
+/* ---- functions ---- */
+
+typedef struct Range {
+    int a, b;
+} Range;
+
+/* Splits '(' params ')' at p->pos into ranges; leaves p->pos after ')'. */
+static int split_params(Parser *p, Range **out, int *n_out)
+{
+    char stack[MAX_STACK];
+    int sp = 0, angle = 0, n = 0, cap = 0, i = p->pos, seg;
+    Range *v = NULL;
+
+    stack[sp++] = ')';
+    seg = ++i;
+    for (;; i++) {
+        const BtToken *t = tok(p, i);
+        char c = closer_of(t);
+        int end = 0;
+        if (at_end(t) || bt_lex_is(t, ";")) {
+            char what[8];
+            snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
+            return expected(p, t, what);
+        }
+        if (c) {
+            if (sp == MAX_STACK)
+                return fail(p, t, "brackets nested too deeply");
+            stack[sp++] = c;
+        } else if (is_closer(t)) {
+            if (*t->s != stack[sp - 1]) {
+                char what[8];
+                snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
+                return expected(p, t, what);
+            }
+            end = --sp == 0;
+        } else if (sp == 1 && bt_lex_is(t, "<") && tok(p, i - 1)->kind == BT_TOK_IDENT) {
+            angle++;
+        } else if (sp == 1 && angle > 0 && bt_lex_is(t, ">")) {
+            angle--;
+        }
+        if (end || (sp == 1 && angle == 0 && bt_lex_is(t, ","))) {
+            if (seg == i && (n > 0 || !end))
+                return expected(p, t, "parameter declaration");
+            if (seg < i) {
+                if (n == cap) {
+                    Range *nv;
+                    cap = cap ? 2 * cap : 16;
+                    nv = bt_arena_alloc(p->arena, (size_t)cap * sizeof *nv);
+                    if (!nv)
+                        return bt_diag_nomem(p->diag);
+                    if (n)
+                        memcpy(nv, v, (size_t)n * sizeof *nv);
+                    v = nv;
+                }
+                v[n].a = seg;
+                v[n].b = i;
+                n++;
+            }
+            seg = i + 1;
+            if (end)
+                break;
+        }
+    }
+    p->pos = i;
+    advance(p);
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
+/* First token in [a, b) at bracket depth 0 spelling s, or b. */
+static int find_top(const Parser *p, int a, int b, const char *s)
+{
+    int depth = 0;
+
+    for (int i = a; i < b; i++) {
+        const BtToken *t = tok(p, i);
+        if (depth == 0 && bt_lex_is(t, s))
+            return i;
+        if (closer_of(t))
+            depth++;
+        else if (is_closer(t))
+            depth--;
+    }
+    return b;
+}
+
+static const char *label(Parser *p, const BtParam *pr, int index)
+{
+    if (pr->name && pr->name[0])
+        return bt_arena_printf(p->arena, "'%s'", pr->name);
+    return bt_arena_printf(p->arena, "%d", index + 1);
+}
+
+/* param -> '...' | type [IDENT] ('[' balanced ']')* ['=' balanced]
+ * Sets *reason (arena) when the parameter can't be bound. */
+static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *pr,
+                       const char **reason)
+{
+    const BtToken *first = tok(p, r.a);
+    TypeInfo ti;
+    int eq, br, i, ndims = 0, paren;
+    const char *lb;
+
+    pr->size_of = -1;
+    pr->t.tparam = -1;
+    pr->name = "";
+    pr->line = first->line;
+    pr->col = first->col;
+    if (bt_lex_is(first, "...") && r.b == r.a + 1) {
+        *reason = "variadic function (...)";
+        return 0;
+    }
+    eq = find_top(p, r.a, r.b, "=");
+    if (eq == r.a)
+        return expected(p, first, "parameter declaration");
+    paren = find_top(p, r.a, eq, "(");
+    if (paren < eq) {
+        /* a declarator in parentheses: (*cb)(int), (&a)[3] */
+        for (i = paren + 1; i < eq && !is(p, i, ")"); i++) {
+            if (tok(p, i)->kind == BT_TOK_IDENT) {
+                pr->name = tokdup(p, tok(p, i));
+                pr->line = tok(p, i)->line;
+                pr->col = tok(p, i)->col;
+                break;
+            }
+        }
+        lb = label(p, pr, index);
+        if (is(p, paren + 1, "*") && is(p, find_top(p, paren + 1, eq, ")") + 1, "("))
+            *reason = bt_arena_printf(p->arena, "parameter %s is a function pointer", lb);
+        else
+            *reason = bt_arena_printf(p->arena, "parameter %s has an unsupported declarator", lb);
+        return 0;
+    }
+    br = find_top(p, r.a, eq, "[");
+    for (i = br; i < eq; ndims++) {
+        int save = p->pos;
+        if (!is(p, i, "["))
+            return expected(p, tok(p, i), "')'");
+        p->pos = i;
+        if (skip_balanced(p) < 0)
+            return -1;
+        i = p->pos;
+        p->pos = save;
+    }
+    if (parse_type(p, r.a, br, 1, "')'", &ti) < 0)
+        return -1;
+    if (ti.name >= 0) {
+        const BtToken *nt = tok(p, ti.name);
+        pr->name = tokdup(p, nt);
+        pr->line = nt->line;
+        pr->col = nt->col;
+    }
+    if (!pr->name)
+        return bt_diag_nomem(p->diag);
+    lb = label(p, pr, index);
+    pr->t.is_array = ti.nptr + ndims == 1;
+    if (resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.nref && ti.nptr + ndims < 2)
+        *reason = bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb, ti.spelling);
+    if (ti.nref)
+        *reason = bt_arena_printf(p->arena, "parameter %s is a reference (%s %s)", lb,
+                                  ti.spelling, ti.nref > 1 ? "&&" : "&");
+    else if (ndims > 1)
+        *reason = bt_arena_printf(p->arena, "parameter %s is a multi-dimensional array", lb);
+    else if (ti.nptr + ndims > 1)
+        *reason = bt_arena_printf(p->arena, "parameter %s is a pointer to pointer (%s **)", lb,
+                                  ti.spelling);
+    else if (ti.elaborated)
+        *reason = bt_arena_printf(p->arena, "parameter %s has %s type '%s'", lb, ti.elaborated,
+                                  ti.spelling);
+    else if (!pr->name[0])
+        *reason = bt_arena_printf(p->arena, "parameter %d has no name", index + 1);
+    else if (eq < r.b)
+        *reason = bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
+    else if (!*reason && pr->t.tparam < 0 && pr->t.type == BT_VOID)
+        *reason = bt_arena_printf(p->arena, pr->t.is_array ? "parameter %s is a void pointer"
+                                                           : "parameter %s has type void", lb);
+    return 0;
+}
+
+static int is_size_type(const BtTypeRef *t)
+{
+    char kind;
+    if (t->is_array || t->is_complex_of_tparam)
+        return 0;
+    if (t->tparam >= 0)
+        return 1;
+    kind = bt_type(t->type)->kind;
+    return kind == 'i' || kind == 'u';
+}
+
+/* params -> [ 'void' | param (',' param)* ], then the size rule. */
+static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
+{
+    Range *r;
+    const char **why;
+    int n, i;
+
+    if (split_params(p, &r, &n) < 0)
+        return -1;
+    if (n == 1 && r[0].b == r[0].a + 1 && is(p, r[0].a, "void"))
+        n = 0;
+    d->n_params = n;
+    d->params = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *d->params);
+    why = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *why);
+    if (!d->params || !why)
+        return bt_diag_nomem(p->diag);
+    for (i = 0; i < n; i++)
+        if (parse_param(p, r[i], i, tm, &d->params[i], &why[i]) < 0)
+            return -1;
+    for (i = 0; i < n && !d->unbindable; i++) {
+        BtParam *x = &d->params[i], *s = i + 1 < n ? &d->params[i + 1] : NULL;
+        size_t len = strlen(x->name);
+        d->unbindable = why[i];
+        if (d->unbindable || !x->t.is_array)
+            continue;
+        if (!s || strncmp(s->name, x->name, len) != 0 || strcmp(s->name + len, "_size") != 0)
+            d->unbindable = bt_arena_printf(p->arena,
+                                            "parameter '%s' is a pointer with no '%s_size' after it",
+                                            x->name, x->name);
+        else if (!why[i + 1] && !is_size_type(&s->t))
+            d->unbindable = bt_arena_printf(p->arena, "parameter '%s' (size of '%s') is not an integer",
+                                            s->name, x->name);
+        else
+            s->size_of = i;
+    }
+    return 0;
+}
+
+/* trailer -> cv | 'noexcept' [...] | 'throw' (...) | 'override' | '-' '>' type | attribute */
+static int parse_trailer(Parser *p, BtDecl *d)
+{
+    static const char *const words[] = {"const", "volatile", "override", "final", "&", NULL};
+
+    for (;;) {
+        const BtToken *t = cur(p);
+        if (is_any(t, words)) {
+            advance(p);
+        } else if (bt_lex_is(t, "noexcept") || bt_lex_is(t, "throw") ||
+                   bt_lex_is(t, "__attribute__")) {
+            advance(p);
+            if (bt_lex_is(cur(p), "(") && skip_balanced(p) < 0)
+                return -1;
+        } else if (bt_lex_is(t, "-") && is(p, p->pos + 1, ">")) {
+            int semi = find_top(p, p->pos, p->toks.n - 1, ";");
+            int brace = find_top(p, p->pos, semi, "{");
+            if (!d->unbindable)
+                d->unbindable = "trailing return type";
+            p->pos = brace < semi ? brace : semi;
+        } else {
+            return 0;
+        }
+    }
+}
+
+/* function -> type IDENT '(' params ')' trailer* (';' | '=' IDENT ';' | body) */
+static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
+{
+    const BtToken *nt = tok(p, name_at);
+    TypeInfo ti;
+    const char *ret_reason = NULL;
+
+    if (parse_type(p, p->pos, name_at, 0, "function name", &ti) < 0)
+        return -1;
+    d->name = tokdup(p, nt);
+    if (!d->name)
+        return bt_diag_nomem(p->diag);
+    d->line = nt->line;
+    d->col = nt->col;
+    if (ti.nref)
+        ret_reason = bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
+    else if (ti.nptr)
+        ret_reason = bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
+    else if (resolve(&ti, tm, &d->ret) < 0)
+        ret_reason = bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
+    p->pos = name_at + 1;
+    if (parse_params(p, d, tm) < 0)
+        return -1;
+    if (ret_reason)
+        d->unbindable = ret_reason;
+    if (parse_trailer(p, d) < 0)
+        return -1;
+    if (bt_lex_is(cur(p), ";")) {
+        advance(p);
+        return 0;
+    }
+    if (bt_lex_is(cur(p), "{"))
+        return skip_body(p, d->name);
+    if (bt_lex_is(cur(p), "=")) {
+        advance(p);
+        if (cur(p)->kind != BT_TOK_IDENT && cur(p)->kind != BT_TOK_NUMBER)
+            return expected(p, cur(p), "'delete' or 'default'");
+        advance(p);
+        if (!bt_lex_is(cur(p), ";"))
+            return expected(p, cur(p), "';'");
+        advance(p);
+        return 0;
+    }
+    return expected(p, cur(p), "';' or '{'");
+}
+
+static int add_decl(Parser *p, BtDecl **out)
+{
+    if (p->n_decls == p->cap_decls) {
+        int cap = p->cap_decls ? 2 * p->cap_decls : 32;
+        BtDecl *v = bt_arena_alloc(p->arena, (size_t)cap * sizeof *v);
+        if (!v)
+            return bt_diag_nomem(p->diag);
+        if (p->n_decls)
+            memcpy(v, p->decls, (size_t)p->n_decls * sizeof *v);
+        p->decls = v;
+        p->cap_decls = cap;
+    }
+    *out = &p->decls[p->n_decls];
+    memset(*out, 0, sizeof **out);
+    return 0;
+}
+
+/* Where the function name is, if the tokens from p->pos head a function:
+ * an identifier after at least one type token, then '(' at angle depth 0. */
+static int function_head(const Parser *p)
+{
+    int j, angle = 0;
+
+    for (j = p->pos;; j++) {
+        const BtToken *t = tok(p, j);
+        if (at_end(t) || bt_lex_is(t, ";") || bt_lex_is(t, "{") || bt_lex_is(t, "}") ||
+            bt_lex_is(t, "operator"))
+            return -1;
+        if (bt_lex_is(t, "<") && j > p->pos && tok(p, j - 1)->kind == BT_TOK_IDENT)
+            angle++;
+        else if (bt_lex_is(t, ">") && angle > 0)
+            angle--;
+        else if (angle == 0 && (t->kind == BT_TOK_PUNCT && strchr("(=[:,)]", *t->s) &&
+                                !bt_lex_is(t, "::")))
+            break;
+    }
+    if (!is(p, j, "(") || j < p->pos + 2 || tok(p, j - 1)->kind != BT_TOK_IDENT ||
+        is_any(tok(p, j - 1), builtin_words) || is_any(tok(p, j - 1), cv_words) ||
+        is(p, j - 2, "::"))
+        return -1;
+    return j - 1;
+}
+
+/* decl -> spec* (function | other) */
+static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
+{
+    int is_inline = 0, is_static = p->anon_ns, global = 0, device = 0, host = 0, name_at;
+    int spec_at = p->pos;
+    BtDecl *d;
+    const BtToken *dt;
+
+    for (;;) {
+        const BtToken *t = cur(p);
+        if (bt_lex_is(t, "inline") || bt_lex_is(t, "__inline") || bt_lex_is(t, "__inline__") ||
+            bt_lex_is(t, "__forceinline__") || bt_lex_is(t, "__forceinline"))
+            is_inline = 1;
+        else if (bt_lex_is(t, "static"))
+            is_static = 1;
+        else if (bt_lex_is(t, "__global__"))
+            global = 1;
+        else if (bt_lex_is(t, "__device__"))
+            device = 1;
+        else if (bt_lex_is(t, "__host__"))
+            host = 1;
+        else if (bt_lex_is(t, "extern")) {
+            if (tok(p, p->pos + 1)->kind == BT_TOK_STRING) {
+                advance(p);
+                extern_c = bt_lex_is(cur(p), "\"C\"");
+            }
+        } else if (bt_lex_is(t, "constexpr") || bt_lex_is(t, "virtual") ||
+                   bt_lex_is(t, "explicit")) {
+        } else if (bt_lex_is(t, "__attribute__") || bt_lex_is(t, "__declspec") ||
+                   bt_lex_is(t, "__launch_bounds__") || bt_lex_is(t, "alignas")) {
+            advance(p);
+            if (bt_lex_is(cur(p), "(") && skip_balanced(p) < 0)
+                return -1;
+            continue;
+        } else if (bt_lex_is(t, "[") && is(p, p->pos + 1, "[")) {
+            if (skip_balanced(p) < 0)
+                return -1;
+            continue;
+        } else {
+            break;
+        }
+        advance(p);
+    }
+    if (is_any(cur(p), other_words) || (name_at = function_head(p)) < 0)
+        return skip_other(p);
+    if (add_decl(p, &d) < 0)
+        return -1;
+    d->ns = p->ns;
+    d->n_ns = p->n_ns;
+    d->extern_c = extern_c || p->extern_c;
+    d->is_inline = is_inline;
+    d->is_static = is_static;
+    d->is_global = global;
+    d->is_device = device && !global;
+    if (tm) {
+        d->tparams = tm->names;
+        d->n_tparams = tm->n;
+    }
+    if (parse_function(p, d, tm, name_at) < 0)
+        return -1;
+    if (!d->unbindable && tm && tm->reason)
+        d->unbindable = tm->reason;
+    if (!d->unbindable && device && !global && !host)
+        d->unbindable = "__device__ function is not a kernel";
+    dt = tok(p, doc_at);
+    if (!dt->doc)
+        dt = tok(p, spec_at);
+    if (bt_lex_doc(p->arena, dt->doc, dt->doc_end, &d->doc, p->diag) < 0)
+        return -1;
+    p->n_decls++;
+    return 0;
+}
+
+/* Skips a template argument up to ',' or '>' at depth 0. */
+static int skip_targ(Parser *p)
+{
+    int angle = 0;
+
+    for (;;) {
+        const BtToken *t = cur(p);
+        if (at_end(t) || bt_lex_is(t, ";") || bt_lex_is(t, "{") || bt_lex_is(t, "}") ||
+            (is_closer(t) && angle == 0))
+            return expected(p, t, "'>'");
+        if (angle == 0 && (bt_lex_is(t, ",") || bt_lex_is(t, ">")))
+            return 0;
+        if (bt_lex_is(t, "<"))
+            angle++;
+        else if (bt_lex_is(t, ">"))
+            angle--;
+        if (closer_of(t)) {
+            if (skip_balanced(p) < 0)
+                return -1;
+            continue;
+        }
+        advance(p);
+    }
+}
+
+/* tparam -> ('class' | 'typename') [IDENT] ['=' balanced] | balanced */
+static int parse_tparam(Parser *p, Tmpl *tm, const char **name)
+{
+    const BtToken *t = cur(p);
+    int k = tm->n;
+
+    *name = "";
+    if (bt_lex_is(t, "class") || bt_lex_is(t, "typename")) {
+        advance(p);
+        if (bt_lex_is(cur(p), "...")) {
+            tm->reason = tm->reason ? tm->reason : "variadic template";
+            advance(p);
+        }
+        if (cur(p)->kind == BT_TOK_IDENT) {
+            *name = tokdup(p, cur(p));
+            advance(p);
+        } else if (!tm->reason) {
+            tm->reason = bt_arena_printf(p->arena, "template parameter %d has no name", k + 1);
+        }
+        if (bt_lex_is(cur(p), "=")) {
+            advance(p);
+            return skip_targ(p);
+        }
+        if (!bt_lex_is(cur(p), ",") && !bt_lex_is(cur(p), ">"))
+            return expected(p, cur(p), "'>'");
+        return 0;
+    }
+    if (bt_lex_is(t, ",") || bt_lex_is(t, ">"))
+        return expected(p, t, "template parameter");
+    {
+        int start = p->pos, i;
+        if (skip_targ(p) < 0)
+            return -1;
+        for (i = p->pos - 1; i >= start; i--) {
+            if (tok(p, i)->kind == BT_TOK_IDENT && !is_any(tok(p, i), builtin_words)) {
+                *name = tokdup(p, tok(p, i));
+                break;
+            }
+        }
+        if (!tm->reason)
+            tm->reason = bt_arena_printf(p->arena, "non-type template parameter '%s'", *name);
+    }
+    return 0;
+}
+
+/* template -> 'template' '<' [tparam (',' tparam)*] '>' decl */
+static int parse_template(Parser *p, int extern_c)
+{
+    int start = p->pos, cap = 8;
+    Tmpl tm = {NULL, 0, NULL};
+
+    advance(p);
+    if (!bt_lex_is(cur(p), "<"))
+        return skip_other(p); /* explicit instantiation */
+    advance(p);
+    tm.names = bt_arena_alloc(p->arena, (size_t)cap * sizeof *tm.names);
+    if (!tm.names)
+        return bt_diag_nomem(p->diag);
+    if (bt_lex_is(cur(p), ">")) {
+        tm.reason = "explicit template specialization";
+    } else {
+        for (;;) {
+            const char *name;
+            if (parse_tparam(p, &tm, &name) < 0)
+                return -1;
+            if (tm.n == cap) {
+                const char **v = bt_arena_alloc(p->arena, (size_t)cap * 2 * sizeof *v);
+                if (!v)
+                    return bt_diag_nomem(p->diag);
+                memcpy(v, tm.names, (size_t)cap * sizeof *v);
+                tm.names = v;
+                cap *= 2;
+            }
+            if (!name)
+                return bt_diag_nomem(p->diag);
+            tm.names[tm.n++] = name;
+            if (!bt_lex_is(cur(p), ","))
+                break;
+            advance(p);
+        }
+    }
+    advance(p); /* '>' */
+    if (bt_lex_is(cur(p), "template"))
+        return skip_other(p);
+    return parse_decl(p, &tm, extern_c, start);
+}
+
+/* namespace -> ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}' */
+static int parse_namespace(Parser *p)
+{
+    const char **saved = p->ns;
+    int saved_n = p->n_ns, saved_anon = p->anon_ns, start;
+
+    if (bt_lex_is(cur(p), "inline"))
+        advance(p);
+    advance(p);
+    start = p->pos;
+    while (cur(p)->kind == BT_TOK_IDENT || bt_lex_is(cur(p), "::"))
+        advance(p);
+    if (bt_lex_is(cur(p), "="))
+        return skip_other(p); /* namespace alias */
+    if (!bt_lex_is(cur(p), "{"))
+        return expected(p, cur(p), "'{'");
+    if (p->pos == start) {
+        p->anon_ns = 1;
+    } else {
+        int n = p->n_ns + (p->pos - start + 1) / 2, k = p->n_ns;
+        const char **v = bt_arena_alloc(p->arena, (size_t)n * sizeof *v);
+        if (!v)
+            return bt_diag_nomem(p->diag);
+        if (p->n_ns)
+            memcpy(v, p->ns, (size_t)p->n_ns * sizeof *v);
+        for (int i = start; i < p->pos; i++) {
+            if (tok(p, i)->kind == BT_TOK_IDENT && !(v[k++] = tokdup(p, tok(p, i))))
+                return bt_diag_nomem(p->diag);
+        }
+        p->ns = v;
+        p->n_ns = k;
+    }
+    advance(p);
+    if (parse_items(p, 1) < 0)
+        return -1;
+    advance(p); /* '}' */
+    p->ns = saved;
+    p->n_ns = saved_n;
+    p->anon_ns = saved_anon;
+    return 0;
+}
+
+/* item -> ';' | namespace | 'extern' STRING ('{' item* '}' | item) | template | decl */
+static int parse_item(Parser *p)
+{
+    const BtToken *t = cur(p);
+    int r;
+
+    if (bt_lex_is(t, ";")) {
+        advance(p);
+        return 0;
+    }
+    if (++p->depth > MAX_NEST)
+        return fail(p, t, "declarations nested too deeply");
+    if (bt_lex_is(t, "namespace") || (bt_lex_is(t, "inline") && is(p, p->pos + 1, "namespace"))) {
+        r = parse_namespace(p);
+    } else if (bt_lex_is(t, "extern") && tok(p, p->pos + 1)->kind == BT_TOK_STRING) {
+        int c = is(p, p->pos + 1, "\"C\"");
+        if (is(p, p->pos + 2, "{")) {
+            int saved = p->extern_c;
+            p->pos += 3;
+            p->extern_c = c;
+            r = parse_items(p, 1);
+            advance(p); /* '}' */
+            p->extern_c = saved;
+        } else {
+            int start = p->pos;
+            p->pos += 2;
+            if (bt_lex_is(cur(p), "template"))
+                r = parse_template(p, c);
+            else
+                r = parse_decl(p, NULL, c, start);
+        }
+    } else if (bt_lex_is(t, "template")) {
+        r = parse_template(p, 0);
+    } else {
+        r = parse_decl(p, NULL, 0, p->pos);
+    }
+    p->depth--;
+    return r;
+}
+
+/* header -> item* EOF; inside braces, item* up to (not past) '}' */
+static int parse_items(Parser *p, int inside)
+{
+    for (;;) {
+        const BtToken *t = cur(p);
+        if (t->kind == BT_TOK_ERROR || (t->kind == BT_TOK_EOF && inside))
+            return expected(p, t, "'}'");
+        if (t->kind == BT_TOK_EOF)
+            return 0;
+        if (bt_lex_is(t, "}")) {
+            if (inside)
+                return 0;
+            return fail(p, t, "unexpected '}'");
+        }
+        if (parse_item(p) < 0)
+            return -1;
+    }
+}
+
+int bt_parse_header(const char *file, const char *text, size_t len, BtArena *arena,
+                    BtHeader *out, BtDiag *diag)
+{
+    Parser p;
+
+    memset(&p, 0, sizeof p);
+    memset(out, 0, sizeof *out);
+    p.file = file;
+    p.arena = arena;
+    p.diag = diag;
+    if (bt_lex_all(file, text, len, arena, &p.toks, diag) < 0)
+        return -1;
+    if (parse_items(&p, 0) < 0)
+        return -1;
+    out->file = bt_arena_strdup(arena, file ? file : "");
+    if (!out->file)
+        return bt_diag_nomem(diag);
+    out->decls = p.decls;
+    out->n_decls = p.n_decls;
+    return 0;
+}

@@ -1,0 +1,61 @@
+/* bt_parse.h - header reader: kernel headers into declaration records.
+ *
+ * Pure C. The dialect: comments, an optional `template <class I, ...>` line,
+ * then a function declaration or definition (bodies skipped by brace
+ * matching), at file scope, in namespaces or in extern "C" blocks.
+ * Functions the dialect can't express are kept, marked unbindable with the
+ * reason, so that an instantiate.yml naming them gets a precise error. */
+#ifndef BT_PARSE_H
+#define BT_PARSE_H
+
+#include "bt_arena.h"
+#include "bt_diag.h"
+#include "bt_types.h"
+
+/* A parameter's or return value's type. */
+typedef struct BtTypeRef {
+    int tparam;      /* index into BtDecl.tparams, or -1 for a concrete type */
+    BtTypeId type;   /* the concrete type when tparam < 0 */
+    int is_const;    /* const on the scalar, or on the pointee of an array */
+    int is_array;    /* `T *x` or `T x[]` */
+    int is_complex_of_tparam; /* `std::complex<T>` with T a template param */
+} BtTypeRef;
+
+typedef struct BtParam {
+    const char *name;
+    BtTypeRef t;
+    int size_of;     /* for an `x_size` parameter: index of array x; else -1 */
+    int line, col;   /* of the parameter's name */
+} BtParam;
+
+typedef struct BtDecl {
+    const char *name;
+    const char **ns;      /* enclosing namespaces, outermost first */
+    int n_ns;
+    int extern_c;         /* extern "C" prefix or inside an extern "C" block */
+    int is_inline;
+    int is_static;
+    int is_global;        /* CUDA __global__ */
+    int is_device;        /* CUDA __device__ (without __global__) */
+    const char **tparams; /* template parameter names */
+    int n_tparams;        /* 0 for an untemplated function */
+    BtTypeRef ret;
+    BtParam *params;
+    int n_params;
+    const char *doc;      /* comment markers and common indentation stripped; "" if none */
+    const char *unbindable; /* reason, or NULL when bindable */
+    int line, col;        /* of the function's name */
+} BtDecl;
+
+typedef struct BtHeader {
+    const char *file;
+    BtDecl *decls;
+    int n_decls;
+} BtHeader;
+
+/* Parses text (len bytes, need not be NUL-terminated) into *out, allocating
+ * from arena. Returns 0, or -1 with diag set (file:line:col near 'token'). */
+BT_HIDDEN int bt_parse_header(const char *file, const char *text, size_t len, BtArena *arena,
+                              BtHeader *out, BtDiag *diag);
+
+#endif

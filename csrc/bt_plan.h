@@ -1,0 +1,53 @@
+/* bt_plan.h - bind plan: header declarations x instantiation table.
+ *
+ * Pure C. Expands each listed (function, tuple) into a concrete overload,
+ * applies remaps, and groups overloads by Python name in YAML order. Without
+ * a table, every bindable untemplated function is planned. */
+#ifndef BT_PLAN_H
+#define BT_PLAN_H
+
+#include "bt_parse.h"
+#include "bt_yaml.h"
+
+typedef struct BtOverload {
+    const BtDecl *decl;
+    const BtTypeId *targs;  /* one per decl->n_tparams; NULL when untemplated */
+    BtTypeId ret;           /* concrete return type */
+    BtTypeId *ptypes;       /* concrete type of each decl->params[i] */
+    const char *signature;  /* C signature: "int myfunc<int, double>(const int J[], ...)" */
+    const BtInst *inst;     /* the YAML entry, or NULL */
+} BtOverload;
+
+typedef struct BtFunc {
+    const char *name;       /* Python name (after remaps) */
+    BtOverload *ovs;
+    int n_ovs;
+    const char *doc;        /* the first overload's declaration's doc */
+} BtFunc;
+
+typedef struct BtSkipped {
+    const BtDecl *decl;
+    const char *reason;     /* "unbindable: ...", "not listed in instantiate.yml", ... */
+} BtSkipped;
+
+typedef struct BtPlan {
+    BtFunc *funcs;
+    int n_funcs;
+    BtSkipped *skipped;     /* header functions that are not bound, with why */
+    int n_skipped;
+    const char **missing;   /* YAML names absent from this header (shared YAML) */
+    int n_missing;
+} BtPlan;
+
+/* strict: a YAML function the header lacks is always an error. Otherwise
+ * (a YAML shared by several headers, as pyamg's is) it is an error only when
+ * the header has none of the YAML's functions, or when the name is a near
+ * miss of a header function. Returns 0, or -1 with diag set. */
+BT_HIDDEN int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
+                            BtPlan *out, BtDiag *diag);
+
+/* Writes "type" for a concrete type ref, e.g. "const double *" style
+ * "const double x[]" is produced by the signature builder. */
+BT_HIDDEN const char *bt_plan_cname(BtTypeId id);
+
+#endif

@@ -1,0 +1,36 @@
+/* bt_state.h - module state of bindthem._core (PEP 489/573/630).
+ *
+ * No static PyObject *: everything lives here, reached from the module or,
+ * in methods of heap types, from the defining class. */
+#ifndef BT_STATE_H
+#define BT_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "bt_arena.h"
+#include "bt_diag.h"
+
+typedef struct BtState {
+    PyObject *BindError;
+    PyObject *HeaderError;
+    PyObject *InstantiateError;
+    PyObject *SymbolError;
+    PyObject *BuildError;
+    PyTypeObject *FunctionType;
+    PyTypeObject *HandleType;
+} BtState;
+
+BT_HIDDEN BtState *bt_state(PyObject *module);
+/* The state of the module that defined type tp (a heap type of ours). */
+BT_HIDDEN BtState *bt_state_from_type(PyTypeObject *tp);
+
+/* Raises the Python exception for a recorded diagnostic. Always NULL. */
+BT_HIDDEN PyObject *bt_raise_diag(BtState *st, const BtDiag *d);
+
+/* Type specs and helpers of the other Python-facing files. */
+BT_HIDDEN extern PyType_Spec bt_function_spec;
+BT_HIDDEN extern PyType_Spec bt_handle_spec;
+
+#endif

@@ -1,0 +1,181 @@
+/* bt_sym.c - dlopen/dlsym, ELF .dynsym listing, demangling. */
+#define _GNU_SOURCE
+#include "bt_sym.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bt_meta.h"
+
+void *bt_sym_open(const char *path, BtDiag *diag)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        bt_diag_set(diag, BT_DIAG_OS, NULL, 0, 0, "cannot load library: %s",
+                    e ? e : path);
+    }
+    return h;
+}
+
+void bt_sym_close(void *handle)
+{
+    if (handle)
+        dlclose(handle);
+}
+
+void *bt_sym_find(void *handle, const char *name)
+{
+    dlerror();
+    return dlsym(handle, name);
+}
+
+const char *bt_sym_path(void *handle, BtArena *arena)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name)
+        return NULL;
+    return bt_arena_strdup(arena, lm->l_name);
+}
+
+int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n, BtDiag *diag)
+{
+    char *data;
+    size_t len;
+    const Elf64_Ehdr *eh;
+    const Elf64_Shdr *sh;
+    int i, count = 0;
+    const char **out;
+
+    *names = NULL;
+    *n = 0;
+    if (bt_meta_read_file(path, arena, &data, &len, diag) < 0)
+        return -1;
+    eh = (const Elf64_Ehdr *)data;
+    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+        eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
+        return bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "not a 64-bit ELF shared object");
+    sh = (const Elf64_Shdr *)(data + eh->e_shoff);
+    for (i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Shdr *s = &sh[i], *strs;
+        const Elf64_Sym *syms;
+        size_t k, nsyms;
+        if (s->sh_type != SHT_DYNSYM || s->sh_link >= eh->e_shnum)
+            continue;
+        strs = &sh[s->sh_link];
+        if (s->sh_offset + s->sh_size > len || strs->sh_offset + strs->sh_size > len ||
+            s->sh_entsize != sizeof(Elf64_Sym))
+            continue;
+        syms = (const Elf64_Sym *)(data + s->sh_offset);
+        nsyms = s->sh_size / sizeof(Elf64_Sym);
+        out = bt_arena_alloc(arena, sizeof(char *) * (nsyms + 1));
+        if (!out)
+            return bt_diag_nomem(diag);
+        for (k = 0; k < nsyms; k++) {
+            const Elf64_Sym *y = &syms[k];
+            if (y->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(y->st_info) != STT_FUNC ||
+                y->st_name >= strs->sh_size)
+                continue;
+            out[count++] = data + strs->sh_offset + y->st_name;
+        }
+        *names = out;
+        *n = count;
+        return 0;
+    }
+    return 0;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+const char *bt_sym_demangle(const char *symbol, BtArena *arena)
+{
+    demangle_fn dm;
+    char *s;
+    const char *r;
+    int status = 0;
+
+    if (strncmp(symbol, "_Z", 2) != 0)
+        return NULL;
+    dm = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!dm)
+        return NULL;
+    s = dm(symbol, NULL, NULL, &status);
+    if (!s || status != 0) {
+        free(s);
+        return NULL;
+    }
+    r = bt_arena_strdup(arena, s);
+    free(s);
+    return r;
+}
+
+/* From a demangled "void ns::f<int, double>(int const*, int)" take
+ * "ns::f<int, double>", given where qualname starts in it. */
+static const char *cut_name(const char *dem, const char *start, BtArena *arena)
+{
+    const char *p = start;
+    int depth = 0;
+    (void)dem;
+    for (; *p; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>')
+            depth--;
+        else if (*p == '(' && depth == 0)
+            break;
+    }
+    return bt_arena_strndup(arena, start, (size_t)(p - start));
+}
+
+const char *bt_sym_near_misses(const char *path, const char *qualname, BtArena *arena)
+{
+    BtDiag diag;
+    const char **syms;
+    const char *base;
+    int n, i;
+    size_t qlen = strlen(qualname);
+    BtBuf out;
+    const char *r = NULL;
+    char lenname[256];
+
+    bt_diag_init(&diag);
+    if (!path || bt_sym_list(path, arena, &syms, &n, &diag) < 0)
+        return NULL;
+    base = strrchr(qualname, ':');
+    base = base ? base + 1 : qualname;
+    snprintf(lenname, sizeof lenname, "%zu%s", strlen(base), base);
+    bt_buf_init(&out);
+    for (i = 0; i < n; i++) {
+        const char *dem, *at, *name;
+        if (strcmp(syms[i], base) == 0) {
+            name = syms[i];
+        } else {
+            if (!strstr(syms[i], lenname))
+                continue;
+            dem = bt_sym_demangle(syms[i], arena);
+            if (!dem)
+                continue;
+            at = strstr(dem, qualname);
+            while (at && ((at > dem && at[-1] != ' ' && at[-1] != '(') ||
+                          (at[qlen] != '<' && at[qlen] != '(')))
+                at = strstr(at + 1, qualname);
+            if (!at)
+                continue;
+            name = cut_name(dem, at, arena);
+            if (!name)
+                continue;
+        }
+        if (out.len)
+            bt_buf_puts(&out, ", ");
+        bt_buf_puts(&out, name);
+    }
+    if (out.len && !out.failed)
+        r = bt_arena_strdup(arena, bt_buf_str(&out));
+    bt_buf_free(&out);
+    return r;
+}

@@ -1,0 +1,33 @@
+/* bt_sym.h - shared libraries: dlopen/dlsym, the library's exported symbol
+ * list (read from its ELF .dynsym), and demangling for near-miss messages.
+ *
+ * Pure C. */
+#ifndef BT_SYM_H
+#define BT_SYM_H
+
+#include "bt_arena.h"
+#include "bt_diag.h"
+
+/* dlopen(path, RTLD_NOW | RTLD_LOCAL). NULL with dlerror() text in diag. */
+BT_HIDDEN void *bt_sym_open(const char *path, BtDiag *diag);
+BT_HIDDEN void bt_sym_close(void *handle);
+BT_HIDDEN void *bt_sym_find(void *handle, const char *name);
+/* The file the dynamic loader actually opened for handle (arena string). */
+BT_HIDDEN const char *bt_sym_path(void *handle, BtArena *arena);
+
+/* Defined, exported function symbols of an ELF shared object on disk.
+ * Returns 0 and an arena array, or -1 (not ELF, unreadable: diag set). */
+BT_HIDDEN int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n,
+                          BtDiag *diag);
+
+/* Demangled name (arena string), or NULL when no demangler is loaded (it
+ * comes from libstdc++, present once a C++ library is loaded) or the name
+ * isn't mangled. */
+BT_HIDDEN const char *bt_sym_demangle(const char *symbol, BtArena *arena);
+
+/* Near misses of function `qualname` (e.g. "ns::f") among the library's
+ * symbols: "f<int, double>" style names, joined by ", " into an arena
+ * string; NULL when there are none. */
+BT_HIDDEN const char *bt_sym_near_misses(const char *path, const char *qualname, BtArena *arena);
+
+#endif

@@ -1,0 +1,491 @@
+/* bt_yaml.c - instantiate.yml into an instantiation table.
+ *
+ * The only file that includes yaml.h. Loads the document with libyaml's
+ * document API, then walks the node tree. Grammar accepted:
+ *
+ *   file     -> entries | {instantiate: entries, remaps: remaps?}
+ *   entries  -> [entry, ...]                       (non-empty)
+ *   entry    -> {types: types, functions: [ident, ...]}
+ *   types    -> null | [tuple, ...]
+ *   tuple    -> null | [typename, ...]             (C++ spelling, bt_types)
+ *   remaps   -> null | [{ident: ident}, ...]       (C++ name -> Python name)
+ *
+ * Each entry expands function-major: func1 x every tuple, then func2 ...
+ * An exact repeat of a (function, tuple) pair is kept once, first wins. */
+#include "bt_yaml.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct Tuple {
+    BtTypeId *ids;          /* NULL for `null` */
+    int n;
+    int line, col;
+    const char *path;
+} Tuple;
+
+typedef struct Reader {
+    const char *file;
+    const char *text;
+    size_t len;
+    yaml_document_t *doc;
+    BtArena *arena;
+    BtDiag *diag;
+    const char *prefix;     /* "instantiate" (pyamg shape) or "" (README shape) */
+    BtInst *insts;
+    int n_insts, cap_insts;
+    BtRemap *remaps;
+    int n_remaps, cap_remaps;
+} Reader;
+
+static yaml_node_t *child(Reader *r, int id) { return yaml_document_get_node(r->doc, id); }
+
+static int nomem(Reader *r) { return bt_diag_nomem(r->diag); }
+
+static int fail_at(Reader *r, const yaml_node_t *n, const char *fmt, ...) BT_PRINTF(3, 4);
+
+static int fail_at(Reader *r, const yaml_node_t *n, const char *fmt, ...)
+{
+    char msg[1536];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file,
+                       n ? (int)n->start_mark.line + 1 : 0,
+                       n ? (int)n->start_mark.column + 1 : 0, "%s", msg);
+}
+
+static const char *sval(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+static int is_null(const yaml_node_t *n)
+{
+    const char *v;
+
+    if (!n || n->type != YAML_SCALAR_NODE)
+        return 0;
+    if (n->tag && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
+        return 1;
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return 0;
+    v = sval(n);
+    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+           !strcmp(v, "NULL");
+}
+
+/* "a sequence", "null", "'foo'" - for "..., not X" messages. */
+static const char *describe(Reader *r, const yaml_node_t *n)
+{
+    const char *q;
+
+    if (n->type == YAML_SEQUENCE_NODE)
+        return "a sequence";
+    if (n->type == YAML_MAPPING_NODE)
+        return "a mapping";
+    if (is_null(n))
+        return "null";
+    q = bt_arena_printf(r->arena, "'%.80s'", sval(n));
+    return q ? q : "a scalar";
+}
+
+static int is_ident(const char *s)
+{
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return 0;
+    for (s++; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+/* A scalar holding a plain identifier; `what` names it in messages. */
+static const char *ident_at(Reader *r, const yaml_node_t *n, const char *what)
+{
+    const char *v;
+
+    if (n->type != YAML_SCALAR_NODE || is_null(n)) {
+        fail_at(r, n, "%s must be a function name, not %s", what, describe(r, n));
+        return NULL;
+    }
+    if (strlen(sval(n)) != n->data.scalar.length || !is_ident(sval(n))) {
+        fail_at(r, n, "'%.200s' in %s is not a plain identifier", sval(n), what);
+        return NULL;
+    }
+    /* copied: the document is freed before the table is used */
+    v = bt_arena_strdup(r->arena, sval(n));
+    if (!v)
+        nomem(r);
+    return v;
+}
+
+static int same_types(const BtInst *a, const BtTypeId *ids, int n)
+{
+    if (a->n_types != n || (a->types == NULL) != (ids == NULL))
+        return 0;
+    return n == 0 || memcmp(a->types, ids, (size_t)n * sizeof *ids) == 0;
+}
+
+static int add_inst(Reader *r, const char *func, const yaml_node_t *fn, const char *fpath,
+                    const Tuple *tu)
+{
+    BtInst *in;
+    int i;
+
+    for (i = 0; i < r->n_insts; i++)
+        if (strcmp(r->insts[i].func, func) == 0 && same_types(&r->insts[i], tu->ids, tu->n))
+            return 0; /* exact repeat (pyamg lists filter_matrix_rows twice) */
+    if (r->n_insts == r->cap_insts) {
+        int cap = r->cap_insts ? 2 * r->cap_insts : 64;
+        BtInst *p = bt_arena_alloc(r->arena, (size_t)cap * sizeof *p);
+        if (!p)
+            return nomem(r);
+        if (r->n_insts)
+            memcpy(p, r->insts, (size_t)r->n_insts * sizeof *p);
+        r->insts = p;
+        r->cap_insts = cap;
+    }
+    in = &r->insts[r->n_insts++];
+    in->func = func;
+    in->types = tu->ids;
+    in->n_types = tu->n;
+    in->line = (int)fn->start_mark.line + 1;
+    in->col = (int)fn->start_mark.column + 1;
+    in->tline = tu->line;
+    in->tcol = tu->col;
+    in->path = fpath;
+    in->tpath = tu->path;
+    return 0;
+}
+
+/* tuple -> null | [typename, ...] */
+static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *tu)
+{
+    yaml_node_item_t *it;
+    int i = 0;
+
+    tu->ids = NULL;
+    tu->n = 0;
+    tu->line = (int)n->start_mark.line + 1;
+    tu->col = (int)n->start_mark.column + 1;
+    tu->path = path;
+    if (is_null(n))
+        return 0;
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail_at(r, n,
+                       "%s must be a sequence of type names such as [int, double], or null "
+                       "for an untemplated function; got %s", path, describe(r, n));
+    tu->n = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (tu->n == 0)
+        return fail_at(r, n, "%s is an empty type tuple; write null for an untemplated "
+                       "function", path);
+    tu->ids = bt_arena_alloc(r->arena, (size_t)tu->n * sizeof *tu->ids);
+    if (!tu->ids)
+        return nomem(r);
+    for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++) {
+        yaml_node_t *tn = child(r, *it);
+        if (tn->type != YAML_SCALAR_NODE || is_null(tn))
+            return fail_at(r, tn, "type %d of %s must be a type name, not %s", i, path,
+                           describe(r, tn));
+        if (strlen(sval(tn)) != tn->data.scalar.length ||
+            bt_type_lookup(sval(tn), &tu->ids[i]) < 0)
+            return fail_at(r, tn, "unknown type '%.200s' in %s; known types: %s", sval(tn),
+                           path, bt_type_known_spellings());
+        if (tu->ids[i] == BT_VOID)
+            return fail_at(r, tn, "'void' in %s cannot be a template argument", path);
+    }
+    return 0;
+}
+
+/* entry -> {types: types, functions: [ident, ...]} */
+static int read_entry(Reader *r, const yaml_node_t *n, int index)
+{
+    const char *epath = bt_arena_printf(r->arena, "%s[%d]", r->prefix, index);
+    yaml_node_t *types = NULL, *funcs = NULL;
+    yaml_node_pair_t *p;
+    yaml_node_item_t *it;
+    Tuple *tuples;
+    int n_tuples, i, j;
+
+    if (!epath)
+        return nomem(r);
+    if (n->type != YAML_MAPPING_NODE)
+        return fail_at(r, n, "entry %s must be a mapping with 'types' and 'functions' keys, not %s",
+                       epath, describe(r, n));
+    for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = child(r, p->key);
+        yaml_node_t **slot = NULL;
+        if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "types") == 0)
+            slot = &types;
+        else if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "functions") == 0)
+            slot = &funcs;
+        if (!slot)
+            return fail_at(r, k, "unknown key %s in entry %s (expected 'types' and 'functions')",
+                           describe(r, k), epath);
+        if (*slot)
+            return fail_at(r, k, "duplicate key '%s' in entry %s", sval(k), epath);
+        *slot = child(r, p->value);
+    }
+    if (!funcs)
+        return fail_at(r, n, "entry %s has no 'functions' key", epath);
+    if (!types)
+        return fail_at(r, n, "entry %s has no 'types' key (write 'types: null' for untemplated "
+                       "functions)", epath);
+
+    /* types */
+    if (is_null(types)) {
+        n_tuples = 1;
+        tuples = bt_arena_alloc(r->arena, sizeof *tuples);
+        if (!tuples)
+            return nomem(r);
+        if (read_tuple(r, types, bt_arena_printf(r->arena, "%s.types", epath), tuples) < 0)
+            return -1;
+    } else {
+        if (types->type != YAML_SEQUENCE_NODE)
+            return fail_at(r, types, "%s.types must be a sequence of type tuples or null, "
+                           "not %s", epath, describe(r, types));
+        n_tuples = (int)(types->data.sequence.items.top - types->data.sequence.items.start);
+        if (n_tuples == 0)
+            return fail_at(r, types, "%s.types is empty; write 'types: null' for untemplated "
+                           "functions", epath);
+        tuples = bt_arena_alloc(r->arena, (size_t)n_tuples * sizeof *tuples);
+        if (!tuples)
+            return nomem(r);
+        for (it = types->data.sequence.items.start, i = 0; i < n_tuples; it++, i++) {
+            const char *tpath = bt_arena_printf(r->arena, "%s.types[%d]", epath, i);
+            if (!tpath)
+                return nomem(r);
+            if (read_tuple(r, child(r, *it), tpath, &tuples[i]) < 0)
+                return -1;
+        }
+    }
+
+    /* functions, function-major */
+    if (funcs->type != YAML_SEQUENCE_NODE)
+        return fail_at(r, funcs, "%s.functions must be a sequence of function names, not %s",
+                       epath, describe(r, funcs));
+    if (funcs->data.sequence.items.top == funcs->data.sequence.items.start)
+        return fail_at(r, funcs, "%s.functions is empty", epath);
+    for (it = funcs->data.sequence.items.start, i = 0; it < funcs->data.sequence.items.top;
+         it++, i++) {
+        yaml_node_t *fn = child(r, *it);
+        const char *fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, i);
+        const char *name;
+        if (!fpath)
+            return nomem(r);
+        if (!(name = ident_at(r, fn, fpath)))
+            return -1;
+        for (j = 0; j < n_tuples; j++)
+            if (add_inst(r, name, fn, fpath, &tuples[j]) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+static int read_entries(Reader *r, const yaml_node_t *n, const char *what)
+{
+    yaml_node_item_t *it;
+    int i = 0;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail_at(r, n, "%s must be a sequence of {types, functions} entries, not %s",
+                       what, describe(r, n));
+    if (n->data.sequence.items.top == n->data.sequence.items.start)
+        return fail_at(r, n, "%s lists no entries", what);
+    for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++)
+        if (read_entry(r, child(r, *it), i) < 0)
+            return -1;
+    return 0;
+}
+
+/* remaps -> null | [{ident: ident}, ...] */
+static int read_remaps(Reader *r, const yaml_node_t *n)
+{
+    yaml_node_item_t *it;
+    int i = 0, j;
+
+    if (is_null(n))
+        return 0;
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail_at(r, n, "remaps must be a sequence of single-pair mappings such as "
+                       "'- from_name: to_name', not %s", describe(r, n));
+    r->cap_remaps = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    r->remaps = bt_arena_alloc(r->arena, (size_t)r->cap_remaps * sizeof *r->remaps + 1);
+    if (!r->remaps)
+        return nomem(r);
+    for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++) {
+        yaml_node_t *m = child(r, *it);
+        const char *path = bt_arena_printf(r->arena, "remaps[%d]", i);
+        const char *from, *to;
+        int pairs;
+        BtRemap *rm;
+
+        if (!path)
+            return nomem(r);
+        pairs = m->type == YAML_MAPPING_NODE
+                    ? (int)(m->data.mapping.pairs.top - m->data.mapping.pairs.start) : -1;
+        if (pairs != 1)
+            return fail_at(r, m, "%s must be a single-pair mapping such as "
+                           "'fit_candidates_real: fit_candidates', not %s", path,
+                           pairs < 0 ? describe(r, m)
+                                     : pairs == 0 ? "an empty mapping"
+                                                  : "a mapping with several pairs");
+        if (!(from = ident_at(r, child(r, m->data.mapping.pairs.start->key), path)) ||
+            !(to = ident_at(r, child(r, m->data.mapping.pairs.start->value), path)))
+            return -1;
+        for (j = 0; j < r->n_remaps; j++) {
+            if (strcmp(r->remaps[j].from, from) != 0)
+                continue;
+            if (strcmp(r->remaps[j].to, to) == 0)
+                break;
+            return fail_at(r, m, "'%s' is remapped twice: to '%s' in %s and to '%s' in %s",
+                           from, r->remaps[j].to, r->remaps[j].path, to, path);
+        }
+        if (j < r->n_remaps)
+            continue; /* exact repeat */
+        rm = &r->remaps[r->n_remaps++];
+        rm->from = from;
+        rm->to = to;
+        rm->line = (int)m->start_mark.line + 1;
+        rm->col = (int)m->start_mark.column + 1;
+        rm->path = path;
+    }
+    return 0;
+}
+
+/* file -> entries | {instantiate: entries, remaps: remaps?} */
+static int read_root(Reader *r, const yaml_node_t *root)
+{
+    yaml_node_t *inst = NULL, *remaps = NULL;
+    yaml_node_pair_t *p;
+
+    if (!root || is_null(root))
+        return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, 0, 0,
+                           "empty instantiate.yml");
+    if (root->type == YAML_SEQUENCE_NODE) {
+        r->prefix = "";
+        return read_entries(r, root, "instantiate.yml");
+    }
+    if (root->type != YAML_MAPPING_NODE)
+        return fail_at(r, root, "instantiate.yml must be a sequence of {types, functions} "
+                       "entries or a mapping with an 'instantiate' key, not %s",
+                       describe(r, root));
+    r->prefix = "instantiate";
+    for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = child(r, p->key);
+        yaml_node_t **slot = NULL;
+        if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "instantiate") == 0)
+            slot = &inst;
+        else if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "remaps") == 0)
+            slot = &remaps;
+        if (!slot)
+            return fail_at(r, k, "unknown top-level key %s (expected 'instantiate' and "
+                           "'remaps'; a single entry is written '- types: ...')",
+                           describe(r, k));
+        if (*slot)
+            return fail_at(r, k, "duplicate top-level key '%s'", sval(k));
+        *slot = child(r, p->value);
+    }
+    if (!inst)
+        return fail_at(r, root, "instantiate.yml has no 'instantiate' key");
+    if (read_entries(r, inst, "instantiate") < 0)
+        return -1;
+    return remaps ? read_remaps(r, remaps) : 0;
+}
+
+/* libyaml's 1/0 and its error fields into a BtDiag. */
+static int yaml_failed(Reader *r, const yaml_parser_t *parser)
+{
+    char msg[1024];
+    int line, col;
+
+    if (parser->error == YAML_MEMORY_ERROR)
+        return nomem(r);
+    if (parser->error == YAML_READER_ERROR) {
+        size_t i, off = parser->problem_offset;
+        line = col = 1;
+        for (i = 0; i < off && i < r->len; i++, col++)
+            if (r->text[i] == '\n') {
+                line++;
+                col = 0;
+            }
+        if (parser->problem_value >= 0)
+            snprintf(msg, sizeof msg, "%s (byte 0x%02X)",
+                     parser->problem ? parser->problem : "cannot read input",
+                     (unsigned)parser->problem_value);
+        else
+            snprintf(msg, sizeof msg, "%s", parser->problem ? parser->problem : "cannot read");
+    } else {
+        size_t at = parser->problem_mark.index;
+        const char *problem = parser->problem ? parser->problem : "invalid YAML";
+        const char *hint = at < r->len && r->text[at] == '\t' ? "; indent with spaces, not tabs"
+                                                              : "";
+        line = (int)parser->problem_mark.line + 1;
+        col = (int)parser->problem_mark.column + 1;
+        if (parser->context)
+            snprintf(msg, sizeof msg, "%s (%s at line %d, column %d)%s", problem,
+                     parser->context, (int)parser->context_mark.line + 1,
+                     (int)parser->context_mark.column + 1, hint);
+        else
+            snprintf(msg, sizeof msg, "%s%s", problem, hint);
+    }
+    return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, line, col, "%s", msg);
+}
+
+int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
+                 BtInstTable *out, BtDiag *diag)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc, extra;
+    int have_doc = 0, have_extra = 0, rc = -1;
+    Reader r;
+
+    memset(out, 0, sizeof *out);
+    memset(&r, 0, sizeof r);
+    r.file = file;
+    r.text = text;
+    r.len = len;
+    r.doc = &doc;
+    r.arena = arena;
+    r.diag = diag;
+    if (!yaml_parser_initialize(&parser))
+        return bt_diag_nomem(diag);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        yaml_failed(&r, &parser);
+        goto done;
+    }
+    have_doc = 1;
+    if (read_root(&r, yaml_document_get_root_node(&doc)) < 0)
+        goto done;
+    if (!yaml_parser_load(&parser, &extra)) {
+        yaml_failed(&r, &parser);
+        goto done;
+    }
+    have_extra = 1;
+    if (yaml_document_get_root_node(&extra)) {
+        r.doc = &extra;
+        fail_at(&r, yaml_document_get_root_node(&extra),
+                "instantiate.yml must hold a single YAML document");
+        goto done;
+    }
+    out->file = bt_arena_strdup(arena, file);
+    if (!out->file) {
+        nomem(&r);
+        goto done;
+    }
+    out->insts = r.insts;
+    out->n_insts = r.n_insts;
+    out->remaps = r.remaps;
+    out->n_remaps = r.n_remaps;
+    rc = 0;
+done:
+    if (have_extra)
+        yaml_document_delete(&extra);
+    if (have_doc)
+        yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return rc;
+}

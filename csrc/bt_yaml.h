@@ -1,0 +1,47 @@
+/* bt_yaml.h - instantiate.yml reader.
+ *
+ * Pure C; the only file that includes yaml.h. Accepts both shapes:
+ *   - a top-level sequence of {types: [...], functions: [...]} entries
+ *     (the BindThem README), and
+ *   - a mapping {instantiate: [...same entries...], remaps: [{from: to}, ...]}
+ *     (pyamg).
+ * `types: null`, or a `null` entry in the types list, marks untemplated
+ * functions. Type names are looked up in bt_types. */
+#ifndef BT_YAML_H
+#define BT_YAML_H
+
+#include "bt_arena.h"
+#include "bt_diag.h"
+#include "bt_types.h"
+
+/* One (function, type tuple) pair, in YAML order. */
+typedef struct BtInst {
+    const char *func;
+    const BtTypeId *types;  /* NULL for an untemplated (`null`) entry */
+    int n_types;
+    int line, col;          /* of the function name in the YAML */
+    int tline, tcol;        /* of the type tuple (or of `null`) */
+    const char *path;       /* "instantiate[2].functions[1]" for messages */
+    const char *tpath;      /* "instantiate[2].types[0]" */
+} BtInst;
+
+typedef struct BtRemap {
+    const char *from;       /* C++ function name */
+    const char *to;         /* Python name */
+    int line, col;
+    const char *path;
+} BtRemap;
+
+typedef struct BtInstTable {
+    const char *file;
+    BtInst *insts;
+    int n_insts;
+    BtRemap *remaps;
+    int n_remaps;
+} BtInstTable;
+
+/* Returns 0, or -1 with diag set (BT_DIAG_INSTANTIATE with file:line:col). */
+BT_HIDDEN int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
+                           BtInstTable *out, BtDiag *diag);
+
+#endif

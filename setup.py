@@ -1,0 +1,95 @@
+"""Build of bindthem._core: C11 against CPython, NumPy, libffi and libyaml.
+
+Switches (environment variables):
+  BINDTHEM_DEBUG=1          -O0 -g, asserts on
+  BINDTHEM_SANITIZE=address (or address,undefined) build with sanitizers
+  BINDTHEM_COVERAGE=1       gcov instrumentation
+"""
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from glob import glob
+
+import numpy
+from setuptools import Extension, setup
+
+APT = {"libffi": "libffi-dev", "yaml-0.1": "libyaml-dev"}
+HEADERS = {"libffi": "ffi.h", "yaml-0.1": "yaml.h"}
+FALLBACK_LIBS = {"libffi": ["ffi"], "yaml-0.1": ["yaml"]}
+
+
+def pkg_config(pkg):
+    """(include_dirs, library_dirs, libraries) from pkg-config, or fallbacks."""
+    if shutil.which("pkg-config"):
+        try:
+            cflags = subprocess.check_output(
+                ["pkg-config", "--cflags", pkg], stderr=subprocess.DEVNULL, text=True).split()
+            libs = subprocess.check_output(
+                ["pkg-config", "--libs", pkg], stderr=subprocess.DEVNULL, text=True).split()
+            return ([f[2:] for f in cflags if f.startswith("-I")],
+                    [f[2:] for f in libs if f.startswith("-L")],
+                    [f[2:] for f in libs if f.startswith("-l")])
+        except subprocess.CalledProcessError:
+            pass
+    return [], [], FALLBACK_LIBS[pkg]
+
+
+def check_header(pkg, include_dirs):
+    """Fail the build in one sentence when a system header is missing."""
+    cc = sysconfig.get_config_var("CC") or "cc"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write("#include <%s>\nint main(void) { return 0; }\n" % HEADERS[pkg])
+        cmd = cc.split() + ["-fsyntax-only"] + ["-I" + d for d in include_dirs] + [src]
+        ok = subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+    if not ok:
+        sys.exit("bindthem: cannot find <%s>; install it with `apt-get install %s`."
+                 % (HEADERS[pkg], APT[pkg]))
+
+
+include_dirs = ["csrc", numpy.get_include()]
+library_dirs = []
+libraries = []
+for pkg in ("libffi", "yaml-0.1"):
+    inc, libdirs, libs = pkg_config(pkg)
+    check_header(pkg, inc)
+    include_dirs += inc
+    library_dirs += libdirs
+    libraries += libs
+libraries.append("dl")
+
+extra_compile = ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra",
+                 "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+extra_link = []
+macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+if os.environ.get("BINDTHEM_DEBUG"):
+    extra_compile += ["-O0", "-g3", "-UNDEBUG"]
+else:
+    extra_compile += ["-O2"]
+san = os.environ.get("BINDTHEM_SANITIZE")
+if san:
+    extra_compile += ["-fsanitize=" + san, "-fno-omit-frame-pointer", "-g"]
+    extra_link += ["-fsanitize=" + san]
+if os.environ.get("BINDTHEM_COVERAGE"):
+    extra_compile += ["--coverage", "-O0"]
+    extra_link += ["--coverage"]
+
+setup(
+    ext_modules=[
+        Extension(
+            "bindthem._core",
+            sources=sorted(glob("csrc/*.c")),
+            depends=sorted(glob("csrc/*.h")),
+            include_dirs=include_dirs,
+            library_dirs=library_dirs,
+            libraries=libraries,
+            define_macros=macros,
+            extra_compile_args=extra_compile,
+            extra_link_args=extra_link,
+        )
+    ],
+)

@@ -1,0 +1,123 @@
+/* dump_header.c - prints what bt_parse_header reads from a header, for
+ * golden tests: `dump_header FILE`. Exits 1 with the formatted diagnostic
+ * on an error.
+ *
+ * Format, one block per declaration:
+ *   decl NAME @LINE:COL
+ *     ns: a::b | -
+ *     flags: extern_c inline static global device | -
+ *     tparams: I, T | -
+ *     return: TYPE
+ *     param NAME: TYPE [size_of=K] @LINE:COL
+ *     unbindable: REASON          (only when unbindable)
+ *     doc:                        (then each line as "    | text")
+ * where TYPE is [const ](cname|tparam:T|std::complex<tparam:T>)[ []]. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bt_parse.h"
+
+static void print_type(const BtDecl *d, const BtTypeRef *t)
+{
+    if (t->is_const)
+        printf("const ");
+    if (t->is_complex_of_tparam)
+        printf("std::complex<tparam:%s>", d->tparams[t->tparam]);
+    else if (t->tparam >= 0)
+        printf("tparam:%s", d->tparams[t->tparam]);
+    else
+        printf("%s", bt_type(t->type)->cname);
+    if (t->is_array)
+        printf(" []");
+}
+
+static void print_decl(const BtDecl *d)
+{
+    const char *s;
+    int i;
+
+    printf("decl %s @%d:%d\n  ns: ", d->name, d->line, d->col);
+    for (i = 0; i < d->n_ns; i++)
+        printf("%s%s", i ? "::" : "", d->ns[i]);
+    printf("%s\n  flags:", d->n_ns ? "" : "-");
+    if (d->extern_c)
+        printf(" extern_c");
+    if (d->is_inline)
+        printf(" inline");
+    if (d->is_static)
+        printf(" static");
+    if (d->is_global)
+        printf(" global");
+    if (d->is_device)
+        printf(" device");
+    if (!d->extern_c && !d->is_inline && !d->is_static && !d->is_global && !d->is_device)
+        printf(" -");
+    printf("\n  tparams: ");
+    for (i = 0; i < d->n_tparams; i++)
+        printf("%s%s", i ? ", " : "", d->tparams[i]);
+    printf("%s\n  return: ", d->n_tparams ? "" : "-");
+    print_type(d, &d->ret);
+    printf("\n");
+    for (i = 0; i < d->n_params; i++) {
+        const BtParam *p = &d->params[i];
+        printf("  param %s: ", p->name);
+        print_type(d, &p->t);
+        if (p->size_of >= 0)
+            printf(" size_of=%d", p->size_of);
+        printf(" @%d:%d\n", p->line, p->col);
+    }
+    if (d->unbindable)
+        printf("  unbindable: %s\n", d->unbindable);
+    printf("  doc:\n");
+    s = d->doc;
+    while (*s) {
+        const char *e = s;
+        while (*e && *e != '\n')
+            e++;
+        printf("    | %.*s\n", (int)(e - s), s);
+        s = *e ? e + 1 : e;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    BtArena arena;
+    BtDiag diag;
+    BtHeader h;
+    char *text = NULL;
+    long len;
+    FILE *f;
+    int i, rc = 1;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: dump_header FILE\n");
+        return 2;
+    }
+    bt_arena_init(&arena);
+    bt_diag_init(&diag);
+    f = fopen(argv[1], "rb");
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        perror(argv[1]);
+        goto error;
+    }
+    text = malloc((size_t)len + 1);
+    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
+        perror(argv[1]);
+        goto error;
+    }
+    if (bt_parse_header(argv[1], text, (size_t)len, &arena, &h, &diag) < 0) {
+        char buf[4096];
+        bt_diag_format(&diag, buf, sizeof buf);
+        printf("%s\n", buf);
+        goto error;
+    }
+    for (i = 0; i < h.n_decls; i++)
+        print_decl(&h.decls[i]);
+    rc = 0;
+error:
+    if (f)
+        fclose(f);
+    free(text);
+    bt_arena_free(&arena);
+    return rc;
+}

@@ -1,0 +1,8 @@
+// Fixture for tests/data/bad_yaml: a function the dialect cannot bind.
+
+/* Takes a reference, which has no NumPy equivalent. */
+template<class T>
+void by_ref(T &x)
+{
+    x = 0;
+}
