@@ -27,7 +27,12 @@ __all__ = ["build", "compile_library", "instantiation_source"]
 
 DEFAULT_FLAGS = ("-O3",)
 REQUIRED_FLAGS = ("-fPIC", "-shared")
-PRELUDE = "#include <complex>\n#include <cstddef>\n#include <cstdint>\n"
+# Headers written for pybind11 bindings lean on what pybind11 includes (pyamg's
+# linalg.h uses std::vector without <vector>), so the generated source
+# includes the common standard headers before the kernel header.
+PRELUDE = "".join("#include <%s>\n" % h for h in (
+    "algorithm", "cmath", "complex", "cstddef", "cstdint", "cstdlib", "cstring", "iostream",
+    "limits", "stdexcept", "string", "utility", "vector"))
 
 
 def instantiation_source(header, instantiate=None, *, strict=False):

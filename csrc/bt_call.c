@@ -145,8 +145,7 @@ PyObject *bt_call_describe(PyObject *o)
         Py_DECREF(s);
         return r;
     }
-    if (PyArray_IsScalar(o, Generic))
-        return PyUnicode_FromFormat("numpy.%s", Py_TYPE(o)->tp_name);
+    /* NumPy's scalar types are already named "numpy.int64" */
     return PyUnicode_FromString(Py_TYPE(o)->tp_name);
 }
 
@@ -394,9 +393,11 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
             if (!(fl & NPY_ARRAY_C_CONTIGUOUS)) {
                 PyErr_Format(PyExc_ValueError,
                              "%s(): argument '%U' must be a C-contiguous array (this one is "
-                             "strided); bindthem never copies, pass numpy.ascontiguousarray(%U) "
+                             "%s); bindthem never copies, pass numpy.ascontiguousarray(%U) "
                              "and use the result",
-                             fname, arg_name(names, i), arg_name(names, i));
+                             fname, arg_name(names, i),
+                             fl & NPY_ARRAY_F_CONTIGUOUS ? "Fortran-ordered" : "strided",
+                             arg_name(names, i));
                 return NULL;
             }
             if (!(fl & NPY_ARRAY_ALIGNED)) {

@@ -265,6 +265,27 @@ static int skip_angles(const Parser *p, int i, int b)
     return -1;
 }
 
+/* If token i starts an attribute (__attribute__((...)), __launch_bounds__(...)),
+ * the index after it; else i. */
+static int skip_attribute(const Parser *p, int i)
+{
+    static const char *const words[] = {"__attribute__", "__declspec", "__launch_bounds__",
+                                        "alignas", NULL};
+    int depth = 0;
+
+    if (!is_any(tok(p, i), words))
+        return i;
+    if (!is(p, ++i, "("))
+        return i;
+    for (; !at_end(tok(p, i)); i++) {
+        if (is(p, i, "("))
+            depth++;
+        else if (is(p, i, ")") && --depth == 0)
+            return i + 1;
+    }
+    return i;
+}
+
 /* ---- types ---- */
 
 static void append(char *buf, size_t size, const char *s, size_t n)
@@ -288,7 +309,12 @@ static int parse_type(Parser *p, int a, int b, int allow_name, const char *what,
     ti->name = -1;
     while (i < b) {
         const BtToken *t = tok(p, i);
-        if (is_any(t, cv_words)) {
+        int after = skip_attribute(p, i);
+        if (after > i) {
+            if (after > b)
+                return expected(p, tok(p, b), what);
+            i = after;
+        } else if (is_any(t, cv_words)) {
             if (bt_lex_is(t, "const") && !seen_ptr)
                 ti->is_const = 1;
             i++;
@@ -507,7 +533,8 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         /* a declarator in parentheses: (*cb)(int), (&a)[3] */
         for (i = paren + 1; i < eq && !is(p, i, ")"); i++) {
             if (tok(p, i)->kind == BT_TOK_IDENT) {
-                pr->name = tokdup(p, tok(p, i));
+                if (!(pr->name = tokdup(p, tok(p, i))))
+                    return bt_diag_nomem(p->diag);
                 pr->line = tok(p, i)->line;
                 pr->col = tok(p, i)->col;
                 break;
@@ -539,6 +566,15 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         pr->line = nt->line;
         pr->col = nt->col;
     }
+    if (eq + 1 < r.b) {
+        const BtToken *e = tok(p, r.b - 1);
+        pr->defval = bt_arena_strndup(p->arena, tok(p, eq + 1)->s,
+                                      (size_t)(e->s + e->len - tok(p, eq + 1)->s));
+        if (!pr->defval)
+            return bt_diag_nomem(p->diag);
+    } else if (eq + 1 == r.b) {
+        return expected(p, tok(p, r.b), "default argument");
+    }
     if (!pr->name)
         return bt_diag_nomem(p->diag);
     lb = label(p, pr, index);
@@ -558,7 +594,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
                                   ti.spelling);
     else if (!pr->name[0])
         *reason = bt_arena_printf(p->arena, "parameter %d has no name", index + 1);
-    else if (eq < r.b)
+    else if (eq < r.b && pr->t.is_array)
         *reason = bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
     else if (!*reason && pr->t.tparam < 0 && pr->t.type == BT_VOID)
         *reason = bt_arena_printf(p->arena, pr->t.is_array ? "parameter %s is a void pointer"
@@ -580,9 +616,9 @@ static int is_size_type(const BtTypeRef *t)
 /* params -> [ 'void' | param (',' param)* ], then the size rule. */
 static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
 {
-    Range *r;
+    Range *r = NULL;
     const char **why;
-    int n, i;
+    int n = 0, i;
 
     if (split_params(p, &r, &n) < 0)
         return -1;
@@ -603,12 +639,12 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
         if (d->unbindable || !x->t.is_array)
             continue;
         if (!s || strncmp(s->name, x->name, len) != 0 || strcmp(s->name + len, "_size") != 0)
-            d->unbindable = bt_arena_printf(p->arena,
-                                            "parameter '%s' is a pointer with no '%s_size' after it",
-                                            x->name, x->name);
+            d->unbindable = bt_arena_printf(
+                p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
+                x->name);
         else if (!why[i + 1] && !is_size_type(&s->t))
-            d->unbindable = bt_arena_printf(p->arena, "parameter '%s' (size of '%s') is not an integer",
-                                            s->name, x->name);
+            d->unbindable = bt_arena_printf(
+                p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
         else
             s->size_of = i;
     }
@@ -655,12 +691,15 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         return bt_diag_nomem(p->diag);
     d->line = nt->line;
     d->col = nt->col;
+    if (resolve(&ti, tm, &d->ret) < 0)
+        ret_reason = bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
     if (ti.nref)
         ret_reason = bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
     else if (ti.nptr)
         ret_reason = bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
-    else if (resolve(&ti, tm, &d->ret) < 0)
-        ret_reason = bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
+    else if (ti.elaborated)
+        ret_reason = bt_arena_printf(p->arena, "return value has %s type '%s'", ti.elaborated,
+                                     ti.spelling);
     p->pos = name_at + 1;
     if (parse_params(p, d, tm) < 0)
         return -1;
@@ -711,7 +750,13 @@ static int function_head(const Parser *p)
     int j, angle = 0;
 
     for (j = p->pos;; j++) {
-        const BtToken *t = tok(p, j);
+        const BtToken *t;
+        int after = skip_attribute(p, j);
+        if (after > j) {
+            j = after - 1;
+            continue;
+        }
+        t = tok(p, j);
         if (at_end(t) || bt_lex_is(t, ";") || bt_lex_is(t, "{") || bt_lex_is(t, "}") ||
             bt_lex_is(t, "operator"))
             return -1;
@@ -735,7 +780,7 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
 {
     int is_inline = 0, is_static = p->anon_ns, global = 0, device = 0, host = 0, name_at;
     int spec_at = p->pos;
-    BtDecl *d;
+    BtDecl *d = NULL;
     const BtToken *dt;
 
     for (;;) {

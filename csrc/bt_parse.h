@@ -25,6 +25,7 @@ typedef struct BtParam {
     const char *name;
     BtTypeRef t;
     int size_of;     /* for an `x_size` parameter: index of array x; else -1 */
+    const char *defval; /* a scalar's default argument, as written ("2"), or NULL */
     int line, col;   /* of the parameter's name */
 } BtParam;
 

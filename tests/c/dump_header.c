@@ -8,9 +8,9 @@
  *     flags: extern_c inline static global device | -
  *     tparams: I, T | -
  *     return: TYPE
- *     param NAME: TYPE [size_of=K] @LINE:COL
+ *     param NAME: TYPE [size_of=K] [= DEFAULT] @LINE:COL
  *     unbindable: REASON          (only when unbindable)
- *     doc:                        (then each line as "    | text")
+ *     doc:                        (then each line as "    | text", "    |" if blank)
  * where TYPE is [const ](cname|tparam:T|std::complex<tparam:T>)[ []]. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +64,8 @@ static void print_decl(const BtDecl *d)
         print_type(d, &p->t);
         if (p->size_of >= 0)
             printf(" size_of=%d", p->size_of);
+        if (p->defval)
+            printf(" = %s", p->defval);
         printf(" @%d:%d\n", p->line, p->col);
     }
     if (d->unbindable)
@@ -74,7 +76,7 @@ static void print_decl(const BtDecl *d)
         const char *e = s;
         while (*e && *e != '\n')
             e++;
-        printf("    | %.*s\n", (int)(e - s), s);
+        printf("    |%s%.*s\n", e > s ? " " : "", (int)(e - s), s);
         s = *e ? e + 1 : e;
     }
 }

@@ -1,0 +1,231 @@
+"""bindthem.stubs: a ``.pyi`` for a header's kernels, from the same metadata.
+
+Like stubgen-pyx, the stub comes from the source (the kernel header and
+instantiate.yml, read by the C core through :func:`bindthem.parse_header`),
+never from introspecting a compiled module, so it carries the exact NumPy
+dtypes and the header's docstrings::
+
+    python -m bindthem.stubs HEADER [-i instantiate.yml] [--module NAME]
+                                    [-o FILE.pyi | -o DIR] [--check]
+
+Without ``-o`` the stub goes to standard output. ``-o DIR`` (an existing
+directory, or a path ending in ``/``) writes ``DIR/NAME.pyi`` (a dotted NAME
+becomes sub-directories). ``--check`` writes nothing: it regenerates the stub
+in memory and compares it with the file ``-o`` names; exit status 0 when it is
+fresh, 1 when it is stale or missing (a unified diff is printed), 2 on error.
+
+What a stub holds: the Library's module docstring, ``from typing import
+overload``, the NumPy imports, a sorted ``__all__``, and per function one
+``@overload`` per instantiation in YAML order (a plain ``def`` when only one
+is left). Parameters are the header's, minus the ``_size`` ones; arrays are
+``numpy.typing.NDArray[numpy.<dtype>]``, scalars ``int`` / ``float`` /
+``complex`` / ``bool``, a ``void`` return is ``None``. Overloads whose Python
+parameters come out identical (template parameters the signature does not
+use) are merged, the first in YAML order kept: it is also the one the
+runtime dispatches to. The header comment is the docstring of the last
+overload. The output is byte-identical across runs and machines.
+"""
+
+import argparse
+import difflib
+import keyword
+import os
+import sys
+
+from . import _core
+from .errors import BindError
+from .library import _module_doc
+
+__all__ = ["render", "main"]
+
+_ARRAY = "numpy.typing.NDArray[numpy.%s]"
+_PYTHON = {"int": "int", "float": "float", "complex": "complex", "bool": "bool", "None": "None"}
+_MAX_LINE = 99
+_INDENT = "    "
+
+
+def _py_name(name):
+    # A C parameter called like a Python keyword could not be written in a
+    # stub; the runtime can only take it positionally anyway.
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _annotation(t, array):
+    if array:
+        return _ARRAY % t["dtype"]
+    try:
+        return _PYTHON[t["python"]]
+    except KeyError:
+        raise BindError("no Python type for C type %r" % t["type"]) from None
+
+
+def _signature(ov):
+    """((name, annotation), ...) of the Python parameters, and the return."""
+    params = tuple((_py_name(p["name"]), _annotation(p, p["array"]))
+                   for p in ov["params"] if p["size_of"] is None)
+    ret = ov["return"]
+    if ret["python"] == "None":
+        returns = "None"
+    else:
+        returns = _annotation(ret, False)
+    return params, returns
+
+
+def _def_line(name, params, returns, body):
+    args = ["%s: %s" % p for p in params]
+    one = "def %s(%s) -> %s:%s" % (name, ", ".join(args), returns, body)
+    if len(one) <= _MAX_LINE:
+        return [one]
+    lines = ["def %s(" % name]
+    lines += [_INDENT + a + "," for a in args]
+    lines.append(") -> %s:%s" % (returns, body))
+    return lines
+
+
+def _docstring(doc, indent):
+    text = doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if text.endswith('"'):
+        text = text[:-1] + '\\"'
+    lines = text.split("\n")
+    out = [indent + '"""' + lines[0]]
+    out += [(indent + line) if line.strip() else "" for line in lines[1:]]
+    if len(lines) > 1:
+        out.append(indent + '"""')
+    else:
+        out[0] += '"""'
+    return out
+
+
+def _function(fn):
+    sigs = []
+    for ov in fn["overloads"]:
+        params, returns = _signature(ov)
+        # identical Python parameters: the runtime dispatches to the first
+        if all(p != params for p, _ in sigs):
+            sigs.append((params, returns))
+    doc = fn["doc"].strip("\n")
+    lines = []
+    for k, (params, returns) in enumerate(sigs):
+        last = k == len(sigs) - 1
+        if len(sigs) > 1:
+            lines.append("@overload")
+        if last and doc:
+            lines += _def_line(fn["name"], params, returns, "")
+            lines += _docstring(doc, _INDENT)
+        else:
+            lines += _def_line(fn["name"], params, returns, " ...")
+    return lines
+
+
+def _render_meta(meta):
+    functions = meta["functions"]
+    names = sorted(fn["name"] for fn in functions)
+    doc = _module_doc(None, meta["header"], names).rstrip("\n")
+    lines = _docstring(doc, "")
+    lines += ["", "from typing import overload", "", "import numpy", "import numpy.typing", ""]
+    one = "__all__ = [%s]" % ", ".join('"%s"' % n for n in names)
+    if not names:
+        lines.append("__all__: list[str] = []")
+    elif len(one) <= _MAX_LINE:
+        lines.append(one)
+    else:
+        lines.append("__all__ = [")
+        lines += [_INDENT + '"%s",' % n for n in names]
+        lines.append("]")
+    for fn in functions:
+        lines += ["", ""]
+        lines += _function(fn)
+    return "\n".join(lines) + "\n"
+
+
+def _check_module(module):
+    if module is None:
+        return
+    if not isinstance(module, str) or not all(
+            part.isidentifier() and not keyword.iskeyword(part) for part in module.split(".")):
+        raise ValueError("not a module name: %r" % (module,))
+
+
+def render(header, instantiate=None, module=None, *, strict=False):
+    """The ``.pyi`` text for the kernels ``header`` (and ``instantiate``)
+    bind, as :func:`bindthem.load` / :func:`bindthem.build` bind them.
+
+    ``module`` is the name the stub is for (default: the header's stem); it
+    is checked but does not change the text, which depends only on the
+    header's and the YAML's contents and the header's file name.
+    """
+    _check_module(module)
+    meta = _core.parse_header(header, instantiate, strict=strict)
+    return _render_meta(meta)
+
+
+def _target(output, module):
+    if output.endswith(os.sep) or (os.sep != "/" and output.endswith("/")) or os.path.isdir(output):
+        return os.path.join(output, *module.split(".")) + ".pyi"
+    return output
+
+
+def _write(path, text):
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _check(path, text, out):
+    try:
+        with open(path, "rb") as f:
+            old = f.read().decode("utf-8")
+    except FileNotFoundError:
+        old = None
+    if old == text:
+        return 0
+    if old is None:
+        out.write("%s does not exist\n" % path)
+        old_lines, fromfile = [], "/dev/null"
+    else:
+        old_lines, fromfile = old.splitlines(keepends=True), path
+        out.write("%s is stale\n" % path)
+    out.writelines(difflib.unified_diff(old_lines, text.splitlines(keepends=True),
+                                        fromfile=fromfile, tofile="%s (generated)" % path))
+    return 1
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python -m bindthem.stubs",
+        description="Write a .pyi stub for a header's kernels from the header and instantiate.yml.")
+    p.add_argument("header")
+    p.add_argument("-i", "--instantiate", help="the instantiate.yml")
+    p.add_argument("--module", help="module name of the stub (default: the header's stem)")
+    p.add_argument("-o", "--output",
+                   help="FILE.pyi, or a DIR to write DIR/NAME.pyi in (default: standard output)")
+    p.add_argument("--check", action="store_true",
+                   help="compare with the -o file instead of writing: exit 0 if fresh, "
+                        "1 if stale (prints a diff), 2 on error")
+    p.add_argument("--strict", action="store_true",
+                   help="a YAML function the header lacks is an error")
+    args = p.parse_args(argv)
+    module = args.module or os.path.splitext(os.path.basename(args.header))[0]
+    try:
+        if args.check and not args.output:
+            raise ValueError("--check needs -o, the stub to compare with")
+        _check_module(module)
+        text = render(args.header, args.instantiate, module, strict=args.strict)
+        if args.output is None:
+            sys.stdout.write(text)
+            return 0
+        path = _target(args.output, module)
+        if args.check:
+            return _check(path, text, sys.stdout)
+        _write(path, text)
+        return 0
+    except (BindError, OSError, ValueError, UnicodeDecodeError) as e:
+        print("error: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Fixture kernel libraries for the run-time binding tests.
+
+Each library is compiled once per session, with g++ (C++ headers plus the
+explicit instantiations their instantiate.yml lists) or gcc (ckernels.c),
+into a temporary directory. Sources live in tests/data/kernels/.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "kernels")
+CXX = os.environ.get("CXX", "g++")
+CC = os.environ.get("CC", "gcc")
+
+
+def kernel(name):
+    """Path of a fixture source in tests/data/kernels."""
+    return os.path.join(KERNELS, name)
+
+
+def _run(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+
+
+def compile_cxx(outdir, stem, header, instantiate=None, extra=""):
+    """Compile header (+ the explicit instantiations of instantiate) with g++."""
+    from bindthem.build import instantiation_source
+
+    src = os.path.join(outdir, stem + ".cpp")
+    with open(src, "w") as f:
+        if instantiate:
+            f.write(instantiation_source(header, instantiate))
+        else:
+            f.write('#include <complex>\n#include "%s"\n' % header)
+        f.write(extra)
+    lib = os.path.join(outdir, "lib%s.so" % stem)
+    _run([CXX, "-std=c++17", "-O1", "-fPIC", "-shared", src, "-o", lib])
+    return lib
+
+
+@pytest.fixture(scope="session")
+def libdir(tmp_path_factory):
+    if not shutil.which(CXX) or not shutil.which(CC):
+        pytest.skip("needs %s and %s" % (CXX, CC))
+    return str(tmp_path_factory.mktemp("kernels"))
+
+
+@pytest.fixture(scope="session")
+def abi_lib(libdir):
+    return compile_cxx(libdir, "abi", kernel("abi.h"), kernel("abi.yml"))
+
+
+@pytest.fixture(scope="session")
+def abi(abi_lib):
+    import bindthem
+    return bindthem.load(abi_lib, kernel("abi.h"), kernel("abi.yml"))
+
+
+@pytest.fixture(scope="session")
+def dispatch_lib(libdir):
+    return compile_cxx(libdir, "dispatch", kernel("dispatch.h"), kernel("dispatch.yml"))
+
+
+@pytest.fixture(scope="session")
+def dispatch(dispatch_lib):
+    import bindthem
+    return bindthem.load(dispatch_lib, kernel("dispatch.h"), kernel("dispatch.yml"))
+
+
+@pytest.fixture(scope="session")
+def names_lib(libdir):
+    return compile_cxx(libdir, "names", kernel("names.h"), kernel("names.yml"))
+
+
+@pytest.fixture(scope="session")
+def names(names_lib):
+    import bindthem
+    return bindthem.load(names_lib, kernel("names.h"), kernel("names.yml"))
+
+
+@pytest.fixture(scope="session")
+def c_lib(libdir):
+    lib = os.path.join(libdir, "libckernels.so")
+    _run([CC, "-std=c11", "-O1", "-fPIC", "-shared", kernel("ckernels.c"), "-o", lib])
+    return lib
+
+
+@pytest.fixture(scope="session")
+def ckernels(c_lib):
+    import bindthem
+    return bindthem.load(c_lib, kernel("ckernels.h"))
+
+
+@pytest.fixture(scope="session")
+def symbols_lib(libdir):
+    # plain() and tmpl<int> only: inl is inline (unused, so not emitted),
+    # stat is static, tmpl<double> is not instantiated.
+    return compile_cxx(libdir, "symbols", kernel("symbols.h"), kernel("symbols_ok.yml"))
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    """A fresh bindthem.build cache."""
+    d = tmp_path / "cache"
+    d.mkdir()
+    return str(d)
+
+
+@pytest.fixture(scope="session")
+def python():
+    return sys.executable

@@ -1,0 +1,6 @@
+// doc
+void foo(int a)
+{
+    if (a) {
+        a = 1;
+    }

@@ -1,0 +1,2 @@
+void f(int x)
+void g(int y);

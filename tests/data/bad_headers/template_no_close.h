@@ -1,0 +1,2 @@
+template <class I
+void f(I x);

@@ -1,0 +1,2 @@
+int main() { return (1; }
+int x = (2;

@@ -1,0 +1,2 @@
+namespace a {
+void f(int x);

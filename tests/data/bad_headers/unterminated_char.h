@@ -1,0 +1,4 @@
+void f(int n)
+{
+    char c = 'x;
+}

@@ -1,0 +1,3 @@
+int f(int a);
+  /* never closed
+int g(int b);

@@ -1,0 +1,4 @@
+void f()
+{
+    auto s = R"x(never closed
+}

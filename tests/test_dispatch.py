@@ -1,0 +1,115 @@
+"""Overload selection (tests/data/kernels/dispatch.h, dispatch.yml)."""
+
+import numpy as np
+import pytest
+
+INT, LONG, DOUBLE, FLOAT = 40, 80, 81, 41  # 10 * sizeof + floating
+
+
+def test_overloads_are_in_yaml_order(dispatch):
+    assert dispatch.tag.overloads == ("int tag<int>(const int n)",
+                                      "int tag<long>(const long n)",
+                                      "int tag<double>(const double n)")
+    assert dispatch.which.overloads[0].startswith("int which<double>")
+    assert dispatch.which_rev.overloads[0].startswith("int which_rev<float>")
+
+
+def test_scalar_only_template(dispatch):
+    assert dispatch.tag(1) == INT
+    assert dispatch.tag(1.5) == DOUBLE
+    assert dispatch.tag(-(2**31)) == INT
+    # an int is not range-checked into the next overload: int is exact for a Python int
+    with pytest.raises(OverflowError, match="does not fit in int"):
+        dispatch.tag(2**31)
+
+
+def test_numpy_scalars_pick_by_dtype(dispatch):
+    assert dispatch.tag(np.int32(1)) == INT
+    assert dispatch.tag(np.int64(1)) == LONG
+    assert dispatch.tag(np.longlong(1)) == LONG
+    assert dispatch.tag(np.float64(1)) == DOUBLE
+    # no exact overload: the conversion pass takes the first that converts
+    assert dispatch.tag(np.int16(1)) == INT
+    assert dispatch.tag(np.float32(1)) == DOUBLE
+
+
+def test_first_overload_in_yaml_order_wins(dispatch):
+    assert dispatch.which(1.5) == 8
+    assert dispatch.which_rev(1.5) == 4
+    assert dispatch.which(np.float32(1.5)) == 4
+    assert dispatch.which_rev(np.float64(1.5)) == 8
+
+
+def test_exact_pass_before_conversion_pass(dispatch):
+    # prefer lists double first; an int still picks prefer<int> ...
+    assert dispatch.prefer(1) == INT
+    # ... and a float, which int cannot take, picks double
+    assert dispatch.prefer(1.0) == DOUBLE
+    # an int64 numpy scalar is exact for neither: converted to the first, double
+    assert dispatch.prefer(np.int64(3)) == DOUBLE
+
+
+@pytest.mark.parametrize("dtype,F,T", [(np.float32, 8, 4.0), (np.float64, 4, 8.0),
+                                       (np.complex64, 4, 8.0)])
+def test_template_parameter_from_the_tuple(dispatch, dtype, F, T):
+    J = np.zeros(2, np.int32)
+    x = np.zeros(3, dtype)
+    assert dispatch.ftag(J, x) == F
+    assert x[0] == T
+
+
+def test_remaps_merge_functions_in_yaml_order(dispatch):
+    assert "scale_real" not in dispatch.__all__
+    assert "scale_complex" not in dispatch.__all__
+    assert len(dispatch.scale.overloads) == 4
+    assert [o.split("(")[0] for o in dispatch.scale.overloads] == [
+        "int scale_real<float>", "int scale_real<double>",
+        "int scale_complex<std::complex<float>>", "int scale_complex<std::complex<double>>"]
+    x = np.array([1.0, 2.0])
+    assert dispatch.scale(x, 3.0) == 1
+    np.testing.assert_array_equal(x, [3.0, 6.0])
+    z = np.array([1 + 1j], np.complex64)
+    assert dispatch.scale(z, 2j) == 2
+    assert z[0] == -2 + 2j
+    z2 = np.array([1j])
+    assert dispatch.scale(z2, 2) == 2
+    assert z2[0] == 2j
+
+
+def test_fourth_of_four_overloads_repeatedly(dispatch):
+    for _ in range(50):
+        x = np.zeros(1, np.float64)
+        assert dispatch.pick4(x) == DOUBLE
+        assert x[0] == DOUBLE
+
+
+def test_mixed_calls_alternate(dispatch):
+    arrays = [np.zeros(2, np.int32), np.zeros(2, np.int64), np.zeros(2, np.float32),
+              np.zeros(2, np.float64)]
+    tags = [INT, LONG, FLOAT, DOUBLE]
+    for rep in range(30):
+        order = range(4) if rep % 2 else reversed(range(4))
+        for i in order:
+            arrays[i][0] = 0
+            assert dispatch.pick4(arrays[i]) == tags[i]
+            assert arrays[i][0] == tags[i]
+        # interleave a scalar function between, sharing nothing
+        assert dispatch.tag(1 if rep % 3 else 1.0) == (INT if rep % 3 else DOUBLE)
+
+
+def test_many_distinct_keys_then_the_first_again(dispatch):
+    # fill the cache with failing and succeeding keys; the answers must not change
+    bad = [np.zeros(1, t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.uint32,
+                                    np.uint64, np.complex64, np.complex128, np.bool_)]
+    for _ in range(3):
+        for b in bad:
+            with pytest.raises(TypeError):
+                dispatch.pick4(b)
+        assert dispatch.pick4(np.zeros(1, np.int32)) == INT
+        assert dispatch.pick4(np.zeros(1, np.float32)) == FLOAT
+
+
+def test_longlong_array_uses_long_overload(dispatch):
+    x = np.zeros(1, np.longlong)
+    assert dispatch.pick4(x) == LONG
+    assert x[0] == LONG
