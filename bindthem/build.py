@@ -6,7 +6,9 @@ from the same metadata that binds them. Libraries are cached under
 ``cache_dir`` (default ``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) in a
 folder named by a SHA-256 of the header, the YAML, the generated source, the
 compiler's identity and the flags; the files the compiler read (``-MD``) are
-hashed too, so editing an included header rebuilds. Builds write to a
+hashed too, so editing an included header rebuilds, into a library whose
+name carries those hashes (the loader would return the already loaded old
+library for a reused path). Builds write to a
 temporary file and are renamed into place under a file lock, so two processes
 building at once are safe.
 """
@@ -66,13 +68,17 @@ def _hash_file(path):
     return h.hexdigest()
 
 
-def _deps_fresh(depsfile):
+def _cached(folder, depsfile):
+    """The cached library, if it and every file its build read are unchanged."""
     try:
         with open(depsfile) as f:
-            deps = json.load(f)
-        return all(_hash_file(p) == h for p, h in deps.items())
-    except (OSError, ValueError):
-        return False
+            rec = json.load(f)
+        lib = os.path.join(folder, rec["library"])
+        if os.path.exists(lib) and all(_hash_file(p) == h for p, h in rec["deps"].items()):
+            return lib
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
 
 
 def _parse_depfile(text):
@@ -112,12 +118,11 @@ def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags
         or os.path.join(os.path.expanduser("~"), ".cache", "bindthem")))
     folder = os.path.join(cache_dir, "%s-%s" % (stem, digest))
     os.makedirs(folder, exist_ok=True)
-    target = os.path.join(folder, "lib%s.so" % stem)
     depsfile = os.path.join(folder, "deps.json")
     with open(os.path.join(folder, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (os.path.exists(target) and _deps_fresh(depsfile)):
-            _compile(cxx, flags, source, folder, target, depsfile)
+        target = _cached(folder, depsfile) or _compile(cxx, flags, source, folder, stem,
+                                                       depsfile)
     if output is None:
         return target
     output = os.path.abspath(os.fspath(output))
@@ -128,11 +133,15 @@ def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags
     return output
 
 
-def _compile(cxx, flags, source, folder, target, depsfile):
+def _compile(cxx, flags, source, folder, stem, depsfile):
+    """Compiles into folder; returns the library's path. Its name carries a
+    hash of the files the compiler read: the dynamic loader hands back an
+    already loaded library for a path it has seen, so a rebuild after an
+    included header changed must not reuse the old name."""
     fd, src = tempfile.mkstemp(suffix=".cpp", dir=folder)
     with os.fdopen(fd, "w") as f:
         f.write(source)
-    tmp = target + ".tmp%d" % os.getpid()
+    tmp = os.path.join(folder, "lib%s.so.tmp%d" % (stem, os.getpid()))
     dep = src[:-4] + ".d"
     cmd = cxx + flags + list(REQUIRED_FLAGS) + ["-MD", "-MF", dep, src, "-o", tmp]
     try:
@@ -147,10 +156,14 @@ def _compile(cxx, flags, source, folder, target, depsfile):
                              output=out, command=cmd)
         with open(dep) as f:
             deps = [p for p in _parse_depfile(f.read()) if p != src]
+        deps = {os.path.abspath(p): _hash_file(p) for p in deps}
+        digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
+        target = os.path.join(folder, "lib%s-%s.so" % (stem, digest))
         with open(depsfile + ".tmp", "w") as f:
-            json.dump({os.path.abspath(p): _hash_file(p) for p in deps}, f)
+            json.dump({"library": os.path.basename(target), "deps": deps}, f)
         os.replace(tmp, target)
         os.replace(depsfile + ".tmp", depsfile)
+        return target
     finally:
         for p in (src, dep, tmp):
             if os.path.exists(p):

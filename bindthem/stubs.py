@@ -44,10 +44,27 @@ _MAX_LINE = 99
 _INDENT = "    "
 
 
-def _py_name(name):
-    # A C parameter called like a Python keyword could not be written in a
-    # stub; the runtime can only take it positionally anyway.
-    return name + "_" if keyword.iskeyword(name) else name
+def _signature(ov):
+    """The Python parameters as "name: annotation" strings, and the return.
+
+    A C parameter named like a Python keyword gets a trailing underscore and
+    is made positional-only (with those before it): the runtime cannot take
+    it by keyword anyway.
+    """
+    params, last_keyword = [], 0
+    for p in ov["params"]:
+        if p["size_of"] is not None:
+            continue
+        name = p["name"]
+        if keyword.iskeyword(name):
+            name += "_"
+            last_keyword = len(params) + 1
+        params.append("%s: %s" % (name, _annotation(p, p["array"])))
+    if last_keyword:
+        params.insert(last_keyword, "/")
+    ret = ov["return"]
+    returns = "None" if ret["python"] == "None" else _annotation(ret, False)
+    return tuple(params), returns
 
 
 def _annotation(t, array):
@@ -59,25 +76,12 @@ def _annotation(t, array):
         raise BindError("no Python type for C type %r" % t["type"]) from None
 
 
-def _signature(ov):
-    """((name, annotation), ...) of the Python parameters, and the return."""
-    params = tuple((_py_name(p["name"]), _annotation(p, p["array"]))
-                   for p in ov["params"] if p["size_of"] is None)
-    ret = ov["return"]
-    if ret["python"] == "None":
-        returns = "None"
-    else:
-        returns = _annotation(ret, False)
-    return params, returns
-
-
 def _def_line(name, params, returns, body):
-    args = ["%s: %s" % p for p in params]
-    one = "def %s(%s) -> %s:%s" % (name, ", ".join(args), returns, body)
+    one = "def %s(%s) -> %s:%s" % (name, ", ".join(params), returns, body)
     if len(one) <= _MAX_LINE:
         return [one]
     lines = ["def %s(" % name]
-    lines += [_INDENT + a + "," for a in args]
+    lines += [_INDENT + a + "," for a in params]
     lines.append(") -> %s:%s" % (returns, body))
     return lines
 

@@ -274,13 +274,7 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     PyObject *const *argv = args;
     int i, ov, pass;
 
-    if (nargs > f->n_py) {
-        PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given",
-                     f->qualname, f->n_py, f->n_py == 1 ? "" : "s", nargs,
-                     nargs == 1 ? "was" : "were");
-        return NULL;
-    }
-    if (nkw || nargs < f->n_py) {
+    if (nkw || nargs != f->n_py) {
         Py_ssize_t k;
         for (i = 0; i < f->n_py; i++)
             slots[i] = i < nargs ? args[i] : NULL;
@@ -311,6 +305,13 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
                 return NULL;
             }
             slots[found] = args[nargs + k];
+        }
+        /* after the keywords, as CPython checks them */
+        if (nargs > f->n_py) {
+            PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given",
+                         f->qualname, f->n_py, f->n_py == 1 ? "" : "s", nargs,
+                         nargs == 1 ? "was" : "were");
+            return NULL;
         }
         for (i = 0; i < f->n_py; i++)
             if (!slots[i])

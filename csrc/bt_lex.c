@@ -339,6 +339,8 @@ static int split_block(BtArena *arena, DocLines *dl, const char *s, const char *
 
     while (s < e && *s == '*')
         s++;
+    if (s < e && *s == '!') /* Doxygen's Qt-style opener */
+        s++;
     for (;;) {
         const char *nl = memchr(s, '\n', (size_t)(e - s));
         const char *le = nl ? nl : e;
@@ -388,6 +390,8 @@ int bt_lex_doc(BtArena *arena, const char *begin, const char *end, const char **
                 le = end;
             p += 2;
             while (p < le && *p == '/')
+                p++;
+            if (p < le && *p == '!')
                 p++;
             if (push_line(arena, &dl, p, (size_t)(le - p), 0) < 0)
                 goto error;

@@ -1,24 +1,40 @@
 /* bt_meta.c - the metadata pipeline: files -> header -> table -> plan. */
+#define _POSIX_C_SOURCE 200809L
 #include "bt_meta.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+
+static int os_error(BtDiag *diag, const char *path, const char *what, int err)
+{
+    bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "%s: %s", what, strerror(err));
+    if (diag->kind == BT_DIAG_OS)
+        diag->err = err;
+    return -1;
+}
 
 int bt_meta_read_file(const char *path, BtArena *arena, char **text, size_t *len, BtDiag *diag)
 {
     FILE *f = NULL;
     char *buf = NULL;
+    struct stat st;
     long size;
     int rc = -1;
 
     f = fopen(path, "rb");
     if (!f) {
-        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot open: %s", strerror(errno));
+        os_error(diag, path, "cannot open", errno);
+        goto done;
+    }
+    /* a directory opens fine and "seeks" to LONG_MAX */
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        os_error(diag, path, "cannot read", EISDIR);
         goto done;
     }
     if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot read: %s", strerror(errno));
+        os_error(diag, path, "cannot read", errno);
         goto done;
     }
     buf = bt_arena_alloc(arena, (size_t)size + 1);
@@ -27,7 +43,7 @@ int bt_meta_read_file(const char *path, BtArena *arena, char **text, size_t *len
         goto done;
     }
     if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot read: %s", strerror(errno));
+        os_error(diag, path, "cannot read", ferror(f) ? errno : EIO);
         goto done;
     }
     buf[size] = '\0';

@@ -3,6 +3,8 @@
  * emitter and the CLI read only what this file produces. */
 #include "bt_meta_py.h"
 
+#include <string.h>
+
 #include "bt_mangle.h"
 
 PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
@@ -15,6 +17,15 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
     case BT_DIAG_NOMEM:
         return PyErr_NoMemory();
     case BT_DIAG_OS:
+        if (d->err && d->file[0]) {
+            /* OSError(errno, strerror, filename) picks the subclass
+             * (FileNotFoundError, IsADirectoryError, ...) */
+            exc = Py_BuildValue("(isN)", d->err, strerror(d->err),
+                                PyUnicode_DecodeFSDefault(d->file));
+            if (exc)
+                PyErr_SetObject(PyExc_OSError, exc);
+            goto done;
+        }
         PyErr_Format(PyExc_OSError, "%s", msg);
         return NULL;
     case BT_DIAG_INSTANTIATE:

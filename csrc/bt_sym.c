@@ -95,16 +95,21 @@ typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 const char *bt_sym_demangle(const char *symbol, BtArena *arena)
 {
     demangle_fn dm;
+    void *cxx = NULL;
     char *s;
     const char *r;
     int status = 0;
 
     if (strncmp(symbol, "_Z", 2) != 0)
         return NULL;
+    /* libstdc++ is in the global scope only if something loaded it there;
+     * a C++ kernel library opened RTLD_LOCAL keeps its copy to itself */
     dm = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!dm)
-        return NULL;
-    s = dm(symbol, NULL, NULL, &status);
+    if (!dm && (cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)))
+        dm = (demangle_fn)dlsym(cxx, "__cxa_demangle");
+    s = dm ? dm(symbol, NULL, NULL, &status) : NULL;
+    if (cxx)
+        dlclose(cxx);
     if (!s || status != 0) {
         free(s);
         return NULL;

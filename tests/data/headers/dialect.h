@@ -119,4 +119,13 @@ void overloaded(double x);
 float *returns_pointer(int n);
 void wrong_size_type(double x[], double x_size);
 
+// ---- every <cstdint> spelling, and const in each place ----
+
+void fixed_width(int8_t a, uint8_t b, int16_t c, uint16_t d, int32_t e, uint32_t f,
+                 int64_t g, uint64_t h, size_t i, std::ptrdiff_t j, char k, double l,
+                 unsigned long long m, signed n, std::int32_t o);
+template <class T>
+void const_placements(T const *a, const int a_size, const T *const b, const int b_size,
+                      const T c[], int c_size, T const d, T *const e, int e_size);
+
 #endif

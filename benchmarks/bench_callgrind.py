@@ -1,0 +1,155 @@
+"""Instructions per call (callgrind), for the cases of bench_calls.py.
+
+One valgrind process runs every case. Per case: 500 warm-up calls, then
+CALLGRIND_ZERO_STATS, N calls, CALLGRIND_DUMP_STATS_AT; again with 2N calls.
+Instructions per call = (I(2N) - I(N)) / N, which cancels the fixed costs
+(the client requests, loop set-up). What remains per call is the Python loop
+iteration plus the call; the `noop` row (an 8-argument METH_FASTCALL function
+that does nothing) is that Python-side cost, and the last column subtracts
+it. The client requests come from the floor extension (valgrind/callgrind.h).
+
+Counts are repeatable to a few instructions where wall times are not.
+
+Run: python benchmarks/bench_callgrind.py [--keep DIR]   (DIR keeps the
+dumps, made with --dump-instr=yes, for callgrind_annotate / kcachegrind)
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+N = 2000
+
+LOOP = """
+def run(n, f, Ap, Aj, Ax, x, b):
+    for _ in range(n):
+        f(Ap, Aj, Ax, x, b, 0, 0, 1)
+
+def run_ct(n, f, Ap, Aj, Ax, x, b):
+    n0, n1, n2, n3, n4 = len(Ap), len(Aj), len(Ax), len(x), len(b)
+    for _ in range(n):
+        f(Ap, n0, Aj, n1, Ax, n2, x, n3, b, n4, 0, 0, 1)
+"""
+
+
+def cases():
+    """[(label, loop, callable, arrays)]"""
+    import numpy as np
+    lib = common.relaxation()
+    fl = common.floor()
+    stock = common.stock_relaxation()
+    arr = {t: common.tiny(dt) for t, dt in (("f32", np.float32), ("f64", np.float64),
+                                            ("c128", np.complex128))}
+    Ap, Aj, Ax, x, b = arr["c128"]
+    arr["i64c128"] = (Ap.astype(np.int64), Aj.astype(np.int64), Ax, x, b)
+    out = []
+    for name, f in (("bindthem", lib.gauss_seidel), ("pybind11", stock.gauss_seidel)):
+        for t in ("f64", "f32", "c128", "i64c128"):
+            out.append(("%s %s" % (name, t), "run", f, arr[t]))
+    for t, f in (("f64", fl.gauss_seidel_f64), ("f32", fl.gauss_seidel_f32),
+                 ("c128", fl.gauss_seidel_c128)):
+        out.append(("floor %s" % t, "run", f, arr[t]))
+    out.append(("ctypes f64", "run_ct", common.ctypes_gauss_seidel(lib, 1), arr["f64"]))
+    out.append(("ctypes c128", "run_ct", common.ctypes_gauss_seidel(lib, 3), arr["c128"]))
+    out.append(("noop", "run", fl.noop, arr["f64"]))
+    return out
+
+
+def worker():
+    fl = common.floor()
+    ns = {}
+    exec(LOOP, ns)
+    todo = cases()
+    for label, loop, f, arrays in todo:
+        run = ns[loop]
+        run(500, f, *arrays)
+        for n in (N, 2 * N):
+            fl.cg_zero()
+            run(n, f, *arrays)
+            fl.cg_dump("%s|%d" % (label, n))
+
+
+def parse(folder):
+    got = {}
+    for p in os.listdir(folder):
+        desc = tot = None
+        with open(os.path.join(folder, p)) as f:
+            for line in f:
+                if line.startswith("desc: Trigger: Client Request: "):
+                    desc = line.split(": ", 3)[3].strip()
+                elif line.startswith("totals:"):
+                    tot = int(line.split()[1])
+        if desc and tot is not None:
+            label, n = desc.rsplit("|", 1)
+            got.setdefault(label, {})[int(n)] = tot
+    return {k: (v[2 * N] - v[N]) / N for k, v in got.items() if N in v and 2 * N in v}
+
+
+def measure(keep=None):
+    if not shutil.which("valgrind"):
+        print("\n(valgrind not found: callgrind counts skipped)")
+        return None
+    folder = keep or tempfile.mkdtemp(dir=common.CACHE)
+    os.makedirs(folder, exist_ok=True)
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=%s/cg.out" % folder]
+    if keep:
+        cmd.append("--dump-instr=yes")
+    cmd += [sys.executable, os.path.abspath(__file__), "--worker"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=common.CACHE,
+                          env=common.env())
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        raise RuntimeError("callgrind run failed")
+    res = parse(folder)
+    if not keep:
+        shutil.rmtree(folder, ignore_errors=True)
+    return res
+
+
+def main(keep=None):
+    res = measure(keep)
+    if res is None:
+        return None
+    base = res["noop"]
+    rows = []
+    order = [c[0] for c in cases_labels()]
+    for k in order:
+        if k in res:
+            rows.append([k, "%.0f" % res[k], "%.0f" % (res[k] - base)])
+    common.table("Callgrind: instructions per call, gauss_seidel on a 2x2 CSR, empty sweep "
+                 "((I(%d)-I(%d))/%d)" % (2 * N, N, N),
+                 ["case", "instr/call", "minus noop"], rows,
+                 "f32 = 1st overload <int,float,float>, f64 = 2nd, c128 = 4th "
+                 "<int,complex<double>,double>, i64c128 = 8th <int64_t,complex<double>,double>.")
+    bt = {t: res["bindthem " + t] - base for t in ("f64", "f32", "c128", "i64c128")}
+    pb = {t: res["pybind11 " + t] - base for t in ("f64", "f32", "c128", "i64c128")}
+    flr = res["floor f64"] - base
+    print("bindthem/pybind11 (f64, minus noop): %.3f; bindthem/floor: %.2f; "
+          "bindthem 4th/1st: %.3f, 8th/1st: %.3f; pybind11 4th/1st: %.2f"
+          % (bt["f64"] / pb["f64"], bt["f64"] / flr, bt["c128"] / bt["f32"],
+             bt["i64c128"] / bt["f32"], pb["c128"] / pb["f32"]))
+    return res
+
+
+def cases_labels():
+    labels = []
+    for name in ("bindthem", "pybind11"):
+        for t in ("f64", "f32", "c128", "i64c128"):
+            labels.append(("%s %s" % (name, t),))
+    labels += [("floor f64",), ("floor f32",), ("floor c128",), ("ctypes f64",),
+               ("ctypes c128",), ("noop",)]
+    return labels
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        worker()
+    else:
+        keep = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
+        main(keep)

@@ -1,0 +1,135 @@
+// floor.cpp - "the floor": the least a binding of gauss_seidel can do.
+//
+// A hand-written METH_FASTCALL extension (C++, so it can instantiate pyamg's
+// template directly) that checks each array the way a safe binding must
+// (PyArray_Check, exact dtype, native byte order, C-contiguous, aligned,
+// writeable for x), reads the three int scalars and calls
+// gauss_seidel<int, T, F> from the sdist's relaxation.h. No dispatch: one
+// function per dtype. Like bindthem, it releases the GIL when the arrays hold
+// at least 2048 elements in all.
+//
+// Also: noop() (a METH_FASTCALL function that does nothing: the cost of the
+// Python-side call itself) and the callgrind client requests used by
+// bench_callgrind.py (no-ops when not running under valgrind).
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <valgrind/callgrind.h>
+
+#include <cmath>
+#include <complex>
+#include <iostream>
+#include <limits>
+#include <vector>
+
+#include "relaxation.h"
+
+template <int NPY>
+static inline bool ok_array(PyObject *o, bool writeable, const char *name)
+{
+    if (!PyArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an ndarray", name);
+        return false;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    PyArray_Descr *d = PyArray_DESCR(a);
+    if (d->type_num != NPY || !PyArray_ISNBO(d->byteorder)) {
+        PyErr_Format(PyExc_TypeError, "%s has the wrong dtype", name);
+        return false;
+    }
+    int need = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (writeable ? NPY_ARRAY_WRITEABLE : 0);
+    if ((PyArray_FLAGS(a) & need) != need) {
+        PyErr_Format(PyExc_ValueError, "%s must be C-contiguous, aligned%s", name,
+                     writeable ? " and writeable" : "");
+        return false;
+    }
+    return true;
+}
+
+template <class T, class F, int NPY>
+static PyObject *gs(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "gauss_seidel takes 8 arguments");
+        return NULL;
+    }
+    if (!ok_array<NPY_INT>(args[0], false, "Ap") || !ok_array<NPY_INT>(args[1], false, "Aj") ||
+        !ok_array<NPY>(args[2], false, "Ax") || !ok_array<NPY>(args[3], true, "x") ||
+        !ok_array<NPY>(args[4], false, "b"))
+        return NULL;
+    long s[3];
+    for (int i = 0; i < 3; i++) {
+        s[i] = PyLong_AsLong(args[5 + i]);
+        if (s[i] == -1 && PyErr_Occurred())
+            return NULL;
+        if (s[i] < INT_MIN || s[i] > INT_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "does not fit in int");
+            return NULL;
+        }
+    }
+    PyArrayObject *a[5];
+    npy_intp total = 0;
+    for (int i = 0; i < 5; i++) {
+        a[i] = (PyArrayObject *)args[i];
+        total += PyArray_SIZE(a[i]);
+    }
+#define FLOOR_CALL                                                                        \
+    gauss_seidel<int, T, F>((const int *)PyArray_DATA(a[0]), (int)PyArray_SIZE(a[0]),      \
+                            (const int *)PyArray_DATA(a[1]), (int)PyArray_SIZE(a[1]),      \
+                            (const T *)PyArray_DATA(a[2]), (int)PyArray_SIZE(a[2]),        \
+                            (T *)PyArray_DATA(a[3]), (int)PyArray_SIZE(a[3]),              \
+                            (const T *)PyArray_DATA(a[4]), (int)PyArray_SIZE(a[4]),        \
+                            (int)s[0], (int)s[1], (int)s[2])
+    if (total >= 2048) {
+        Py_BEGIN_ALLOW_THREADS
+        FLOOR_CALL;
+        Py_END_ALLOW_THREADS
+    } else {
+        FLOOR_CALL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *noop(PyObject *, PyObject *const *, Py_ssize_t) { Py_RETURN_NONE; }
+
+static PyObject *cg_zero(PyObject *, PyObject *)
+{
+    CALLGRIND_ZERO_STATS;
+    Py_RETURN_NONE;
+}
+
+static PyObject *cg_dump(PyObject *, PyObject *arg)
+{
+    const char *s = PyUnicode_AsUTF8(arg);
+    if (!s)
+        return NULL;
+    CALLGRIND_DUMP_STATS_AT(s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *on_valgrind(PyObject *, PyObject *)
+{
+    return PyBool_FromLong(RUNNING_ON_VALGRIND);
+}
+
+static PyMethodDef methods[] = {
+    {"gauss_seidel_f32", (PyCFunction)(void (*)(void))gs<float, float, NPY_FLOAT>, METH_FASTCALL,
+     "gauss_seidel<int, float, float>"},
+    {"gauss_seidel_f64", (PyCFunction)(void (*)(void))gs<double, double, NPY_DOUBLE>, METH_FASTCALL,
+     "gauss_seidel<int, double, double>"},
+    {"gauss_seidel_c128", (PyCFunction)(void (*)(void))gs<std::complex<double>, double, NPY_CDOUBLE>,
+     METH_FASTCALL, "gauss_seidel<int, std::complex<double>, double>"},
+    {"noop", (PyCFunction)(void (*)(void))noop, METH_FASTCALL, "does nothing"},
+    {"cg_zero", cg_zero, METH_NOARGS, "CALLGRIND_ZERO_STATS"},
+    {"cg_dump", cg_dump, METH_O, "CALLGRIND_DUMP_STATS_AT(name)"},
+    {"on_valgrind", on_valgrind, METH_NOARGS, "RUNNING_ON_VALGRIND"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_floor", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__floor(void)
+{
+    import_array();
+    return PyModule_Create(&moddef);
+}

@@ -1,0 +1,149 @@
+"""bindthem's C core: header/YAML metadata, symbols, libffi call frames."""
+
+from types import ModuleType
+from typing import Any, Final, TypedDict, final
+
+from _typeshed import StrOrBytesPath
+from typing_extensions import Self
+
+from .errors import BindError as BindError
+from .errors import BuildError as BuildError
+from .errors import HeaderError as HeaderError
+from .errors import InstantiateError as InstantiateError
+from .errors import SymbolError as SymbolError
+
+GIL_RELEASE_MIN_ELEMENTS: Final[int]
+
+# What parse_header() returns (csrc/bt_meta_py.c). The dicts exist only at
+# type-checking time, hence the private names.
+
+class _DeclParam(TypedDict):
+    name: str
+    type: str
+    const: bool
+    array: bool
+    size_of: str | None
+    line: int
+    col: int
+
+class _DeclReturn(TypedDict):
+    type: str
+    const: bool
+    array: bool
+
+_Declaration = TypedDict(
+    "_Declaration",
+    {
+        "name": str,
+        "namespace": tuple[str, ...],
+        "template": tuple[str, ...],
+        "return": _DeclReturn,
+        "params": list[_DeclParam],
+        "doc": str,
+        "line": int,
+        "col": int,
+        "extern_c": bool,
+        "inline": bool,
+        "static": bool,
+        "global": bool,
+        "device": bool,
+        "bindable": bool,
+        "reason": str | None,
+    },
+)
+
+class _Param(TypedDict):
+    name: str
+    type: str
+    dtype: str
+    python: str
+    const: bool
+    array: bool
+    size_of: str | None
+
+class _Return(TypedDict):
+    type: str
+    dtype: str
+    python: str
+
+_Overload = TypedDict(
+    "_Overload",
+    {
+        "function": str,
+        "template_args": tuple[str, ...],
+        "return": _Return,
+        "params": list[_Param],
+        "signature": str,
+        "symbol": str,
+        "line": int,
+        "yaml_line": int,
+    },
+)
+
+class _FunctionInfo(TypedDict):
+    name: str
+    doc: str
+    overloads: list[_Overload]
+
+class _Skipped(TypedDict):
+    name: str
+    line: int
+    reason: str
+
+class _Metadata(TypedDict):
+    header: str
+    instantiate: str | None
+    declarations: list[_Declaration]
+    functions: list[_FunctionInfo]
+    skipped: list[_Skipped]
+    missing: list[str]
+
+@final
+class Function:
+    """A bound kernel: its overloads, dispatched on the arguments' dtypes."""
+
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def __qualname__(self) -> str: ...
+    @property
+    def __module__(self) -> str: ...  # type: ignore[override]
+    # Instances also have __text_signature__ "(a, b, c)" (for inspect and
+    # stubtest); not declared here because on the class itself type's own
+    # __text_signature__ (None) wins, and stubtest checks the class.
+    @property
+    def overloads(self) -> tuple[str, ...]:
+        """C signatures of the overloads, in YAML order."""
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """Symbol names of the overloads."""
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Python parameter names."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None, /) -> Self: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+    def _set_library(self, library: ModuleType, /) -> None: ...
+
+@final
+class Handle:
+    """An open shared library; Functions keep it loaded."""
+
+    @property
+    def path(self) -> str:
+        """The file the loader opened."""
+
+def parse_header(
+    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False
+) -> _Metadata:
+    """Read a kernel header (and an instantiate.yml) into plain Python objects."""
+
+def bind(
+    library: StrOrBytesPath,
+    header: StrOrBytesPath,
+    instantiate: StrOrBytesPath | None = None,
+    *,
+    module: str,
+    strict: bool = False,
+) -> tuple[Handle, dict[str, Function], _Metadata, list[str]]:
+    """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""

@@ -1,0 +1,105 @@
+/* bt_cuda.h - the CUDA driver, reached through dlopen + cuGetProcAddress.
+ *
+ * Pure C: no Python.h, no cuda.h, never linked against libcuda. The driver
+ * is opened on first use (BINDTHEM_LIBCUDA, else "libcuda.so.1"), its
+ * version checked, and every entry point requested with the CUDA version
+ * of the PFN typedef this file was written against, legacy-stream variants.
+ * Only primary contexts are used. The driver table is process-wide; callers
+ * serialize (the Python layer holds the GIL). CUresult is translated here
+ * and nowhere else: functions return 0/-1 (or a pointer/NULL) and fill a
+ * BtCudaError. */
+#ifndef BT_CUDA_H
+#define BT_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bt_arena.h"
+
+/* CUDA 2.0: the stream handles of the two default streams. */
+#define BT_CUDA_STREAM_LEGACY 0x1
+#define BT_CUDA_STREAM_PER_THREAD 0x2
+
+/* Most devices bindthem tracks primary contexts for. */
+#define BT_CUDA_MAX_DEVICES 64
+
+typedef enum BtCudaErrKind {
+    BT_CUDA_OK = 0,
+    BT_CUDA_NODRIVER,  /* no libcuda, the toolkit's stub, no device */
+    BT_CUDA_DRIVER,    /* a driver call failed (code = its CUresult) */
+    BT_CUDA_NOMEM,     /* host memory */
+    BT_CUDA_UNSUPPORTED /* this driver lacks the entry point (optional features) */
+} BtCudaErrKind;
+
+typedef struct BtCudaError {
+    BtCudaErrKind kind;
+    int code;          /* CUresult, or 0 */
+    char message[4096];
+} BtCudaError;
+
+/* What cuPointerGetAttributes says about an address. */
+typedef struct BtCudaPtrInfo {
+    int memtype;       /* CUmemorytype: 0 unknown to CUDA, 1 host, 2 device, 4 unified */
+    int managed;
+    int device;        /* ordinal, or -1 */
+    uint64_t devptr;   /* where the device sees it */
+} BtCudaPtrInfo;
+
+typedef struct BtCudaModule BtCudaModule;
+
+BT_HIDDEN void bt_cuda_error_init(BtCudaError *e);
+
+/* Opens the driver once (a failure is retried on the next call). */
+BT_HIDDEN int bt_cuda_init(BtCudaError *e);
+/* cuDriverGetVersion's value (0 before a successful init), the loaded path. */
+BT_HIDDEN int bt_cuda_driver_version(void);
+BT_HIDDEN const char *bt_cuda_driver_path(void);
+/* Whether the module loader is cuLibraryLoadData (12.0+) or cuModuleLoadDataEx. */
+BT_HIDDEN int bt_cuda_uses_library_api(void);
+
+BT_HIDDEN int bt_cuda_device_count(int *n, BtCudaError *e);
+/* "NVIDIA H100 (device 0)" style text into buf; never fails. */
+BT_HIDDEN void bt_cuda_device_label(int dev, char *buf, size_t size);
+/* The device of the calling thread's current context, else 0. */
+BT_HIDDEN int bt_cuda_current_device(int *dev, BtCudaError *e);
+/* Makes dev's primary context current on the calling thread when it isn't. */
+BT_HIDDEN int bt_cuda_use_device(int dev, BtCudaError *e);
+
+BT_HIDDEN int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtCudaError *e);
+/* Frees with dev's primary context current, restoring the thread's context. */
+BT_HIDDEN void bt_cuda_free(int dev, uint64_t ptr);
+BT_HIDDEN int bt_cuda_htod(int dev, uint64_t dst, const void *src, size_t n, BtCudaError *e);
+BT_HIDDEN int bt_cuda_dtoh(int dev, void *dst, uint64_t src, size_t n, BtCudaError *e);
+BT_HIDDEN int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e);
+
+/* Loads a cubin/fatbin/PTX image (len bytes; PTX need not be NUL-terminated)
+ * into device dev (context-independent on 12.0+ drivers). PTX JIT errors put
+ * the JIT log into e->message. */
+BT_HIDDEN BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev,
+                                            BtCudaError *e);
+BT_HIDDEN void bt_cuda_module_unload(BtCudaModule *m);
+/* The device a cuModuleLoadDataEx module lives on, or -1 (cuLibrary: any). */
+BT_HIDDEN int bt_cuda_module_device(const BtCudaModule *m);
+/* The kernel handle of `name`, or NULL: *missing = 1 when the module has no
+ * such kernel (e not set), else an error in e. */
+BT_HIDDEN void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing,
+                                      BtCudaError *e);
+/* The kernels' (mangled) names as an arena array; -1 with
+ * BT_CUDA_UNSUPPORTED when the driver can't enumerate (before 12.4). */
+BT_HIDDEN int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n,
+                                   BtCudaError *e);
+/* Parameter i of a kernel: 0 with offset and size, 1 when the kernel has
+ * fewer parameters, -1 on error (BT_CUDA_UNSUPPORTED before 12.4). */
+BT_HIDDEN int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset,
+                                 size_t *size, BtCudaError *e);
+
+/* Queues a launch. kernel from bt_cuda_module_kernel; stream is a CUstream
+ * handle value (0: the legacy default stream). */
+BT_HIDDEN int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
+                             unsigned shared, uint64_t stream, void **params, BtCudaError *e);
+BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtCudaError *e);
+/* cuCtxSynchronize on the current context (dev's primary one made current
+ * if none is). */
+BT_HIDDEN int bt_cuda_sync(BtCudaError *e);
+
+#endif

@@ -1,0 +1,75 @@
+"""Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c) once
+per test process, against csrc's Python-free files, with ASan/UBSan when
+gcc has them."""
+
+import atexit
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CSRC = os.path.join(ROOT, "csrc")
+CDIR = os.path.join(ROOT, "tests", "c")
+PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_yaml.c",
+          "bt_plan.c", "bt_meta.c", "bt_mangle.c")
+DRIVERS = ("dump_header", "dump_plan")
+CC = os.environ.get("CC", "gcc")
+
+
+def have_sanitizers():
+    """True when gcc can link -fsanitize=address (libasan is installed)."""
+    try:
+        out = subprocess.run([CC, "-print-file-name=libasan.so"], capture_output=True,
+                             text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return os.path.isabs(out) and os.path.exists(out)
+
+
+def flags():
+    f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I" + CSRC]
+    if have_sanitizers():
+        f += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+              "-fno-sanitize-recover=undefined"]
+    return f
+
+
+@functools.lru_cache(maxsize=None)
+def build():
+    """{driver name: executable path}. RuntimeError with gcc's output on failure;
+    OSError when there is no gcc."""
+    if not shutil.which(CC):
+        raise OSError("no C compiler %r" % CC)
+    out = tempfile.mkdtemp(prefix="bindthem-drivers-")
+    atexit.register(shutil.rmtree, out, True)
+    srcs = [os.path.join(CSRC, f) for f in PURE_C]
+    procs = {}
+    for d in DRIVERS:
+        exe = os.path.join(out, d)
+        cmd = [CC] + flags() + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi",
+                                                                     "-o", exe]
+        procs[d] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                               stderr=subprocess.STDOUT, text=True))
+    paths = {}
+    for d, (exe, cmd, p) in procs.items():
+        text, _ = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), text))
+        paths[d] = exe
+    return paths
+
+
+def env():
+    """Environment for running a driver: sanitizer reports are fatal."""
+    e = dict(os.environ)
+    e["ASAN_OPTIONS"] = "abort_on_error=0:exitcode=99:detect_leaks=1"
+    e["UBSAN_OPTIONS"] = "halt_on_error=1:exitcode=98:print_stacktrace=1"
+    return e
+
+
+def run(driver, *args):
+    """CompletedProcess of one driver run (text, stdout and stderr apart)."""
+    return subprocess.run([build()[driver]] + [str(a) for a in args], capture_output=True,
+                          text=True, env=env(), timeout=120)

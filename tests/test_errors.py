@@ -1,0 +1,255 @@
+"""Malformed inputs: each error's type, message and location, through
+bindthem.parse_header. Driven by tests/data/bad_headers/EXPECTED.txt and
+tests/data/bad_yaml/EXPECTED.txt (the same tables the C drivers check)."""
+
+import gc
+import os
+import pickle
+import sys
+
+import pytest
+
+import bindthem
+from bindthem import BindError, HeaderError, InstantiateError
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+BAD_H = os.path.join(DATA, "bad_headers")
+BAD_Y = os.path.join(DATA, "bad_yaml")
+EXAMPLES = os.path.join(os.path.dirname(DATA), "..", "examples")
+
+
+def _table(path, ncols):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                cols = line.split("\t")
+                assert len(cols) == ncols, line
+                rows.append(cols)
+    return rows
+
+
+BAD_HEADERS = _table(os.path.join(BAD_H, "EXPECTED.txt"), 3)
+BAD_YAML = _table(os.path.join(BAD_Y, "EXPECTED.txt"), 4)
+
+
+def test_corpora_complete():
+    """Every corpus file is in its EXPECTED.txt, and there are enough of them."""
+    assert len(BAD_HEADERS) >= 15
+    assert sorted(r[0] for r in BAD_HEADERS) == sorted(
+        f for f in os.listdir(BAD_H) if f.endswith(".h"))
+    listed = {r[0] for r in BAD_YAML}
+    assert listed == {f for f in os.listdir(BAD_Y) if f.endswith(".yml")}
+    headers = {r[1].split()[0] for r in BAD_YAML if r[1] != "-"}
+    assert headers == {f for f in os.listdir(BAD_Y) if f.endswith(".h")}
+
+
+def _loc(pos):
+    if pos == "-":
+        return None, None
+    line, col = pos.split(":")
+    return int(line), int(col)
+
+
+def check(exc, cls, path, pos, msg):
+    assert type(exc) is cls
+    assert isinstance(exc, BindError)
+    line, col = _loc(pos)
+    assert exc.filename == path
+    assert (exc.lineno, exc.colno) == (line, col)
+    prefix = "%s:%s: " % (path, pos) if pos != "-" else "%s: " % path
+    assert str(exc).startswith(prefix)
+    assert msg in str(exc)
+    # the located message survives pickling (multiprocessing, pytest-xdist)
+    back = pickle.loads(pickle.dumps(exc))
+    assert (type(back), str(back), back.filename, back.lineno, back.colno) == \
+        (cls, str(exc), exc.filename, exc.lineno, exc.colno)
+
+
+@pytest.mark.parametrize("name,pos,msg", BAD_HEADERS, ids=[r[0] for r in BAD_HEADERS])
+def test_bad_header(name, pos, msg):
+    path = os.path.join(BAD_H, name)
+    with pytest.raises(HeaderError) as ei:
+        bindthem.parse_header(path)
+    check(ei.value, HeaderError, path, pos, msg)
+    # a YAML that would be fine changes nothing: the header is read first
+    with pytest.raises(HeaderError) as ei:
+        bindthem.parse_header(path, os.path.join(BAD_Y, "near_miss.yml"))
+    check(ei.value, HeaderError, path, pos, msg)
+
+
+@pytest.mark.parametrize("yml,hdr,pos,msg", BAD_YAML, ids=[r[0] for r in BAD_YAML])
+def test_bad_yaml(yml, hdr, pos, msg):
+    words = hdr.split()
+    # a YAML-only error shows with any good header
+    header = os.path.join(BAD_Y, words[0] if words[0] != "-" else "arity.h")
+    path = os.path.join(BAD_Y, yml)
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(header, path, strict="--strict" in words)
+    check(ei.value, InstantiateError, path, pos, msg)
+
+
+def test_loops_leave_nothing_behind():
+    """Errors raise cleanly again and again: no partial result, no leaked
+    references (the arena is freed on every exit)."""
+    cases = [(os.path.join(BAD_H, r[0]), None) for r in BAD_HEADERS]
+    cases += [(os.path.join(BAD_Y, "arity.h"), os.path.join(BAD_Y, r[0]))
+              for r in BAD_YAML if r[1] == "-" or r[1] == "arity.h"]
+    good = (os.path.join(EXAMPLES, "myheader.h"), os.path.join(EXAMPLES, "instantiate.yml"))
+
+    def once():
+        for h, y in cases:
+            try:
+                bindthem.parse_header(h, y)
+            except BindError:
+                pass
+            else:
+                raise AssertionError("no error for %s %s" % (h, y))
+        assert bindthem.parse_header(*good)["functions"][0]["name"] == "myfunc"
+
+    for _ in range(3):   # warm up caches, interned strings, ...
+        once()
+    gc.collect()
+    total = getattr(sys, "gettotalrefcount", None)
+    before = total() if total else len(gc.get_objects())
+    for _ in range(50):
+        once()
+    gc.collect()
+    after = total() if total else len(gc.get_objects())
+    assert after - before < 50, (before, after)
+
+
+def test_exception_classes():
+    assert issubclass(HeaderError, BindError) and issubclass(InstantiateError, BindError)
+    assert not issubclass(HeaderError, InstantiateError)
+    assert not issubclass(InstantiateError, HeaderError)
+
+
+def test_nonexistent_files(tmp_path):
+    missing = str(tmp_path / "nope.h")
+    with pytest.raises(FileNotFoundError) as ei:
+        bindthem.parse_header(missing)
+    assert ei.value.filename == missing and ei.value.errno == 2
+    good = os.path.join(EXAMPLES, "myheader.h")
+    with pytest.raises(FileNotFoundError) as ei:
+        bindthem.parse_header(good, str(tmp_path / "nope.yml"))
+    assert ei.value.filename == str(tmp_path / "nope.yml")
+    # a directory is not MemoryError
+    with pytest.raises(IsADirectoryError) as ei:
+        bindthem.parse_header(str(tmp_path))
+    assert ei.value.filename == str(tmp_path)
+    with pytest.raises(IsADirectoryError):
+        bindthem.parse_header(good, str(tmp_path))
+    # bytes and PathLike paths are accepted
+    assert bindthem.parse_header(good.encode())["declarations"][0]["name"] == "myfunc"
+    import pathlib
+    assert bindthem.parse_header(pathlib.Path(good))["declarations"]
+    with pytest.raises(TypeError):
+        bindthem.parse_header(42)
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+HDR = """\
+template <class I, class T>
+void scale_rows(const I n, T x[], const int x_size);
+
+void by_ref(double &x);
+
+int helper_function(const int n);
+"""
+
+
+def test_strict_missing_and_shared_near_miss(tmp_path):
+    h = _write(tmp_path, "k.h", HDR)
+    y = _write(tmp_path, "k.yml", "- types:\n    - [int, double]\n  functions:\n"
+                                  "    - scale_rows\n    - other_header_fn\n")
+    # shared YAML (default): the name another header declares is 'missing'
+    m = bindthem.parse_header(h, y)
+    assert m["missing"] == ["other_header_fn"]
+    assert [f["name"] for f in m["functions"]] == ["scale_rows"]
+    # strict: an error at the name in the YAML
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(h, y, strict=True)
+    e = ei.value
+    assert (e.filename, e.lineno, e.colno) == (y, 5, 7)
+    assert "'other_header_fn' is listed in instantiate.yml but not declared in %s" % h in str(e)
+    # near miss of a header function the YAML doesn't list: an error even
+    # when shared (a typo would otherwise leave it silently unbound)
+    y2 = _write(tmp_path, "k2.yml", "- types:\n    - [int, double]\n  functions:\n"
+                                    "    - scale_rows\n- types: null\n  functions:\n"
+                                    "    - Helper_functoin\n")
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(h, y2)
+    e = ei.value
+    assert (e.filename, e.lineno, e.colno) == (y2, 7, 7)
+    assert "did you mean 'helper_function' (declared at %s:6:5)?" % h in str(e)
+    # ... but not of a listed one: pyamg lists gauss_seidel_nr and _ne, and
+    # each header declares some of the YAML's names only
+    y3 = _write(tmp_path, "k3.yml", "- types:\n    - [int, double]\n  functions:\n"
+                                    "    - scale_rows\n    - scale_rowz\n")
+    assert bindthem.parse_header(h, y3)["missing"] == ["scale_rowz"]
+    # and short names are too close to everything to be near misses
+    y4 = _write(tmp_path, "k4.yml", "- types:\n    - [int, double]\n  functions:\n"
+                                    "    - scale_rows\n- types: null\n  functions:\n"
+                                    "    - byrf\n    - abc\n")
+    assert bindthem.parse_header(h, y4)["missing"] == ["byrf", "abc"]
+
+
+def test_unbindable_listed_gives_reason(tmp_path):
+    h = _write(tmp_path, "k.h", HDR)
+    y = _write(tmp_path, "k.yml", "- types: null\n  functions:\n    - by_ref\n")
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(h, y)
+    e = ei.value
+    assert (e.filename, e.lineno, e.colno) == (y, 3, 7)
+    assert "lists 'by_ref', which the header declares at %s:4:6" % h in str(e)
+    assert "parameter 'x' is a reference (double &)" in str(e)
+
+
+def test_wrong_tuple_arity(tmp_path):
+    h = _write(tmp_path, "k.h", HDR)
+    y = _write(tmp_path, "k.yml", "- types:\n    - [int, double]\n    - [int, double, float]\n"
+                                  "  functions:\n    - scale_rows\n")
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(h, y)
+    e = ei.value
+    assert (e.lineno, e.colno) == (3, 7)
+    assert ("'scale_rows' takes 2 template parameters <class I, class T> but "
+            "[0].types[1] gives 3: [int, double, float] (declared at %s:2:6)" % h) in str(e)
+
+
+def test_unknown_type_names_the_entry_path(tmp_path):
+    h = _write(tmp_path, "k.h", HDR)
+    y = _write(tmp_path, "k.yml", "instantiate:\n- types: null\n  functions: [by_ref]\n"
+                                  "- types:\n    - [int, doubel]\n  functions:\n"
+                                  "    - scale_rows\n")
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(h, y)
+    e = ei.value
+    assert (e.lineno, e.colno) == (5, 13)
+    assert "unknown type 'doubel' in instantiate[1].types[0]" in str(e)
+
+
+@pytest.mark.parametrize("text,pos,msg", [
+    ("- types: [[int]\n  functions: [f]\n", "2:3", "did not find expected ',' or ']'"),
+    ("- types:\n    - [int]\n  functions:\n    - f\n  - g\n", "5:3",
+     "did not find expected key"),
+    ("key: [unclosed\n", "2:1", "did not find expected ',' or ']'"),
+    ("- *undefined_alias\n", "1:3", "found undefined alias"),
+    ("- types: null\n  functions: [f]\n  types: null\n", "3:3",
+     "duplicate key 'types' in entry [0]"),
+    ("- &a types\n", "1:3", "entry [0] must be a mapping with 'types' and 'functions' keys"),
+])
+def test_malformed_yaml(tmp_path, text, pos, msg):
+    h = _write(tmp_path, "k.h", HDR)
+    y = _write(tmp_path, "k.yml", text)
+    with pytest.raises(InstantiateError) as ei:
+        bindthem.parse_header(h, y)
+    assert str(ei.value).startswith("%s:%s: " % (y, pos)), str(ei.value)
+    assert msg in str(ei.value)
