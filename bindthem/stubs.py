@@ -49,7 +49,8 @@ def _signature(ov):
 
     A C parameter named like a Python keyword gets a trailing underscore and
     is made positional-only (with those before it): the runtime cannot take
-    it by keyword anyway.
+    it by keyword anyway. A parameter whose metadata has a ``default`` (the
+    C core does not report scalar defaults yet) is written ``= ...``.
     """
     params, last_keyword = [], 0
     for p in ov["params"]:
@@ -59,7 +60,8 @@ def _signature(ov):
         if keyword.iskeyword(name):
             name += "_"
             last_keyword = len(params) + 1
-        params.append("%s: %s" % (name, _annotation(p, p["array"])))
+        default = " = ..." if p.get("default") is not None else ""
+        params.append("%s: %s%s" % (name, _annotation(p, p["array"]), default))
     if last_keyword:
         params.insert(last_keyword, "/")
     ret = ov["return"]
@@ -212,15 +214,14 @@ def main(argv=None):
     p.add_argument("--strict", action="store_true",
                    help="a YAML function the header lacks is an error")
     args = p.parse_args(argv)
-    module = args.module or os.path.splitext(os.path.basename(args.header))[0]
     try:
         if args.check and not args.output:
             raise ValueError("--check needs -o, the stub to compare with")
-        _check_module(module)
-        text = render(args.header, args.instantiate, module, strict=args.strict)
+        text = render(args.header, args.instantiate, args.module, strict=args.strict)
         if args.output is None:
             sys.stdout.write(text)
             return 0
+        module = args.module or os.path.splitext(os.path.basename(args.header))[0]
         path = _target(args.output, module)
         if args.check:
             return _check(path, text, sys.stdout)

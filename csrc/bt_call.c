@@ -452,3 +452,9 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     }
     return convert_return(&rv, call->ret);
 }
+
+int bt_call_store_scalar(void *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
+{
+    _Static_assert(sizeof(BtValue) <= 16, "bt_call_store_scalar promises 16 bytes");
+    return store_scalar((BtValue *)out, t, o, fname, name);
+}

@@ -88,4 +88,11 @@ BT_HIDDEN PyObject *bt_call_describe(PyObject *o);
 /* What a slot takes, for messages: "float64 array", "int", "float". */
 BT_HIDDEN const char *bt_call_slot_wants(const BtArgSlot *s, char *buf, size_t size);
 
+/* Converts scalar o to type t into out, with a CPU call's conversions,
+ * range checks and messages. out must hold 16 bytes aligned for double
+ * complex. Returns 0, or -1 with an exception set. (The CUDA launcher's
+ * kernel parameters use it.) */
+BT_HIDDEN int bt_call_store_scalar(void *out, BtTypeId t, PyObject *o, const char *fname,
+                                   PyObject *name);
+
 #endif

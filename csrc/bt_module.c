@@ -95,6 +95,8 @@ static int core_exec(PyObject *module)
         goto done;
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0)
         goto done;
+    if (bt_cuda_py_add(module) < 0)
+        goto done;
     rc = 0;
 done:
     Py_XDECREF(errors);
@@ -111,7 +113,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->BuildError);
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->HandleType);
-    return 0;
+    return bt_cuda_py_traverse(st, visit, arg);
 }
 
 static int core_clear(PyObject *module)
@@ -124,6 +126,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->BuildError);
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->HandleType);
+    bt_cuda_py_clear(st);
     return 0;
 }
 

@@ -20,6 +20,13 @@ typedef struct BtState {
     PyObject *BuildError;
     PyTypeObject *FunctionType;
     PyTypeObject *HandleType;
+    /* bindthem.cuda (bt_cuda_py.c) */
+    PyObject *CudaError;
+    PyObject *NoDriverError;
+    PyTypeObject *CudaModuleType;
+    PyTypeObject *CudaKernelType;
+    PyTypeObject *CudaLaunchType;
+    PyTypeObject *DeviceArrayType;
 } BtState;
 
 BT_HIDDEN BtState *bt_state(PyObject *module);
@@ -32,5 +39,11 @@ BT_HIDDEN PyObject *bt_raise_diag(BtState *st, const BtDiag *d);
 /* Type specs and helpers of the other Python-facing files. */
 BT_HIDDEN extern PyType_Spec bt_function_spec;
 BT_HIDDEN extern PyType_Spec bt_handle_spec;
+
+/* bt_cuda_py.c: the CUDA types, exceptions and cuda_* functions of _core.
+ * Adding them loads no driver. */
+BT_HIDDEN int bt_cuda_py_add(PyObject *module);
+BT_HIDDEN int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg);
+BT_HIDDEN void bt_cuda_py_clear(BtState *st);
 
 #endif

@@ -17,6 +17,17 @@ CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _cwd_outside_the_source_tree(tmp_path_factory):
+    """Tests and the subprocesses they start run in an empty folder, so that
+    ``python -c``/``-m`` import the installed bindthem, not the source folder
+    (which has no compiled _core unless built in place)."""
+    old = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(old)
+
+
 def kernel(name):
     """Path of a fixture source in tests/data/kernels."""
     return os.path.join(KERNELS, name)

@@ -13,6 +13,7 @@ bindthem/_core.pyi. The per-case tests only read their results.
 
 import ast
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -32,7 +33,7 @@ TYPING = REPO / "tests" / "typing"
 sys.path.insert(0, str(TYPING))
 import usage  # noqa: E402  (tests/typing/usage.py)
 
-pytest.importorskip("mypy")
+import pyamg_sdist  # noqa: E402  (tests/pyamg_sdist.py)
 
 EXAMPLE_H = REPO / "examples" / "myheader.h"
 EXAMPLE_YML = REPO / "examples" / "instantiate.yml"
@@ -40,23 +41,32 @@ FEATURES_H = TYPING / "features.h"
 FEATURES_YML = TYPING / "features.yml"
 PYAMG_HEADERS = ("air", "evolution_strength", "graph", "krylov", "linalg", "relaxation",
                  "ruge_stuben", "smoothed_aggregation")
-# -O0: the kernels are only called on tiny inputs, and -O3 builds of pyamg
-# take a minute. pyamg's headers use std::vector without including <vector>
-# (its pybind11 bindings pull it in), hence -include vector.
-CXXFLAGS = ["-O0", "-include", "vector"]
-PYAMG_AMG_CORE = "/tmp/pyamg/pyamg-5.4.1/pyamg/amg_core"
+# -O0: the kernels are only called on tiny inputs, and -O3 builds of all of
+# pyamg take a minute on two cores.
+CXXFLAGS = ["-O0"]
+
+
+@functools.lru_cache(maxsize=None)
+def _pyamg():
+    """(amg_core directory or None, why not) -- fetched once per session."""
+    try:
+        return Path(pyamg_sdist.amg_core_dir()), ""
+    except OSError as e:
+        return None, "pyamg's sdist is not available: %s" % e
 
 
 def pyamg_amg_core():
-    """The unpacked amg_core directory of pyamg's sdist, or None.
+    """The unpacked amg_core folder of pyamg's sdist (tests/pyamg_sdist.py,
+    cached), or None when the index can't be reached. pyamg's files are never
+    copied into the repository."""
+    return _pyamg()[0]
 
-    Switch point: once tests/pyamg_sdist.py exists (cached download of the
-    sdist, pytest.skip when the index can't be reached), return its
-    directory here instead. Until then: $BINDTHEM_PYAMG_AMG_CORE or
-    PYAMG_AMG_CORE. pyamg's files are never copied into the repository.
-    """
-    path = os.environ.get("BINDTHEM_PYAMG_AMG_CORE", PYAMG_AMG_CORE)
-    return Path(path) if (Path(path) / "instantiate.yml").is_file() else None
+
+def _skip_without_pyamg():
+    core, why = _pyamg()
+    if core is None:
+        pytest.skip(why)
+    return core
 
 
 def _cases():
@@ -75,9 +85,7 @@ def _resolve(case):
     """(module name, header, yml) for a case; skips a pyamg case without pyamg."""
     if case[0] != "pyamg":
         return case
-    core = pyamg_amg_core()
-    if core is None:
-        pytest.skip("pyamg's amg_core sources are not available (see pyamg_amg_core())")
+    core = _skip_without_pyamg()
     return case[1], core / (case[1] + ".h"), core / "instantiate.yml"
 
 
@@ -94,6 +102,7 @@ def _run(cmd, cwd=None):
 @pytest.fixture(scope="session")
 def checked(tmp_path_factory):
     """Everything the slow checkers said, over all available cases."""
+    pytest.importorskip("mypy")
     root = tmp_path_factory.mktemp("stubs")
     src = root / "src"
     src.mkdir()
@@ -217,7 +226,7 @@ def test_readme_example_stub():
     text = stubs.render(EXAMPLE_H, EXAMPLE_YML)
     tree, defs = _defs(text)
     lib_doc = bindthem.library._module_doc("myheader", str(EXAMPLE_H), ["myfunc"])
-    assert ast.get_docstring(tree, clean=False) == lib_doc.rstrip("\n")
+    assert ast.get_docstring(tree, clean=False) == lib_doc
     assert "from typing import overload\n\nimport numpy\nimport numpy.typing\n" in text
     assert '__all__ = ["myfunc"]' in text
     (first, second) = defs["myfunc"]
@@ -265,10 +274,9 @@ def test_features_stub():
     assert "def shift(in_: int, from_: int, /, c: int) -> int: ...\n" in text
 
 
+@pytest.mark.pyamg
 def test_pyamg_duplicates_merged():
-    core = pyamg_amg_core()
-    if core is None:
-        pytest.skip("pyamg's amg_core sources are not available (see pyamg_amg_core())")
+    core = _skip_without_pyamg()
     meta = bindthem.parse_header(core / "krylov.h", core / "instantiate.yml")
     n = {f["name"]: len(f["overloads"]) for f in meta["functions"]}
     _, defs = _defs(stubs.render(core / "krylov.h", core / "instantiate.yml"))
@@ -294,6 +302,15 @@ def test_deterministic(tmp_path):
         assert r.returncode == 0, r.stderr
         assert r.stdout == text.encode()
     assert str(REPO) not in text and "0.1.0" not in text
+
+
+def test_scalar_default_when_the_metadata_has_one():
+    meta = bindthem.parse_header(FEATURES_H, FEATURES_YML)
+    fn = next(f for f in meta["functions"] if f["name"] == "fill")
+    fn["overloads"][0]["params"][-1]["default"] = "false"
+    text = stubs._render_meta(meta)
+    assert "def fill(y: numpy.typing.NDArray[numpy.float64], value: float, twice: bool = ...)" \
+        in text
 
 
 def test_render_rejects_bad_module_name():
@@ -341,10 +358,10 @@ def test_check_fresh_stale_missing_and_error(tmp_path, capsys):
     # errors: exit 2 with a message
     rc, _, err = _main(capsys, tmp_path / "nope.h", "-o", out, "--check")
     assert rc == 2 and err.startswith("error: ")
-    bad = tmp_path / "bad.h"
-    bad.write_text("template <class T>\nvoid f(T x[]);\n")
-    rc, _, err = _main(capsys, bad, "-o", out, "--check")
-    assert rc == 2 and "bad.h" in err
+    bad = tmp_path / "bad.yml"
+    bad.write_text("- types: [[int\n")
+    rc, _, err = _main(capsys, EXAMPLE_H, "-i", bad, "-o", out, "--check")
+    assert rc == 2 and "bad.yml" in err
     rc, _, err = _main(capsys, *args[:3], "--check")
     assert rc == 2 and "--check needs -o" in err
 

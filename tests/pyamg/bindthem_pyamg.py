@@ -30,62 +30,20 @@ Environment: ``BINDTHEM_CACHE`` (where the libraries are built; default
 sdist cache of ``pyamg_sdist``).
 """
 
-import ast
 import importlib.machinery
 import os
 import sys
 import time
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_TESTS = os.path.dirname(_HERE)
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
-
-import pyamg_sdist  # noqa: E402  (tests/pyamg_sdist.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pyamg_libs  # noqa: E402  (tests/pyamg/pyamg_libs.py)
+from pyamg_libs import HEADERS, TEST_MODULE, core_all, pyamg_sdist  # noqa: E402
 
 import bindthem  # noqa: E402
 
 if "pyamg.amg_core" in sys.modules:
     raise ImportError("bindthem_pyamg must be imported before pyamg.amg_core "
                       "(use it as `python -m pytest -p bindthem_pyamg ...`)")
-
-HEADERS = pyamg_sdist.HEADERS
-TEST_MODULE = "pyamg.amg_core.tests.bind_examples"
-
-
-def _cache():
-    return os.environ.get("BINDTHEM_CACHE") or os.path.join(pyamg_sdist.cache_dir(),
-                                                            "bindthem-pyamg")
-
-
-def core_all(core):
-    """The names of ``amg_core.__all__``, read from the sdist's
-    ``amg_core/__init__.py`` source (not imported)."""
-    with open(os.path.join(core, "__init__.py")) as f:
-        tree = ast.parse(f.read())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            return list(ast.literal_eval(node.value))
-    raise ValueError("no __all__ in %s" % core)
-
-
-def build_libraries(core=None, cache_dir=None):
-    """Build (or fetch from the cache) the 8 amg_core Libraries and
-    bind_examples. Returns {module name: Library}."""
-    core = core or pyamg_sdist.amg_core_dir()
-    cache_dir = cache_dir or _cache()
-    yml = os.path.join(core, "instantiate.yml")
-    libs = {}
-    for h in HEADERS:
-        name = "pyamg.amg_core." + h
-        libs[name] = bindthem.build(os.path.join(core, h + ".h"), yml, name=name,
-                                    cache_dir=cache_dir)
-    tests = os.path.join(core, "tests")
-    libs[TEST_MODULE] = bindthem.build(os.path.join(tests, "bind_examples.h"),
-                                       os.path.join(tests, "instantiate-test.yml"),
-                                       name=TEST_MODULE, cache_dir=cache_dir)
-    return libs
 
 
 class _Finder:
@@ -126,7 +84,7 @@ def install(libs):
 
 _T0 = time.perf_counter()
 CORE = pyamg_sdist.amg_core_dir()
-LIBRARIES = build_libraries(CORE)
+LIBRARIES = pyamg_libs.build_libraries(CORE)
 install(LIBRARIES)
 BUILD_SECONDS = time.perf_counter() - _T0
 
@@ -163,13 +121,15 @@ def check():
               and m.__file__.endswith(".so")]
     assert not loaded, "the wheel's extension modules got loaded: %s" % loaded
     return "%d amg_core functions + %d bind_examples from bindthem (%s), built in %.1fs" % (
-        nfun, len(examples.__all__), _cache(), BUILD_SECONDS)
-
-
-def pytest_report_header(config):
-    return "bindthem_pyamg: pyamg.amg_core served by bindthem %s: %s" % (
-        bindthem.__version__, check())
+        nfun, len(examples.__all__), pyamg_libs.default_cache(), BUILD_SECONDS)
 
 
 def pytest_sessionstart(session):
-    check()
+    """The check, and a banner line saying so (shown even with -q)."""
+    line = "bindthem_pyamg: pyamg.amg_core served by bindthem %s: %s" % (
+        bindthem.__version__, check())
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line(line)
+    else:
+        print(line)

@@ -59,7 +59,8 @@ def signatures(pyi):
     out = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            out.setdefault(node.name, []).append((node.args.args, node.returns))
+            out.setdefault(node.name, []).append((node.args.posonlyargs + node.args.args,
+                                                 node.returns))
     return out
 
 

@@ -1,0 +1,365 @@
+"""bindthem.cuda: CUDA kernels from a kernel header, launched with dtype dispatch.
+
+The header is read by the same C core as for CPU kernels (the dialect adds
+``__global__`` and ``extern "C" __global__``; ``__device__``-only functions are
+unbindable). :func:`load` binds the kernels of a compiled module (cubin,
+fatbin or PTX), found by their Itanium-mangled names (plain names for
+``extern "C"``); :func:`build` compiles the header's ``__global__`` templates,
+instantiated as instantiate.yml lists, with nvcc into a cached fatbin first.
+
+A kernel launches as ``lib.axpy[grid, block](a, x, y)`` or
+``lib.axpy(a, x, y, grid=..., block=..., shared=0, stream=None)``; it returns
+once the launch is queued. Arrays are any objects with
+``__cuda_array_interface__`` (v2/v3) or DLPack on a CUDA (or managed) device,
+borrowed, never copied; :func:`to_device` makes a :class:`DeviceArray`.
+
+The driver (``libcuda.so.1``, or ``$BINDTHEM_LIBCUDA``) is opened on first
+use, never at import: ``import bindthem.cuda`` works without one.
+"""
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import types
+
+from . import _core
+from .errors import BuildError
+
+__all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
+           "PER_THREAD", "Stream", "build", "compile_fatbin", "device_count", "driver", "empty",
+           "is_available", "kernel_source", "load", "synchronize", "to_device"]
+
+CudaError = _core.CudaError
+NoDriverError = _core.NoDriverError
+DeviceArray = _core.DeviceArray
+Kernel = _core.CudaKernel
+Launch = _core.CudaLaunch
+
+
+class Stream:
+    """A CUDA stream handle (``CUstream`` value) to launch on.
+
+    :data:`LEGACY` is the legacy default stream (``CU_STREAM_LEGACY``),
+    :data:`PER_THREAD` the calling thread's default stream
+    (``CU_STREAM_PER_THREAD``). ``stream=None`` is the legacy default stream
+    too: bindthem resolves the legacy-stream variants of the driver API, and
+    per-thread semantics are chosen per launch with this handle, not as a
+    global mode. Any object with ``__cuda_stream__`` works as well.
+    """
+
+    __slots__ = ("handle", "name")
+
+    def __init__(self, handle, name=None):
+        self.handle = int(handle)
+        self.name = name
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    def __int__(self):
+        return self.handle
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.handle == self.handle
+
+    def __hash__(self):
+        return hash(self.handle)
+
+    def __repr__(self):
+        return "bindthem.cuda.%s" % self.name if self.name else "Stream(0x%x)" % self.handle
+
+
+LEGACY = Stream(_core.CUDA_STREAM_LEGACY, "LEGACY")
+PER_THREAD = Stream(_core.CUDA_STREAM_PER_THREAD, "PER_THREAD")
+
+
+def _module_doc(header, kernels):
+    lines = ["CUDA kernels of %s, bound by bindthem." % os.path.basename(header), "",
+             "Kernels", "-------"]
+    return "\n".join(lines + sorted(kernels)) + "\n"
+
+
+class Library(types.ModuleType):
+    """The kernels of one header, served from one loaded CUDA module.
+
+    Like :class:`bindthem.Library`: each kernel is an attribute, ``__all__``
+    lists them, ``__file__`` is the module file. ``metadata`` is what
+    :func:`bindthem.parse_header` returns; ``unexported`` the overloads the
+    module lacks (only without an instantiate.yml); ``not_kernels`` the host
+    functions of the header, which bindthem.cuda does not bind.
+    """
+
+    def __init__(self, name, handle, kernels, metadata, unexported, not_kernels):
+        super().__init__(name, _module_doc(metadata["header"], kernels))
+        self.__file__ = handle.path
+        self.__all__ = sorted(kernels)
+        self.__dict__.update(kernels)
+        self._bindthem_handle = handle
+        self.metadata = metadata
+        self.unexported = list(unexported)
+        self.not_kernels = list(not_kernels)
+
+    def __dir__(self):
+        return sorted(set(self.__all__) | {"__all__", "__doc__", "__file__", "__name__",
+                                           "metadata", "unexported", "not_kernels"})
+
+    def __repr__(self):
+        return "<bindthem.cuda.Library %r from %r (%d kernels)>" % (
+            self.__name__, self.__file__, len(self.__all__))
+
+
+def load(module, header, instantiate=None, *, name=None, strict=False):
+    """Load a CUDA module and bind the ``__global__`` kernels of ``header``.
+
+    ``module`` is a .cubin/.fatbin/.ptx path or the image as bytes. With
+    ``instantiate``, exactly the overloads it lists are bound, and one the
+    module lacks raises :class:`bindthem.SymbolError` listing the kernels
+    the module has (drivers 12.4+). On 12.4+ drivers each kernel's parameter
+    layout is checked against the header at load time (:class:`bindthem.BindError`).
+    The module is loaded with cuLibraryLoadData (12.0+ drivers: usable on any
+    device) or else cuModuleLoadDataEx into the current device's primary
+    context; a PTX JIT failure raises :class:`CudaError` with the JIT log.
+    """
+    if isinstance(module, (bytes, bytearray, memoryview)):
+        image, filename = bytes(module), "<bytes>"
+    else:
+        filename = os.path.abspath(os.fspath(module))
+        with open(filename, "rb") as f:
+            image = f.read()
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    if name is None:
+        name = os.path.splitext(os.path.basename(header))[0]
+    handle, kernels, metadata, unexported, not_kernels = _core.cuda_bind(
+        image, header, instantiate, module=name, filename=filename, strict=strict)
+    return Library(name, handle, kernels, metadata, unexported, not_kernels)
+
+
+# ---- nvcc ----
+
+# The range bindthem compiles for by default: Volta to Hopper, plus PTX for
+# the newest of them so that later GPUs JIT it. Archs the nvcc at hand no
+# longer supports are left out (CUDA 13 dropped sm_70; it starts at sm_75).
+DEFAULT_ARCHS = (70, 75, 80, 86, 89, 90)
+DEFAULT_FLAGS = ("-O3",)
+
+
+def _find_nvcc(nvcc=None):
+    cand = nvcc or os.environ.get("NVCC") or shutil.which("nvcc")
+    if not cand:
+        home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+        cand = os.path.join(home, "bin", "nvcc")
+    if not (os.path.exists(cand) or shutil.which(cand)):
+        raise BuildError("cannot find nvcc (pass nvcc=, or set $NVCC or $CUDA_HOME)",
+                         output="", command=[cand])
+    return cand
+
+
+@functools.lru_cache(maxsize=None)
+def _nvcc_info(nvcc):
+    """(nvcc --version text, sorted supported compute capabilities)."""
+    try:
+        ver = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=120)
+        archs = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True,
+                               timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BuildError("cannot run %s: %s" % (nvcc, e), output=str(e), command=[nvcc]) from None
+    caps = sorted({int(m) for m in re.findall(r"compute_(\d+)", archs.stdout)})
+    return ver.stdout + ver.stderr, tuple(caps)
+
+
+def _archs(arch, supported):
+    """Compute capabilities to build SASS for, from arch= (None, 80, "sm_80",
+    "compute_80", or a list of those)."""
+    if arch is None:
+        chosen = [a for a in DEFAULT_ARCHS if not supported or a in supported]
+        if not chosen and supported:
+            chosen = [min(supported)]
+        return chosen
+    items = [arch] if isinstance(arch, (int, str)) else list(arch)
+    out = []
+    for a in items:
+        m = re.fullmatch(r"(?:sm_|compute_)?(\d+)[af]?", str(a))
+        if not m:
+            raise ValueError("arch=%r: expected an int like 80 or 'sm_80'" % (a,))
+        out.append(int(m.group(1)))
+    bad = [a for a in out if supported and a not in supported]
+    if bad:
+        raise BuildError("this nvcc does not support %s (it supports %s)"
+                         % (", ".join("sm_%d" % a for a in bad),
+                            ", ".join("sm_%d" % a for a in supported)), output="")
+    return sorted(set(out))
+
+
+def _hash_file(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _deps_fresh(depsfile):
+    try:
+        with open(depsfile) as f:
+            deps = json.load(f)
+        return all(_hash_file(p) == h for p, h in deps.items())
+    except (OSError, ValueError):
+        return False
+
+
+def _parse_depfile(text):
+    _, _, deps = text.replace("\\\n", " ").partition(":")
+    return [d.replace("\0", " ") for d in shlex.split(deps.replace("\\ ", "\0")) if d]
+
+
+def kernel_source(header, instantiate=None, *, strict=False):
+    """The .cu source :func:`build` compiles: the header and an explicit
+    instantiation of every templated ``__global__`` overload."""
+    header = os.path.abspath(os.fspath(header))
+    meta = _core.parse_header(header, instantiate, strict=strict)
+    glob = {(d["name"], d["line"]) for d in meta["declarations"] if d["global"]}
+    lines = ['#include "%s"' % header, ""]
+    for fn in meta["functions"]:
+        for ov in fn["overloads"]:
+            if ov["template_args"] and (ov["function"], ov["line"]) in glob:
+                lines.append("template __global__ %s;" % ov["signature"])
+    return "\n".join(lines) + "\n"
+
+
+def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=None, flags=None,
+                   cache_dir=None, strict=False):
+    """Compile ``header``'s kernels with nvcc into a fatbin; returns its path.
+
+    ``arch``: compute capabilities to build SASS for (default: those of
+    sm_70, 75, 80, 86, 89, 90 this nvcc supports), plus PTX for the newest.
+    ``flags`` (list or string) replaces the default ``-O3``. The fatbin is
+    cached under ``cache_dir`` (``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``)
+    by a hash of the header, the YAML, the source, nvcc's version and the
+    command line; included headers are tracked (``-MD``).
+    """
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    nvcc = _find_nvcc(nvcc)
+    version, supported = _nvcc_info(nvcc)
+    caps = _archs(arch, supported)
+    if flags is None:
+        flags = list(DEFAULT_FLAGS)
+    elif isinstance(flags, str):
+        flags = shlex.split(flags)
+    else:
+        flags = list(flags)
+    gencode = []
+    for c in caps:
+        gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
+    gencode += ["-gencode", "arch=compute_%d,code=compute_%d" % (caps[-1], caps[-1])]
+    source = kernel_source(header, instantiate, strict=strict)
+    key = hashlib.sha256()
+    for part in (header, _hash_file(header), instantiate or "",
+                 _hash_file(instantiate) if instantiate else "", source, version,
+                 "\0".join([nvcc] + flags + gencode)):
+        key.update(part.encode() + b"\0")
+    stem = os.path.splitext(os.path.basename(header))[0]
+    cache_dir = os.path.abspath(os.fspath(
+        cache_dir or os.environ.get("BINDTHEM_CACHE")
+        or os.path.join(os.path.expanduser("~"), ".cache", "bindthem")))
+    folder = os.path.join(cache_dir, "%s-cuda-%s" % (stem, key.hexdigest()[:24]))
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, stem + ".fatbin")
+    depsfile = os.path.join(folder, "deps.json")
+    import fcntl
+    with open(os.path.join(folder, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (os.path.exists(target) and _deps_fresh(depsfile)):
+            _nvcc(nvcc, flags + gencode, source, folder, target, depsfile)
+    if output is None:
+        return target
+    output = os.path.abspath(os.fspath(output))
+    tmp = output + ".tmp%d" % os.getpid()
+    shutil.copyfile(target, tmp)
+    os.replace(tmp, output)
+    return output
+
+
+def _nvcc(nvcc, flags, source, folder, target, depsfile):
+    fd, src = tempfile.mkstemp(suffix=".cu", dir=folder)
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    tmp = target + ".tmp%d" % os.getpid()
+    dep = src[:-3] + ".d"
+    cmd = [nvcc, "-fatbin"] + flags + ["-MD", "-MF", dep, src, "-o", tmp]
+    try:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            raise BuildError("cannot run %r: %s" % (nvcc, e), output=str(e),
+                             command=cmd) from None
+        if proc.returncode != 0:
+            out = proc.stdout + proc.stderr
+            raise BuildError("nvcc failed (exit %d):\n%s\ncommand: %s"
+                             % (proc.returncode, out.strip(), shlex.join(cmd)),
+                             output=out, command=cmd)
+        deps = []
+        if os.path.exists(dep):
+            with open(dep) as f:
+                deps = [p for p in _parse_depfile(f.read()) if p != src and os.path.exists(p)]
+        with open(depsfile + ".tmp", "w") as f:
+            json.dump({os.path.abspath(p): _hash_file(p) for p in deps}, f)
+        os.replace(tmp, target)
+        os.replace(depsfile + ".tmp", depsfile)
+    finally:
+        for p in (src, dep, tmp):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+def build(header, instantiate=None, *, arch=None, nvcc=None, flags=None, cache_dir=None,
+          name=None, strict=False):
+    """Compile ``header``'s ``__global__`` kernels (and the instantiations
+    ``instantiate`` lists) with nvcc into a cached fatbin (see
+    :func:`compile_fatbin`), then :func:`load` it. nvcc failing raises
+    :class:`bindthem.BuildError` with its output."""
+    path = compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, flags=flags,
+                          cache_dir=cache_dir, strict=strict)
+    return load(path, header, instantiate, name=name, strict=strict)
+
+
+# ---- helpers ----
+
+def to_device(array, *, device=None):
+    """Copy ``array`` (anything NumPy takes; made C-contiguous) to a new
+    :class:`DeviceArray` on ``device`` (default: the current context's device,
+    else 0). The copy is synchronous; the memory is freed with the object."""
+    return _core.cuda_to_device(array, device=device)
+
+
+def empty(shape, dtype=float, *, device=None):
+    """An uninitialized :class:`DeviceArray`."""
+    return _core.cuda_empty(shape, dtype, device=device)
+
+
+def device_count():
+    """The number of CUDA devices; 0 without a usable driver."""
+    return _core.cuda_device_count()
+
+
+def is_available():
+    """Whether a CUDA driver and at least one device are present."""
+    return device_count() > 0
+
+
+def synchronize():
+    """Wait for all work queued in the current context (device 0's primary
+    context when none is current)."""
+    _core.cuda_synchronize()
+
+
+def driver():
+    """Open the driver: ``{'version': 12080, 'path': ..., 'library_api': bool}``.
+    Raises :class:`NoDriverError` without one."""
+    return _core.cuda_driver()

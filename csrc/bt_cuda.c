@@ -1,0 +1,727 @@
+/* bt_cuda.c - libcuda via dlopen + cuGetProcAddress; CUresult translated.
+ *
+ * The driver types and PFN typedefs below are declared here, as
+ * cudaTypedefs.h spells them: each typedef's _vNNNNN suffix is the CUDA
+ * version whose ABI we call, and exactly that number is what we pass to
+ * cuGetProcAddress for it (never CUDA_VERSION, never the driver's version:
+ * a newer driver could otherwise hand back a _v3 of a function we call with
+ * the _v2 signature; cuCtxSynchronize, for one, took a context in 13.0). */
+#define _GNU_SOURCE
+#include "bt_cuda.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- driver API types (cuda.h), as of the versions noted ---- */
+typedef int BtCUresult;               /* enum cudaError_enum */
+typedef int BtCUdevice;               /* CUdevice_v1, CUDA 2.0 */
+typedef unsigned long long BtCUdeviceptr; /* CUdeviceptr_v2, CUDA 3.2 */
+typedef void *BtCUcontext, *BtCUmodule, *BtCUfunction, *BtCUstream, *BtCUlibrary, *BtCUkernel;
+typedef int BtCUjit_option;           /* enum CUjit_option */
+typedef int BtCUlibraryOption;        /* enum CUlibraryOption, CUDA 12.0 */
+typedef int BtCUpointer_attribute;    /* enum CUpointer_attribute */
+typedef int BtCUprocQuery;            /* CUdriverProcAddressQueryResult, CUDA 12.0 */
+
+enum {
+    CUDA_SUCCESS_ = 0,
+    CUDA_ERROR_INVALID_VALUE_ = 1,
+    CUDA_ERROR_STUB_LIBRARY_ = 34,
+    CUDA_ERROR_NO_DEVICE_ = 100,
+    CUDA_ERROR_INVALID_PTX_ = 218,
+    CUDA_ERROR_NOT_FOUND_ = 500,
+    CU_GET_PROC_ADDRESS_LEGACY_STREAM_ = 1 << 0,
+    CU_GET_PROC_ADDRESS_SUCCESS_ = 0,
+    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND_ = 1,
+    CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT_ = 2,
+    CU_JIT_ERROR_LOG_BUFFER_ = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES_ = 6,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE_ = 2,
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER_ = 3,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED_ = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_ = 9, /* CUDA 9.2 */
+};
+
+/* ---- PFN typedefs, named by the version we request ---- */
+typedef BtCUresult (*PFN_cuDriverGetVersion_v2020)(int *);
+typedef BtCUresult (*PFN_cuGetProcAddress_v11030)(const char *, void **, int, uint64_t);
+typedef BtCUresult (*PFN_cuGetProcAddress_v12000)(const char *, void **, int, uint64_t,
+                                                   BtCUprocQuery *);
+typedef BtCUresult (*PFN_cuInit_v2000)(unsigned);
+typedef BtCUresult (*PFN_cuGetErrorName_v6000)(BtCUresult, const char **);
+typedef BtCUresult (*PFN_cuGetErrorString_v6000)(BtCUresult, const char **);
+typedef BtCUresult (*PFN_cuDeviceGetCount_v2000)(int *);
+typedef BtCUresult (*PFN_cuDeviceGet_v2000)(BtCUdevice *, int);
+typedef BtCUresult (*PFN_cuDeviceGetName_v2000)(char *, int, BtCUdevice);
+typedef BtCUresult (*PFN_cuDevicePrimaryCtxRetain_v7000)(BtCUcontext *, BtCUdevice);
+typedef BtCUresult (*PFN_cuCtxGetCurrent_v4000)(BtCUcontext *);
+typedef BtCUresult (*PFN_cuCtxSetCurrent_v4000)(BtCUcontext);
+typedef BtCUresult (*PFN_cuCtxGetDevice_v2000)(BtCUdevice *);
+typedef BtCUresult (*PFN_cuCtxSynchronize_v2000)(void);
+typedef BtCUresult (*PFN_cuMemAlloc_v3020)(BtCUdeviceptr *, size_t);
+typedef BtCUresult (*PFN_cuMemFree_v3020)(BtCUdeviceptr);
+typedef BtCUresult (*PFN_cuMemcpyHtoD_v3020)(BtCUdeviceptr, const void *, size_t);
+typedef BtCUresult (*PFN_cuMemcpyDtoH_v3020)(void *, BtCUdeviceptr, size_t);
+typedef BtCUresult (*PFN_cuPointerGetAttributes_v7000)(unsigned, BtCUpointer_attribute *,
+                                                        void **, BtCUdeviceptr);
+typedef BtCUresult (*PFN_cuModuleLoadDataEx_v2010)(BtCUmodule *, const void *, unsigned,
+                                                    BtCUjit_option *, void **);
+typedef BtCUresult (*PFN_cuModuleGetFunction_v2000)(BtCUfunction *, BtCUmodule, const char *);
+typedef BtCUresult (*PFN_cuModuleUnload_v2000)(BtCUmodule);
+typedef BtCUresult (*PFN_cuLaunchKernel_v4000)(BtCUfunction, unsigned, unsigned, unsigned,
+                                                unsigned, unsigned, unsigned, unsigned,
+                                                BtCUstream, void **, void **);
+typedef BtCUresult (*PFN_cuStreamSynchronize_v2000)(BtCUstream);
+typedef BtCUresult (*PFN_cuLibraryLoadData_v12000)(BtCUlibrary *, const void *, BtCUjit_option *,
+                                                    void **, unsigned, BtCUlibraryOption *,
+                                                    void **, unsigned);
+typedef BtCUresult (*PFN_cuLibraryUnload_v12000)(BtCUlibrary);
+typedef BtCUresult (*PFN_cuLibraryGetKernel_v12000)(BtCUkernel *, BtCUlibrary, const char *);
+typedef BtCUresult (*PFN_cuKernelGetName_v12030)(const char **, BtCUkernel);
+typedef BtCUresult (*PFN_cuFuncGetName_v12030)(const char **, BtCUfunction);
+typedef BtCUresult (*PFN_cuLibraryGetKernelCount_v12040)(unsigned *, BtCUlibrary);
+typedef BtCUresult (*PFN_cuLibraryEnumerateKernels_v12040)(BtCUkernel *, unsigned, BtCUlibrary);
+typedef BtCUresult (*PFN_cuModuleGetFunctionCount_v12040)(unsigned *, BtCUmodule);
+typedef BtCUresult (*PFN_cuModuleEnumerateFunctions_v12040)(BtCUfunction *, unsigned,
+                                                             BtCUmodule);
+typedef BtCUresult (*PFN_cuKernelGetParamInfo_v12040)(BtCUkernel, size_t, size_t *, size_t *);
+typedef BtCUresult (*PFN_cuFuncGetParamInfo_v12040)(BtCUfunction, size_t, size_t *, size_t *);
+
+typedef struct Driver {
+    void *dl;
+    int ready;
+    int version;
+    char path[1024];
+    PFN_cuGetProcAddress_v12000 getproc2;  /* 12.0+: says why a symbol is missing */
+    PFN_cuGetProcAddress_v11030 getproc1;
+    PFN_cuInit_v2000 cuInit;
+    PFN_cuGetErrorName_v6000 cuGetErrorName;
+    PFN_cuGetErrorString_v6000 cuGetErrorString;
+    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount;
+    PFN_cuDeviceGet_v2000 cuDeviceGet;
+    PFN_cuDeviceGetName_v2000 cuDeviceGetName;
+    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain;
+    PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent;
+    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
+    PFN_cuCtxGetDevice_v2000 cuCtxGetDevice;
+    PFN_cuCtxSynchronize_v2000 cuCtxSynchronize;
+    PFN_cuMemAlloc_v3020 cuMemAlloc;
+    PFN_cuMemFree_v3020 cuMemFree;
+    PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD;
+    PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH;
+    PFN_cuPointerGetAttributes_v7000 cuPointerGetAttributes;
+    PFN_cuModuleLoadDataEx_v2010 cuModuleLoadDataEx;
+    PFN_cuModuleGetFunction_v2000 cuModuleGetFunction;
+    PFN_cuModuleUnload_v2000 cuModuleUnload;
+    PFN_cuLaunchKernel_v4000 cuLaunchKernel;
+    PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
+    /* optional: requested only from drivers at least as new */
+    PFN_cuLibraryLoadData_v12000 cuLibraryLoadData;
+    PFN_cuLibraryUnload_v12000 cuLibraryUnload;
+    PFN_cuLibraryGetKernel_v12000 cuLibraryGetKernel;
+    PFN_cuKernelGetName_v12030 cuKernelGetName;
+    PFN_cuFuncGetName_v12030 cuFuncGetName;
+    PFN_cuLibraryGetKernelCount_v12040 cuLibraryGetKernelCount;
+    PFN_cuLibraryEnumerateKernels_v12040 cuLibraryEnumerateKernels;
+    PFN_cuModuleGetFunctionCount_v12040 cuModuleGetFunctionCount;
+    PFN_cuModuleEnumerateFunctions_v12040 cuModuleEnumerateFunctions;
+    PFN_cuKernelGetParamInfo_v12040 cuKernelGetParamInfo;
+    PFN_cuFuncGetParamInfo_v12040 cuFuncGetParamInfo;
+    BtCUcontext primary[BT_CUDA_MAX_DEVICES];
+} Driver;
+
+static Driver drv;
+
+typedef struct EntryPoint {
+    const char *name;
+    int version;   /* of the PFN typedef: what we ask cuGetProcAddress for */
+    int optional;  /* 1: asked only when the driver is >= version; may be absent */
+    size_t offset;
+} EntryPoint;
+
+#define EP(name, ver, opt) {#name, ver, opt, offsetof(Driver, name)}
+static const EntryPoint entry_points[] = {
+    EP(cuGetErrorName, 6000, 0),
+    EP(cuGetErrorString, 6000, 0),
+    EP(cuInit, 2000, 0),
+    EP(cuDeviceGetCount, 2000, 0),
+    EP(cuDeviceGet, 2000, 0),
+    EP(cuDeviceGetName, 2000, 0),
+    EP(cuDevicePrimaryCtxRetain, 7000, 0),
+    EP(cuCtxGetCurrent, 4000, 0),
+    EP(cuCtxSetCurrent, 4000, 0),
+    EP(cuCtxGetDevice, 2000, 0),
+    EP(cuCtxSynchronize, 2000, 0),
+    EP(cuMemAlloc, 3020, 0),
+    EP(cuMemFree, 3020, 0),
+    EP(cuMemcpyHtoD, 3020, 0),
+    EP(cuMemcpyDtoH, 3020, 0),
+    EP(cuPointerGetAttributes, 7000, 0),
+    EP(cuModuleLoadDataEx, 2010, 0),
+    EP(cuModuleGetFunction, 2000, 0),
+    EP(cuModuleUnload, 2000, 0),
+    EP(cuLaunchKernel, 4000, 0),
+    EP(cuStreamSynchronize, 2000, 0),
+    EP(cuLibraryLoadData, 12000, 1),
+    EP(cuLibraryUnload, 12000, 1),
+    EP(cuLibraryGetKernel, 12000, 1),
+    EP(cuKernelGetName, 12030, 1),
+    EP(cuFuncGetName, 12030, 1),
+    EP(cuLibraryGetKernelCount, 12040, 1),
+    EP(cuLibraryEnumerateKernels, 12040, 1),
+    EP(cuModuleGetFunctionCount, 12040, 1),
+    EP(cuModuleEnumerateFunctions, 12040, 1),
+    EP(cuKernelGetParamInfo, 12040, 1),
+    EP(cuFuncGetParamInfo, 12040, 1),
+};
+#undef EP
+
+struct BtCudaModule {
+    BtCUlibrary lib;   /* cuLibraryLoadData (12.0+) */
+    BtCUmodule mod;    /* cuModuleLoadDataEx, in device's primary context */
+    int device;
+    char *image;       /* our NUL-terminated copy, alive as long as the module */
+};
+
+void bt_cuda_error_init(BtCudaError *e)
+{
+    e->kind = BT_CUDA_OK;
+    e->code = 0;
+    e->message[0] = '\0';
+}
+
+static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...)
+    BT_PRINTF(4, 5);
+
+static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (e->kind != BT_CUDA_OK)
+        return -1;
+    e->kind = kind;
+    e->code = code;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" */
+static void describe(BtCUresult r, char *buf, size_t size)
+{
+    const char *name = NULL, *text = NULL;
+
+    if (drv.cuGetErrorName && drv.cuGetErrorName(r, &name) != CUDA_SUCCESS_)
+        name = NULL;
+    if (drv.cuGetErrorString && drv.cuGetErrorString(r, &text) != CUDA_SUCCESS_)
+        text = NULL;
+    if (name && text)
+        snprintf(buf, size, "%s (%s)", name, text);
+    else if (name)
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, "CUresult %d", r);
+}
+
+/* Records a failed driver call: "cuMemAlloc(64 bytes): CUDA_ERROR_..." */
+static int cu_fail(BtCudaError *e, BtCUresult r, const char *fmt, ...) BT_PRINTF(3, 4);
+
+static int cu_fail(BtCudaError *e, BtCUresult r, const char *fmt, ...)
+{
+    char what[1024], why[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    describe(r, why, sizeof why);
+    if (r == CUDA_ERROR_STUB_LIBRARY_)
+        return fail(e, BT_CUDA_NODRIVER, r,
+                    "no CUDA driver: %s is the CUDA toolkit's stub library "
+                    "(CUDA_ERROR_STUB_LIBRARY from %s); install the NVIDIA driver, or point "
+                    "BINDTHEM_LIBCUDA at the real libcuda.so.1",
+                    drv.path, what);
+    return fail(e, BT_CUDA_DRIVER, r, "%s failed: %s", what, why);
+}
+
+static void version_text(int v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* One entry point at exactly ep->version. 0, or -1 with why in e. */
+static int resolve(const EntryPoint *ep, BtCudaError *e)
+{
+    void *fn = NULL;
+    BtCUprocQuery q = CU_GET_PROC_ADDRESS_SUCCESS_;
+    BtCUresult r;
+    char want[32], have[32];
+
+    if (drv.getproc2)
+        r = drv.getproc2(ep->name, &fn, ep->version, CU_GET_PROC_ADDRESS_LEGACY_STREAM_, &q);
+    else
+        r = drv.getproc1(ep->name, &fn, ep->version, CU_GET_PROC_ADDRESS_LEGACY_STREAM_);
+    if (r == CUDA_SUCCESS_ && q == CU_GET_PROC_ADDRESS_SUCCESS_ && fn) {
+        *(void **)((char *)&drv + ep->offset) = fn;
+        return 0;
+    }
+    if (ep->optional)
+        return 0;
+    version_text(ep->version, want, sizeof want);
+    version_text(drv.version, have, sizeof have);
+    if (r == CUDA_ERROR_STUB_LIBRARY_)
+        return cu_fail(e, r, "cuGetProcAddress(\"%s\")", ep->name);
+    if (q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT_)
+        return fail(e, BT_CUDA_DRIVER, r,
+                    "cuGetProcAddress(\"%s\", cudaVersion=%d): "
+                    "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: the CUDA %s driver (%s) has "
+                    "%s, but no version of it as old as the CUDA %s ABI bindthem calls",
+                    ep->name, ep->version, have, drv.path, ep->name, want);
+    if (q == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND_)
+        return fail(e, BT_CUDA_DRIVER, r,
+                    "cuGetProcAddress(\"%s\", cudaVersion=%d): "
+                    "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: the CUDA %s driver (%s) has no "
+                    "entry point %s (the driver is older than CUDA %s, or the name is "
+                    "misspelled)",
+                    ep->name, ep->version, have, drv.path, ep->name, want);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuGetProcAddress(\"%s\", cudaVersion=%d) (a CUDA %s driver's "
+                             "cuGetProcAddress does not say why)",
+                       ep->name, ep->version, have);
+    return fail(e, BT_CUDA_DRIVER, 0, "cuGetProcAddress(\"%s\", cudaVersion=%d) returned no "
+                                      "function (driver %s, %s)",
+                ep->name, ep->version, have, drv.path);
+}
+
+int bt_cuda_init(BtCudaError *e)
+{
+    const char *path = getenv("BINDTHEM_LIBCUDA");
+    PFN_cuDriverGetVersion_v2020 getversion;
+    BtCUresult r;
+    size_t i;
+    char have[32];
+
+    if (drv.ready)
+        return 0;
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    if (!drv.dl) {
+        drv.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!drv.dl) {
+            const char *why = dlerror();
+            return fail(e, BT_CUDA_NODRIVER, 0,
+                        "no CUDA driver: cannot load %s (%s); install the NVIDIA driver, or "
+                        "set BINDTHEM_LIBCUDA to the path of libcuda.so.1",
+                        path, why ? why : "dlopen failed");
+        }
+        snprintf(drv.path, sizeof drv.path, "%s", path);
+    }
+    getversion = (PFN_cuDriverGetVersion_v2020)dlsym(drv.dl, "cuDriverGetVersion");
+    if (!getversion)
+        return fail(e, BT_CUDA_NODRIVER, 0, "no CUDA driver: %s has no cuDriverGetVersion",
+                    drv.path);
+    r = getversion(&drv.version);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDriverGetVersion");
+    version_text(drv.version, have, sizeof have);
+    if (drv.version < 11030)
+        return fail(e, BT_CUDA_DRIVER, 0,
+                    "the CUDA driver (%s) is version %s; bindthem needs 11.3 or newer "
+                    "(cuGetProcAddress)",
+                    drv.path, have);
+    /* in 12.x headers cuGetProcAddress is #defined to cuGetProcAddress_v2 */
+    drv.getproc2 = (PFN_cuGetProcAddress_v12000)dlsym(drv.dl, "cuGetProcAddress_v2");
+    drv.getproc1 = (PFN_cuGetProcAddress_v11030)dlsym(drv.dl, "cuGetProcAddress");
+    if (!drv.getproc2 && !drv.getproc1)
+        return fail(e, BT_CUDA_DRIVER, 0, "the CUDA %s driver (%s) exports no cuGetProcAddress",
+                    have, drv.path);
+    for (i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
+        const EntryPoint *ep = &entry_points[i];
+        if (ep->optional && drv.version < ep->version)
+            continue;
+        if (resolve(ep, e) < 0)
+            return -1;
+    }
+    r = drv.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE_)
+        return fail(e, BT_CUDA_NODRIVER, r, "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE "
+                                            "(driver %s, %s)",
+                    have, drv.path);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuInit");
+    /* the library API comes as a set; without one of them, use modules */
+    if (!drv.cuLibraryLoadData || !drv.cuLibraryGetKernel || !drv.cuLibraryUnload)
+        drv.cuLibraryLoadData = NULL;
+    drv.ready = 1;
+    return 0;
+}
+
+int bt_cuda_driver_version(void) { return drv.ready ? drv.version : 0; }
+const char *bt_cuda_driver_path(void) { return drv.path; }
+int bt_cuda_uses_library_api(void) { return drv.cuLibraryLoadData != NULL; }
+
+int bt_cuda_device_count(int *n, BtCudaError *e)
+{
+    BtCUresult r;
+
+    *n = 0;
+    if (bt_cuda_init(e) < 0)
+        return -1;
+    r = drv.cuDeviceGetCount(n);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDeviceGetCount");
+    return 0;
+}
+
+void bt_cuda_device_label(int dev, char *buf, size_t size)
+{
+    char name[256];
+    BtCUdevice d;
+
+    if (drv.ready && drv.cuDeviceGet(&d, dev) == CUDA_SUCCESS_ &&
+        drv.cuDeviceGetName(name, (int)sizeof name, d) == CUDA_SUCCESS_)
+        snprintf(buf, size, "device %d (%s)", dev, name);
+    else
+        snprintf(buf, size, "device %d", dev);
+}
+
+static int primary(int dev, BtCUcontext *ctx, BtCudaError *e)
+{
+    BtCUdevice d;
+    BtCUresult r;
+    int n;
+
+    if (bt_cuda_init(e) < 0)
+        return -1;
+    if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES)
+        return fail(e, BT_CUDA_DRIVER, 0, "device %d is out of range", dev);
+    if (!drv.primary[dev]) {
+        if (bt_cuda_device_count(&n, e) < 0)
+            return -1;
+        if (dev >= n)
+            return fail(e, BT_CUDA_DRIVER, 0, "there is no CUDA device %d (%d device%s)", dev,
+                        n, n == 1 ? "" : "s");
+        r = drv.cuDeviceGet(&d, dev);
+        if (r != CUDA_SUCCESS_)
+            return cu_fail(e, r, "cuDeviceGet(%d)", dev);
+        r = drv.cuDevicePrimaryCtxRetain(&drv.primary[dev], d);
+        if (r != CUDA_SUCCESS_)
+            return cu_fail(e, r, "cuDevicePrimaryCtxRetain(device %d)", dev);
+    }
+    *ctx = drv.primary[dev];
+    return 0;
+}
+
+int bt_cuda_use_device(int dev, BtCudaError *e)
+{
+    BtCUcontext want = NULL, cur = NULL;
+    BtCUresult r;
+
+    if (primary(dev, &want, e) < 0)
+        return -1;
+    r = drv.cuCtxGetCurrent(&cur);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxGetCurrent");
+    if (cur == want)
+        return 0;
+    r = drv.cuCtxSetCurrent(want);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxSetCurrent(primary context of device %d)", dev);
+    return 0;
+}
+
+int bt_cuda_current_device(int *dev, BtCudaError *e)
+{
+    BtCUcontext cur = NULL;
+    BtCUdevice d = 0;
+    BtCUresult r;
+
+    *dev = 0;
+    if (bt_cuda_init(e) < 0)
+        return -1;
+    r = drv.cuCtxGetCurrent(&cur);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxGetCurrent");
+    if (!cur)
+        return 0;
+    r = drv.cuCtxGetDevice(&d);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxGetDevice");
+    *dev = d;
+    return 0;
+}
+
+int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtCudaError *e)
+{
+    BtCUdeviceptr p = 0;
+    BtCUresult r;
+
+    *ptr = 0;
+    if (bt_cuda_use_device(dev, e) < 0)
+        return -1;
+    r = drv.cuMemAlloc(&p, nbytes ? nbytes : 1);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuMemAlloc(%zu bytes) on device %d", nbytes, dev);
+    *ptr = p;
+    return 0;
+}
+
+void bt_cuda_free(int dev, uint64_t ptr)
+{
+    BtCUcontext cur = NULL;
+    BtCudaError e;
+
+    bt_cuda_error_init(&e);
+    if (!drv.ready || !ptr || drv.cuCtxGetCurrent(&cur) != CUDA_SUCCESS_)
+        return;
+    if (bt_cuda_use_device(dev, &e) < 0)
+        return;
+    drv.cuMemFree(ptr);
+    if (cur && cur != drv.primary[dev])
+        drv.cuCtxSetCurrent(cur);
+}
+
+int bt_cuda_htod(int dev, uint64_t dst, const void *src, size_t n, BtCudaError *e)
+{
+    BtCUresult r;
+
+    if (bt_cuda_use_device(dev, e) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    r = drv.cuMemcpyHtoD(dst, src, n);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuMemcpyHtoD(%zu bytes)", n);
+    return 0;
+}
+
+int bt_cuda_dtoh(int dev, void *dst, uint64_t src, size_t n, BtCudaError *e)
+{
+    BtCUresult r;
+
+    if (bt_cuda_use_device(dev, e) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    r = drv.cuMemcpyDtoH(dst, src, n);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuMemcpyDtoH(%zu bytes)", n);
+    return 0;
+}
+
+int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e)
+{
+    /* the driver writes 4-byte or pointer-sized values; zeroed 8-byte
+     * slots read back right either way on a little-endian host */
+    BtCUpointer_attribute attrs[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE_,
+                                      CU_POINTER_ATTRIBUTE_IS_MANAGED_,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_POINTER_};
+    uint64_t vals[4] = {0, 0, 0, 0};
+    void *data[4] = {&vals[0], &vals[1], &vals[2], &vals[3]};
+    BtCUresult r;
+
+    memset(out, 0, sizeof *out);
+    out->device = -1;
+    if (bt_cuda_init(e) < 0)
+        return -1;
+    r = drv.cuPointerGetAttributes(4, attrs, data, ptr);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuPointerGetAttributes(0x%llx)", (unsigned long long)ptr);
+    out->memtype = (int)(uint32_t)vals[0];
+    out->managed = (vals[1] & 0xff) != 0;
+    out->device = out->memtype ? (int)(int32_t)(uint32_t)vals[2] : -1;
+    out->devptr = vals[3];
+    return 0;
+}
+
+BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtCudaError *e)
+{
+    BtCudaModule *m = NULL;
+    char log[4096];
+    BtCUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER_, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES_};
+    void *vals[2];
+    BtCUresult r;
+
+    if (bt_cuda_init(e) < 0)
+        return NULL;
+    m = calloc(1, sizeof *m);
+    if (m)
+        m->image = malloc(len + 1);
+    if (!m || !m->image) {
+        free(m);
+        fail(e, BT_CUDA_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    memcpy(m->image, image, len);
+    m->image[len] = '\0'; /* PTX is text the driver reads up to a NUL */
+    log[0] = '\0';
+    vals[0] = log;
+    vals[1] = (void *)(uintptr_t)sizeof log;
+    if (drv.cuLibraryLoadData) {
+        m->device = -1;
+        r = drv.cuLibraryLoadData(&m->lib, m->image, opts, vals, 2, NULL, NULL, 0);
+    } else {
+        m->device = dev;
+        if (bt_cuda_use_device(dev, e) < 0)
+            goto error;
+        r = drv.cuModuleLoadDataEx(&m->mod, m->image, 2, opts, vals);
+    }
+    if (r != CUDA_SUCCESS_) {
+        log[sizeof log - 1] = '\0';
+        if (log[0])
+            fail(e, BT_CUDA_DRIVER, r, "%s failed (PTX JIT log follows):\n%s",
+                 drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx", log);
+        else
+            cu_fail(e, r, "%s", drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx");
+        goto error;
+    }
+    return m;
+error:
+    free(m->image);
+    free(m);
+    return NULL;
+}
+
+void bt_cuda_module_unload(BtCudaModule *m)
+{
+    if (!m)
+        return;
+    if (drv.ready && m->lib)
+        drv.cuLibraryUnload(m->lib);
+    if (drv.ready && m->mod)
+        drv.cuModuleUnload(m->mod);
+    free(m->image);
+    free(m);
+}
+
+int bt_cuda_module_device(const BtCudaModule *m) { return m->lib ? -1 : m->device; }
+
+void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtCudaError *e)
+{
+    void *k = NULL;
+    BtCUresult r;
+
+    *missing = 0;
+    if (m->lib)
+        r = drv.cuLibraryGetKernel(&k, m->lib, name);
+    else
+        r = drv.cuModuleGetFunction(&k, m->mod, name);
+    if (r == CUDA_ERROR_NOT_FOUND_) {
+        *missing = 1;
+        return NULL;
+    }
+    if (r != CUDA_SUCCESS_) {
+        cu_fail(e, r, "%s(\"%s\")", m->lib ? "cuLibraryGetKernel" : "cuModuleGetFunction", name);
+        return NULL;
+    }
+    return k;
+}
+
+int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n,
+                         BtCudaError *e)
+{
+    unsigned count = 0, i;
+    void **ks;
+    const char **out;
+    BtCUresult r;
+    char have[32];
+
+    *names = NULL;
+    *n = 0;
+    version_text(drv.version, have, sizeof have);
+    if (m->lib ? !(drv.cuLibraryGetKernelCount && drv.cuLibraryEnumerateKernels &&
+                   drv.cuKernelGetName)
+               : !(drv.cuModuleGetFunctionCount && drv.cuModuleEnumerateFunctions &&
+                   drv.cuFuncGetName))
+        return fail(e, BT_CUDA_UNSUPPORTED, 0,
+                    "the CUDA %s driver cannot list a module's kernels (12.4+ can)", have);
+    r = m->lib ? drv.cuLibraryGetKernelCount(&count, m->lib)
+               : drv.cuModuleGetFunctionCount(&count, m->mod);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s", m->lib ? "cuLibraryGetKernelCount" : "cuModuleGetFunctionCount");
+    ks = bt_arena_alloc(arena, sizeof(void *) * (count + 1));
+    out = bt_arena_alloc(arena, sizeof(char *) * (count + 1));
+    if (!ks || !out)
+        return fail(e, BT_CUDA_NOMEM, 0, "out of memory");
+    r = m->lib ? drv.cuLibraryEnumerateKernels(ks, count, m->lib)
+               : drv.cuModuleEnumerateFunctions(ks, count, m->mod);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s",
+                       m->lib ? "cuLibraryEnumerateKernels" : "cuModuleEnumerateFunctions");
+    for (i = 0; i < count; i++) {
+        const char *s = NULL;
+        r = m->lib ? drv.cuKernelGetName(&s, ks[i]) : drv.cuFuncGetName(&s, ks[i]);
+        if (r != CUDA_SUCCESS_)
+            return cu_fail(e, r, "%s", m->lib ? "cuKernelGetName" : "cuFuncGetName");
+        if (!(out[i] = bt_arena_strdup(arena, s ? s : "?")))
+            return fail(e, BT_CUDA_NOMEM, 0, "out of memory");
+    }
+    *names = out;
+    *n = (int)count;
+    return 0;
+}
+
+int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset, size_t *size,
+                       BtCudaError *e)
+{
+    BtCUresult r;
+    char have[32];
+
+    if (m->lib ? !drv.cuKernelGetParamInfo : !drv.cuFuncGetParamInfo) {
+        version_text(drv.version, have, sizeof have);
+        return fail(e, BT_CUDA_UNSUPPORTED, 0,
+                    "the CUDA %s driver cannot report kernel parameters (12.4+ can)", have);
+    }
+    r = m->lib ? drv.cuKernelGetParamInfo(kernel, i, offset, size)
+               : drv.cuFuncGetParamInfo(kernel, i, offset, size);
+    if (r == CUDA_ERROR_INVALID_VALUE_)
+        return 1;
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s(parameter %zu)",
+                       m->lib ? "cuKernelGetParamInfo" : "cuFuncGetParamInfo", i);
+    return 0;
+}
+
+int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared,
+                   uint64_t stream, void **params, BtCudaError *e)
+{
+    /* a CUkernel (12.0+) is accepted where a CUfunction is, in the current
+     * context */
+    BtCUresult r = drv.cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1],
+                                      block[2], shared, (BtCUstream)(uintptr_t)stream, params,
+                                      NULL);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuLaunchKernel(grid=(%u, %u, %u), block=(%u, %u, %u), shared=%u)",
+                       grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
+    return 0;
+}
+
+int bt_cuda_stream_sync(uint64_t stream, BtCudaError *e)
+{
+    BtCUresult r = drv.cuStreamSynchronize((BtCUstream)(uintptr_t)stream);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuStreamSynchronize(0x%llx)", (unsigned long long)stream);
+    return 0;
+}
+
+int bt_cuda_sync(BtCudaError *e)
+{
+    BtCUcontext cur = NULL;
+    BtCUresult r;
+
+    if (bt_cuda_init(e) < 0)
+        return -1;
+    r = drv.cuCtxGetCurrent(&cur);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxGetCurrent");
+    if (!cur && bt_cuda_use_device(0, e) < 0)
+        return -1;
+    r = drv.cuCtxSynchronize();
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxSynchronize");
+    return 0;
+}

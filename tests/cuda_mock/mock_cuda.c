@@ -1,0 +1,641 @@
+/* mock_cuda.c - a fake libcuda.so for testing bindthem.cuda without a GPU.
+ *
+ * Built by tests/test_cuda.py with `gcc -shared -fPIC` and reached through
+ * BINDTHEM_LIBCUDA. "Device" memory is host malloc; a "module" is text:
+ *
+ *     bindthem-mock-module
+ *     kernel <name> <param size>... [run=axpy_f|axpy_d|fill_i]
+ *     jit-error <message>            (the load fails with this JIT log)
+ *
+ * Parameters are laid out at their natural alignment. cuLaunchKernel
+ * records each launch (kernel, grid, block, shared, stream, context, the
+ * parameter bytes) and, for kernels with run=, runs them on the host.
+ * cuGetProcAddress records every request (symbol, cudaVersion, flags).
+ *
+ * Environment:
+ *   MOCK_CUDA_VERSION=12080        what cuDriverGetVersion says
+ *   MOCK_CUDA_DEVICES=1            device count (0: cuInit says NO_DEVICE)
+ *   MOCK_CUDA_NOT_FOUND=a,b        symbols reported SYMBOL_NOT_FOUND
+ *   MOCK_CUDA_TOO_NEW=a,b          symbols reported VERSION_NOT_SUFFICIENT
+ *
+ * The log is read back through mock_*() functions, called with ctypes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+typedef int CUresult;
+#define OK 0
+#define E_INVALID_VALUE 1
+#define E_NOT_INITIALIZED 3
+#define E_NO_DEVICE 100
+#define E_INVALID_DEVICE 101
+#define E_INVALID_IMAGE 200
+#define E_INVALID_CONTEXT 201
+#define E_INVALID_PTX 218
+#define E_INVALID_HANDLE 400
+#define E_NOT_FOUND 500
+
+#define MAXK 32
+#define MAXP 32
+#define MAXDEV 8
+
+typedef struct Kernel {
+    unsigned magic;
+    char name[256];
+    int nparams;
+    size_t size[MAXP], offset[MAXP];
+    char run[32];
+    struct Module *owner;
+} Kernel;
+
+typedef struct Module {
+    unsigned magic;
+    int is_library;
+    int nk;
+    Kernel k[MAXK];
+    void *ctx; /* cuModuleLoadDataEx: the context it was loaded in */
+} Module;
+
+typedef struct Ctx {
+    int device;
+} Ctx;
+
+typedef struct Alloc {
+    void *p;
+    size_t n;
+    int device;
+    int managed;
+    struct Alloc *next;
+} Alloc;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static Ctx primaries[MAXDEV];
+static int retained[MAXDEV];
+static __thread Ctx *current;
+static int initialized;
+static Alloc *allocs;
+static int live_allocs;
+
+/* ---- logs ---- */
+static char *proc_log;  /* JSON lines */
+static size_t proc_len, proc_cap;
+static char *launch_log;
+static size_t launch_len, launch_cap;
+static int n_launches;
+static char *sync_log;
+static size_t sync_len, sync_cap;
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    return s && *s ? atoi(s) : dflt;
+}
+
+static int listed(const char *var, const char *sym)
+{
+    const char *s = getenv(var), *p;
+    size_t n = strlen(sym);
+    if (!s)
+        return 0;
+    for (p = s; (p = strstr(p, sym)); p += n)
+        if ((p == s || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
+
+/* ---- the entry points ---- */
+CUresult cuDriverGetVersion(int *v)
+{
+    *v = env_int("MOCK_CUDA_VERSION", 12080);
+    return OK;
+}
+
+CUresult cuInit(unsigned flags)
+{
+    (void)flags;
+    if (env_int("MOCK_CUDA_DEVICES", 1) == 0)
+        return E_NO_DEVICE;
+    initialized = 1;
+    return OK;
+}
+
+static const char *err_name(CUresult r)
+{
+    switch (r) {
+    case OK: return "CUDA_SUCCESS";
+    case E_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case E_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+    case E_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+    case E_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+    case E_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
+    case E_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+    case E_INVALID_PTX: return "CUDA_ERROR_INVALID_PTX";
+    case E_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
+    case E_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+    default: return NULL;
+    }
+}
+
+CUresult cuGetErrorName(CUresult r, const char **s)
+{
+    *s = err_name(r);
+    return *s ? OK : E_INVALID_VALUE;
+}
+
+CUresult cuGetErrorString(CUresult r, const char **s)
+{
+    *s = err_name(r) ? "mock error text" : NULL;
+    return *s ? OK : E_INVALID_VALUE;
+}
+
+CUresult cuDeviceGetCount(int *n)
+{
+    if (!initialized)
+        return E_NOT_INITIALIZED;
+    *n = env_int("MOCK_CUDA_DEVICES", 1);
+    return OK;
+}
+
+CUresult cuDeviceGet(int *d, int ordinal)
+{
+    if (ordinal < 0 || ordinal >= env_int("MOCK_CUDA_DEVICES", 1))
+        return E_INVALID_DEVICE;
+    *d = ordinal;
+    return OK;
+}
+
+CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+    snprintf(name, (size_t)len, "Mock GPU %d", dev);
+    return OK;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+    if (dev < 0 || dev >= MAXDEV)
+        return E_INVALID_DEVICE;
+    primaries[dev].device = dev;
+    retained[dev]++;
+    *ctx = &primaries[dev];
+    return OK;
+}
+
+CUresult cuCtxGetCurrent(void **ctx)
+{
+    *ctx = current;
+    return OK;
+}
+
+CUresult cuCtxSetCurrent(void *ctx)
+{
+    current = ctx;
+    return OK;
+}
+
+CUresult cuCtxGetDevice(int *dev)
+{
+    if (!current)
+        return E_INVALID_CONTEXT;
+    *dev = current->device;
+    return OK;
+}
+
+CUresult cuCtxSynchronize(void)
+{
+    char line[64];
+    if (!current)
+        return E_INVALID_CONTEXT;
+    snprintf(line, sizeof line, "ctx %d\n", current->device);
+    pthread_mutex_lock(&lock);
+    append(&sync_log, &sync_len, &sync_cap, line);
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+
+CUresult cuStreamSynchronize(void *s)
+{
+    char line[64];
+    snprintf(line, sizeof line, "stream %llu\n", (unsigned long long)(uintptr_t)s);
+    pthread_mutex_lock(&lock);
+    append(&sync_log, &sync_len, &sync_cap, line);
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+
+static void *track(size_t n, int device, int managed)
+{
+    Alloc *a = calloc(1, sizeof *a);
+    a->p = calloc(1, n ? n : 1);
+    a->n = n;
+    a->device = device;
+    a->managed = managed;
+    pthread_mutex_lock(&lock);
+    a->next = allocs;
+    allocs = a;
+    live_allocs++;
+    pthread_mutex_unlock(&lock);
+    return a->p;
+}
+
+static Alloc *find(uintptr_t p)
+{
+    Alloc *a;
+    for (a = allocs; a; a = a->next)
+        if (p >= (uintptr_t)a->p && p < (uintptr_t)a->p + (a->n ? a->n : 1))
+            return a;
+    return NULL;
+}
+
+CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
+{
+    if (!current)
+        return E_INVALID_CONTEXT;
+    *p = (uintptr_t)track(n, current->device, 0);
+    return OK;
+}
+
+CUresult cuMemFree_v2(unsigned long long p)
+{
+    Alloc **pp, *a;
+    pthread_mutex_lock(&lock);
+    for (pp = &allocs; (a = *pp); pp = &a->next) {
+        if ((uintptr_t)a->p == p) {
+            *pp = a->next;
+            live_allocs--;
+            pthread_mutex_unlock(&lock);
+            free(a->p);
+            free(a);
+            return OK;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return E_INVALID_VALUE;
+}
+
+CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
+{
+    if (!find(dst))
+        return E_INVALID_VALUE;
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return OK;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)
+{
+    if (!find(src))
+        return E_INVALID_VALUE;
+    memcpy(dst, (void *)(uintptr_t)src, n);
+    return OK;
+}
+
+CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigned long long ptr)
+{
+    Alloc *a;
+    unsigned i;
+    pthread_mutex_lock(&lock);
+    a = find(ptr);
+    pthread_mutex_unlock(&lock);
+    for (i = 0; i < n; i++) {
+        switch (attrs[i]) {
+        case 2: *(unsigned *)data[i] = a ? (a->managed ? 4u : 2u) : 0u; break;  /* MEMORY_TYPE */
+        case 3: *(unsigned long long *)data[i] = a ? ptr : 0; break;            /* DEVICE_POINTER */
+        case 8: *(unsigned *)data[i] = a ? (unsigned)a->managed : 0u; break;    /* IS_MANAGED */
+        case 9: *(int *)data[i] = a ? a->device : -2; break;                    /* DEVICE_ORDINAL */
+        default: return E_INVALID_VALUE;
+        }
+    }
+    return OK;
+}
+
+/* ---- modules ---- */
+static CUresult parse_module(Module *m, const char *text, void **jit_vals, int is_library)
+{
+    const char *p = text, *eol;
+    char line[1024];
+
+    memset(m, 0, sizeof *m);
+    m->magic = 0x4d4f44;
+    m->is_library = is_library;
+    if (strncmp(text, "bindthem-mock-module", 20) != 0)
+        return E_INVALID_IMAGE;
+    for (; *p; p = *eol ? eol + 1 : eol) {
+        size_t len;
+        char *tok, *save = NULL;
+        eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        len = (size_t)(eol - p) < sizeof line - 1 ? (size_t)(eol - p) : sizeof line - 1;
+        memcpy(line, p, len);
+        line[len] = '\0';
+        if (strncmp(line, "jit-error ", 10) == 0) {
+            if (jit_vals && jit_vals[0])
+                snprintf(jit_vals[0], (size_t)(uintptr_t)jit_vals[1], "ptxas fatal   : %s",
+                         line + 10);
+            return E_INVALID_PTX;
+        }
+        tok = strtok_r(line, " ", &save);
+        if (!tok || strcmp(tok, "kernel") != 0 || m->nk == MAXK)
+            continue;
+        {
+            Kernel *k = &m->k[m->nk++];
+            size_t off = 0;
+            k->magic = 0x4b45524e;
+            k->owner = m;
+            tok = strtok_r(NULL, " ", &save);
+            snprintf(k->name, sizeof k->name, "%s", tok ? tok : "?");
+            while ((tok = strtok_r(NULL, " ", &save))) {
+                size_t sz, al;
+                if (strncmp(tok, "run=", 4) == 0) {
+                    snprintf(k->run, sizeof k->run, "%s", tok + 4);
+                    continue;
+                }
+                sz = (size_t)atoi(tok);
+                al = sz >= 8 ? 8 : sz;
+                off = (off + al - 1) / al * al;
+                k->size[k->nparams] = sz;
+                k->offset[k->nparams++] = off;
+                off += sz;
+            }
+        }
+    }
+    return OK;
+}
+
+CUresult cuLibraryLoadData(void **lib, const void *code, int *jopts, void **jvals, unsigned nj,
+                           int *lopts, void **lvals, unsigned nl)
+{
+    Module *m = malloc(sizeof *m);
+    CUresult r;
+    (void)jopts; (void)nj; (void)lopts; (void)lvals; (void)nl;
+    r = parse_module(m, code, nj >= 2 ? jvals : NULL, 1);
+    if (r != OK) {
+        free(m);
+        return r;
+    }
+    *lib = m;
+    return OK;
+}
+
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals)
+{
+    Module *m;
+    CUresult r;
+    (void)opts;
+    if (!current)
+        return E_INVALID_CONTEXT;
+    m = malloc(sizeof *m);
+    r = parse_module(m, image, n >= 2 ? vals : NULL, 0);
+    if (r != OK) {
+        free(m);
+        return r;
+    }
+    m->ctx = current;
+    *mod = m;
+    return OK;
+}
+
+CUresult cuLibraryUnload(void *lib)
+{
+    free(lib);
+    return OK;
+}
+
+CUresult cuModuleUnload(void *mod)
+{
+    free(mod);
+    return OK;
+}
+
+static CUresult get_kernel(void **k, Module *m, const char *name)
+{
+    int i;
+    for (i = 0; i < m->nk; i++) {
+        if (strcmp(m->k[i].name, name) == 0) {
+            *k = &m->k[i];
+            return OK;
+        }
+    }
+    return E_NOT_FOUND;
+}
+
+CUresult cuLibraryGetKernel(void **k, void *lib, const char *name) { return get_kernel(k, lib, name); }
+CUresult cuModuleGetFunction(void **f, void *mod, const char *name) { return get_kernel(f, mod, name); }
+
+static CUresult count(unsigned *n, Module *m)
+{
+    *n = (unsigned)m->nk;
+    return OK;
+}
+
+static CUresult enumerate(void **ks, unsigned n, Module *m)
+{
+    unsigned i;
+    if (n != (unsigned)m->nk)
+        return E_INVALID_VALUE;
+    for (i = 0; i < n; i++)
+        ks[i] = &m->k[i];
+    return OK;
+}
+
+static CUresult get_name(const char **name, Kernel *k)
+{
+    *name = k->name;
+    return OK;
+}
+
+static CUresult param_info(Kernel *k, size_t i, size_t *off, size_t *size)
+{
+    if (i >= (size_t)k->nparams)
+        return E_INVALID_VALUE;
+    *off = k->offset[i];
+    *size = k->size[i];
+    return OK;
+}
+
+CUresult cuLibraryGetKernelCount(unsigned *n, void *lib) { return count(n, lib); }
+CUresult cuModuleGetFunctionCount(unsigned *n, void *mod) { return count(n, mod); }
+CUresult cuLibraryEnumerateKernels(void **ks, unsigned n, void *lib) { return enumerate(ks, n, lib); }
+CUresult cuModuleEnumerateFunctions(void **fs, unsigned n, void *mod) { return enumerate(fs, n, mod); }
+CUresult cuKernelGetName(const char **name, void *k) { return get_name(name, k); }
+CUresult cuFuncGetName(const char **name, void *f) { return get_name(name, f); }
+CUresult cuKernelGetParamInfo(void *k, size_t i, size_t *off, size_t *size) { return param_info(k, i, off, size); }
+CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) { return param_info(f, i, off, size); }
+
+/* ---- launches ---- */
+static void run(const Kernel *k, void **params, unsigned threads)
+{
+    unsigned i, n;
+    if (strcmp(k->run, "axpy_f") == 0) {
+        float a = *(float *)params[0];
+        const float *x = *(float **)params[1];
+        float *y = *(float **)params[2];
+        n = (unsigned)*(int *)params[3];
+        for (i = 0; i < n && i < threads; i++)
+            y[i] = a * x[i] + y[i];
+    } else if (strcmp(k->run, "axpy_d") == 0) {
+        double a = *(double *)params[0];
+        const double *x = *(double **)params[1];
+        double *y = *(double **)params[2];
+        n = (unsigned)*(int *)params[3];
+        for (i = 0; i < n && i < threads; i++)
+            y[i] = a * x[i] + y[i];
+    }
+}
+
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra)
+{
+    Kernel *k = f;
+    char buf[4096];
+    size_t len;
+    int i, j;
+
+    if (!current)
+        return E_INVALID_CONTEXT;
+    if (!k || k->magic != 0x4b45524e)
+        return E_INVALID_HANDLE;
+    if (!k->owner->is_library && k->owner->ctx != current)
+        return E_INVALID_CONTEXT;
+    if (extra || (k->nparams && !params))
+        return E_INVALID_VALUE;
+    len = (size_t)snprintf(buf, sizeof buf,
+                           "{\"kernel\": \"%s\", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
+                           "\"shared\": %u, \"stream\": %llu, \"device\": %d, \"params\": [",
+                           k->name, gx, gy, gz, bx, by, bz, shared,
+                           (unsigned long long)(uintptr_t)stream, current->device);
+    for (i = 0; i < k->nparams; i++) {
+        const unsigned char *b = params[i];
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"", i ? ", " : "");
+        for (j = 0; j < (int)k->size[i] && len + 4 < sizeof buf; j++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%02x", b[j]);
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "\"");
+    }
+    snprintf(buf + len, sizeof buf - len, "]}\n");
+    pthread_mutex_lock(&lock);
+    append(&launch_log, &launch_len, &launch_cap, buf);
+    n_launches++;
+    pthread_mutex_unlock(&lock);
+    run(k, params, gx * gy * gz * bx * by * bz);
+    return OK;
+}
+
+/* ---- cuGetProcAddress ---- */
+typedef struct Sym {
+    const char *name;
+    int since;   /* the CUDA version this ABI of the symbol appeared in */
+    void *fn;
+} Sym;
+
+#define S(name, since, fn) {name, since, (void *)fn}
+static const Sym syms[] = {
+    S("cuInit", 2000, cuInit),
+    S("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    S("cuGetErrorName", 6000, cuGetErrorName),
+    S("cuGetErrorString", 6000, cuGetErrorString),
+    S("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    S("cuDeviceGet", 2000, cuDeviceGet),
+    S("cuDeviceGetName", 2000, cuDeviceGetName),
+    S("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    S("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    S("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+    S("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    S("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    S("cuMemAlloc", 3020, cuMemAlloc_v2),
+    S("cuMemFree", 3020, cuMemFree_v2),
+    S("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
+    S("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
+    S("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
+    S("cuModuleLoadDataEx", 2010, cuModuleLoadDataEx),
+    S("cuModuleGetFunction", 2000, cuModuleGetFunction),
+    S("cuModuleUnload", 2000, cuModuleUnload),
+    S("cuLaunchKernel", 4000, cuLaunchKernel),
+    S("cuStreamSynchronize", 2000, cuStreamSynchronize),
+    S("cuLibraryLoadData", 12000, cuLibraryLoadData),
+    S("cuLibraryUnload", 12000, cuLibraryUnload),
+    S("cuLibraryGetKernel", 12000, cuLibraryGetKernel),
+    S("cuKernelGetName", 12030, cuKernelGetName),
+    S("cuFuncGetName", 12030, cuFuncGetName),
+    S("cuLibraryGetKernelCount", 12040, cuLibraryGetKernelCount),
+    S("cuLibraryEnumerateKernels", 12040, cuLibraryEnumerateKernels),
+    S("cuModuleGetFunctionCount", 12040, cuModuleGetFunctionCount),
+    S("cuModuleEnumerateFunctions", 12040, cuModuleEnumerateFunctions),
+    S("cuKernelGetParamInfo", 12040, cuKernelGetParamInfo),
+    S("cuFuncGetParamInfo", 12040, cuFuncGetParamInfo),
+};
+#undef S
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
+                             int *status)
+{
+    char line[512];
+    int driver = env_int("MOCK_CUDA_VERSION", 12080), st = 1;
+    size_t i;
+
+    snprintf(line, sizeof line, "{\"symbol\": \"%s\", \"version\": %d, \"flags\": %llu}\n",
+             symbol, version, flags);
+    pthread_mutex_lock(&lock);
+    append(&proc_log, &proc_len, &proc_cap, line);
+    pthread_mutex_unlock(&lock);
+    *pfn = NULL;
+    for (i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        if (strcmp(syms[i].name, symbol) != 0)
+            continue;
+        if (listed("MOCK_CUDA_NOT_FOUND", symbol) || syms[i].since > driver)
+            st = 1;
+        else if (listed("MOCK_CUDA_TOO_NEW", symbol) || version < syms[i].since)
+            st = 2;
+        else
+            st = 0;
+        break;
+    }
+    if (status)
+        *status = st;
+    if (st != 0)
+        return E_NOT_FOUND;
+    *pfn = syms[i].fn;
+    return OK;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags)
+{
+    return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+}
+
+/* ---- for the tests (ctypes) ---- */
+const char *mock_proc_log(void) { return proc_log ? proc_log : ""; }
+const char *mock_launch_log(void) { return launch_log ? launch_log : ""; }
+const char *mock_sync_log(void) { return sync_log ? sync_log : ""; }
+int mock_launch_count(void) { return n_launches; }
+int mock_live_allocs(void) { return live_allocs; }
+void mock_clear_logs(void)
+{
+    pthread_mutex_lock(&lock);
+    launch_len = sync_len = 0;
+    if (launch_log)
+        launch_log[0] = '\0';
+    if (sync_log)
+        sync_log[0] = '\0';
+    n_launches = 0;
+    pthread_mutex_unlock(&lock);
+}
+/* Device (or managed) memory for fake __cuda_array_interface__/DLPack objects. */
+unsigned long long mock_malloc(size_t n, int device, int managed)
+{
+    return (uintptr_t)track(n, device, managed);
+}
+void mock_free(unsigned long long p) { cuMemFree_v2(p); }
+/* The thread's current context's device, or -1. */
+int mock_current_device(void) { return current ? current->device : -1; }
