@@ -25,6 +25,9 @@ import pyamg_sdist  # noqa: E402
 
 del sys.path[0]
 
+# the tree whose bindthem is benchmarked (default: this checkout); point it at
+# a patched copy to measure a change before applying it
+SRC = os.environ.get("BINDTHEM_BENCH_SRC") or ROOT
 HEADERS = pyamg_sdist.HEADERS
 CACHE = os.environ.get("BINDTHEM_BENCH_CACHE") or "/tmp/bindthem-bench"
 os.makedirs(CACHE, exist_ok=True)
@@ -37,8 +40,8 @@ def bindthem_path():
     the benchmarks run. Built with setup.py's default flags (-O2), the
     BINDTHEM_DEBUG / _SANITIZE / _COVERAGE switches cleared. Returns the folder
     to put first on sys.path."""
-    files = sorted(glob.glob(os.path.join(ROOT, "csrc", "*.[ch]"))) + [
-        os.path.join(ROOT, "setup.py")] + sorted(glob.glob(os.path.join(ROOT, "bindthem", "*.py")))
+    files = sorted(glob.glob(os.path.join(SRC, "csrc", "*.[ch]"))) + [
+        os.path.join(SRC, "setup.py")] + sorted(glob.glob(os.path.join(SRC, "bindthem", "*.py")))
     key = hashlib.sha256()
     for p in files:
         key.update(p.encode() + b"\0")
@@ -52,7 +55,7 @@ def bindthem_path():
            if k not in ("BINDTHEM_DEBUG", "BINDTHEM_SANITIZE", "BINDTHEM_COVERAGE", "CFLAGS",
                         "LDFLAGS")}
     proc = subprocess.run([sys.executable, "setup.py", "build_ext", "-b", tmp, "-t", tmp + ".o"],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+                          cwd=SRC, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(tmp + ".o", ignore_errors=True)
@@ -67,8 +70,8 @@ def bindthem_path():
         sys.stderr.write("warning: building this checkout's bindthem failed (%s); using the "
                          "earlier build %s\n" % (tail.splitlines()[-1], old[-1]))
         return old[-1]
-    for p in glob.glob(os.path.join(ROOT, "bindthem", "*.py")) + [
-            os.path.join(ROOT, "bindthem", "py.typed")]:
+    for p in glob.glob(os.path.join(SRC, "bindthem", "*.py")) + [
+            os.path.join(SRC, "bindthem", "py.typed")]:
         if os.path.exists(p):
             shutil.copy(p, os.path.join(tmp, "bindthem"))
     shutil.rmtree(tmp + ".o", ignore_errors=True)

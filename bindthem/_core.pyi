@@ -147,3 +147,61 @@ def bind(
     strict: bool = False,
 ) -> tuple[Handle, dict[str, Function], _Metadata, list[str]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
+
+# --- CUDA (csrc/bt_cuda_py.c) -------------------------------------------------
+# Loosely typed (Any for device arrays and launch configurations) while that
+# API settles; bindthem.cuda is the public face.
+
+CUDA_STREAM_LEGACY: Final[int]
+CUDA_STREAM_PER_THREAD: Final[int]
+
+@final
+class CudaModule:
+    """A loaded CUDA module image; Kernels keep it loaded."""
+
+    @property
+    def path(self) -> str:
+        """The module file."""
+
+@final
+class CudaKernel:
+    """A bound __global__ kernel: its overloads, dispatched on the arguments' dtypes."""
+
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def __qualname__(self) -> str: ...
+    @property
+    def overloads(self) -> tuple[str, ...]: ...
+    @property
+    def symbols(self) -> tuple[str, ...]: ...
+    @property
+    def parameters(self) -> tuple[str, ...]: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __getitem__(self, config: Any, /) -> Any: ...
+
+def cuda_bind(
+    image: bytes,
+    header: StrOrBytesPath,
+    instantiate: StrOrBytesPath | None = None,
+    *,
+    module: str,
+    filename: str,
+    strict: bool = False,
+) -> tuple[CudaModule, dict[str, CudaKernel], _Metadata, list[str], list[str]]:
+    """Load a CUDA module image and bind the __global__ kernels a header plans."""
+
+def cuda_device_count() -> int:
+    """CUDA devices (0 without a driver)."""
+
+def cuda_driver() -> dict[str, Any]:
+    """Load the driver; {'version', 'path', 'library_api'}."""
+
+def cuda_empty(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None) -> Any:
+    """An uninitialized DeviceArray."""
+
+def cuda_synchronize() -> None:
+    """cuCtxSynchronize on the current (else device 0's) context."""
+
+def cuda_to_device(array: Any, *, device: int | None = None) -> Any:
+    """Copy an array to a new DeviceArray."""

@@ -17,6 +17,7 @@ The driver (``libcuda.so.1``, or ``$BINDTHEM_LIBCUDA``) is opened on first
 use, never at import: ``import bindthem.cuda`` works without one.
 """
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -272,7 +273,6 @@ def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=Non
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, stem + ".fatbin")
     depsfile = os.path.join(folder, "deps.json")
-    import fcntl
     with open(os.path.join(folder, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (os.path.exists(target) and _deps_fresh(depsfile)):

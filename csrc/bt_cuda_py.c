@@ -879,7 +879,7 @@ static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyO
 {
     BtCudaPtrInfo info;
     BtCudaError e;
-    char label[300], other[300];
+    char label[300], other[300], addr[32];
 
     if (!a->contiguous) {
         PyErr_Format(PyExc_ValueError,
@@ -904,10 +904,11 @@ static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyO
     }
     if (!(info.memtype == 2 || info.memtype == 4 || info.managed ||
           (info.memtype == 1 && info.devptr == a->ptr))) {
+        snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)a->ptr);
         PyErr_Format(PyExc_ValueError,
-                     "%s(): argument '%U' (via %s) points at 0x%llx, which is %s; kernels "
+                     "%s(): argument '%U' (via %s) points at %s, which is %s; kernels "
                      "need device memory: copy it with bindthem.cuda.to_device()",
-                     k->cname, name, a->via, (unsigned long long)a->ptr,
+                     k->cname, name, a->via, addr,
                      info.memtype == 1 ? "host memory that the device cannot address"
                                        : "not memory CUDA knows of (host memory?)");
         return -1;
@@ -1427,7 +1428,8 @@ static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *
                 int d;
                 if (pass == 0)
                     bt_buf_printf(&have, "%s%s", i ? ", " : "; the module has ",
-                                  dem ? dem : names[i]);
+                                  !dem ? names[i] : strncmp(dem, "void ", 5) == 0 ? dem + 5
+                                                                                   : dem);
                 if (!head)
                     continue;
                 bl = strcspn(head, "<");

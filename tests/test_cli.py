@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from support import python_env
+
 from bindthem.__main__ import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,8 +25,7 @@ def show(capsys, *argv):
 
 
 def cli(*argv):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env = python_env()
     return subprocess.run([sys.executable, "-m", "bindthem"] + list(argv), capture_output=True,
                           text=True, env=env, timeout=120)
 

@@ -16,6 +16,8 @@ import types
 import numpy as np
 import pytest
 
+from support import python_env
+
 import bindthem
 from conftest import kernel
 
@@ -24,11 +26,9 @@ buildmod = importlib.import_module("bindthem.build")
 
 
 def run_python(code, stdin=None, cwd=None, env=None):
-    e = dict(os.environ)
-    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
-    e.update(env or {})
+    e = python_env(**(env or {}))
     proc = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True,
-                          cwd=cwd or ROOT, env=e, timeout=120)
+                          cwd=cwd, env=e, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     return proc.stdout.decode()
 
@@ -299,7 +299,7 @@ BUILD_CHILD = textwrap.dedent("""
 
 
 def test_concurrent_builds_from_two_processes(project, cache_dir):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = python_env()
     cmd = [sys.executable, "-c", BUILD_CHILD, str(project / "k.h"), str(project / "k.yml"),
            cache_dir]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -340,7 +340,7 @@ def test_missing_compiler_is_build_error(project, cache_dir):
 
 def test_cli_build(project, tmp_path, cache_dir):
     out = tmp_path / "libcli.so"
-    env = dict(os.environ, PYTHONPATH=ROOT, BINDTHEM_CACHE=cache_dir)
+    env = python_env(BINDTHEM_CACHE=cache_dir)
     proc = subprocess.run([sys.executable, "-m", "bindthem", "build", str(project / "k.h"), "-i",
                            str(project / "k.yml"), "-o", str(out)],
                           capture_output=True, text=True, env=env, timeout=120)
@@ -407,7 +407,7 @@ def test_small_kernel_keeps_the_gil(ckernels):
 
 
 def test_readme_example_script(cache_dir):
-    env = dict(os.environ, PYTHONPATH=ROOT, BINDTHEM_CACHE=cache_dir)
+    env = python_env(BINDTHEM_CACHE=cache_dir)
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "run_example.py")],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

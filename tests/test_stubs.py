@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from support import python_env
+
 import bindthem
 from bindthem import stubs
 from bindthem.build import compile_library
@@ -90,9 +92,7 @@ def _resolve(case):
 
 
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
-    return env
+    return python_env()
 
 
 def _run(cmd, cwd=None):

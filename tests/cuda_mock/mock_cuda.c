@@ -4,7 +4,7 @@
  * BINDTHEM_LIBCUDA. "Device" memory is host malloc; a "module" is text:
  *
  *     bindthem-mock-module
- *     kernel <name> <param size>... [run=axpy_f|axpy_d|fill_i]
+ *     kernel <name> <param size>... [run=axpy_f|axpy_d]
  *     jit-error <message>            (the load fails with this JIT log)
  *
  * Parameters are laid out at their natural alignment. cuLaunchKernel
@@ -19,6 +19,7 @@
  *   MOCK_CUDA_TOO_NEW=a,b          symbols reported VERSION_NOT_SUFFICIENT
  *
  * The log is read back through mock_*() functions, called with ctypes. */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,21 +476,22 @@ CUresult cuKernelGetParamInfo(void *k, size_t i, size_t *off, size_t *size) { re
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) { return param_info(f, i, off, size); }
 
 /* ---- launches ---- */
-static void run(const Kernel *k, void **params, unsigned threads)
+/* run=axpy_f / axpy_d: axpy(a, x, x_size, y, y_size) of tests/data/cuda/kernels.cuh */
+static void run(const Kernel *k, void **params, unsigned long long threads)
 {
-    unsigned i, n;
+    unsigned long long i, n;
     if (strcmp(k->run, "axpy_f") == 0) {
         float a = *(float *)params[0];
         const float *x = *(float **)params[1];
-        float *y = *(float **)params[2];
-        n = (unsigned)*(int *)params[3];
+        float *y = *(float **)params[3];
+        n = (unsigned long long)*(int *)params[2];
         for (i = 0; i < n && i < threads; i++)
             y[i] = a * x[i] + y[i];
     } else if (strcmp(k->run, "axpy_d") == 0) {
         double a = *(double *)params[0];
         const double *x = *(double **)params[1];
-        double *y = *(double **)params[2];
-        n = (unsigned)*(int *)params[3];
+        double *y = *(double **)params[3];
+        n = (unsigned long long)*(int *)params[2];
         for (i = 0; i < n && i < threads; i++)
             y[i] = a * x[i] + y[i];
     }
@@ -528,7 +530,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     append(&launch_log, &launch_len, &launch_cap, buf);
     n_launches++;
     pthread_mutex_unlock(&lock);
-    run(k, params, gx * gy * gz * bx * by * bz);
+    run(k, params, (unsigned long long)gx * gy * gz * bx * by * bz);
     return OK;
 }
 

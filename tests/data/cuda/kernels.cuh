@@ -43,3 +43,6 @@ __device__ float twice(float v) { return 2 * v; }
 
 /* A host function: bindthem.load binds these, bindthem.cuda does not. */
 inline int host_helper(int a) { return a + 1; }
+
+/* A host declaration: bound by bindthem.load, listed in not_kernels here. */
+int host_count(const int x[], const int x_size);

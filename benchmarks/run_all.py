@@ -1,0 +1,54 @@
+"""Runs every benchmark and prints the tables.
+
+    .venv/bin/python benchmarks/run_all.py [--quick] [--no-callgrind] [--no-e2e]
+
+The call benchmarks (bench_calls, bench_sizes, bench_threads) run in this one
+process, all backends side by side; bench_callgrind, bench_startup and
+bench_e2e start their own subprocesses (valgrind, fresh interpreters).
+First run: fetches pyamg's sdist (tests/pyamg_sdist.py), builds a private
+-O2 copy of bindthem from this checkout, the 8 amg_core libraries and the
+floor extension under /tmp/bindthem-bench (~2 minutes); later runs take
+about 3-4 minutes (callgrind ~1 min, end to end ~1.5 min).
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+
+def main():
+    args = set(sys.argv[1:])
+    t0 = time.perf_counter()
+    print(common.machine())
+    print("load average at start: %s" % " ".join("%.2f" % v for v in os.getloadavg()))
+    common.build_libraries()
+    common.floor()
+    print("(built/cached in %.0f s)" % (time.perf_counter() - t0))
+
+    import bench_calls
+    import bench_sizes
+    import bench_startup
+    import bench_threads
+    bench_calls.main()
+    if "--no-callgrind" not in args:
+        import bench_callgrind
+        bench_callgrind.main()
+    bench_sizes.main()
+    if "--quick" in args:
+        bench_startup.REPS = 3
+    bench_startup.main()
+    if "--no-e2e" not in args:
+        import bench_e2e
+        if "--quick" in args:
+            bench_e2e.REPS = 1
+        bench_e2e.main()
+    bench_threads.main()
+    print("\nload average at end: %s; total %.0f s"
+          % (" ".join("%.2f" % v for v in os.getloadavg()), time.perf_counter() - t0))
+
+
+if __name__ == "__main__":
+    main()

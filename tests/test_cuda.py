@@ -1,0 +1,816 @@
+"""bindthem.cuda without a GPU: a mock libcuda (tests/cuda_mock/mock_cuda.c).
+
+The mock is compiled once per session and reached through BINDTHEM_LIBCUDA.
+It keeps "device" memory in host malloc, loads text "modules" listing
+kernel names and parameter sizes, and records every cuGetProcAddress
+request and every launch (kernel, grid, block, shared, stream, device, the
+parameter bytes), read back here with ctypes. The driver is process-wide,
+so tests of other driver versions and failure modes run in a subprocess.
+The nvcc tests compile tests/data/cuda/kernels.cuh for real (no GPU needed).
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import bindthem
+import bindthem.cuda as cuda
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DATA = os.path.join(HERE, "data", "cuda")
+HEADER = os.path.join(DATA, "kernels.cuh")
+YAML = os.path.join(DATA, "kernels.yml")
+MOCK_SRC = os.path.join(HERE, "cuda_mock", "mock_cuda.c")
+CC = os.environ.get("CC", "gcc")
+
+SIZES = {"bool": 1, "float": 4, "double": 8, "int": 4, "long": 8, "unsigned int": 4}
+RUN = {"_Z4axpyIfEvT_PKS0_iPS0_i": "axpy_f", "_Z4axpyIdEvT_PKS0_iPS0_i": "axpy_d"}
+
+# What bindthem must ask cuGetProcAddress for: the version of the PFN typedef
+# it calls through (cudaTypedefs.h), never the toolkit's or driver's version.
+EXPECTED_VERSIONS = {
+    "cuGetErrorName": 6000, "cuGetErrorString": 6000, "cuInit": 2000,
+    "cuDeviceGetCount": 2000, "cuDeviceGet": 2000, "cuDeviceGetName": 2000,
+    "cuDevicePrimaryCtxRetain": 7000, "cuCtxGetCurrent": 4000, "cuCtxSetCurrent": 4000,
+    "cuCtxGetDevice": 2000, "cuCtxSynchronize": 2000, "cuMemAlloc": 3020, "cuMemFree": 3020,
+    "cuMemcpyHtoD": 3020, "cuMemcpyDtoH": 3020, "cuPointerGetAttributes": 7000,
+    "cuModuleLoadDataEx": 2010, "cuModuleGetFunction": 2000, "cuModuleUnload": 2000,
+    "cuLaunchKernel": 4000, "cuStreamSynchronize": 2000,
+    "cuLibraryLoadData": 12000, "cuLibraryUnload": 12000, "cuLibraryGetKernel": 12000,
+    "cuKernelGetName": 12030, "cuFuncGetName": 12030, "cuLibraryGetKernelCount": 12040,
+    "cuLibraryEnumerateKernels": 12040, "cuModuleGetFunctionCount": 12040,
+    "cuModuleEnumerateFunctions": 12040, "cuKernelGetParamInfo": 12040,
+    "cuFuncGetParamInfo": 12040,
+}
+
+
+# ---- fixtures ----
+
+@pytest.fixture(scope="session")
+def mock_path(tmp_path_factory):
+    if not shutil.which(CC):
+        pytest.skip("needs %s for the mock driver" % CC)
+    out = str(tmp_path_factory.mktemp("cuda_mock") / "libcuda_mock.so")
+    subprocess.run([CC, "-std=c11", "-O1", "-shared", "-fPIC", MOCK_SRC, "-o", out,
+                    "-lpthread"], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def mock(mock_path):
+    """The mock, loaded as this process's driver; its ctypes handle."""
+    os.environ["BINDTHEM_LIBCUDA"] = mock_path
+    info = cuda.driver()
+    if info["path"] != mock_path:
+        pytest.skip("this process already uses the driver %s; run test_cuda.py on its own"
+                    % info["path"])
+    lib = ctypes.CDLL(mock_path)
+    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log"):
+        getattr(lib, f).restype = ctypes.c_char_p
+    lib.mock_malloc.restype = ctypes.c_ulonglong
+    lib.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    lib.mock_free.argtypes = [ctypes.c_ulonglong]
+    return lib
+
+
+def launches(mock):
+    return [json.loads(line) for line in mock.mock_launch_log().decode().splitlines()]
+
+
+def last_launch(mock):
+    return launches(mock)[-1]
+
+
+def module_text(header=HEADER, instantiate=YAML, edit=None, drop=(), extra=()):
+    """A mock module with the header's planned kernels (and their layouts).
+    edit: {symbol: [param sizes]} overrides; drop: symbols left out."""
+    meta = bindthem.parse_header(header, instantiate)
+    lines = ["bindthem-mock-module"]
+    for f in meta["functions"]:
+        for ov in f["overloads"]:
+            sym = ov["symbol"]
+            if sym in drop:
+                continue
+            sizes = [8 if p["array"] else SIZES[p["type"]] for p in ov["params"]]
+            sizes = (edit or {}).get(sym, sizes)
+            run = " run=" + RUN[sym] if sym in RUN else ""
+            lines.append("kernel %s %s%s" % (sym, " ".join(map(str, sizes)), run))
+    lines += list(extra)
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture(scope="session")
+def lib(mock):
+    return cuda.load(module_text(), HEADER, YAML)
+
+
+@pytest.fixture
+def clean(mock):
+    mock.mock_clear_logs()
+    return mock
+
+
+def run_py(code, mock_path=None, **env):
+    """Runs code in a fresh interpreter; returns (returncode, stdout+stderr)."""
+    e = dict(os.environ)
+    e.pop("BINDTHEM_LIBCUDA", None)
+    if mock_path:
+        e["BINDTHEM_LIBCUDA"] = mock_path
+    e.update({k: str(v) for k, v in env.items()})
+    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
+    if code.startswith(PRELUDE):
+        code = PRELUDE + textwrap.dedent(code[len(PRELUDE):])
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, cwd=ROOT, env=e, timeout=120)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+PRELUDE = """
+import sys, json
+sys.path.insert(0, %r)
+import numpy as np
+import bindthem, bindthem.cuda as cuda
+from test_cuda import module_text, HEADER, YAML
+""" % HERE
+
+
+class FakeCAI:
+    """A __cuda_array_interface__ producer over mock device memory."""
+
+    def __init__(self, ptr, shape, typestr, readonly=False, strides=None, stream=None,
+                 version=3):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
+            "version": version, "strides": strides, "descr": [("", typestr)]}
+        if version >= 3:
+            self.__cuda_array_interface__["stream"] = stream
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class FakeDLPack:
+    """A DLPack producer over mock device memory (no deleter: it owns it)."""
+
+    def __init__(self, ptr, shape, code, bits, device_type=2, byte_offset=0):
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.mt = DLManagedTensor()
+        t = self.mt.dl_tensor
+        t.data = ptr
+        t.device = DLDevice(device_type, 0)
+        t.ndim = len(shape)
+        t.dtype = DLDataType(code, bits, 1)
+        t.shape = self.shape
+        t.strides = None
+        t.byte_offset = byte_offset
+        self.device_type = device_type
+        self.streams = []
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return _capsule_new(ctypes.addressof(self.mt), b"dltensor", None)
+
+
+# ---- driver loading and entry points ----
+
+def test_import_needs_no_driver(mock_path):
+    rc, out = run_py("""
+        import bindthem, bindthem.cuda
+        maps = open("/proc/self/maps").read()
+        print("loaded" if "libcuda_mock" in maps else "not loaded")
+        print(bindthem.cuda.LEGACY, bindthem.cuda.PER_THREAD)
+    """, mock_path)
+    assert rc == 0, out
+    assert "not loaded" in out
+    assert "bindthem.cuda.LEGACY bindthem.cuda.PER_THREAD" in out
+
+
+def test_no_libcuda():
+    rc, out = run_py("""
+        import bindthem.cuda as cuda
+        print(cuda.device_count(), cuda.is_available())
+        try:
+            cuda.driver()
+        except cuda.NoDriverError as e:
+            print("NoDriverError:", e)
+    """, "/nonexistent/libcuda.so.1")
+    assert rc == 0, out
+    assert "0 False" in out
+    assert "NoDriverError: no CUDA driver: cannot load /nonexistent/libcuda.so.1" in out
+
+
+def _stub():
+    for p in ("/usr/local/cuda/lib64/stubs/libcuda.so", "/usr/local/cuda/lib/stubs/libcuda.so"):
+        if os.path.exists(p):
+            return p
+    return None
+
+
+@pytest.mark.skipif(_stub() is None, reason="no CUDA toolkit stub libcuda.so")
+def test_stub_library_is_no_driver():
+    rc, out = run_py("""
+        import numpy as np, bindthem.cuda as cuda
+        print(cuda.device_count())
+        try:
+            cuda.to_device(np.ones(3))
+        except cuda.NoDriverError as e:
+            print("code", e.code, "|", e)
+    """, _stub())
+    assert rc == 0, out
+    assert out.startswith("0\n")
+    assert "code 34 | no CUDA driver:" in out
+    assert "stub library (CUDA_ERROR_STUB_LIBRARY" in out
+
+
+def test_entry_point_versions(mock):
+    log = [json.loads(line) for line in mock.mock_proc_log().decode().splitlines()]
+    asked = {r["symbol"]: r["version"] for r in log}
+    assert asked == EXPECTED_VERSIONS
+    assert len(log) == len(EXPECTED_VERSIONS)  # each once
+    assert {r["flags"] for r in log} == {1}  # CU_GET_PROC_ADDRESS_LEGACY_STREAM
+    assert cuda.driver() == {"version": 12080, "path": os.environ["BINDTHEM_LIBCUDA"],
+                             "library_api": True}
+
+
+def test_driver_too_old(mock_path):
+    rc, out = run_py(PRELUDE + """
+        try:
+            cuda.driver()
+        except cuda.CudaError as e:
+            print(type(e).__name__, e)
+    """, mock_path, MOCK_CUDA_VERSION=11020)
+    assert rc == 0, out
+    assert "is version 11.2; bindthem needs 11.3 or newer (cuGetProcAddress)" in out
+
+
+def test_symbol_not_found(mock_path):
+    rc, out = run_py(PRELUDE + """
+        try:
+            cuda.to_device(np.ones(2))
+        except cuda.CudaError as e:
+            print(type(e).__name__, e.code, e)
+    """, mock_path, MOCK_CUDA_NOT_FOUND="cuLaunchKernel")
+    assert rc == 0, out
+    assert "CudaError 500" in out
+    assert ('cuGetProcAddress("cuLaunchKernel", cudaVersion=4000): '
+            "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND") in out
+    assert "older than CUDA 4.0, or the name is misspelled" in out
+
+
+def test_version_not_sufficient(mock_path):
+    rc, out = run_py(PRELUDE + """
+        try:
+            cuda.driver()
+        except cuda.CudaError as e:
+            print(type(e).__name__, e)
+    """, mock_path, MOCK_CUDA_TOO_NEW="cuMemAlloc")
+    assert rc == 0, out
+    assert "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT" in out
+    assert "has cuMemAlloc, but no version of it as old as the CUDA 3.2 ABI" in out
+
+
+def test_no_device(mock_path):
+    rc, out = run_py(PRELUDE + """
+        print(cuda.device_count())
+        try:
+            cuda.driver()
+        except cuda.NoDriverError as e:
+            print(e)
+    """, mock_path, MOCK_CUDA_DEVICES=0)
+    assert rc == 0, out
+    assert "0\nno CUDA device: cuInit: CUDA_ERROR_NO_DEVICE" in out
+
+
+def test_driver_12_0_asks_only_for_what_it_has(mock_path):
+    rc, out = run_py(PRELUDE + """
+        import ctypes, os
+        m = ctypes.CDLL(os.environ["BINDTHEM_LIBCUDA"])
+        m.mock_proc_log.restype = ctypes.c_char_p
+        print(cuda.driver())
+        print(sorted({json.loads(l)["version"] for l in m.mock_proc_log().decode().splitlines()}))
+        # no cuFuncGetParamInfo: a wrong layout goes unnoticed
+        lib = cuda.load(module_text(edit={"fill_i": [8, 8, 4]}), HEADER, YAML)
+        try:
+            cuda.load(module_text(drop={"_Z4axpyIfEvT_PKS0_iPS0_i"}), HEADER, YAML)
+        except bindthem.SymbolError as e:
+            print(e)
+    """, mock_path, MOCK_CUDA_VERSION=12000)
+    assert rc == 0, out
+    assert "'library_api': True" in out
+    assert "[2000, 2010, 3020, 4000, 6000, 7000, 12000]" in out
+    assert "(the CUDA 12.0 driver cannot list a module's kernels (12.4+ can))" in out
+
+
+def test_driver_11_8_uses_modules(mock_path):
+    rc, out = run_py(PRELUDE + """
+        import threading
+        print(cuda.driver()["library_api"])
+        lib = cuda.load(module_text(), HEADER, YAML)
+        x = cuda.to_device(np.arange(4, dtype=np.float64))
+        y = cuda.to_device(np.ones(4))
+        lib.axpy[1, 4](3, x, y)
+        t = threading.Thread(target=lambda: lib.axpy[1, 4](1, x, y))
+        t.start(); t.join()
+        print(y.copy_to_host().tolist())
+    """, mock_path, MOCK_CUDA_VERSION=11080)
+    assert rc == 0, out
+    assert out.endswith("False\n[1.0, 5.0, 9.0, 13.0]\n")
+
+
+# ---- loading ----
+
+def test_library(lib):
+    assert lib.__all__ == ["axpy", "fill_i", "negate", "scale"]
+    assert lib.__file__ == "<bytes>"
+    assert lib.scale.overloads == (
+        "void scale<float>(const float s, float y[], const long y_size)",
+        "void scale<double>(const double s, double y[], const long y_size)",
+        "void scale<int>(const int s, int y[], const long y_size)")
+    assert lib.negate.symbols == ("_ZN3ops6negateIfEEvPT_j",)
+    assert lib.fill_i.symbols == ("fill_i",)  # extern "C": the plain name
+    assert lib.axpy.parameters == ("a", "x", "y")
+    assert "y = a * x + y" in lib.axpy.__doc__
+    assert repr(lib.axpy) == "<bindthem.cuda kernel kernels.axpy with 2 overloads>"
+
+
+def test_load_from_file_without_yaml(mock, tmp_path):
+    p = tmp_path / "k.fatbin"
+    p.write_bytes(module_text(instantiate=None))
+    lib = cuda.load(str(p), HEADER)
+    assert lib.__file__ == str(p)
+    assert lib.__all__ == ["fill_i"]  # untemplated kernels only
+    assert lib.not_kernels == ["int host_count(const int x[], const int x_size)"]
+    assert lib.unexported == []
+
+
+def test_host_function_listed(mock):
+    with pytest.raises(bindthem.BindError, match=r"lists 'host_count' \(.*kernels.cuh:\d+\), "
+                                                 r"which is not a __global__ kernel"):
+        cuda.load(module_text(), HEADER, os.path.join(DATA, "host.yml"))
+
+
+def test_device_function_unbindable(mock):
+    meta = bindthem.parse_header(HEADER, YAML)
+    assert {"name": "twice", "line": meta["skipped"][0]["line"],
+            "reason": "unbindable: __device__ function is not a kernel"} in meta["skipped"]
+
+
+def test_missing_kernel_lists_what_the_module_has(mock):
+    with pytest.raises(bindthem.SymbolError) as ei:
+        cuda.load(module_text(drop={"_Z4axpyIfEvT_PKS0_iPS0_i"}), HEADER, YAML)
+    msg = str(ei.value)
+    assert msg.startswith("axpy: kernel axpy<float> (symbol _Z4axpyIfEvT_PKS0_iPS0_i) is not "
+                          "in <bytes>; the module has axpy<double>(double, double const*, int, "
+                          "double*, int), ")
+    assert "ops::negate<float>(float*, unsigned int), fill_i" in msg
+    assert "did you mean axpy<double>?" in msg
+    assert "template __global__ void axpy<float>(" in msg
+
+
+def test_missing_kernel_near_miss(mock):
+    text = module_text(drop={"_Z5scaleIiEvT_PS0_l"}, extra=["kernel _Z6scalesIiEvT_PS0_l 4 8 8"])
+    with pytest.raises(bindthem.SymbolError, match=r"did you mean scale<float> or "
+                                                   r"scale<double>\?"):
+        cuda.load(text, HEADER, YAML)
+    text = module_text(drop={"_Z5scaleIiEvT_PS0_l", "_Z5scaleIfEvT_PS0_l",
+                             "_Z5scaleIdEvT_PS0_l"}, extra=["kernel _Z6scalesIiEvT_PS0_l 4 8 8"])
+    with pytest.raises(bindthem.SymbolError, match=r"did you mean scales<int>\?"):
+        cuda.load(text, HEADER, YAML)
+
+
+def test_param_layout_mismatch(mock):
+    sym = "_Z4axpyIfEvT_PKS0_iPS0_i"
+    with pytest.raises(bindthem.BindError, match=r"parameter 1 'a' of void axpy<float>\(.*\) is "
+                                                 r"4 bytes at offset 0 by the header, but 8 bytes "
+                                                 r"at offset 0 in the module's kernel"):
+        cuda.load(module_text(edit={sym: [8, 8, 4, 8, 4]}), HEADER, YAML)
+    with pytest.raises(bindthem.BindError, match=r"takes 4 parameters, but the header declares "
+                                                 r"5: .* \(parameter 'y_size' has no counterpart\)"):
+        cuda.load(module_text(edit={sym: [4, 8, 4, 8]}), HEADER, YAML)
+    with pytest.raises(bindthem.BindError, match="takes more than the 5 parameters"):
+        cuda.load(module_text(edit={sym: [4, 8, 4, 8, 4, 4]}), HEADER, YAML)
+    with pytest.raises(bindthem.BindError, match=r"parameter 3 'x_size' .* 4 bytes at offset 16 "
+                                                 r"by the header, but 8 bytes at offset 16"):
+        cuda.load(module_text(edit={sym: [4, 8, 8, 8, 4]}), HEADER, YAML)
+
+
+def test_jit_error_log(mock):
+    with pytest.raises(cuda.CudaError) as ei:
+        cuda.load(b"bindthem-mock-module\njit-error ptxas: syntax error at line 3\n", HEADER)
+    assert ei.value.code == 218
+    assert "cuLibraryLoadData failed (PTX JIT log follows):\nptxas fatal   : ptxas: syntax " \
+           "error at line 3" in str(ei.value)
+
+
+def test_invalid_image(mock):
+    with pytest.raises(cuda.CudaError, match="cuLibraryLoadData failed: CUDA_ERROR_INVALID_IMAGE"):
+        cuda.load(b"\x7fELF not really", HEADER)
+
+
+# ---- launches ----
+
+def test_axpy_round_trip(lib, clean):
+    x = cuda.to_device(np.arange(5, dtype=np.float32))
+    y = cuda.to_device(np.ones(5, dtype=np.float32))
+    assert lib.axpy[1, 32](2.0, x, y) is None
+    np.testing.assert_array_equal(y.copy_to_host(), [1, 3, 5, 7, 9])
+    rec = last_launch(clean)
+    assert rec["kernel"] == "_Z4axpyIfEvT_PKS0_iPS0_i"
+    assert rec["grid"] == [1, 1, 1] and rec["block"] == [32, 1, 1]
+    a, xp, xs, yp, ys = (bytes.fromhex(p) for p in rec["params"])
+    assert struct.unpack("<f", a) == (2.0,)
+    assert struct.unpack("<Q", xp) == (x.ptr,) and struct.unpack("<Q", yp) == (y.ptr,)
+    assert struct.unpack("<i", xs) == (5,) and struct.unpack("<i", ys) == (5,)
+
+
+def test_dispatch_by_dtype(lib, clean):
+    for dt, sym, fmt in ((np.float32, "_Z5scaleIfEvT_PS0_l", "<f"),
+                         (np.float64, "_Z5scaleIdEvT_PS0_l", "<d"),
+                         (np.int32, "_Z5scaleIiEvT_PS0_l", "<i")):
+        y = cuda.to_device(np.ones(7, dtype=dt))
+        lib.scale[1, 8](3, y)
+        rec = last_launch(clean)
+        assert rec["kernel"] == sym
+        s, _, n = (bytes.fromhex(p) for p in rec["params"])
+        assert struct.unpack(fmt, s) == (3,)
+        assert struct.unpack("<q", n) == (7,)  # long y_size
+
+
+def test_size_types(lib, clean):
+    x = cuda.to_device(np.zeros((3, 4), dtype=np.float32))
+    lib.negate[1, 16](x)
+    assert last_launch(clean)["kernel"] == "_ZN3ops6negateIfEEvPT_j"
+    assert struct.unpack("<I", bytes.fromhex(last_launch(clean)["params"][1])) == (12,)
+    huge = FakeCAI(x.ptr, (2 ** 33,), "<f4")
+    with pytest.raises(OverflowError, match=r"negate\(\): argument 'x' has 8589934592 elements, "
+                                            r"more than its 'x_size' parameter \(unsigned int\)"):
+        lib.negate[1, 1](huge)
+
+
+def test_scalar_rules(lib, clean):
+    y = cuda.to_device(np.ones(2, dtype=np.int32))
+    with pytest.raises(OverflowError, match=r"argument 's' = 1099511627776 does not fit in int"):
+        lib.scale[1, 1](2 ** 40, y)
+    # 2.5 fits scale<float> and scale<double>, which then refuse an int32 y
+    with pytest.raises(TypeError, match=r"argument 'y' \(position 2\) got .* int32, via "
+                                        r"DeviceArray\), expected float32 device array or float64 "
+                                        r"device array \(given the arguments before it\)"):
+        lib.scale[1, 1](2.5, y)
+    lib.scale[1, 1](np.int32(4), y)
+    assert last_launch(clean)["params"][0] == "04000000"
+    f = cuda.to_device(np.ones(2, dtype=np.float32))
+    lib.scale[1, 1](np.float32(0.5), f)
+    assert last_launch(clean)["params"][0] == struct.pack("<f", 0.5).hex()
+
+
+def test_keywords_and_binding(lib, clean):
+    x = cuda.to_device(np.ones(3))
+    y = cuda.to_device(np.ones(3))
+    lib.axpy(a=1, x=x, y=y, grid=(1,), block=[4], shared=64)
+    rec = last_launch(clean)
+    assert rec["kernel"] == "_Z4axpyIdEvT_PKS0_iPS0_i" and rec["shared"] == 64
+    with pytest.raises(TypeError, match=r"needs grid= and block= \(or launch it as "
+                                        r"axpy\[grid, block\]"):
+        lib.axpy(1, x, y)
+    with pytest.raises(TypeError, match="missing required argument 'y'"):
+        lib.axpy[1, 1](1, x)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'grid'"):
+        lib.axpy[1, 1](1, x, y, grid=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'a'"):
+        lib.axpy[1, 1](1, x, y, a=2)
+    with pytest.raises(TypeError, match="takes 3 positional arguments but 4 were given"):
+        lib.axpy[1, 1](1, x, y, 4)
+
+
+@pytest.mark.parametrize("grid, block, want", [
+    (4, 128, ([4, 1, 1], [128, 1, 1])),
+    ((2, 3), (8, 8), ([2, 3, 1], [8, 8, 1])),
+    ([2, 3, 4], (4, 4, 4), ([2, 3, 4], [4, 4, 4])),
+    (np.int64(5), (np.int32(2),), ([5, 1, 1], [2, 1, 1])),
+    (2 ** 31 - 1, 1024, ([2 ** 31 - 1, 1, 1], [1024, 1, 1])),
+])
+def test_grid_block(lib, clean, grid, block, want):
+    y = cuda.to_device(np.ones(1, dtype=np.float32))
+    lib.scale[grid, block](1, y)
+    rec = last_launch(clean)
+    assert (rec["grid"], rec["block"]) == want
+    launch = lib.scale[grid, block]
+    assert (list(launch.grid), list(launch.block)) == want
+
+
+@pytest.mark.parametrize("key, msg", [
+    ((0, 32), r"grid=0: every dimension must be at least 1"),
+    ((1, (32, 0)), r"block=\(32, 0\): every dimension must be at least 1"),
+    ((1, (1, 2, 3, 4)), r"block=\(1, 2, 3, 4\) has 4 dimensions; give 1 to 3"),
+    ((1, ()), r"block=\(\) has 0 dimensions"),
+    ((2.5, 32), r"grid must be an int or a tuple of 1 to 3 ints, not float \(2.5\); round up"),
+    ((1, "32"), r"block must be an int or a tuple of 1 to 3 ints, not str"),
+    ((1, (64, 32)), r"block=\(64, 32\) has 2048 threads; a block holds at most 1024"),
+    ((1, (1, 1, 65)), r"block=\(1, 1, 65\): dimension z may be at most 64"),
+    (((1, 70000), 1), r"grid=\(1, 70000\): dimension y may be at most 65535"),
+    ((2 ** 31, 1), r"grid=2147483648: dimension x may be at most 2147483647"),
+    ((1, 1, -1), r"shared=-1 is out of range"),
+    ((1, 1, 0, "s"), r"stream must be None, an int handle"),
+    ((1, True), r"block must be an int or a tuple of 1 to 3 ints, not bool \(True\)"),
+])
+def test_launch_config_errors(lib, key, msg):
+    with pytest.raises(ValueError, match=r"^scale\[grid, block\]: " + msg):
+        lib.scale[key]
+
+
+def test_getitem_arity(lib):
+    with pytest.raises(ValueError, match=r"give 2 to 4 items"):
+        lib.scale[1]
+    with pytest.raises(ValueError, match=r"give 2 to 4 items"):
+        lib.scale[1, 2, 3, 4, 5]
+
+
+class TorchLikeStream:
+    cuda_stream = 0x5000
+
+
+class CuPyLikeStream:
+    ptr = 0x6000
+
+
+class ProtocolStream:
+    def __cuda_stream__(self):
+        return (0, 0x7000)
+
+
+@pytest.mark.parametrize("stream, handle", [
+    (None, 0), (cuda.LEGACY, 1), (cuda.PER_THREAD, 2), (0x1234, 0x1234),
+    (cuda.Stream(0x4000), 0x4000), (TorchLikeStream(), 0x5000), (CuPyLikeStream(), 0x6000),
+    (ProtocolStream(), 0x7000),
+])
+def test_streams(lib, clean, stream, handle):
+    y = cuda.to_device(np.ones(1, dtype=np.float32))
+    lib.scale[1, 1, 0, stream](1, y)
+    assert last_launch(clean)["stream"] == handle
+    lib.scale(1, y, grid=1, block=1, stream=stream)
+    assert last_launch(clean)["stream"] == handle
+
+
+def test_primary_context_in_new_thread(lib, clean):
+    y = cuda.to_device(np.ones(4, dtype=np.float32))
+    seen = {}
+
+    def work():
+        seen["before"] = clean.mock_current_device()
+        lib.scale[1, 4](2, y)
+        seen["after"] = clean.mock_current_device()
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen == {"before": -1, "after": 0}
+    assert last_launch(clean)["device"] == 0
+
+
+# ---- array arguments ----
+
+def test_host_array_refused(lib):
+    y = cuda.to_device(np.ones(3, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"axpy\(\): argument 'x' is an array in host memory; "
+                                        r"CUDA kernels take device arrays: pass "
+                                        r"bindthem.cuda.to_device\(x\)"):
+        lib.axpy[1, 1](1.0, np.ones(3, dtype=np.float32), y)
+
+
+def test_wrong_dtype(lib):
+    x = cuda.to_device(np.ones(3, dtype=np.int64))
+    with pytest.raises(TypeError) as ei:
+        lib.scale[1, 1](1, x)
+    assert str(ei.value).startswith(
+        "scale(): argument 'y' (position 2) got bindthem.cuda.DeviceArray (a device array of "
+        "int64, via DeviceArray), expected float32 device array or float64 device array or "
+        "int32 device array (given the arguments before it).\nThe overloads are:\n    "
+        "void scale<float>(")
+
+
+def test_cai_arrays(lib, clean, mock):
+    p = mock.mock_malloc(64, 0, 0)
+    x = FakeCAI(p, (4,), "<f4", readonly=True)
+    y = FakeCAI(p + 16, (2, 2), "<f4")
+    lib.axpy[1, 4](1.0, x, y)  # a read-only x is fine: const
+    a, xp, xs, yp, ys = last_launch(clean)["params"]
+    assert struct.unpack("<Q", bytes.fromhex(xp)) == (p,)
+    assert struct.unpack("<Q", bytes.fromhex(yp)) == (p + 16,)
+    assert struct.unpack("<i", bytes.fromhex(ys)) == (4,)
+    with pytest.raises(ValueError, match=r"argument 'y' is a read-only array, but the kernel "
+                                         r"writes to it"):
+        lib.axpy[1, 4](1.0, x, FakeCAI(p, (4,), "<f4", readonly=True))
+    with pytest.raises(ValueError, match=r"argument 'y' must be a C-contiguous array \(this one, "
+                                         r"via __cuda_array_interface__, is strided\)"):
+        lib.axpy[1, 4](1.0, x, FakeCAI(p, (2,), "<f4", strides=(8,)))
+    lib.axpy[1, 4](1.0, x, FakeCAI(p, (2, 1), "<f4", strides=(4, 99)))  # size-1 dims: any stride
+    lib.axpy[1, 4](1.0, x, FakeCAI(p, (2,), "<f4", version=2))
+    with pytest.raises(TypeError, match=r"got FakeCAI \(a device array of float64, via "
+                                        r"__cuda_array_interface__\), expected float32 device"):
+        lib.axpy[1, 4](1.0, x, FakeCAI(p, (2,), "<f8"))
+    with pytest.raises(TypeError, match="an unsupported dtype"):
+        lib.axpy[1, 4](1.0, x, FakeCAI(p, (2,), ">f4"))
+    mock.mock_free(p)
+
+
+def test_cai_stream_is_waited_on(lib, clean, mock):
+    p = mock.mock_malloc(16, 0, 0)
+    lib.scale[1, 1](1, FakeCAI(p, (4,), "<f4", stream=77))
+    assert "stream 77" in clean.mock_sync_log().decode()
+    clean.mock_clear_logs()
+    lib.scale[1, 1, 0, 77](1, FakeCAI(p, (4,), "<f4", stream=77))
+    lib.scale[1, 1](1, FakeCAI(p, (4,), "<f4", stream=1))  # legacy, as the launch
+    assert clean.mock_sync_log().decode() == ""
+    mock.mock_free(p)
+
+
+def test_pointer_checks(lib, mock):
+    host = np.ones(4, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"argument 'y' \(via __cuda_array_interface__\) points "
+                                         r"at 0x[0-9a-f]+, which is not memory CUDA knows of "
+                                         r"\(host memory\?\); kernels need device memory: copy "
+                                         r"it with bindthem.cuda.to_device\(\)"):
+        lib.scale[1, 1](1, FakeCAI(host.ctypes.data, (4,), "<f4"))
+    p0 = mock.mock_malloc(16, 0, 0)
+    p1 = mock.mock_malloc(16, 1, 0)
+    with pytest.raises(ValueError, match=r"argument 'y' is on device 1, but 'x' is on device 0 "
+                                         r"\(Mock GPU 0\); all arrays of a launch must be on one "
+                                         r"device"):
+        lib.axpy[1, 1](1.0, FakeCAI(p0, (4,), "<f4"), FakeCAI(p1, (4,), "<f4"))
+    managed = mock.mock_malloc(16, 1, 1)
+    lib.axpy[1, 1](1.0, FakeCAI(p0, (4,), "<f4"), FakeCAI(managed, (4,), "<f4"))
+    lib.scale[1, 1](1, FakeCAI(0, (0,), "<f4"))  # empty: no pointer to check
+    for p in (p0, p1, managed):
+        mock.mock_free(p)
+
+
+def test_dlpack(lib, clean, mock):
+    p = mock.mock_malloc(64, 0, 0)
+    y = FakeDLPack(p, (3,), 2, 32, byte_offset=8)  # float32
+    lib.scale[1, 4](2, y)
+    rec = last_launch(clean)
+    assert rec["kernel"] == "_Z5scaleIfEvT_PS0_l"
+    assert struct.unpack("<Q", bytes.fromhex(rec["params"][1])) == (p + 8,)
+    assert struct.unpack("<q", bytes.fromhex(rec["params"][2])) == (3,)
+    lib.scale[1, 4, 0, cuda.PER_THREAD](2, y)
+    assert y.streams == [1, 2]  # the launch's stream, 1 for the legacy default
+    lib.scale[1, 4](2, FakeDLPack(p, (3,), 0, 32))  # int32
+    assert last_launch(clean)["kernel"] == "_Z5scaleIiEvT_PS0_l"
+    lib.scale[1, 4](2, FakeDLPack(p, (3,), 2, 32, device_type=13))  # CUDA managed
+    with pytest.raises(TypeError, match="argument 'y' is an array in host memory"):
+        lib.scale[1, 4](2, FakeDLPack(p, (3,), 2, 32, device_type=1))
+    with pytest.raises(TypeError, match="a DLPack array on device \\(7, 0\\), not a CUDA device"):
+        lib.scale[1, 4](2, FakeDLPack(p, (3,), 2, 32, device_type=7))
+    mock.mock_free(p)
+
+
+def test_to_device_round_trip(mock):
+    live = mock.mock_live_allocs()
+    for a in (np.arange(12, dtype=np.float64).reshape(3, 4), np.array([1, 2, 3], np.int8),
+              np.zeros(0, np.float32), np.array(5.0), np.arange(10)[::2],
+              np.array([1 + 2j], np.complex64), np.array([True, False])):
+        d = cuda.to_device(a)
+        assert d.shape == a.shape and d.dtype == a.dtype and d.size == a.size
+        assert d.nbytes == a.nbytes and d.ndim == a.ndim and d.device == 0
+        back = d.copy_to_host()
+        np.testing.assert_array_equal(back, a)
+        assert back.flags.c_contiguous and back.flags.writeable
+        cai = d.__cuda_array_interface__
+        assert cai == {"shape": a.shape, "typestr": a.dtype.str, "data": (d.ptr, False),
+                       "version": 3, "strides": None, "stream": None}
+    del d
+    assert mock.mock_live_allocs() == live  # freed on dealloc
+    e = cuda.empty((2, 3), np.int32)
+    assert e.shape == (2, 3) and e.dtype == np.int32 and len(e) == 2
+    assert repr(e) == "<bindthem.cuda.DeviceArray int32 (2, 3) on device 0>"
+    with pytest.raises(TypeError, match="Python objects"):
+        cuda.to_device(np.array([object()]))
+    with pytest.raises(TypeError, match="cannot create"):
+        type(e)()
+
+
+def test_device_count_and_synchronize(clean):
+    assert cuda.device_count() == 1 and cuda.is_available()
+    cuda.synchronize()
+    assert "ctx 0" in clean.mock_sync_log().decode()
+
+
+# ---- nvcc ----
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="needs nvcc")
+
+
+def elf_function_symbols(blob):
+    """STT_FUNC names of every ELF (cubin) embedded in a fatbin."""
+    names = set()
+    start = 0
+    while (start := blob.find(b"\x7fELF", start)) >= 0:
+        e = blob[start:]
+        try:
+            shoff, = struct.unpack_from("<Q", e, 0x28)
+            shentsize, shnum = struct.unpack_from("<HH", e, 0x3A)
+            secs = [struct.unpack_from("<IIQQQQIIQQ", e, shoff + i * shentsize)
+                    for i in range(shnum)]
+            for s in secs:
+                if s[1] != 2:  # SHT_SYMTAB
+                    continue
+                strtab = secs[s[6]]
+                for k in range(s[5] // 24):
+                    name, info = struct.unpack_from("<IB", e, s[4] + k * 24)
+                    if info & 0xF == 2:  # STT_FUNC
+                        end = e.index(b"\0", strtab[4] + name)
+                        names.add(e[strtab[4] + name:end].decode())
+        except (struct.error, ValueError, IndexError):
+            pass
+        start += 4
+    return names
+
+
+@needs_nvcc
+def test_build_fatbin(tmp_path):
+    out = cuda.compile_fatbin(HEADER, YAML, arch=75, cache_dir=str(tmp_path),
+                              flags=["-O3", "--no-compress"])
+    blob = open(out, "rb").read()
+    meta = bindthem.parse_header(HEADER, YAML)
+    want = {ov["symbol"] for f in meta["functions"] for ov in f["overloads"]}
+    cuobjdump = shutil.which("cuobjdump")
+    if cuobjdump:
+        syms = subprocess.run([cuobjdump, "-symbols", out], capture_output=True,
+                              text=True).stdout
+        assert all(s in syms for s in want), syms
+    else:
+        assert want <= elf_function_symbols(blob)
+    # cached: a second build is the same file, untouched
+    mtime = os.path.getmtime(out)
+    assert cuda.compile_fatbin(HEADER, YAML, arch=75, cache_dir=str(tmp_path),
+                               flags=["-O3", "--no-compress"]) == out
+    assert os.path.getmtime(out) == mtime
+
+
+@needs_nvcc
+def test_default_archs():
+    _, supported = cuda._nvcc_info(NVCC)
+    chosen = cuda._archs(None, supported)
+    assert chosen and set(chosen) <= set(cuda.DEFAULT_ARCHS) and set(chosen) <= set(supported)
+    assert cuda._archs(["sm_80", 86, "compute_90"], supported) == [80, 86, 90]
+    with pytest.raises(ValueError):
+        cuda._archs("ampere", supported)
+    with pytest.raises(bindthem.BuildError, match="does not support sm_10"):
+        cuda._archs(10, supported)
+
+
+@needs_nvcc
+def test_build_error(tmp_path):
+    bad = tmp_path / "bad.cuh"
+    bad.write_text("template <class T>\n__global__ void k(T y[], const int y_size)\n"
+                   "{ y[0] = undeclared_name; }\n")
+    yml = tmp_path / "bad.yml"
+    yml.write_text("instantiate:\n  - functions: [k]\n    types:\n      - [float]\n")
+    with pytest.raises(bindthem.BuildError) as ei:
+        cuda.build(str(bad), str(yml), arch=75, cache_dir=str(tmp_path / "cache"))
+    assert "nvcc failed (exit" in str(ei.value)
+    assert "undeclared_name" in ei.value.output
+    assert ei.value.command[0].endswith("nvcc")
+
+
+@needs_nvcc
+def test_build_then_load_reaches_the_driver(mock, tmp_path):
+    # the mock can't read a real fatbin: the load must get as far as the driver
+    with pytest.raises(cuda.CudaError, match="CUDA_ERROR_INVALID_IMAGE"):
+        cuda.build(HEADER, YAML, arch=75, cache_dir=str(tmp_path))
