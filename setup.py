@@ -15,6 +15,7 @@ from glob import glob
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 APT = {"libffi": "libffi-dev", "yaml-0.1": "libyaml-dev"}
 HEADERS = {"libffi": "ffi.h", "yaml-0.1": "yaml.h"}
@@ -60,9 +61,9 @@ for pkg in ("libffi", "yaml-0.1"):
     include_dirs += inc
     library_dirs += libdirs
     libraries += libs
-libraries.append("dl")
+libraries += ["dl", "stdc++"]
 
-extra_compile = ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra",
+extra_compile = ["-fvisibility=hidden", "-Wall", "-Wextra",
                  "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
 extra_link = []
 macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
@@ -78,11 +79,29 @@ if os.environ.get("BINDTHEM_COVERAGE"):
     extra_compile += ["--coverage", "-O0"]
     extra_link += ["--coverage"]
 
+
+
+class BuildExt(build_ext):
+    """C11 for the .c files; C++11 for csrc/bt_guard.cpp, the one C++ file
+    (it catches C++ exceptions thrown by kernels)."""
+
+    def build_extensions(self):
+        compile_one = self.compiler._compile
+
+        def _compile(obj, src, ext, cc_args, extra_postargs, pp_opts):
+            std = ["-std=c++11"] if src.endswith(".cpp") else ["-std=c11"]
+            return compile_one(obj, src, ext, cc_args, std + extra_postargs, pp_opts)
+
+        self.compiler._compile = _compile
+        super().build_extensions()
+
+
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
             "bindthem._core",
-            sources=sorted(glob("csrc/*.c")),
+            sources=sorted(glob("csrc/*.c")) + ["csrc/bt_guard.cpp"],
             depends=sorted(glob("csrc/*.h")),
             include_dirs=include_dirs,
             library_dirs=library_dirs,

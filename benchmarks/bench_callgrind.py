@@ -1,7 +1,8 @@
 """Instructions per call (callgrind), for the cases of bench_calls.py.
 
 One valgrind process runs every case. Per case: 500 warm-up calls, then
-CALLGRIND_ZERO_STATS, N calls, CALLGRIND_DUMP_STATS_AT; again with 2N calls.
+CALLGRIND_ZERO_STATS, N calls, CALLGRIND_DUMP_STATS_AT, three times: with N
+calls (discarded: the first dump of a case carries one-off costs), N, 2N.
 Instructions per call = (I(2N) - I(N)) / N, which cancels the fixed costs
 (the client requests, loop set-up). What remains per call is the Python loop
 iteration plus the call; the `noop` row (an 8-argument METH_FASTCALL function
@@ -66,15 +67,13 @@ def worker():
     ns = {}
     exec(LOOP, ns)
     todo = cases()
-    # the first dump after start-up carries extra costs: take one and drop it
-    fl.cg_zero()
-    fl.cg_dump("warm-up|0")
     for label, loop, f, arrays in todo:
         run = ns[loop]
         run(500, f, *arrays)
-        for n in (N, 2 * N):
+        # a first pair, discarded (its first dump carries one-off costs)
+        for n in (-N, N, 2 * N):
             fl.cg_zero()
-            run(n, f, *arrays)
+            run(abs(n), f, *arrays)
             fl.cg_dump("%s|%d" % (label, n))
 
 

@@ -3,6 +3,8 @@
 
 #include "bt_numpy.h"
 
+#include "bt_guard.h"
+
 #include <complex.h>
 #include <float.h>
 #include <limits.h>
@@ -373,6 +375,23 @@ static PyObject *convert_return(const BtValue *r, BtTypeId t)
     }
 }
 
+/* The Python exception for a C++ exception the kernel threw (pybind11's
+ * mapping). Returns NULL. */
+static PyObject *kernel_threw(int kind, const char *what, const char *fname)
+{
+    PyObject *type;
+
+    switch (kind) {
+    case BT_GUARD_MEMORY: type = PyExc_MemoryError; break;
+    case BT_GUARD_VALUE: type = PyExc_ValueError; break;
+    case BT_GUARD_INDEX: type = PyExc_IndexError; break;
+    case BT_GUARD_OVERFLOW: type = PyExc_OverflowError; break;
+    default: type = PyExc_RuntimeError; break;
+    }
+    PyErr_Format(type, "%s(): the kernel threw a C++ exception: %s", fname, what);
+    return NULL;
+}
+
 PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
                          const char *fname, PyObject *names)
 {
@@ -380,7 +399,8 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     void *avalues[BT_MAX_PARAMS];
     BtValue rv;
     npy_intp total = 0;
-    int i;
+    char what[512];
+    int i, thrown;
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
@@ -445,11 +465,13 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     memset(&rv, 0, sizeof rv);
     if (total >= BT_GIL_RELEASE_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        ffi_call((ffi_cif *)&call->cif, call->fn, &rv, avalues);
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
         Py_END_ALLOW_THREADS
     } else {
-        ffi_call((ffi_cif *)&call->cif, call->fn, &rv, avalues);
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
     }
+    if (thrown)
+        return kernel_threw(thrown, what, fname);
     return convert_return(&rv, call->ret);
 }
 

@@ -120,6 +120,12 @@ def check():
               if getattr(m, "__file__", None) and m.__file__.startswith(wheel)
               and m.__file__.endswith(".so")]
     assert not loaded, "the wheel's extension modules got loaded: %s" % loaded
+    try:  # nor dlopen'ed some other way
+        with open("/proc/self/maps") as f:
+            mapped = {ln.split()[-1] for ln in f if ln.rstrip().endswith(".so")}
+    except OSError:
+        mapped = set()
+    assert not [p for p in mapped if p.startswith(wheel + os.sep)], mapped
     return "%d amg_core functions + %d bind_examples from bindthem (%s), built in %.1fs" % (
         nfun, len(examples.__all__), pyamg_libs.default_cache(), BUILD_SECONDS)
 

@@ -1,0 +1,32 @@
+/* bt_guard.h - kernel calls that turn C++ exceptions into error codes.
+ *
+ * A C++ kernel that throws would otherwise unwind into C frames and call
+ * std::terminate, killing the interpreter. bt_guard_call runs ffi_call
+ * inside try/catch (C++'s zero-cost exceptions: nothing is paid unless a
+ * kernel throws) and reports what was caught. Pure C interface. */
+#ifndef BT_GUARD_H
+#define BT_GUARD_H
+
+#include <ffi.h>
+#include <stddef.h>
+
+#include "bt_arena.h"
+
+typedef enum BtGuardKind {
+    BT_GUARD_OK = 0,
+    BT_GUARD_RUNTIME,   /* std::exception (others) or anything else thrown */
+    BT_GUARD_MEMORY,    /* std::bad_alloc */
+    BT_GUARD_VALUE,     /* std::invalid_argument, std::domain_error, std::length_error */
+    BT_GUARD_INDEX,     /* std::out_of_range */
+    BT_GUARD_OVERFLOW   /* std::overflow_error, std::range_error, std::underflow_error */
+} BtGuardKind;
+
+/* ffi_call(cif, fn, rvalue, avalues); returns BT_GUARD_OK, or the kind of
+ * exception caught with its what() in msg. Callable without the GIL. */
+#ifdef __cplusplus
+extern "C"
+#endif
+BT_HIDDEN int bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void **avalues,
+                            char *msg, size_t msgsize);
+
+#endif
