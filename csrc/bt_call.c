@@ -90,6 +90,8 @@ uint8_t bt_call_code(PyObject *o)
         return BT_K_FLOAT;
     if (PyComplex_Check(o))
         return BT_K_COMPLEX;
+    if (PyUnicode_Check(o) || PyBytes_Check(o))
+        return BT_K_CHAR;
     return BT_K_OTHER;
 }
 
@@ -98,7 +100,9 @@ static int converts(char from, char to)
 {
     switch (from) {
     case 'b': return to == 'b' || to == 'i' || to == 'u';
-    case 'i': case 'u': return to == 'i' || to == 'u' || to == 'f' || to == 'c';
+    /* an integer is a truth value in pass 2, as pybind11's bool caster
+     * takes it when converting (pyamg passes 0/1 for bool parameters) */
+    case 'i': case 'u': return to == 'i' || to == 'u' || to == 'f' || to == 'c' || to == 'b';
     case 'f': return to == 'f' || to == 'c';
     case 'c': return to == 'c';
     default: return 0;
@@ -112,6 +116,8 @@ int bt_call_accepts(const BtArgSlot *s, uint8_t code, int pass)
 
     if (s->is_array)
         return code == s->array_code;
+    if (code == BT_K_CHAR) /* exact, as pybind11's char caster */
+        return s->type == BT_CHAR;
     t = bt_type(s->type);
     kind = t->kind;
     if (code >= BT_K_NPSCALAR && code < BT_K_BOOL) {
@@ -157,6 +163,8 @@ const char *bt_call_slot_wants(const BtArgSlot *s, char *buf, size_t size)
 
     if (s->is_array)
         snprintf(buf, size, "%s array", t->npname);
+    else if (s->type == BT_CHAR)
+        snprintf(buf, size, "int (char) or a 1-character str");
     else
         snprintf(buf, size, "%s (%s)", t->pyname, t->cname);
     return buf;
@@ -290,6 +298,30 @@ error:
     return -1;
 }
 
+/* A one-character str (code point < 256, as pybind11) or bytes into a char. */
+static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *name)
+{
+    Py_ssize_t n = PyUnicode_Check(o) ? PyUnicode_GET_LENGTH(o) : PyBytes_GET_SIZE(o);
+    unsigned long c;
+
+    if (n != 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' must be a single character (char), got a string of "
+                     "length %zd", fname, name, n);
+        return -1;
+    }
+    c = PyUnicode_Check(o) ? (unsigned long)PyUnicode_READ_CHAR(o, 0)
+                           : (unsigned long)(unsigned char)PyBytes_AS_STRING(o)[0];
+    if (c > 0xFF) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' = %R: character code point not in range(0x100)",
+                     fname, name, o);
+        return -1;
+    }
+    out->i8 = (int8_t)(unsigned char)c;
+    return 0;
+}
+
 static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
 {
     const BtType *ty = bt_type(t);
@@ -306,6 +338,8 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     }
     case 'i':
     case 'u':
+        if (t == BT_CHAR && (PyUnicode_Check(o) || PyBytes_Check(o)))
+            return store_char(out, o, fname, name);
         return store_int(out, t, o, fname, name);
     case 'f':
         d = PyFloat_AsDouble(o);

@@ -35,6 +35,7 @@ enum {
     BT_K_INT,
     BT_K_FLOAT,
     BT_K_COMPLEX,
+    BT_K_CHAR,  /* str or bytes: a char parameter takes a single character */
     BT_K_OTHER = 255
 };
 

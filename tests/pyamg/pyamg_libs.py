@@ -39,12 +39,24 @@ def sources(core):
 
 
 def build_libraries(core=None, cache_dir=None):
-    """bindthem.build every module of sources(); returns {module name: Library}."""
+    """bindthem.build every module of sources(); returns {module name: Library}.
+
+    The nine compilations (about 40 s in all on one core when the cache is
+    cold) run side by side first, one compiler process per CPU; the binding
+    is then bindthem.build on the cached libraries."""
+    import concurrent.futures
+
     import bindthem
+    from bindthem.build import compile_library
     core = core or pyamg_sdist.amg_core_dir()
     cache_dir = cache_dir or default_cache()
+    srcs = sources(core)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for fut in [pool.submit(compile_library, h, y, cache_dir=cache_dir)
+                    for h, y in srcs.values()]:
+            fut.result()
     return {name: bindthem.build(h, y, name=name, cache_dir=cache_dir)
-            for name, (h, y) in sources(core).items()}
+            for name, (h, y) in srcs.items()}
 
 
 def core_all(core):
