@@ -1445,11 +1445,11 @@ static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *
         }
     }
     PyErr_Format(st->SymbolError,
-                 "%s: kernel %s (symbol %s) is not in %U%s%s%s%s. Compile an explicit "
+                 "%s: kernel %s (symbol %s) is not in %U%s%s%s%sCompile an explicit "
                  "instantiation `template __global__ %s` into the module, or let "
                  "bindthem.cuda.build(header, instantiate) do it",
                  ov->decl->name, bt_buf_str(&inst), sym, file, bt_buf_str(&have),
-                 near.len ? "; did you mean " : "", bt_buf_str(&near), near.len ? "?" : "",
+                 near.len ? "; did you mean " : "", bt_buf_str(&near), near.len ? "? " : ". ",
                  ov->signature);
     bt_buf_free(&have);
     bt_buf_free(&near);

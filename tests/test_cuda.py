@@ -22,6 +22,8 @@ import threading
 import numpy as np
 import pytest
 
+from support import python_env
+
 import bindthem
 import bindthem.cuda as cuda
 
@@ -122,16 +124,15 @@ def clean(mock):
 
 def run_py(code, mock_path=None, **env):
     """Runs code in a fresh interpreter; returns (returncode, stdout+stderr)."""
-    e = dict(os.environ)
+    e = python_env()
     e.pop("BINDTHEM_LIBCUDA", None)
     if mock_path:
         e["BINDTHEM_LIBCUDA"] = mock_path
     e.update({k: str(v) for k, v in env.items()})
-    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
     if code.startswith(PRELUDE):
         code = PRELUDE + textwrap.dedent(code[len(PRELUDE):])
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, cwd=ROOT, env=e, timeout=120)
+                          text=True, env=e, timeout=120)
     return proc.returncode, proc.stdout + proc.stderr
 
 
