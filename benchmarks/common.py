@@ -217,9 +217,9 @@ def machine():
         pv = "-"
     import bindthem
     return ("CPU: %s, %d cores (os.cpu_count), %s\nPython %s, numpy %s, pyamg (stock wheel) %s\n"
-            "bindthem %s from %s (private -O2 build of this checkout)"
+            "bindthem %s from %s (private -O2 build of %s)"
             % (model, os.cpu_count(), platform.platform(), platform.python_version(),
-               numpy.__version__, pv, bindthem.__version__, os.path.dirname(bindthem.__file__)))
+               numpy.__version__, pv, bindthem.__version__, os.path.dirname(bindthem.__file__), SRC))
 
 
 def table(title, header, rows, note=None):
