@@ -69,6 +69,10 @@ def _one(fn, overload, scheme):
     try:
         value = fn(*[_value(a.annotation, scheme) for a in args])
     except BaseException as e:  # noqa: BLE001 - reported
+        if "the kernel threw a C++ exception" in str(e):
+            # the kernel refused these inputs (bindthem turned its C++
+            # exception into a Python one): try the next input scheme
+            return "reject %s: %s" % (type(e).__name__, e)
         return "fail %s: %s" % (type(e).__name__, e)
     if _check_return(returns, value):
         return "ok"
@@ -93,17 +97,25 @@ def _forked(fn, jobs):
 
 
 def run_function(fn, overloads):
-    """[(status, message)] per overload, one child for all when none crashes."""
+    """[(status, message)] per overload, one child for all when none crashes
+    or is refused; the others are retried one by one with the other input
+    schemes."""
     results, sig = _forked(fn, [(ov, SCHEMES[0]) for ov in overloads])
-    out = [(r.split(" ", 1)[0], r, SCHEMES[0]) for r in results]
-    for ov in overloads[len(out):]:
+    out = []
+    for i, ov in enumerate(overloads):
+        if i < len(results) and not results[i].startswith("reject"):
+            out.append((results[i].split(" ", 1)[0], results[i], SCHEMES[0]))
+            continue
+        last = None
         for scheme in SCHEMES:
             res, sig = _forked(fn, [(ov, scheme)])
-            if res:
+            if res and not res[0].startswith("reject"):
                 out.append((res[0].split(" ", 1)[0], res[0], scheme))
                 break
+            last = res[0] if res else "killed by signal %d" % sig
         else:
-            out.append(("crash", "killed by signal %d under every input scheme" % sig, None))
+            out.append(("crash" if last.startswith("killed") else "fail",
+                        "%s under every input scheme" % last, None))
     return out
 
 
