@@ -40,7 +40,7 @@ def pkg_config(pkg):
 
 def check_header(pkg, include_dirs):
     """Fail the build in one sentence when a system header is missing."""
-    cc = sysconfig.get_config_var("CC") or "cc"
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "probe.c")
         with open(src, "w") as f:
