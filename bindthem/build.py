@@ -13,15 +13,12 @@ temporary file and are renamed into place under a file lock, so two processes
 building at once are safe.
 """
 
-import fcntl
-import hashlib
-import json
 import os
 import shlex
 import subprocess
-import tempfile
 
 from . import _core
+from ._cache import compile_cached, flag_list, hash_file
 from .errors import BuildError
 from .library import _make
 
@@ -61,32 +58,6 @@ def _compiler_id(cxx):
                          output=str(e), command=cxx) from None
 
 
-def _hash_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        h.update(f.read())
-    return h.hexdigest()
-
-
-def _cached(folder, depsfile):
-    """The cached library, if it and every file its build read are unchanged."""
-    try:
-        with open(depsfile) as f:
-            rec = json.load(f)
-        lib = os.path.join(folder, rec["library"])
-        if os.path.exists(lib) and all(_hash_file(p) == h for p, h in rec["deps"].items()):
-            return lib
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    return None
-
-
-def _parse_depfile(text):
-    body = text.replace("\\\n", " ")
-    _, _, deps = body.partition(":")
-    return [d for d in shlex.split(deps.replace("\\ ", "\0")) if d]
-
-
 def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags=None,
                     cache_dir=None, strict=False):
     """Compile ``header``'s kernels (and instantiations) into a shared library.
@@ -99,75 +70,17 @@ def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))
     cxx = shlex.split(cxx or os.environ.get("CXX") or "c++")
-    if cxxflags is None:
-        flags = list(DEFAULT_FLAGS)
-    elif isinstance(cxxflags, str):
-        flags = shlex.split(cxxflags)
-    else:
-        flags = list(cxxflags)
+    flags = flag_list(cxxflags, DEFAULT_FLAGS)
     source = instantiation_source(header, instantiate, strict=strict)
-    key = hashlib.sha256()
-    for part in (header, _hash_file(header), instantiate or "",
-                 _hash_file(instantiate) if instantiate else "", source,
-                 _compiler_id(cxx), "\0".join(cxx + flags)):
-        key.update(part.encode() + b"\0")
-    digest = key.hexdigest()[:24]
     stem = os.path.splitext(os.path.basename(header))[0]
-    cache_dir = os.path.abspath(os.fspath(
-        cache_dir or os.environ.get("BINDTHEM_CACHE")
-        or os.path.join(os.path.expanduser("~"), ".cache", "bindthem")))
-    folder = os.path.join(cache_dir, "%s-%s" % (stem, digest))
-    os.makedirs(folder, exist_ok=True)
-    depsfile = os.path.join(folder, "deps.json")
-    with open(os.path.join(folder, ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        target = _cached(folder, depsfile) or _compile(cxx, flags, source, folder, stem,
-                                                       depsfile)
-    if output is None:
-        return target
-    output = os.path.abspath(os.fspath(output))
-    tmp = output + ".tmp%d" % os.getpid()
-    with open(target, "rb") as src, open(tmp, "wb") as dst:
-        dst.write(src.read())
-    os.replace(tmp, output)
-    return output
-
-
-def _compile(cxx, flags, source, folder, stem, depsfile):
-    """Compiles into folder; returns the library's path. Its name carries a
-    hash of the files the compiler read: the dynamic loader hands back an
-    already loaded library for a path it has seen, so a rebuild after an
-    included header changed must not reuse the old name."""
-    fd, src = tempfile.mkstemp(suffix=".cpp", dir=folder)
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
-    tmp = os.path.join(folder, "lib%s.so.tmp%d" % (stem, os.getpid()))
-    dep = src[:-4] + ".d"
-    cmd = cxx + flags + list(REQUIRED_FLAGS) + ["-MD", "-MF", dep, src, "-o", tmp]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    except OSError as e:
-        raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e), command=cmd) from None
-    try:
-        if proc.returncode != 0:
-            out = proc.stdout + proc.stderr
-            raise BuildError("compiling the kernels failed (exit %d):\n%s\ncommand: %s"
-                             % (proc.returncode, out.strip(), shlex.join(cmd)),
-                             output=out, command=cmd)
-        with open(dep) as f:
-            deps = [p for p in _parse_depfile(f.read()) if p != src]
-        deps = {os.path.abspath(p): _hash_file(p) for p in deps}
-        digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
-        target = os.path.join(folder, "lib%s-%s.so" % (stem, digest))
-        with open(depsfile + ".tmp", "w") as f:
-            json.dump({"library": os.path.basename(target), "deps": deps}, f)
-        os.replace(tmp, target)
-        os.replace(depsfile + ".tmp", depsfile)
-        return target
-    finally:
-        for p in (src, dep, tmp):
-            if os.path.exists(p):
-                os.unlink(p)
+    return compile_cached(
+        key_parts=(header, hash_file(header), instantiate or "",
+                   hash_file(instantiate) if instantiate else "", source, _compiler_id(cxx),
+                   "\0".join(cxx + flags)),
+        cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
+        suffix=".cpp", what="compiling the kernels", output=output,
+        command=lambda src, dep, out: (cxx + flags + list(REQUIRED_FLAGS)
+                                       + ["-MD", "-MF", dep, src, "-o", out]))
 
 
 def build(header, instantiate=None, *, name=None, cxx=None, cxxflags=None, cache_dir=None,

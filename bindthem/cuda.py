@@ -17,19 +17,15 @@ The driver (``libcuda.so.1``, or ``$BINDTHEM_LIBCUDA``) is opened on first
 use, never at import: ``import bindthem.cuda`` works without one.
 """
 
-import fcntl
 import functools
-import hashlib
-import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
-import tempfile
 import types
 
 from . import _core
+from ._cache import compile_cached, flag_list, hash_file
 from .errors import BuildError
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
@@ -199,25 +195,6 @@ def _archs(arch, supported):
     return sorted(set(out))
 
 
-def _hash_file(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def _deps_fresh(depsfile):
-    try:
-        with open(depsfile) as f:
-            deps = json.load(f)
-        return all(_hash_file(p) == h for p, h in deps.items())
-    except (OSError, ValueError):
-        return False
-
-
-def _parse_depfile(text):
-    _, _, deps = text.replace("\\\n", " ").partition(":")
-    return [d.replace("\0", " ") for d in shlex.split(deps.replace("\\ ", "\0")) if d]
-
-
 def kernel_source(header, instantiate=None, *, strict=False):
     """The .cu source :func:`build` compiles: the header and an explicit
     instantiation of every templated ``__global__`` overload."""
@@ -249,73 +226,21 @@ def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=Non
     nvcc = _find_nvcc(nvcc)
     version, supported = _nvcc_info(nvcc)
     caps = _archs(arch, supported)
-    if flags is None:
-        flags = list(DEFAULT_FLAGS)
-    elif isinstance(flags, str):
-        flags = shlex.split(flags)
-    else:
-        flags = list(flags)
+    flags = flag_list(flags, DEFAULT_FLAGS)
     gencode = []
     for c in caps:
         gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
     gencode += ["-gencode", "arch=compute_%d,code=compute_%d" % (caps[-1], caps[-1])]
     source = kernel_source(header, instantiate, strict=strict)
-    key = hashlib.sha256()
-    for part in (header, _hash_file(header), instantiate or "",
-                 _hash_file(instantiate) if instantiate else "", source, version,
-                 "\0".join([nvcc] + flags + gencode)):
-        key.update(part.encode() + b"\0")
     stem = os.path.splitext(os.path.basename(header))[0]
-    cache_dir = os.path.abspath(os.fspath(
-        cache_dir or os.environ.get("BINDTHEM_CACHE")
-        or os.path.join(os.path.expanduser("~"), ".cache", "bindthem")))
-    folder = os.path.join(cache_dir, "%s-cuda-%s" % (stem, key.hexdigest()[:24]))
-    os.makedirs(folder, exist_ok=True)
-    target = os.path.join(folder, stem + ".fatbin")
-    depsfile = os.path.join(folder, "deps.json")
-    with open(os.path.join(folder, ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (os.path.exists(target) and _deps_fresh(depsfile)):
-            _nvcc(nvcc, flags + gencode, source, folder, target, depsfile)
-    if output is None:
-        return target
-    output = os.path.abspath(os.fspath(output))
-    tmp = output + ".tmp%d" % os.getpid()
-    shutil.copyfile(target, tmp)
-    os.replace(tmp, output)
-    return output
-
-
-def _nvcc(nvcc, flags, source, folder, target, depsfile):
-    fd, src = tempfile.mkstemp(suffix=".cu", dir=folder)
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
-    tmp = target + ".tmp%d" % os.getpid()
-    dep = src[:-3] + ".d"
-    cmd = [nvcc, "-fatbin"] + flags + ["-MD", "-MF", dep, src, "-o", tmp]
-    try:
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as e:
-            raise BuildError("cannot run %r: %s" % (nvcc, e), output=str(e),
-                             command=cmd) from None
-        if proc.returncode != 0:
-            out = proc.stdout + proc.stderr
-            raise BuildError("nvcc failed (exit %d):\n%s\ncommand: %s"
-                             % (proc.returncode, out.strip(), shlex.join(cmd)),
-                             output=out, command=cmd)
-        deps = []
-        if os.path.exists(dep):
-            with open(dep) as f:
-                deps = [p for p in _parse_depfile(f.read()) if p != src and os.path.exists(p)]
-        with open(depsfile + ".tmp", "w") as f:
-            json.dump({os.path.abspath(p): _hash_file(p) for p in deps}, f)
-        os.replace(tmp, target)
-        os.replace(depsfile + ".tmp", depsfile)
-    finally:
-        for p in (src, dep, tmp):
-            if os.path.exists(p):
-                os.unlink(p)
+    return compile_cached(
+        key_parts=(header, hash_file(header), instantiate or "",
+                   hash_file(instantiate) if instantiate else "", source, version,
+                   "\0".join([nvcc] + flags + gencode)),
+        cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
+        source=source, suffix=".cu", what="nvcc", output=output,
+        command=lambda src, dep, out: ([nvcc, "-fatbin"] + flags + gencode
+                                       + ["-MD", "-MF", dep, src, "-o", out]))
 
 
 def build(header, instantiate=None, *, arch=None, nvcc=None, flags=None, cache_dir=None,

@@ -201,15 +201,17 @@ def test_pickle_a_built_library(cache_dir):
 
 @pytest.fixture
 def compiles(monkeypatch):
-    """Counts the compiler runs of bindthem.build."""
+    """Counts the compiler runs of bindthem.build (its cache's compile step)."""
+    import bindthem._cache as cachemod
+
     calls = []
-    real = buildmod._compile
+    real = cachemod._compile
 
     def counting(*a, **kw):
         calls.append(a)
         return real(*a, **kw)
 
-    monkeypatch.setattr(buildmod, "_compile", counting)
+    monkeypatch.setattr(cachemod, "_compile", counting)
     return calls
 
 
