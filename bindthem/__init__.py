@@ -11,9 +11,10 @@ from . import _core
 from .build import build
 from .errors import BindError, BuildError, HeaderError, InstantiateError, SymbolError
 from .library import Library, load
+from . import cuda  # noqa: E402 - opens no driver until used
 
 __all__ = ["BindError", "BuildError", "Function", "HeaderError", "InstantiateError", "Library",
-           "SymbolError", "build", "load", "parse_header"]
+           "SymbolError", "build", "cuda", "load", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"
