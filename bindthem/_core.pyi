@@ -148,7 +148,7 @@ def bind(
 ) -> tuple[Handle, dict[str, Function], _Metadata, list[str]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
 
-# --- CUDA (csrc/bt_cuda_py.c) -------------------------------------------------
+# --- CUDA (csrc/bt_cuda_bind.c, bt_cuda_kernel.c, bt_cuda_array.c) ------------
 # Loosely typed (Any for device arrays and launch configurations) while that
 # API settles; bindthem.cuda is the public face.
 

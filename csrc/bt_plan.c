@@ -31,9 +31,8 @@ const char *bt_plan_cname(BtTypeId id)
 
 static int nomem(Planner *p) { return bt_diag_nomem(p->diag); }
 
-/* Optimal string alignment (Damerau-Levenshtein without repeated edits),
- * case-insensitive; names are short, so a small fixed matrix will do. */
-static int distance(const char *a, const char *b)
+/* Names are short, so a small fixed matrix will do. */
+int bt_plan_distance(const char *a, const char *b)
 {
     enum { MAXN = 64 };
     int d[MAXN + 1][MAXN + 1];
@@ -63,14 +62,20 @@ static int distance(const char *a, const char *b)
 }
 
 /* A likely typo: equal ignoring case, or within 2 edits of a name of at
- * least 5 characters (shorter names are too close to everything). */
-static int near_miss(const char *a, const char *b)
+ * least 5 characters (shorter names are too close to everything). The
+ * distance is at least the length difference, so more than 2 rules a pair
+ * out without the full distance (a shared YAML, as pyamg's, has many names
+ * absent from each header). Sets *dist when it is one. */
+static int near_miss(const char *a, const char *b, int *dist)
 {
     size_t la = strlen(a), lb = strlen(b);
 
-    if (la == lb && distance(a, b) == 0)
+    if ((la > lb ? la - lb : lb - la) > 2)
+        return 0;
+    *dist = bt_plan_distance(a, b);
+    if (la == lb && *dist == 0)
         return 1;
-    return la >= 5 && lb >= 5 && distance(a, b) <= 2;
+    return la >= 5 && lb >= 5 && *dist <= 2;
 }
 
 /* The closest header name to `name` that is a near miss, among decls not
@@ -83,9 +88,8 @@ static const BtDecl *suggest(const Planner *p, const char *name, int only_unlist
     for (i = 0; i < p->h->n_decls; i++) {
         const BtDecl *d = &p->h->decls[i];
         int dist;
-        if ((only_unlisted && p->listed[i]) || !near_miss(name, d->name))
+        if ((only_unlisted && p->listed[i]) || !near_miss(name, d->name, &dist))
             continue;
-        dist = distance(name, d->name);
         if (dist < bd) {
             bd = dist;
             best = d;

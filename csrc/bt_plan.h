@@ -50,4 +50,9 @@ BT_HIDDEN int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict,
  * "const double x[]" is produced by the signature builder. */
 BT_HIDDEN const char *bt_plan_cname(BtTypeId id);
 
+/* Optimal string alignment distance (Damerau-Levenshtein without repeated
+ * edits), case-insensitive, for did-you-mean hints. Names longer than 64
+ * characters get the longer length. */
+BT_HIDDEN int bt_plan_distance(const char *a, const char *b);
+
 #endif

@@ -1,0 +1,683 @@
+/* bt_cuda_kernel.c - bindthem.cuda.Kernel and Launch: configuration, argument checks, launch. */
+
+/* kernel[grid, block] is a Launch; calling either binds and dispatches the
+ * arguments with the CPU Function's dispatcher (bt_dispatch.c: exact dtype
+ * dispatch, then scalar conversions, cached by dispatch codes), checks them
+ * as a CPU call does (C-contiguous; writable unless const; `_size` filled),
+ * checks that the arrays are device memory on one device, makes that
+ * device's primary context current and queues the launch. */
+#include "bt_cuda_py.h"
+
+#include "bt_dispatch.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ================= launch configuration ================= */
+
+typedef struct LaunchConfig {
+    unsigned grid[3], block[3];
+    unsigned shared;
+    uint64_t stream;   /* CUstream value; 0 = legacy default stream */
+} LaunchConfig;
+
+/* ValueError "k[grid, block]: ..."; fmt is PyUnicode_FromFormat's. */
+static int config_error(const char *kname, const char *fmt, ...)
+{
+    PyObject *m;
+    va_list ap;
+
+    va_start(ap, fmt);
+    m = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (m) {
+        PyErr_Format(PyExc_ValueError, "%s[grid, block]: %U", kname, m);
+        Py_DECREF(m);
+    }
+    return -1;
+}
+
+/* grid or block: an int or a tuple/list of 1 to 3 ints, each >= 1. */
+static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned out[3])
+{
+    static const unsigned long long gmax[3] = {2147483647ULL, 65535, 65535};
+    static const unsigned long long bmax[3] = {1024, 1024, 64};
+    const unsigned long long *lim = what[0] == 'g' ? gmax : bmax;
+    PyObject *items[3] = {NULL, NULL, NULL};
+    Py_ssize_t n, i;
+
+    out[0] = out[1] = out[2] = 1;
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+        n = PySequence_Fast_GET_SIZE(o);
+        if (n < 1 || n > 3)
+            return config_error(kname, "%s=%R has %zd dimensions; give 1 to 3", what, o, n);
+        for (i = 0; i < n; i++)
+            items[i] = PySequence_Fast_GET_ITEM(o, i);
+    } else {
+        n = 1;
+        items[0] = o;
+    }
+    for (i = 0; i < n; i++) {
+        unsigned long long v;
+        int overflow = 0;
+        long long s;
+        PyObject *x = items[i];
+        if (PyBool_Check(x) || !PyIndex_Check(x))
+            return config_error(kname,
+                                "%s must be an int or a tuple of 1 to 3 ints, not %.100s "
+                                "(%R)%s",
+                                what, Py_TYPE(x)->tp_name, x,
+                                PyFloat_Check(x) ? "; round up with (n + b - 1) // b" : "");
+        x = PyNumber_Index(x);
+        if (!x)
+            return -1;
+        s = PyLong_AsLongLongAndOverflow(x, &overflow);
+        Py_DECREF(x);
+        if (s == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow || s < 1 || (unsigned long long)s > lim[i]) {
+            if (!overflow && s < 1)
+                return config_error(kname, "%s=%R: every dimension must be at least 1", what, o);
+            return config_error(kname, "%s=%R: dimension %c may be at most %llu", what, o,
+                                "xyz"[i], lim[i]);
+        }
+        v = (unsigned long long)s;
+        out[i] = (unsigned)v;
+    }
+    if (what[0] == 'b' && (unsigned long long)out[0] * out[1] * out[2] > 1024)
+        return config_error(kname, "block=%R has %llu threads; a block holds at most 1024", o,
+                            (unsigned long long)out[0] * out[1] * out[2]);
+    return 0;
+}
+
+/* stream: None (legacy default), an int handle, bindthem.cuda.LEGACY /
+ * PER_THREAD or anything with __cuda_stream__ (CUDA Python's protocol),
+ * `cuda_stream` (PyTorch) or `ptr` (CuPy). */
+static int parse_stream(PyObject *o, const char *kname, uint64_t *out)
+{
+    PyObject *h = NULL, *t = NULL;
+    unsigned long long v;
+    int rc = -1;
+
+    *out = 0;
+    if (o == Py_None)
+        return 0;
+    if (PyLong_Check(o) && !PyBool_Check(o)) {
+        h = Py_NewRef(o);
+    } else if (PyObject_HasAttrString(o, "__cuda_stream__")) {
+        t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
+        if (!t)
+            return -1;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
+            config_error(kname, "stream.__cuda_stream__() must return (version, handle)");
+            goto done;
+        }
+        h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
+    } else if (PyObject_HasAttrString(o, "cuda_stream")) {
+        h = PyObject_GetAttrString(o, "cuda_stream");
+    } else if (PyObject_HasAttrString(o, "ptr")) {
+        h = PyObject_GetAttrString(o, "ptr");
+    } else {
+        config_error(kname,
+                     "stream must be None, an int handle, bindthem.cuda.LEGACY / PER_THREAD "
+                     "or a stream object (__cuda_stream__), not %.100s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (!h)
+        goto done;
+    if (!PyLong_Check(h)) {
+        config_error(kname, "stream handle must be an int, not %.100s", Py_TYPE(h)->tp_name);
+        goto done;
+    }
+    v = PyLong_AsUnsignedLongLong(h);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        config_error(kname, "stream handle %R is not a 64-bit address", h);
+        goto done;
+    }
+    *out = v;
+    rc = 0;
+done:
+    Py_XDECREF(h);
+    Py_XDECREF(t);
+    return rc;
+}
+
+static int parse_shared(PyObject *o, const char *kname, unsigned *out)
+{
+    long long v;
+    int overflow = 0;
+
+    if (PyBool_Check(o) || !PyLong_Check(o))
+        return config_error(kname, "shared must be an int (bytes of dynamic shared memory), "
+                                   "not %.100s", Py_TYPE(o)->tp_name);
+    v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v > UINT_MAX)
+        return config_error(kname, "shared=%R is out of range", o);
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* grid, block required; shared, stream optional (NULL). */
+static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObject *stream,
+                        const char *kname, LaunchConfig *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (parse_dims(grid, "grid", kname, cfg->grid) < 0 ||
+        parse_dims(block, "block", kname, cfg->block) < 0)
+        return -1;
+    if (shared && parse_shared(shared, kname, &cfg->shared) < 0)
+        return -1;
+    if (stream && parse_stream(stream, kname, &cfg->stream) < 0)
+        return -1;
+    return 0;
+}
+
+/* ================= Kernel ================= */
+
+typedef struct CudaKernel {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    BtDispatch d;         /* name, parameter names, signatures, cache */
+    PyObject *module;     /* str: __module__ */
+    PyObject *doc;        /* str */
+    PyObject *owner;      /* the CudaModule: keeps the module loaded */
+    PyObject *symbols;    /* tuple of kernel names in the module */
+    PyObject *weakreflist;
+    BtArena arena;        /* calls and their slots */
+    BtCall *calls;        /* argument slots per overload (no ffi call is made) */
+    void **kernels;       /* CUkernel / CUfunction per overload */
+    int module_device;    /* cuModuleLoadDataEx: the device it lives on; else -1 */
+} CudaKernel;
+
+typedef struct CudaLaunch {
+    PyObject_HEAD
+    CudaKernel *kernel;
+    PyObject *stream;     /* as given, for repr */
+    LaunchConfig cfg;
+} CudaLaunch;
+
+/* New reference: "DeviceArray of float32", "numpy.int64", ... (ctx: the
+ * launch's BtCudaArg array) */
+static PyObject *describe(PyObject *o, int i, void *ctx)
+{
+    const BtCudaArg *a = (const BtCudaArg *)ctx + i;
+    if (a->kind == BT_CUDA_ARG_DEVICE)
+        return PyUnicode_FromFormat("%s (a device array of %s, via %s)", Py_TYPE(o)->tp_name,
+                                    bt_cuda_code_name(a->code), a->via);
+    return bt_call_describe(o);
+}
+
+static const char *wants(const BtArgSlot *s, char *buf, size_t size)
+{
+    if (s->is_array) {
+        snprintf(buf, size, "%s device array", bt_type(s->type)->npname);
+        return buf;
+    }
+    return bt_call_slot_wants(s, buf, size);
+}
+
+/* Storage of one kernel parameter. */
+typedef union Val {
+    uint64_t u64;
+    double d;
+    unsigned char bytes[16];
+    long double align;
+} Val;
+
+static int store_size(Val *v, BtTypeId t, Py_ssize_t n, const char *kname, PyObject *name)
+{
+    const BtType *st = bt_type(t);
+    int bits = (int)st->size * 8 - (st->kind == 'i');
+
+    if (bits < 63 && (unsigned long long)n >> bits) {
+        PyErr_Format(PyExc_OverflowError,
+                     "%s(): argument '%U' has %zd elements, more than its '%U_size' parameter "
+                     "(%s) can hold",
+                     kname, name, n, name, st->cname);
+        return -1;
+    }
+    memset(v, 0, sizeof *v);
+    switch (st->size) {
+    case 1: v->bytes[0] = (unsigned char)n; break;
+    case 2: { uint16_t x = (uint16_t)n; memcpy(v->bytes, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)n; memcpy(v->bytes, &x, 4); break; }
+    default: { int64_t x = (int64_t)n; memcpy(v->bytes, &x, 8); break; }
+    }
+    return 0;
+}
+
+/* Checks one array argument for slot s; fills *dev (first device seen). */
+static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyObject *name,
+                       const BtCudaArg *a, int *dev, PyObject **dev_name)
+{
+    BtCudaPtrInfo info;
+    BtCudaError e;
+    char label[300], other[300], addr[32];
+
+    if (!a->contiguous) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' must be a C-contiguous array (this one, via %s, is "
+                     "strided); bindthem never copies: make a contiguous copy and pass that",
+                     k->d.cname, name, a->via);
+        return -1;
+    }
+    if (!s->is_const && a->readonly) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is a read-only array, but the kernel writes to it "
+                     "(the parameter is not const)",
+                     k->d.cname, name);
+        return -1;
+    }
+    if (a->n == 0 && a->ptr == 0)
+        return 0;
+    bt_cuda_error_init(&e);
+    if (bt_cuda_pointer_info(a->ptr, &info, &e) < 0) {
+        bt_cuda_py_raise(st, &e);
+        return -1;
+    }
+    if (!(info.memtype == 2 || info.memtype == 4 || info.managed ||
+          (info.memtype == 1 && info.devptr == a->ptr))) {
+        snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)a->ptr);
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' (via %s) points at %s, which is %s; kernels "
+                     "need device memory: copy it with bindthem.cuda.to_device()",
+                     k->d.cname, name, a->via, addr,
+                     info.memtype == 1 ? "host memory that the device cannot address"
+                                       : "not memory CUDA knows of (host memory?)");
+        return -1;
+    }
+    if (info.device < 0 || info.managed)
+        return 0;
+    if (*dev < 0) {
+        *dev = info.device;
+        *dev_name = name;
+        return 0;
+    }
+    if (info.device != *dev) {
+        bt_cuda_device_label(info.device, label, sizeof label);
+        bt_cuda_device_label(*dev, other, sizeof other);
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is on %s, but '%U' is on %s; all arrays of a launch "
+                     "must be on one device",
+                     k->d.cname, name, label, *dev_name, other);
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks, marshals and queues a launch of k with bound arguments argv. */
+static PyObject *launch(CudaKernel *k, PyObject *const *argv, const LaunchConfig *cfg)
+{
+    BtState *st = bt_state_from_type(Py_TYPE(k));
+    BtCudaArg a[BT_MAX_PARAMS];
+    uint8_t codes[BT_MAX_PARAMS];
+    Val vals[BT_MAX_PARAMS];
+    void *params[BT_MAX_PARAMS];
+    PyObject *dev_name = NULL, *r = NULL;
+    const BtCall *call;
+    BtCudaError e;
+    int i, n_read = 0, ov, pass, dev = -1;
+
+    bt_cuda_error_init(&e);
+    for (i = 0; i < k->d.n_py; i++, n_read++) {
+        if (bt_cuda_read_arg(st, argv[i], cfg->stream, k->d.cname, PyTuple_GET_ITEM(k->d.names, i),
+                             &a[i]) < 0)
+            goto done;
+        codes[i] = a[i].code;
+    }
+    for (i = 0; i < k->d.n_py; i++) {
+        int o;
+        if (a[i].kind != BT_CUDA_ARG_HOST)
+            continue;
+        for (o = 0; o < k->d.n_ovs; o++) {
+            if (k->d.slots[o][i].is_array) {
+                PyErr_Format(PyExc_TypeError,
+                             "%U(): argument '%U' is an array in host memory; CUDA kernels "
+                             "take device arrays: pass bindthem.cuda.to_device(%U) (and read "
+                             "results back with .copy_to_host())",
+                             k->d.name, PyTuple_GET_ITEM(k->d.names, i),
+                             PyTuple_GET_ITEM(k->d.names, i));
+                goto done;
+            }
+        }
+    }
+    ov = bt_dispatch_select(&k->d, codes, &pass);
+    if (ov < 0) {
+        BtDispatchDescribe how = {describe, wants, a};
+        bt_dispatch_no_match(&k->d, argv, codes, &how);
+        goto done;
+    }
+    call = &k->calls[ov];
+    for (i = 0; i < call->n_py; i++) {
+        const BtArgSlot *s = &call->slots[i];
+        PyObject *name = PyTuple_GET_ITEM(k->d.names, i);
+        params[s->cidx] = &vals[s->cidx];
+        if (!s->is_array) {
+            if (bt_call_store_scalar(&vals[s->cidx], s->type, argv[i], k->d.cname, name) < 0)
+                goto done;
+            continue;
+        }
+        if (check_array(st, k, s, name, &a[i], &dev, &dev_name) < 0)
+            goto done;
+        vals[s->cidx].u64 = a[i].ptr;
+        if (s->size_cidx >= 0) {
+            if (store_size(&vals[s->size_cidx], s->size_type, a[i].n, k->d.cname, name) < 0)
+                goto done;
+            params[s->size_cidx] = &vals[s->size_cidx];
+        }
+    }
+    if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
+        bt_cuda_py_raise(st, &e);
+        goto done;
+    }
+    if (k->module_device >= 0 && dev != k->module_device) {
+        PyErr_Format(PyExc_ValueError,
+                     "%U(): the arrays are on device %d, but this module was loaded into "
+                     "device %d's context (drivers before 12.0 have no context-independent "
+                     "cuLibrary); load the module again on device %d",
+                     k->d.name, dev, k->module_device, dev);
+        goto done;
+    }
+    if (bt_cuda_use_device(dev, &e) < 0) {
+        bt_cuda_py_raise(st, &e);
+        goto done;
+    }
+    /* CAI v3: wait for the producer's stream unless it is ours */
+    for (i = 0; i < k->d.n_py; i++) {
+        uint64_t ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
+        if (a[i].has_stream && a[i].stream != ours && bt_cuda_stream_sync(a[i].stream, &e) < 0) {
+            bt_cuda_py_raise(st, &e);
+            goto done;
+        }
+    }
+    if (bt_cuda_launch(k->kernels[ov], cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
+                       &e) < 0) {
+        bt_cuda_py_raise(st, &e);
+        goto done;
+    }
+    r = Py_NewRef(Py_None);
+done:
+    for (i = 0; i < n_read; i++)
+        Py_XDECREF(a[i].keep);
+    return r;
+}
+
+static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames)
+{
+    static const char *const cfg_names[4] = {"grid", "block", "shared", "stream"};
+    CudaKernel *k = (CudaKernel *)self;
+    PyObject *argv[BT_MAX_PARAMS], *cfg_kw[4] = {NULL, NULL, NULL, NULL};
+    BtDispatchExtra extra = {cfg_names, 4, cfg_kw};
+    LaunchConfig cfg;
+
+    /* grid=, block=, shared=, stream= that name no parameter configure it */
+    if (bt_dispatch_bind_kw(&k->d, args, PyVectorcall_NARGS(nargsf), kwnames, argv, &extra) < 0)
+        return NULL;
+    if (!cfg_kw[0] || !cfg_kw[1]) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U() needs grid= and block= (or launch it as %U[grid, block](...))",
+                     k->d.name, k->d.name);
+        return NULL;
+    }
+    if (parse_config(cfg_kw[0], cfg_kw[1], cfg_kw[2], cfg_kw[3], k->d.cname, &cfg) < 0)
+        return NULL;
+    return launch(k, argv, &cfg);
+}
+
+/* kernel[grid, block], kernel[grid, block, shared], kernel[grid, block, shared, stream] */
+static PyObject *kernel_getitem(CudaKernel *k, PyObject *key)
+{
+    BtState *st = bt_state_from_type(Py_TYPE(k));
+    PyObject *items[4] = {NULL, NULL, NULL, NULL};
+    CudaLaunch *l;
+    Py_ssize_t n, i;
+
+    if (!PyTuple_Check(key) || (n = PyTuple_GET_SIZE(key)) < 2 || n > 4) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s[grid, block]: give 2 to 4 items (grid, block[, shared[, stream]]), "
+                     "not %R",
+                     k->d.cname, key);
+        return NULL;
+    }
+    for (i = 0; i < n; i++)
+        items[i] = PyTuple_GET_ITEM(key, i);
+    l = PyObject_GC_New(CudaLaunch, st->CudaLaunchType);
+    if (!l)
+        return NULL;
+    l->kernel = (CudaKernel *)Py_NewRef(k);
+    l->stream = Py_NewRef(items[3] ? items[3] : Py_None);
+    PyObject_GC_Track(l);
+    if (parse_config(items[0], items[1], items[2], items[3], k->d.cname, &l->cfg) < 0) {
+        Py_DECREF(l);
+        return NULL;
+    }
+    return (PyObject *)l;
+}
+
+static PyObject *kernel_repr(CudaKernel *k)
+{
+    return PyUnicode_FromFormat("<bindthem.cuda kernel %U.%U with %d overload%s>", k->module,
+                                k->d.name, k->d.n_ovs, k->d.n_ovs == 1 ? "" : "s");
+}
+
+static PyObject *kernel_get_name(CudaKernel *k, void *c) { return Py_NewRef(k->d.name); }
+static PyObject *kernel_get_module(CudaKernel *k, void *c) { return Py_NewRef(k->module); }
+static PyObject *kernel_get_doc(CudaKernel *k, void *c) { return Py_NewRef(k->doc); }
+static PyObject *kernel_get_overloads(CudaKernel *k, void *c) { return Py_NewRef(k->d.overloads); }
+static PyObject *kernel_get_symbols(CudaKernel *k, void *c) { return Py_NewRef(k->symbols); }
+static PyObject *kernel_get_params(CudaKernel *k, void *c) { return Py_NewRef(k->d.names); }
+
+static PyGetSetDef kernel_getset[] = {
+    {"__name__", (getter)kernel_get_name, NULL, NULL, NULL},
+    {"__qualname__", (getter)kernel_get_name, NULL, NULL, NULL},
+    {"__module__", (getter)kernel_get_module, NULL, NULL, NULL},
+    {"__doc__", (getter)kernel_get_doc, NULL, NULL, NULL},
+    {"overloads", (getter)kernel_get_overloads, NULL, "C signatures, in YAML order.", NULL},
+    {"symbols", (getter)kernel_get_symbols, NULL, "Kernel names in the module.", NULL},
+    {"parameters", (getter)kernel_get_params, NULL, "Python parameter names.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static int kernel_traverse(CudaKernel *k, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(k));
+    Py_VISIT(k->owner);
+    return 0;
+}
+
+static int kernel_clear(CudaKernel *k)
+{
+    Py_CLEAR(k->owner);
+    return 0;
+}
+
+static void kernel_dealloc(CudaKernel *k)
+{
+    PyTypeObject *tp = Py_TYPE(k);
+
+    PyObject_GC_UnTrack(k);
+    if (k->weakreflist)
+        PyObject_ClearWeakRefs((PyObject *)k);
+    kernel_clear(k);
+    bt_dispatch_clear(&k->d);
+    Py_CLEAR(k->module);
+    Py_CLEAR(k->doc);
+    Py_CLEAR(k->symbols);
+    bt_arena_free(&k->arena);
+    tp->tp_free(k);
+    Py_DECREF(tp);
+}
+
+static PyMemberDef kernel_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(CudaKernel, vectorcall), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(CudaKernel, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot kernel_slots[] = {
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, kernel_repr},
+    {Py_mp_subscript, kernel_getitem},
+    {Py_tp_getset, kernel_getset},
+    {Py_tp_members, kernel_members},
+    {Py_tp_traverse, kernel_traverse},
+    {Py_tp_clear, kernel_clear},
+    {Py_tp_dealloc, kernel_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec bt_cuda_kernel_spec = {
+    .name = "bindthem.cuda.Kernel",
+    .basicsize = sizeof(CudaKernel),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = kernel_slots,
+};
+
+/* ---- Launch: a kernel with its configuration ---- */
+
+static PyObject *launch_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    CudaLaunch *l = (CudaLaunch *)self;
+    PyObject *slots[BT_MAX_PARAMS], *kwnames = NULL, *stack[BT_MAX_PARAMS * 2], *r = NULL;
+    PyObject *const *argv;
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0, i;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+
+    if (nargs + nkw > BT_MAX_PARAMS * 2) {
+        PyErr_SetString(PyExc_TypeError, "too many arguments");
+        return NULL;
+    }
+    for (i = 0; i < nargs; i++)
+        stack[i] = PyTuple_GET_ITEM(args, i);
+    if (nkw) {
+        kwnames = PyTuple_New(nkw);
+        if (!kwnames)
+            return NULL;
+        for (i = 0; PyDict_Next(kwargs, &pos, &key, &value); i++) {
+            PyTuple_SET_ITEM(kwnames, i, Py_NewRef(key));
+            stack[nargs + i] = value;
+        }
+    }
+    if (bt_dispatch_bind(&l->kernel->d, stack, (size_t)nargs, kwnames, slots, &argv) == 0)
+        r = launch(l->kernel, argv, &l->cfg);
+    Py_XDECREF(kwnames);
+    return r;
+}
+
+static PyObject *launch_repr(CudaLaunch *l)
+{
+    const LaunchConfig *c = &l->cfg;
+    return PyUnicode_FromFormat("<bindthem.cuda launch %U[(%u, %u, %u), (%u, %u, %u), %u, %R]>",
+                                l->kernel->d.name, c->grid[0], c->grid[1], c->grid[2], c->block[0],
+                                c->block[1], c->block[2], c->shared, l->stream);
+}
+
+static PyObject *dims_tuple(const unsigned d[3]) { return Py_BuildValue("(III)", d[0], d[1], d[2]); }
+static PyObject *launch_get_grid(CudaLaunch *l, void *c) { return dims_tuple(l->cfg.grid); }
+static PyObject *launch_get_block(CudaLaunch *l, void *c) { return dims_tuple(l->cfg.block); }
+static PyObject *launch_get_shared(CudaLaunch *l, void *c) { return PyLong_FromUnsignedLong(l->cfg.shared); }
+static PyObject *launch_get_stream(CudaLaunch *l, void *c) { return Py_NewRef(l->stream); }
+static PyObject *launch_get_kernel(CudaLaunch *l, void *c) { return Py_NewRef(l->kernel); }
+
+static PyGetSetDef launch_getset[] = {
+    {"grid", (getter)launch_get_grid, NULL, NULL, NULL},
+    {"block", (getter)launch_get_block, NULL, NULL, NULL},
+    {"shared", (getter)launch_get_shared, NULL, NULL, NULL},
+    {"stream", (getter)launch_get_stream, NULL, NULL, NULL},
+    {"kernel", (getter)launch_get_kernel, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static int launch_traverse(CudaLaunch *l, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(l));
+    Py_VISIT(l->kernel);
+    Py_VISIT(l->stream);
+    return 0;
+}
+
+static int launch_clear(CudaLaunch *l)
+{
+    Py_CLEAR(l->kernel);
+    Py_CLEAR(l->stream);
+    return 0;
+}
+
+static void launch_dealloc(CudaLaunch *l)
+{
+    PyTypeObject *tp = Py_TYPE(l);
+    PyObject_GC_UnTrack(l);
+    launch_clear(l);
+    tp->tp_free(l);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot launch_slots[] = {
+    {Py_tp_call, launch_call},
+    {Py_tp_repr, launch_repr},
+    {Py_tp_getset, launch_getset},
+    {Py_tp_traverse, launch_traverse},
+    {Py_tp_clear, launch_clear},
+    {Py_tp_dealloc, launch_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec bt_cuda_launch_spec = {
+    .name = "bindthem.cuda.Launch",
+    .basicsize = sizeof(CudaLaunch),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = launch_slots,
+};
+
+PyObject *bt_cuda_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
+                             void **kernels, int n, BtArena *arena, PyObject *owner,
+                             PyObject *modname, int module_device)
+{
+    CudaKernel *k;
+    int j;
+
+    k = PyObject_GC_New(CudaKernel, st->CudaKernelType);
+    if (!k) {
+        bt_arena_free(arena);
+        return NULL;
+    }
+    k->vectorcall = kernel_vectorcall;
+    memset(&k->d, 0, sizeof k->d);
+    k->module = k->doc = k->symbols = NULL;
+    k->weakreflist = NULL;
+    k->owner = Py_NewRef(owner);
+    k->arena = *arena;
+    bt_arena_init(arena);
+    k->calls = calls;
+    k->kernels = kernels;
+    k->module_device = module_device;
+    PyObject_GC_Track(k);
+    if (bt_dispatch_init(&k->d, st, f->name, ovs, calls, n, "kernels") < 0)
+        goto error;
+    k->d.terse_missing = 1;
+    k->module = Py_NewRef(modname);
+    k->doc = PyUnicode_FromString(f->doc ? f->doc : "");
+    k->symbols = PyTuple_New(n);
+    if (!k->doc || !k->symbols)
+        goto error;
+    for (j = 0; j < n; j++) {
+        PyObject *s = PyUnicode_FromString(calls[j].symbol);
+        if (!s)
+            goto error;
+        PyTuple_SET_ITEM(k->symbols, j, s);
+    }
+    return (PyObject *)k;
+error:
+    Py_DECREF(k);
+    return NULL;
+}

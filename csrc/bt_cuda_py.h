@@ -1,0 +1,70 @@
+/* bt_cuda_py.h - what the files of bindthem.cuda's Python side share. */
+
+/* bt_cuda_array.c: device arrays, reading array arguments;
+ * bt_cuda_kernel.c: kernels and launches; bt_cuda_bind.c: cuda_bind, module
+ * functions, registration. */
+#ifndef BT_CUDA_PY_H
+#define BT_CUDA_PY_H
+
+#include "bt_state.h"
+
+#include "bt_call.h"
+#include "bt_cuda.h"
+
+/* ---- bt_cuda_bind.c ---- */
+
+/* Raises CudaError / NoDriverError (with `code`) or MemoryError for e.
+ * Always NULL. */
+BT_HIDDEN PyObject *bt_cuda_py_raise(BtState *st, const BtCudaError *e);
+
+/* ---- bt_cuda_array.c ---- */
+
+/* One argument, as a launch sees it. */
+typedef struct BtCudaArg {
+    uint8_t code;         /* dispatch code */
+    int kind;             /* BT_CUDA_ARG_* */
+    uint64_t ptr;
+    Py_ssize_t n;         /* elements */
+    int readonly;
+    int contiguous;
+    int has_stream;       /* CAI v3 'stream' to wait on */
+    uint64_t stream;
+    const char *via;      /* "__cuda_array_interface__", "DLPack", ... */
+    PyObject *keep;       /* DLPack capsule, released after the launch */
+} BtCudaArg;
+
+enum { BT_CUDA_ARG_SCALAR = 0, BT_CUDA_ARG_DEVICE, BT_CUDA_ARG_HOST };
+
+BT_HIDDEN extern PyType_Spec bt_cuda_devarray_spec;
+
+/* Classifies argument o (for parameter `name` of kernel kname): a
+ * DeviceArray, __cuda_array_interface__ or DLPack device array, a host
+ * array, or a scalar by its dispatch code. stream is the launch's (a DLPack
+ * producer orders its work before it). Returns 0, or -1 with an exception
+ * set; a->keep must be released either way. */
+BT_HIDDEN int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname,
+                               PyObject *name, BtCudaArg *a);
+
+/* "float32" for an array dispatch code, "an unsupported dtype" for others. */
+BT_HIDDEN const char *bt_cuda_code_name(uint8_t code);
+
+/* The module functions cuda_to_device(array, *, device) and
+ * cuda_empty(shape, dtype, *, device): new references. */
+BT_HIDDEN PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cuda_empty(PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* ---- bt_cuda_kernel.c ---- */
+
+BT_HIDDEN extern PyType_Spec bt_cuda_kernel_spec;
+BT_HIDDEN extern PyType_Spec bt_cuda_launch_spec;
+
+/* New reference: a Kernel for plan entry f, of which the n overloads ovs
+ * were found, with calls[i] prepared (slots only) for ovs[i] and kernels[i]
+ * its CUkernel / CUfunction. The kernel takes over `arena`, which holds
+ * calls and kernels; owner (the CudaModule) keeps the module loaded;
+ * module_device is the device of a context-bound module, else -1. */
+BT_HIDDEN PyObject *bt_cuda_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs,
+                                       BtCall *calls, void **kernels, int n, BtArena *arena,
+                                       PyObject *owner, PyObject *modname, int module_device);
+
+#endif
