@@ -94,20 +94,7 @@ static const char *qualified(const BtDecl *d, BtArena *a)
 /* "ns::f<int>" from a demangled "void ns::f<int>(int*)" (arena string). */
 static const char *head_of(const char *dem, BtArena *a)
 {
-    const char *p = dem, *start = dem;
-    int depth = 0;
-
-    if (strncmp(p, "void ", 5) == 0)
-        start = p = dem + 5;
-    for (; *p; p++) {
-        if (*p == '<')
-            depth++;
-        else if (*p == '>')
-            depth--;
-        else if (*p == '(' && depth == 0)
-            break;
-    }
-    return bt_arena_strndup(a, start, (size_t)(p - start));
+    return bt_sym_cut_name(strncmp(dem, "void ", 5) == 0 ? dem + 5 : dem, a);
 }
 
 /* SymbolError: a planned kernel the module lacks, with what it has. */

@@ -119,13 +119,11 @@ const char *bt_sym_demangle(const char *symbol, BtArena *arena)
     return r;
 }
 
-/* From a demangled "void ns::f<int, double>(int const*, int)" take
- * "ns::f<int, double>", given where qualname starts in it. */
-static const char *cut_name(const char *dem, const char *start, BtArena *arena)
+const char *bt_sym_cut_name(const char *start, BtArena *arena)
 {
     const char *p = start;
     int depth = 0;
-    (void)dem;
+
     for (; *p; p++) {
         if (*p == '<')
             depth++;
@@ -171,7 +169,7 @@ const char *bt_sym_near_misses(const char *path, const char *qualname, BtArena *
                 at = strstr(at + 1, qualname);
             if (!at)
                 continue;
-            name = cut_name(dem, at, arena);
+            name = bt_sym_cut_name(at, arena);
             if (!name)
                 continue;
         }

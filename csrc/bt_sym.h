@@ -25,6 +25,11 @@ BT_HIDDEN int bt_sym_list(const char *path, BtArena *arena, const char ***names,
  * isn't mangled. */
 BT_HIDDEN const char *bt_sym_demangle(const char *symbol, BtArena *arena);
 
+/* From a demangled "void ns::f<int, double>(int const*, int)", given start
+ * pointing at "ns::f...", the name up to its parameter list:
+ * "ns::f<int, double>" (arena string). */
+BT_HIDDEN const char *bt_sym_cut_name(const char *start, BtArena *arena);
+
 /* Near misses of function `qualname` (e.g. "ns::f") among the library's
  * symbols: "f<int, double>" style names, joined by ", " into an arena
  * string; NULL when there are none. */
