@@ -198,7 +198,7 @@ static Py_ssize_t devarray_len(DeviceArray *a)
 
 static PyMethodDef devarray_methods[] = {
     {"copy_to_host", (PyCFunction)devarray_copy_to_host, METH_NOARGS,
-     "copy_to_host()\n--\n\nA new NumPy array with the device array's contents (synchronous)."},
+     "copy_to_host($self, /)\n--\n\nA new NumPy array with the device array's contents (synchronous)."},
     {NULL, NULL, 0, NULL},
 };
 
