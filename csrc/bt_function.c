@@ -180,11 +180,55 @@ PyType_Spec bt_function_spec = {
     .slots = function_slots,
 };
 
+/* C++ parameter names that Python can't use as names. */
+static int is_py_keyword(const char *s)
+{
+    static const char *const kw[] = {
+        "False", "None", "True", "as", "assert", "async", "await", "def", "del", "elif",
+        "except", "finally", "from", "global", "import", "in", "is", "lambda", "nonlocal",
+        "pass", "raise", "with", "yield", NULL};
+    int i;
+    for (i = 0; kw[i]; i++)
+        if (strcmp(s, kw[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* New reference: "(a, b, c)". A parameter named like a Python keyword is
+ * written with a trailing underscore and made positional-only (it can't be
+ * passed by keyword anyway), as the generated stubs write it, so that
+ * inspect.signature() can read it. */
+static PyObject *text_signature(PyObject *names)
+{
+    BtBuf b;
+    Py_ssize_t i, n = PyTuple_GET_SIZE(names), last_kw = -1;
+    PyObject *r = NULL;
+
+    for (i = 0; i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        if (!s)
+            return NULL;
+        if (is_py_keyword(s))
+            last_kw = i;
+    }
+    bt_buf_init(&b);
+    bt_buf_putc(&b, '(');
+    for (i = 0; i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        bt_buf_printf(&b, "%s%s%s", i ? ", " : "", s, is_py_keyword(s) ? "_" : "");
+        if (i == last_kw)
+            bt_buf_puts(&b, ", /");
+    }
+    bt_buf_putc(&b, ')');
+    r = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
+    bt_buf_free(&b);
+    return r;
+}
+
 PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena *arena,
                           PyObject *owner, PyObject *module)
 {
     BtFunction *f = NULL;
-    PyObject *sig = NULL, *sep = NULL;
 
     f = PyObject_GC_New(BtFunction, st->FunctionType);
     if (!f) {
@@ -207,19 +251,11 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     f->doc = PyUnicode_FromString(bf->doc ? bf->doc : "");
     if (!f->doc)
         goto error;
-    sep = PyUnicode_FromString(", ");
-    sig = sep ? PyUnicode_Join(sep, f->dispatch.names) : NULL;
-    if (!sig)
-        goto error;
-    f->text_sig = PyUnicode_FromFormat("(%U)", sig);
+    f->text_sig = text_signature(f->dispatch.names);
     if (!f->text_sig)
         goto error;
-    Py_DECREF(sep);
-    Py_DECREF(sig);
     return (PyObject *)f;
 error:
-    Py_XDECREF(sep);
-    Py_XDECREF(sig);
     Py_DECREF(f);
     return NULL;
 }

@@ -418,3 +418,19 @@ def test_readme_example_script(cache_dir):
     assert "myfunc(int32, float32, complex64) -> 42" in out
     assert "My Function" in out
     assert out.rstrip().endswith("OK")
+
+
+def test_keyword_named_parameters_in_signature(cache_dir):
+    """C++ parameters named like Python keywords: the text signature writes
+    them as `in_`/`from_`, positional-only, so inspect can read it (the
+    generated stub writes the same)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    lib = bindthem.build(os.path.join(here, "typing", "features.h"),
+                         os.path.join(here, "typing", "features.yml"), cache_dir=cache_dir)
+    assert lib.shift.__text_signature__ == "(in_, from_, /, c)"
+    sig = inspect.signature(lib.shift)
+    assert list(sig.parameters) == ["in_", "from_", "c"]
+    kinds = [p.kind for p in sig.parameters.values()]
+    assert kinds == [inspect.Parameter.POSITIONAL_ONLY] * 2 + [
+        inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    assert lib.shift(5, 2, c=0) == 3
