@@ -38,20 +38,54 @@ def pkg_config(pkg):
     return [], [], FALLBACK_LIBS[pkg]
 
 
+def c_compiler():
+    """The C compiler setuptools will use, as an argument list."""
+    return (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+
+
+def probe(source, suffix, include_dirs=()):
+    """Whether the C compiler accepts source (a file of that suffix)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe" + suffix)
+        with open(src, "w") as f:
+            f.write(source)
+        cmd = c_compiler() + ["-fsyntax-only"] + ["-I" + d for d in include_dirs] + [src]
+        try:
+            return subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+        except OSError:
+            return False
+
+
+def check_compilers():
+    """Fail the build in one sentence when there is no C or C++ compiler, or
+    no Python.h for the Python that runs the build."""
+    cc = c_compiler()
+    if not shutil.which(cc[0]):
+        sys.exit("bindthem: no C compiler (`%s` not found); install one with "
+                 "`apt-get install gcc g++`, or set CC." % cc[0])
+    if not probe("int main(void) { return 0; }\n", ".c"):
+        sys.exit("bindthem: the C compiler `%s` does not work; install one with "
+                 "`apt-get install gcc g++`, or set CC." % " ".join(cc))
+    # csrc/bt_guard.cpp is C++; setuptools compiles it with the same driver.
+    if not probe("#include <exception>\nint main() { return 0; }\n", ".cpp"):
+        sys.exit("bindthem: `%s` cannot compile C++ (csrc/bt_guard.cpp); install it "
+                 "with `apt-get install g++`." % " ".join(cc))
+    inc = sysconfig.get_paths()["include"]
+    if not probe("#include <Python.h>\nint main(void) { return 0; }\n", ".c", [inc]):
+        sys.exit("bindthem: cannot find <Python.h> for Python %s (looked in %s); install "
+                 "the headers of the Python that runs the build, e.g. `apt-get install "
+                 "python3-dev` for Debian's python3." % (sysconfig.get_python_version(), inc))
+
+
 def check_header(pkg, include_dirs):
     """Fail the build in one sentence when a system header is missing."""
-    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "probe.c")
-        with open(src, "w") as f:
-            f.write("#include <%s>\nint main(void) { return 0; }\n" % HEADERS[pkg])
-        cmd = cc.split() + ["-fsyntax-only"] + ["-I" + d for d in include_dirs] + [src]
-        ok = subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
-    if not ok:
+    if not probe("#include <%s>\nint main(void) { return 0; }\n" % HEADERS[pkg], ".c",
+                 include_dirs):
         sys.exit("bindthem: cannot find <%s>; install it with `apt-get install %s`."
                  % (HEADERS[pkg], APT[pkg]))
 
 
+check_compilers()
 include_dirs = ["csrc", numpy.get_include()]
 library_dirs = []
 libraries = []

@@ -1,5 +1,5 @@
-"""setup.py: a missing libffi/libyaml header stops the build with one
-sentence naming the apt package."""
+"""setup.py: a missing compiler, Python.h or libffi/libyaml header stops the
+build with one sentence naming the apt package."""
 
 import os
 import subprocess
@@ -14,7 +14,7 @@ SETUP = os.path.join(ROOT, "setup.py")
 FAKE_CC = """#!/bin/sh
 for a in "$@"; do
   case "$a" in
-    *probe.c) if grep -q '<%s>' "$a"; then echo "fatal error: %s: No such file" >&2; exit 1; fi;;
+    *probe.c|*probe.cpp) if grep -q '%s' "$a"; then echo "fatal error: %s: No such file" >&2; exit 1; fi;;
   esac
 done
 exec gcc "$@"
@@ -27,15 +27,53 @@ def test_missing_header_names_the_apt_package(tmp_path, header, package):
     if not os.path.exists(SETUP):
         pytest.skip("no setup.py beside the tests")
     cc = tmp_path / "cc"
-    cc.write_text(FAKE_CC % (header, header))
+    cc.write_text(FAKE_CC % ("<%s>" % header, header))
     cc.chmod(0o755)
-    env = dict(os.environ, CC=str(cc))
+    assert last_line_of_failed_setup(str(cc)) == (
+        "bindthem: cannot find <%s>; install it with `apt-get install %s`." % (header, package))
+
+
+def last_line_of_failed_setup(cc):
+    """The last line setup.py prints to stderr when it fails with CC=cc."""
+    env = dict(os.environ, CC=cc)
     proc = subprocess.run([sys.executable, SETUP, "--name"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert lines[-1] == ("bindthem: cannot find <%s>; install it with `apt-get install %s`."
-                         % (header, package))
+    return [line for line in proc.stderr.splitlines() if line.strip()][-1]
+
+
+def test_missing_python_headers_name_python3_dev(tmp_path):
+    pytest.importorskip("setuptools")
+    if not os.path.exists(SETUP):
+        pytest.skip("no setup.py beside the tests")
+    cc = tmp_path / "cc"
+    cc.write_text(FAKE_CC % ("<Python.h>", "Python.h"))
+    cc.chmod(0o755)
+    line = last_line_of_failed_setup(str(cc))
+    assert line.startswith("bindthem: cannot find <Python.h> for Python %d.%d (looked in "
+                           % sys.version_info[:2])
+    assert "`apt-get install python3-dev`" in line
+
+
+def test_missing_c_compiler_says_so(tmp_path):
+    pytest.importorskip("setuptools")
+    if not os.path.exists(SETUP):
+        pytest.skip("no setup.py beside the tests")
+    line = last_line_of_failed_setup(str(tmp_path / "no-such-cc"))
+    assert line == ("bindthem: no C compiler (`%s` not found); install one with "
+                    "`apt-get install gcc g++`, or set CC." % (tmp_path / "no-such-cc"))
+
+
+def test_missing_cxx_compiler_names_g_plus_plus(tmp_path):
+    pytest.importorskip("setuptools")
+    if not os.path.exists(SETUP):
+        pytest.skip("no setup.py beside the tests")
+    cc = tmp_path / "cc"
+    cc.write_text(FAKE_CC % ("<exception>", "exception"))
+    cc.chmod(0o755)
+    line = last_line_of_failed_setup(str(cc))
+    assert line == ("bindthem: `%s` cannot compile C++ (csrc/bt_guard.cpp); install it "
+                    "with `apt-get install g++`." % cc)
 
 
 def test_headers_present_passes_the_check(tmp_path):
