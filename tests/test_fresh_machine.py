@@ -39,7 +39,7 @@ MOUNTS = (("proc", ["-t", "proc", "proc"]), ("sys", ["--bind", "/sys"]),
 def readme_commands(text):
     """The literal block after README's "Two commands" paragraph: its lines,
     exactly as written (one command per non-blank line)."""
-    m = re.search(r"^Two commands .*?::\n\n((?:    .*\n|\n)+)", text, re.S | re.M)
+    m = re.search(r"^Two commands .*?::\n\n((?:    [^\n]*\n|\n)+)", text, re.S | re.M)
     assert m, "README.rst has no 'Two commands ...::' literal block"
     cmds = [line[4:] for line in m.group(1).splitlines() if line.strip()]
     assert len(cmds) == 2, cmds
