@@ -434,3 +434,49 @@ def test_keyword_named_parameters_in_signature(cache_dir):
     assert kinds == [inspect.Parameter.POSITIONAL_ONLY] * 2 + [
         inspect.Parameter.POSITIONAL_OR_KEYWORD]
     assert lib.shift(5, 2, c=0) == 3
+
+
+# --- library lifetime ----------------------------------------------------------
+
+OMP_HEADER = """\
+// y[i] = a * x[i] + y[i], split over OpenMP threads.
+template <class T>
+void omp_axpy(const T x[], const int x_size, T y[], const int y_size, const T a)
+{
+    #pragma omp parallel for
+    for (int i = 0; i < x_size; i++)
+        y[i] += a * x[i];
+}
+"""
+
+OMP_CHILD = """\
+import gc, sys
+import numpy as np
+import bindthem
+
+def once(header, yml, cache):
+    lib = bindthem.build(header, yml, cache_dir=cache, cxxflags="-O2 -fopenmp")
+    x = np.arange(100000.0)
+    y = np.ones(100000)
+    lib.omp_axpy(x, y, 2.0)
+    assert np.array_equal(y, 1 + 2 * x)
+
+for _ in range(5):
+    once(*sys.argv[1:])
+    gc.collect()
+print("ok")
+"""
+
+
+def test_openmp_library_dropped_while_its_pool_runs(tmp_path, cache_dir):
+    # libgomp's worker threads outlive the call; unmapping the library (and
+    # libgomp with it) under them killed the interpreter
+    (tmp_path / "omp.h").write_text(OMP_HEADER)
+    (tmp_path / "omp.yml").write_text("- types:\n    - [double]\n  functions:\n"
+                                      "    - omp_axpy\n")
+    proc = subprocess.run([sys.executable, "-c", OMP_CHILD, str(tmp_path / "omp.h"),
+                           str(tmp_path / "omp.yml"), cache_dir],
+                          capture_output=True, text=True, timeout=300,
+                          env=python_env(OMP_NUM_THREADS="2"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ok"]
