@@ -6,7 +6,7 @@
  *
  *   header    -> item* EOF
  *   item      -> ';'
- *              | ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}'
+ *              | ['inline'] 'namespace' [IDENT ('::' ['inline'] IDENT)*] '{' item* '}'
  *              | 'extern' STRING '{' item* '}'
  *              | 'extern' STRING item
  *              | 'template' '<' [tparam (',' tparam)*] '>' decl
@@ -960,33 +960,46 @@ static int parse_template(Parser *p, int extern_c)
     return parse_decl(p, &tm, extern_c, start);
 }
 
-/* namespace -> ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}' */
+/* namespace -> ['inline'] 'namespace' [IDENT ('::' ['inline'] IDENT)*]
+ *              ('{' item* '}' | '=' other) */
 static int parse_namespace(Parser *p)
 {
     const char **saved = p->ns;
-    int saved_n = p->n_ns, saved_anon = p->anon_ns, start;
+    int saved_n = p->n_ns, saved_anon = p->anon_ns, start, n_names = 0;
 
     if (bt_lex_is(cur(p), "inline"))
         advance(p);
     advance(p);
     start = p->pos;
-    while (cur(p)->kind == BT_TOK_IDENT || bt_lex_is(cur(p), "::"))
-        advance(p);
+    if (cur(p)->kind == BT_TOK_IDENT) {
+        for (;;) {
+            advance(p);
+            n_names++;
+            if (!bt_lex_is(cur(p), "::"))
+                break;
+            advance(p);
+            if (bt_lex_is(cur(p), "inline")) /* C++20 a::inline b */
+                advance(p);
+            if (cur(p)->kind != BT_TOK_IDENT)
+                return expected(p, cur(p), "namespace name");
+        }
+    }
     if (bt_lex_is(cur(p), "="))
         return skip_other(p); /* namespace alias */
     if (!bt_lex_is(cur(p), "{"))
-        return expected(p, cur(p), "'{'");
-    if (p->pos == start) {
+        return expected(p, cur(p), n_names ? "'::' or '{'" : "'{'");
+    if (n_names == 0) {
         p->anon_ns = 1;
     } else {
-        int n = p->n_ns + (p->pos - start + 1) / 2, k = p->n_ns;
-        const char **v = bt_arena_alloc(p->arena, (size_t)n * sizeof *v);
+        int k = p->n_ns;
+        const char **v = bt_arena_alloc(p->arena, (size_t)(k + n_names) * sizeof *v);
         if (!v)
             return bt_diag_nomem(p->diag);
-        if (p->n_ns)
-            memcpy(v, p->ns, (size_t)p->n_ns * sizeof *v);
+        if (k)
+            memcpy(v, p->ns, (size_t)k * sizeof *v);
         for (int i = start; i < p->pos; i++) {
-            if (tok(p, i)->kind == BT_TOK_IDENT && !(v[k++] = tokdup(p, tok(p, i))))
+            if (tok(p, i)->kind == BT_TOK_IDENT && !bt_lex_is(tok(p, i), "inline") &&
+                !(v[k++] = tokdup(p, tok(p, i))))
                 return bt_diag_nomem(p->diag);
         }
         p->ns = v;

@@ -140,6 +140,16 @@ def test_doc_is_the_nearest_comment(tmp_path):
     assert docs == ["for a", "", "", "for d\nand more"]
 
 
+
+def test_namespace_name_forms(tmp_path):
+    h = tmp_path / "ns.h"
+    deep = "::".join("n%d" % i for i in range(200))
+    h.write_text("namespace a::inline b { int f(int x); }\n"
+                 "namespace %s { int g(int x); }\n"
+                 "namespace c = a::b;\nint k(int x);\n" % deep)
+    ns = {d["name"]: d["namespace"] for d in bindthem.parse_header(str(h))["declarations"]}
+    assert ns == {"f": ("a", "b"), "g": tuple("n%d" % i for i in range(200)), "k": ()}
+
 # ---- dialect.h against its reviewed JSON ----
 
 def dialect_snapshot():
