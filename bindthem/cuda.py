@@ -18,6 +18,7 @@ use, never at import: ``import bindthem.cuda`` works without one.
 """
 
 import functools
+import operator
 import os
 import re
 import shutil
@@ -42,6 +43,9 @@ Launch = _core.CudaLaunch
 class Stream:
     """A CUDA stream handle (``CUstream`` value) to launch on.
 
+    ``Stream(handle)`` wraps a raw handle you own (from the driver or another
+    library); a launch takes a bare int only for the driver's constants 0, 1
+    and 2, so a misplaced launch item never reaches the driver as a stream.
     :data:`LEGACY` is the legacy default stream (``CU_STREAM_LEGACY``),
     :data:`PER_THREAD` the calling thread's default stream
     (``CU_STREAM_PER_THREAD``). ``stream=None`` is the legacy default stream
@@ -53,7 +57,12 @@ class Stream:
     __slots__ = ("handle", "name")
 
     def __init__(self, handle, name=None):
-        self.handle = int(handle)
+        if isinstance(handle, bool):
+            raise TypeError("Stream(handle): handle must be an int, not bool")
+        handle = operator.index(handle)
+        if not 0 <= handle < 1 << 64:
+            raise ValueError("Stream(handle): %d is not a 64-bit CUstream value" % handle)
+        self.handle = handle
         self.name = name
 
     def __cuda_stream__(self):
