@@ -28,6 +28,7 @@ import types
 from . import _core
 from ._cache import compile_cached, flag_list, hash_file
 from .errors import BuildError
+from .library import LibraryInfo, _Info
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
            "PER_THREAD", "Stream", "build", "compile_fatbin", "device_count", "driver", "empty",
@@ -98,22 +99,24 @@ class Library(types.ModuleType):
     lists them, ``__file__`` is the module file. ``metadata`` is what
     :func:`bindthem.parse_header` returns; ``unexported`` the overloads the
     module lacks (only without an instantiate.yml); ``not_kernels`` the host
-    functions of the header, which bindthem.cuda does not bind.
+    functions of the header, which bindthem.cuda does not bind. A kernel of
+    one of those names takes the name; all three stay at ``lib.__bindthem__``.
     """
+
+    metadata = _Info("What bindthem.parse_header returns for the header.")
+    unexported = _Info("Overloads left out because the module lacks them.")
+    not_kernels = _Info("The header's host functions, which bindthem.cuda does not bind.")
 
     def __init__(self, name, handle, kernels, metadata, unexported, not_kernels):
         super().__init__(name, _module_doc(metadata["header"], kernels))
         self.__file__ = handle.path
         self.__all__ = sorted(kernels)
+        self.__bindthem__ = LibraryInfo(handle, metadata, unexported, not_kernels)
         self.__dict__.update(kernels)
-        self._bindthem_handle = handle
-        self.metadata = metadata
-        self.unexported = list(unexported)
-        self.not_kernels = list(not_kernels)
 
     def __dir__(self):
-        return sorted(set(self.__all__) | {"__all__", "__doc__", "__file__", "__name__",
-                                           "metadata", "unexported", "not_kernels"})
+        return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
+                                           "__name__", "metadata", "unexported", "not_kernels"})
 
     def __repr__(self):
         return "<bindthem.cuda.Library %r from %r (%d kernels)>" % (

@@ -378,6 +378,22 @@ def test_load_from_file_without_yaml(mock, tmp_path):
     assert lib.unexported == []
 
 
+def test_kernels_named_like_library_attributes(mock, tmp_path):
+    h = tmp_path / "taken.cuh"
+    h.write_text("// a\n__global__ void not_kernels(int n) {}\n"
+                 "// b\n__global__ void metadata(int n) {}\n"
+                 "// c\n__global__ void __name__(int n) {}\n"
+                 "// d\nint host(int n) { return n; }\n")
+    lib = cuda.load(module_text(str(h), None), str(h))
+    assert isinstance(lib.not_kernels, cuda.Kernel) and isinstance(lib.metadata, cuda.Kernel)
+    assert lib.__all__ == ["metadata", "not_kernels"] and lib.__name__ == "taken"
+    info = lib.__bindthem__
+    assert info.not_kernels == ["int host(int n)"] and info.unexported == []
+    assert [s["name"] for s in info.metadata["skipped"]] == ["__name__"]
+    assert {"metadata", "not_kernels", "unexported", "__bindthem__"} <= set(dir(lib))
+    assert lib.unexported == []  # no kernel of that name: bindthem's list
+
+
 def test_host_function_listed(mock):
     with pytest.raises(bindthem.BindError, match=r"lists 'host_count' \(.*kernels.cuh:\d+\), "
                                                  r"which is not a __global__ kernel"):
