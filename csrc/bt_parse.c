@@ -705,6 +705,9 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         return -1;
     if (ret_reason)
         d->unbindable = ret_reason;
+    if (!d->unbindable && d->n_params > BT_MAX_PARAMS)
+        d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
+                                        d->n_params, BT_MAX_PARAMS);
     if (parse_trailer(p, d) < 0)
         return -1;
     if (bt_lex_is(cur(p), ";")) {

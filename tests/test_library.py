@@ -562,3 +562,34 @@ def test_dunder_kernel_remapped(names_h, tmp_path, cache_dir):
                  "remaps:\n  - __getattr__: getattr_\n")
     lib = bindthem.build(names_h, str(y), cache_dir=cache_dir)
     assert lib.__all__ == ["getattr_"] and lib.getattr_(1) == 5
+
+
+# --- the parameter limit -------------------------------------------------------
+
+
+def _sum_function(name, n):
+    params = ", ".join("long a%d" % i for i in range(n))
+    body = " + ".join("a%d" % i for i in range(n))
+    return "// the sum of %d longs\nlong %s(%s) { return %s; }\n" % (n, name, params, body)
+
+
+def test_function_over_the_parameter_limit_is_skipped(tmp_path, cache_dir):
+    h = tmp_path / "wide.h"
+    h.write_text(_sum_function("sum96", 96) + _sum_function("sum97", 97))
+    meta = bindthem.parse_header(str(h))
+    decls = {d["name"]: d for d in meta["declarations"]}
+    assert decls["sum96"]["bindable"] and not decls["sum97"]["bindable"]
+    assert decls["sum97"]["reason"] == "97 parameters; bindthem binds at most 96"
+    assert [(s["name"], s["reason"]) for s in meta["skipped"]] == [
+        ("sum97", "unbindable: 97 parameters; bindthem binds at most 96")]
+    lib = bindthem.build(str(h), cache_dir=cache_dir)
+    assert lib.__all__ == ["sum96"]
+    args = list(range(1, 97))
+    assert lib.sum96(*args) == sum(args)
+    y = tmp_path / "wide.yml"
+    y.write_text("- types: [null]\n  functions: [sum96, sum97]\n")
+    with pytest.raises(bindthem.InstantiateError, match=r"wide.yml:2:22: instantiate.yml lists "
+                                                        r"'sum97', which the header declares at "
+                                                        r".*wide.h:4:6 but cannot bind: 97 "
+                                                        r"parameters; bindthem binds at most 96"):
+        bindthem.build(str(h), str(y), cache_dir=cache_dir)
