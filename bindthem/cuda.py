@@ -28,7 +28,7 @@ import types
 from . import _core
 from ._cache import compile_cached, flag_list, hash_file
 from .errors import BuildError
-from .library import LibraryInfo, _Info
+from .library import LibraryInfo, _Info, _regular_file
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
            "PER_THREAD", "Stream", "build", "compile_fatbin", "device_count", "driver", "empty",
@@ -139,6 +139,7 @@ def load(module, header, instantiate=None, *, name=None, strict=False):
         image, filename = bytes(module), "<bytes>"
     else:
         filename = os.path.abspath(os.fspath(module))
+        _regular_file(filename)
         with open(filename, "rb") as f:
             image = f.read()
     header = os.path.abspath(os.fspath(header))

@@ -1,11 +1,25 @@
 """bindthem.Library and bindthem.load: a shared library's kernels as a module."""
 
+import errno
 import os
+import stat
 import types
 
 from . import _core
 
 __all__ = ["Library", "LibraryInfo", "load"]
+
+
+def _regular_file(path):
+    """OSError unless path, when it exists, is a regular file: opening a FIFO
+    would wait for a writer, and a device reads as garbage or nothing."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the loader reports it (or finds a bare soname on its search path)
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise OSError(errno.EINVAL, "cannot load: the file is not a regular file (%s)"
+                      % ("a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"), path)
 
 
 def _module_doc(name, header, functions):
@@ -107,6 +121,7 @@ def load(library, header, instantiate=None, *, name=None, strict=False):
         name = os.path.splitext(os.path.basename(header))[0]
     if os.sep in library or os.path.exists(library):
         library = os.path.abspath(library)
+        _regular_file(library)
     reduce = (_load_again, (library, header, instantiate, name, strict))
     return _make(library, header, instantiate, name, strict, reduce)
 

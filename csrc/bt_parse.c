@@ -96,10 +96,16 @@ static int at_end(const BtToken *t) { return t->kind == BT_TOK_EOF || t->kind ==
 
 static const char *near(const BtToken *t, char *buf, size_t size)
 {
-    if (at_end(t))
+    int n = t->len;
+
+    if (at_end(t)) {
         snprintf(buf, size, "end of file");
-    else
-        snprintf(buf, size, "'%.*s'", t->len > 40 ? 40 : t->len, t->s);
+        return buf;
+    }
+    if (n > 40) /* cut at 40 bytes, not inside a UTF-8 sequence */
+        for (n = 40; n > 0 && ((unsigned char)t->s[n] & 0xC0) == 0x80; n--)
+            ;
+    snprintf(buf, size, "'%.*s'", n, t->s);
     return buf;
 }
 
