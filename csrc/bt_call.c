@@ -232,6 +232,64 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
 /* Argument name i of names, for messages (borrowed). */
 static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(names, i); }
 
+/* New reference: repr(o) for a message, cut to 30 characters ("1234...
+ * (603 digits)" for a long int) so that 2**2000 doesn't fill the screen. */
+static PyObject *value_text(PyObject *o)
+{
+    PyObject *r = PyObject_Repr(o), *cut;
+    Py_ssize_t n;
+    int sign;
+
+    if (!r || (n = PyUnicode_GET_LENGTH(r)) <= 32)
+        return r;
+    sign = PyUnicode_READ_CHAR(r, 0) == '-';
+    cut = PyUnicode_Substring(r, 0, 30);
+    Py_DECREF(r);
+    if (!cut)
+        return NULL;
+    if (PyLong_Check(o))
+        r = PyUnicode_FromFormat("%U... (%zd digits)", cut, n - sign);
+    else
+        r = PyUnicode_FromFormat("%U...", cut);
+    Py_DECREF(cut);
+    return r;
+}
+
+/* OverflowError "f(): argument 'x' = 1e+300 does not fit in float". Returns -1. */
+static int does_not_fit(const char *fname, PyObject *name, PyObject *o, const char *cname)
+{
+    PyObject *v = value_text(o);
+    if (v) {
+        PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %U does not fit in %s", fname,
+                     name, v, cname);
+        Py_DECREF(v);
+    }
+    return -1;
+}
+
+/* A conversion of o into C type cname failed (NumPy's or CPython's error
+ * set): the same error, naming the function and argument. Returns -1. */
+static int conversion_failed(const char *fname, PyObject *name, PyObject *o, const char *cname)
+{
+    PyObject *type, *value, *tb, *v;
+
+    if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        return does_not_fit(fname, name, o, cname);
+    }
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    v = value_text(o);
+    if (v)
+        PyErr_Format(type, "%s(): argument '%U' = %U cannot be converted to %s: %S", fname, name,
+                     v, cname, value);
+    Py_XDECREF(v);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
 /* Stores integer value v (already range-checked by the caller's type) */
 static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
 {
@@ -242,9 +300,14 @@ static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, P
     PyObject *idx = NULL;
 
     if (!PyLong_Check(o)) {
-        idx = PyNumber_Index(o); /* NumPy integer scalars */
+        /* NumPy integer scalars; numpy.bool has no __index__ but is 0 or 1,
+         * as Python's bool is */
+        if (PyArray_IsScalar(o, Bool))
+            idx = PyLong_FromLong(PyObject_IsTrue(o));
+        else
+            idx = PyNumber_Index(o);
         if (!idx)
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         o = idx;
     }
     if (ty->kind == 'u') {
@@ -291,8 +354,7 @@ static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, P
     Py_XDECREF(idx);
     return 0;
 range:
-    PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %R does not fit in %s", fname, name,
-                 o, ty->cname);
+    does_not_fit(fname, name, o, ty->cname);
 error:
     Py_XDECREF(idx);
     return -1;
@@ -332,7 +394,7 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     case 'b': {
         int b = PyObject_IsTrue(o);
         if (b < 0)
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         out->u8 = (uint8_t)b;
         return 0;
     }
@@ -344,13 +406,10 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     case 'f':
         d = PyFloat_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred())
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         if (t == BT_FLOAT) {
-            if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX)) {
-                PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %R does not fit in float",
-                             fname, name, o);
-                return -1;
-            }
+            if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX))
+                return does_not_fit(fname, name, o, "float");
             out->f = (float)d;
         } else {
             out->d = d;
@@ -359,15 +418,11 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     case 'c':
         c = PyComplex_AsCComplex(o);
         if (c.real == -1.0 && PyErr_Occurred())
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         if (t == BT_CFLOAT) {
             if ((isfinite(c.real) && fabs(c.real) > FLT_MAX) ||
-                (isfinite(c.imag) && fabs(c.imag) > FLT_MAX)) {
-                PyErr_Format(PyExc_OverflowError,
-                             "%s(): argument '%U' = %R does not fit in std::complex<float>", fname,
-                             name, o);
-                return -1;
-            }
+                (isfinite(c.imag) && fabs(c.imag) > FLT_MAX))
+                return does_not_fit(fname, name, o, "std::complex<float>");
             out->cf = CMPLXF((float)c.real, (float)c.imag);
         } else {
             out->cd = CMPLX(c.real, c.imag);
@@ -456,8 +511,10 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
             }
             if (!(fl & NPY_ARRAY_ALIGNED)) {
                 PyErr_Format(PyExc_ValueError,
-                             "%s(): argument '%U' must be an aligned array", fname,
-                             arg_name(names, i));
+                             "%s(): argument '%U' (position %d) must be an aligned array; "
+                             "bindthem never copies, pass numpy.require(%U, "
+                             "requirements=\"CA\") and use the result",
+                             fname, arg_name(names, i), i + 1, arg_name(names, i));
                 return NULL;
             }
             if (!s->is_const && !(fl & NPY_ARRAY_WRITEABLE)) {

@@ -15,9 +15,6 @@
 
 #include "bt_plan.h"
 
-/* Most C parameters a bound function may have (refused at bind time). */
-#define BT_MAX_PARAMS 96
-
 /* Release the GIL around a kernel whose arrays hold at least this many
  * elements in all; smaller calls keep it. Releasing and retaking it costs
  * ~20 ns uncontended (gauss_seidel with no work: 253 ns per call at 2000

@@ -3,8 +3,9 @@
  * bind() loads the metadata, opens the library, resolves every planned
  * overload's symbol (plain name for extern "C", Itanium-mangled otherwise),
  * prepares its call frame and groups overloads into Function objects. Each
- * Function holds the Handle, so the library stays loaded while any function
- * from it lives. */
+ * Function holds the Handle; the library itself is opened RTLD_NODELETE and
+ * stays mapped until the process exits (threads it started may still run in
+ * it). */
 #include "bt_library.h"
 
 #include "bt_function.h"

@@ -10,7 +10,7 @@
 PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
 {
     char msg[4096];
-    PyObject *exc_type, *exc = NULL;
+    PyObject *exc_type, *exc = NULL, *text = NULL;
 
     bt_diag_format(d, msg, sizeof msg);
     switch (d->kind) {
@@ -18,9 +18,10 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
         return PyErr_NoMemory();
     case BT_DIAG_OS:
         if (d->err && d->file[0]) {
-            /* OSError(errno, strerror, filename) picks the subclass
-             * (FileNotFoundError, IsADirectoryError, ...) */
-            exc = Py_BuildValue("(isN)", d->err, strerror(d->err),
+            /* OSError(errno, text, filename) picks the subclass
+             * (FileNotFoundError, IsADirectoryError, ...); the text is ours
+             * ("cannot open: No such file or directory") */
+            exc = Py_BuildValue("(isN)", d->err, d->message,
                                 PyUnicode_DecodeFSDefault(d->file));
             if (exc)
                 PyErr_SetObject(PyExc_OSError, exc);
@@ -35,7 +36,11 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
         exc_type = st->HeaderError;
         break;
     }
-    exc = PyObject_CallFunction(exc_type, "ssii", msg, d->file, d->line, d->col);
+    /* the message may quote a string literal of a header in another encoding */
+    text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
+    if (!text)
+        return NULL;
+    exc = PyObject_CallFunction(exc_type, "Osii", text, d->file, d->line, d->col);
     if (exc) {
         if (d->line <= 0 || d->col <= 0) {
             /* unknown position: None, not 0 */
@@ -47,6 +52,7 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
         PyErr_SetObject(exc_type, exc);
     }
 done:
+    Py_XDECREF(text);
     Py_XDECREF(exc);
     return NULL;
 }

@@ -6,7 +6,7 @@
  *
  *   header    -> item* EOF
  *   item      -> ';'
- *              | ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}'
+ *              | ['inline'] 'namespace' [IDENT ('::' ['inline'] IDENT)*] '{' item* '}'
  *              | 'extern' STRING '{' item* '}'
  *              | 'extern' STRING item
  *              | 'template' '<' [tparam (',' tparam)*] '>' decl
@@ -96,10 +96,16 @@ static int at_end(const BtToken *t) { return t->kind == BT_TOK_EOF || t->kind ==
 
 static const char *near(const BtToken *t, char *buf, size_t size)
 {
-    if (at_end(t))
+    int n = t->len;
+
+    if (at_end(t)) {
         snprintf(buf, size, "end of file");
-    else
-        snprintf(buf, size, "'%.*s'", t->len > 40 ? 40 : t->len, t->s);
+        return buf;
+    }
+    if (n > 40) /* cut at 40 bytes, not inside a UTF-8 sequence */
+        for (n = 40; n > 0 && ((unsigned char)t->s[n] & 0xC0) == 0x80; n--)
+            ;
+    snprintf(buf, size, "'%.*s'", n, t->s);
     return buf;
 }
 
@@ -705,6 +711,9 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         return -1;
     if (ret_reason)
         d->unbindable = ret_reason;
+    if (!d->unbindable && d->n_params > BT_MAX_PARAMS)
+        d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
+                                        d->n_params, BT_MAX_PARAMS);
     if (parse_trailer(p, d) < 0)
         return -1;
     if (bt_lex_is(cur(p), ";")) {
@@ -960,33 +969,46 @@ static int parse_template(Parser *p, int extern_c)
     return parse_decl(p, &tm, extern_c, start);
 }
 
-/* namespace -> ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}' */
+/* namespace -> ['inline'] 'namespace' [IDENT ('::' ['inline'] IDENT)*]
+ *              ('{' item* '}' | '=' other) */
 static int parse_namespace(Parser *p)
 {
     const char **saved = p->ns;
-    int saved_n = p->n_ns, saved_anon = p->anon_ns, start;
+    int saved_n = p->n_ns, saved_anon = p->anon_ns, start, n_names = 0;
 
     if (bt_lex_is(cur(p), "inline"))
         advance(p);
     advance(p);
     start = p->pos;
-    while (cur(p)->kind == BT_TOK_IDENT || bt_lex_is(cur(p), "::"))
-        advance(p);
+    if (cur(p)->kind == BT_TOK_IDENT) {
+        for (;;) {
+            advance(p);
+            n_names++;
+            if (!bt_lex_is(cur(p), "::"))
+                break;
+            advance(p);
+            if (bt_lex_is(cur(p), "inline")) /* C++20 a::inline b */
+                advance(p);
+            if (cur(p)->kind != BT_TOK_IDENT)
+                return expected(p, cur(p), "namespace name");
+        }
+    }
     if (bt_lex_is(cur(p), "="))
         return skip_other(p); /* namespace alias */
     if (!bt_lex_is(cur(p), "{"))
-        return expected(p, cur(p), "'{'");
-    if (p->pos == start) {
+        return expected(p, cur(p), n_names ? "'::' or '{'" : "'{'");
+    if (n_names == 0) {
         p->anon_ns = 1;
     } else {
-        int n = p->n_ns + (p->pos - start + 1) / 2, k = p->n_ns;
-        const char **v = bt_arena_alloc(p->arena, (size_t)n * sizeof *v);
+        int k = p->n_ns;
+        const char **v = bt_arena_alloc(p->arena, (size_t)(k + n_names) * sizeof *v);
         if (!v)
             return bt_diag_nomem(p->diag);
-        if (p->n_ns)
-            memcpy(v, p->ns, (size_t)p->n_ns * sizeof *v);
+        if (k)
+            memcpy(v, p->ns, (size_t)k * sizeof *v);
         for (int i = start; i < p->pos; i++) {
-            if (tok(p, i)->kind == BT_TOK_IDENT && !(v[k++] = tokdup(p, tok(p, i))))
+            if (tok(p, i)->kind == BT_TOK_IDENT && !bt_lex_is(tok(p, i), "inline") &&
+                !(v[k++] = tokdup(p, tok(p, i))))
                 return bt_diag_nomem(p->diag);
         }
         p->ns = v;

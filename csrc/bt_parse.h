@@ -12,6 +12,10 @@
 #include "bt_diag.h"
 #include "bt_types.h"
 
+/* Most C parameters a bound function may have: call frames are sized by it.
+ * A function with more is recorded unbindable. */
+#define BT_MAX_PARAMS 96
+
 /* A parameter's or return value's type. */
 typedef struct BtTypeRef {
     int tparam;      /* index into BtDecl.tparams, or -1 for a concrete type */

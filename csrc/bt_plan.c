@@ -299,6 +299,36 @@ static const char *python_name(const BtInstTable *t, const char *func)
     return func;
 }
 
+/* Python keeps __dunder__ names for the module itself (a Library is a
+ * module: __name__, __all__, __getattr__ ...), so no kernel may take one. */
+static int is_dunder(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && strncmp(name, "__", 2) == 0 && strcmp(name + n - 2, "__") == 0;
+}
+
+#define DUNDER_WHY "Python reserves __dunder__ names for the module itself"
+
+/* -1 with diag set when instantiation in would bind a __dunder__ Python name. */
+static int check_python_name(Planner *p, const BtInst *in)
+{
+    const char *name = python_name(p->t, in->func);
+    int i;
+
+    if (!is_dunder(name))
+        return 0;
+    for (i = 0; i < p->t->n_remaps; i++)
+        if (strcmp(p->t->remaps[i].from, in->func) == 0)
+            return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, p->t->remaps[i].line,
+                               p->t->remaps[i].col,
+                               "%s remaps '%s' to '%s', which cannot be a kernel's name: "
+                               DUNDER_WHY "; pick another name", p->t->remaps[i].path,
+                               in->func, name);
+    return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
+                       "'%s' cannot be a kernel's Python name: " DUNDER_WHY "; bind it under "
+                       "another name with a remap ('remaps: [{%s: name}]')", name, name);
+}
+
 /* Files ovs[0..n) under names[0..n) into out->funcs, first appearance first. */
 static int group(Planner *p, BtOverload *ovs, const char **names, int n, BtPlan *out)
 {
@@ -338,6 +368,9 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
 {
     if (d->unbindable)
         return bt_arena_printf(p->arena, "unbindable: %s", d->unbindable);
+    if (!p->t && is_dunder(d->name))
+        return "its name is not a Python name a kernel can have (" DUNDER_WHY "); bind it "
+               "under another name with instantiate.yml's remaps";
     if (!p->t && d->n_tparams)
         return "templated; needs instantiate.yml";
     if (!p->t)
@@ -390,7 +423,7 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
             continue;
         }
         found = 1;
-        if (make_overload(p, d, in, &ovs[n_ovs]) < 0)
+        if (check_python_name(p, in) < 0 || make_overload(p, d, in, &ovs[n_ovs]) < 0)
             return -1;
         p->used[d - p->h->decls] = 1;
         names[n_ovs++] = python_name(t, in->func);
@@ -413,7 +446,7 @@ static int plan_auto(Planner *p, BtPlan *out)
         return nomem(p);
     for (i = 0; i < n; i++) {
         const BtDecl *d = &p->h->decls[i];
-        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static)
+        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static || is_dunder(d->name))
             continue;
         if (make_overload(p, d, NULL, &ovs[n_ovs]) < 0)
             return -1;
