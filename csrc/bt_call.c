@@ -174,7 +174,8 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
                     BtArena *arena)
 {
     const BtDecl *d = ov->decl;
-    int i, k = 0;
+    BtSizeParam *sizes;
+    int i, k = 0, n_sizes = 0;
     ffi_status status;
 
     if (d->n_params > BT_MAX_PARAMS) {
@@ -190,35 +191,45 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
     call->symbol = symbol;
     call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
     call->slots = bt_arena_alloc(arena, sizeof(BtArgSlot) * (size_t)(d->n_params + 1));
-    if (!call->atypes || !call->slots || !call->signature) {
+    sizes = bt_arena_alloc(arena, sizeof(BtSizeParam) * (size_t)(d->n_params + 1));
+    if (!call->atypes || !call->slots || !call->signature || !sizes) {
         PyErr_NoMemory();
         return -1;
     }
     for (i = 0; i < d->n_params; i++) {
         const BtParam *p = &d->params[i];
         call->atypes[i] = p->t.is_array ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
-        if (p->size_of >= 0)
+        if (p->size_of >= 0) {
+            /* the parser marks sizes only right after their array: its slot is the last one */
+            BtArgSlot *a = &call->slots[k - 1];
+            BtSizeParam *z = &sizes[n_sizes++];
+            if (k == 0 || a->cidx != p->size_of) {
+                PyErr_Format(PyExc_SystemError, "bindthem: size parameter '%s' of %s is not "
+                             "right after its array", p->name, ov->signature);
+                return -1;
+            }
+            z->cidx = i;
+            z->axis = p->size_axis;
+            z->type = ov->ptypes[i];
+            if (!(z->name = bt_arena_strdup(arena, p->name))) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (!a->n_sizes)
+                a->sizes = z;
+            a->n_sizes++;
+            if (a->min_ndim <= z->axis)
+                a->min_ndim = z->axis + 1;
             continue;
+        }
         call->slots[k].type = ov->ptypes[i];
         call->slots[k].is_array = p->t.is_array;
         call->slots[k].is_const = p->t.is_const;
         call->slots[k].array_code = BT_K_ARRAY + norm_npy(bt_type(ov->ptypes[i])->npy_type);
         call->slots[k].cidx = i;
-        call->slots[k].size_cidx = -1;
         k++;
     }
     call->n_py = k;
-    for (i = 0; i < d->n_params; i++) {
-        int a = d->params[i].size_of, j;
-        if (a < 0)
-            continue;
-        for (j = 0; j < k; j++) {
-            if (call->slots[j].cidx == a) {
-                call->slots[j].size_cidx = i;
-                call->slots[j].size_type = ov->ptypes[i];
-            }
-        }
-    }
     status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params,
                           bt_type_ffi(ov->ret), call->atypes);
     if (status != FFI_OK) {
@@ -525,27 +536,9 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
                 return NULL;
             }
             vals[s->cidx].p = PyArray_DATA(a);
-            if (s->size_cidx >= 0) {
-                BtValue *sv = &vals[s->size_cidx];
-                const BtType *st = bt_type(s->size_type);
-                int bits = (int)st->size * 8 - (st->kind == 'i');
-                if (bits < 63 && (unsigned long long)n >> bits) {
-                    PyErr_Format(PyExc_OverflowError,
-                                 "%s(): argument '%U' has %zd elements, more than its '%U_size' "
-                                 "parameter (%s) can hold",
-                                 fname, arg_name(names, i), (Py_ssize_t)n, arg_name(names, i),
-                                 st->cname);
-                    return NULL;
-                }
-                sv->u64 = 0;
-                switch (st->size) {
-                case 1: sv->u8 = (uint8_t)n; break;
-                case 2: sv->u16 = (uint16_t)n; break;
-                case 4: sv->u32 = (uint32_t)n; break;
-                default: sv->i64 = (int64_t)n; break;
-                }
-                avalues[s->size_cidx] = sv;
-            }
+            if (bt_call_store_sizes(s, PyArray_NDIM(a), (const Py_ssize_t *)PyArray_DIMS(a), vals,
+                                    sizeof vals[0], avalues, fname, arg_name(names, i)) < 0)
+                return NULL;
             total += n;
             continue;
         }
@@ -564,6 +557,54 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     if (thrown)
         return kernel_threw(thrown, what, fname);
     return convert_return(&rv, call->ret);
+}
+
+int bt_call_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
+                        size_t stride, void **ptrs, const char *fname, PyObject *name)
+{
+    _Static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "CPU calls pass NumPy's dims");
+    int j;
+
+    if (nd < s->min_ndim) {
+        const BtSizeParam *z = s->sizes;
+        for (j = 1; j < s->n_sizes; j++)
+            if (s->sizes[j].axis > z->axis)
+                z = &s->sizes[j];
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is a %d-d array, but the kernel's size parameter '%s' "
+                     "takes its shape[%d]: pass an array of at least %d dimension%s",
+                     fname, name, nd, z->name, z->axis, s->min_ndim, s->min_ndim > 1 ? "s" : "");
+        return -1;
+    }
+    for (j = 0; j < s->n_sizes; j++) {
+        const BtSizeParam *z = &s->sizes[j];
+        const BtType *st = bt_type(z->type);
+        unsigned long long n = (unsigned long long)dims[z->axis];
+        int bits = (int)st->size * 8 - (st->kind == 'i');
+        BtValue v;
+        if (bits < 63 && n >> bits) {
+            if (nd == 1)
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' has %llu elements, more than its '%s' "
+                             "parameter (%s) can hold", fname, name, n, z->name, st->cname);
+            else
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' has shape[%d] = %llu, more than its '%s' "
+                             "parameter (%s) can hold", fname, name, z->axis, n, z->name,
+                             st->cname);
+            return -1;
+        }
+        v.u64 = 0;
+        switch (st->size) {
+        case 1: v.u8 = (uint8_t)n; break;
+        case 2: v.u16 = (uint16_t)n; break;
+        case 4: v.u32 = (uint32_t)n; break;
+        default: v.u64 = n; break;
+        }
+        ptrs[z->cidx] = (char *)vals + (size_t)z->cidx * stride;
+        memcpy(ptrs[z->cidx], &v.u64, sizeof v.u64);
+    }
+    return 0;
 }
 
 int bt_call_store_scalar(void *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)

@@ -284,6 +284,16 @@ static int c_contiguous(int nd, const int64_t *shape, const int64_t *strides, in
     return 1;
 }
 
+/* Records the rank and the extents a size parameter can name. */
+static void set_shape(BtCudaArg *a, int nd, const int64_t *dims)
+{
+    int i;
+
+    a->ndim = nd > 0 ? nd : 0;
+    for (i = 0; i < a->ndim && i < BT_MAX_SIZE_AXES; i++)
+        a->shape[i] = (Py_ssize_t)dims[i];
+}
+
 static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *name, BtCudaArg *a)
 {
     PyObject *shape, *typestr, *data, *strides, *mask, *version, *stream;
@@ -333,6 +343,7 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
             return -1;
         a->n *= (Py_ssize_t)dims[i];
     }
+    set_shape(a, (int)nd, dims);
     if (strides && strides != Py_None) {
         if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd)
             return arg_error(kname, name, "bad __cuda_array_interface__ strides %R", strides);
@@ -419,6 +430,7 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
     a->n = 1;
     for (int i = 0; i < t->ndim; i++)
         a->n *= (Py_ssize_t)t->shape[i];
+    set_shape(a, t->ndim, t->shape);
     {
         int64_t bst[64];
         int i, nd = t->ndim < 64 ? t->ndim : 64;
@@ -455,6 +467,9 @@ int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *knam
         a->code = d->code;
         a->ptr = d->ptr;
         a->n = d->size;
+        a->ndim = (int)PyTuple_GET_SIZE(d->shape);
+        for (int i = 0; i < a->ndim && i < BT_MAX_SIZE_AXES; i++)
+            a->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(d->shape, i));
         a->contiguous = 1;
         a->via = "DeviceArray";
         return 0;

@@ -3,7 +3,7 @@
 /* kernel[grid, block] is a Launch; calling either binds and dispatches the
  * arguments with the CPU Function's dispatcher (bt_dispatch.c: exact dtype
  * dispatch, then scalar conversions, cached by dispatch codes), checks them
- * as a CPU call does (C-contiguous; writable unless const; `_size` filled),
+ * as a CPU call does (C-contiguous; writable unless const; sizes filled),
  * checks that the arrays are device memory on one device, makes that
  * device's primary context current and queues the launch. */
 #include "bt_cuda_py.h"
@@ -269,28 +269,6 @@ typedef union Val {
     long double align;
 } Val;
 
-static int store_size(Val *v, BtTypeId t, Py_ssize_t n, const char *kname, PyObject *name)
-{
-    const BtType *st = bt_type(t);
-    int bits = (int)st->size * 8 - (st->kind == 'i');
-
-    if (bits < 63 && (unsigned long long)n >> bits) {
-        PyErr_Format(PyExc_OverflowError,
-                     "%s(): argument '%U' has %zd elements, more than its '%U_size' parameter "
-                     "(%s) can hold",
-                     kname, name, n, name, st->cname);
-        return -1;
-    }
-    memset(v, 0, sizeof *v);
-    switch (st->size) {
-    case 1: v->bytes[0] = (unsigned char)n; break;
-    case 2: { uint16_t x = (uint16_t)n; memcpy(v->bytes, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)n; memcpy(v->bytes, &x, 4); break; }
-    default: { int64_t x = (int64_t)n; memcpy(v->bytes, &x, 8); break; }
-    }
-    return 0;
-}
-
 /* Checks one array argument for slot s; fills *dev (first device seen). */
 static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyObject *name,
                        const BtCudaArg *a, int *dev, PyObject **dev_name)
@@ -405,11 +383,9 @@ static PyObject *launch(CudaKernel *k, PyObject *const *argv, const LaunchConfig
         if (check_array(st, k, s, name, &a[i], &dev, &dev_name) < 0)
             goto done;
         vals[s->cidx].u64 = a[i].ptr;
-        if (s->size_cidx >= 0) {
-            if (store_size(&vals[s->size_cidx], s->size_type, a[i].n, k->d.cname, name) < 0)
-                goto done;
-            params[s->size_cidx] = &vals[s->size_cidx];
-        }
+        if (bt_call_store_sizes(s, a[i].ndim, a[i].shape, vals, sizeof vals[0], params,
+                                k->d.cname, name) < 0)
+            goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
         bt_cuda_py_raise(st, &e);

@@ -523,6 +523,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     const char *lb;
 
     pr->size_of = -1;
+    pr->size_axis = 0;
     pr->t.tparam = -1;
     pr->name = "";
     pr->line = first->line;
@@ -619,12 +620,34 @@ static int is_size_type(const BtTypeRef *t)
     return kind == 'i' || kind == 'u';
 }
 
-/* params -> [ 'void' | param (',' param)* ], then the size rule. */
+/* The axis a size parameter named `name` gives of array `array`: 0 for
+ * `array_size`, K for `array_sizeK`; -1 when it names no size of array,
+ * -2 when K is BT_MAX_SIZE_AXES or more. */
+static int size_axis(const char *array, const char *name)
+{
+    size_t len = strlen(array);
+    const char *s;
+    int k = 0;
+
+    if (strncmp(name, array, len) != 0 || strncmp(name + len, "_size", 5) != 0)
+        return -1;
+    for (s = name + len + 5; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        if (k >= BT_MAX_SIZE_AXES)
+            continue;
+        k = k * 10 + (*s - '0');
+    }
+    return k < BT_MAX_SIZE_AXES ? k : -2;
+}
+
+/* params -> [ 'void' | param (',' param)* ], then the size rule: each
+ * array is followed by one or more of its size parameters. */
 static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
 {
     Range *r = NULL;
     const char **why;
-    int n = 0, i;
+    int n = 0, i, j;
 
     if (split_params(p, &r, &n) < 0)
         return -1;
@@ -639,20 +662,32 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
         if (parse_param(p, r[i], i, tm, &d->params[i], &why[i]) < 0)
             return -1;
     for (i = 0; i < n && !d->unbindable; i++) {
-        BtParam *x = &d->params[i], *s = i + 1 < n ? &d->params[i + 1] : NULL;
-        size_t len = strlen(x->name);
+        BtParam *x = &d->params[i];
         d->unbindable = why[i];
         if (d->unbindable || !x->t.is_array)
             continue;
-        if (!s || strncmp(s->name, x->name, len) != 0 || strcmp(s->name + len, "_size") != 0)
+        for (j = i + 1; j < n; j++) {
+            BtParam *s = &d->params[j];
+            int axis = size_axis(x->name, s->name);
+            if (axis == -1)
+                break;
+            if (axis == -2)
+                d->unbindable = bt_arena_printf(
+                    p->arena, "parameter '%s' names an axis of '%s' past the last one bindthem "
+                    "passes ('%s_size%d')", s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
+            else if (!why[j] && !is_size_type(&s->t))
+                d->unbindable = bt_arena_printf(
+                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name,
+                    x->name);
+            if (d->unbindable)
+                break;
+            s->size_of = i;
+            s->size_axis = axis;
+        }
+        if (!d->unbindable && j == i + 1)
             d->unbindable = bt_arena_printf(
                 p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
                 x->name);
-        else if (!why[i + 1] && !is_size_type(&s->t))
-            d->unbindable = bt_arena_printf(
-                p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
-        else
-            s->size_of = i;
     }
     return 0;
 }

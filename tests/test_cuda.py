@@ -491,11 +491,69 @@ def test_size_types(lib, clean):
     x = cuda.to_device(np.zeros((3, 4), dtype=np.float32))
     lib.negate[1, 16](x)
     assert last_launch(clean)["kernel"] == "_ZN3ops6negateIfEEvPT_j"
-    assert struct.unpack("<I", bytes.fromhex(last_launch(clean)["params"][1])) == (12,)
+    # x_size is shape[0], as on the CPU (BindThem's generator)
+    assert struct.unpack("<I", bytes.fromhex(last_launch(clean)["params"][1])) == (3,)
     huge = FakeCAI(x.ptr, (2 ** 33,), "<f4")
     with pytest.raises(OverflowError, match=r"negate\(\): argument 'x' has 8589934592 elements, "
                                             r"more than its 'x_size' parameter \(unsigned int\)"):
         lib.negate[1, 1](huge)
+
+
+PLANE = """
+/* x_size0 rows of x_size1 values each. */
+template <class T>
+__global__ void plane(T x[], const int x_size0, const long x_size1, const unsigned int x_size2,
+                      const int s)
+{
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def plane(mock, tmp_path_factory):
+    d = tmp_path_factory.mktemp("plane")
+    h, y = d / "plane.cuh", d / "plane.yml"
+    h.write_text(PLANE)
+    y.write_text("- functions: [plane]\n  types: [[float]]\n")
+    return cuda.load(module_text(str(h), str(y)), str(h), str(y))
+
+
+def test_size_parameters_get_each_axis(plane, clean, mock):
+    """x_sizeK gets shape[K] from every kind of device array."""
+    p = mock.mock_malloc(4 * 60, 0, 0)
+    dev = cuda.to_device(np.zeros((3, 5, 2), dtype=np.float32))
+    for x, shape in ((dev, (3, 5, 2)), (FakeCAI(p, (2, 7, 4), "<f4"), (2, 7, 4)),
+                     (FakeDLPack(p, (6, 2, 5), 2, 32), (6, 2, 5)),
+                     (FakeCAI(p, (1, 3, 4, 5), "<f4"), (1, 3, 4, 5)),
+                     (FakeCAI(p, (4, 0, 9), "<f4"), (4, 0, 9))):
+        plane.plane[1, 1](x, 7)
+        params = [bytes.fromhex(v) for v in last_launch(clean)["params"]]
+        got = (struct.unpack("<i", params[1]) + struct.unpack("<q", params[2])
+               + struct.unpack("<I", params[3]))
+        assert got == shape[:3]
+        assert struct.unpack("<i", params[4]) == (7,)
+    mock.mock_free(p)
+
+
+def test_size_parameter_rank_and_overflow_before_launch(plane, clean, mock):
+    p = mock.mock_malloc(64, 0, 0)
+    n = len(launches(clean))
+    for x, nd in ((cuda.to_device(np.zeros((4, 2), dtype=np.float32)), 2),
+                  (FakeCAI(p, (4,), "<f4"), 1), (FakeDLPack(p, (), 2, 32), 0)):
+        with pytest.raises(ValueError) as e:
+            plane.plane[1, 1](x, 1)
+        assert str(e.value) == (
+            "plane(): argument 'x' is a %d-d array, but the kernel's size parameter 'x_size2' "
+            "takes its shape[2]: pass an array of at least 3 dimensions" % nd)
+    with pytest.raises(OverflowError) as e:
+        plane.plane[1, 1](FakeCAI(p, (2 ** 31, 1, 1), "<f4"), 1)
+    assert str(e.value) == ("plane(): argument 'x' has shape[0] = 2147483648, more than its "
+                            "'x_size0' parameter (int) can hold")
+    with pytest.raises(OverflowError, match=r"has shape\[2\] = 4294967296, more than its "
+                                            r"'x_size2' parameter \(unsigned int\)"):
+        plane.plane[1, 1](FakeCAI(p, (1, 1, 2 ** 32), "<f4"), 1)
+    assert len(launches(clean)) == n
+    mock.mock_free(p)
 
 
 def test_scalar_rules(lib, clean):
@@ -690,7 +748,7 @@ def test_cai_arrays(lib, clean, mock):
     a, xp, xs, yp, ys = last_launch(clean)["params"]
     assert struct.unpack("<Q", bytes.fromhex(xp)) == (p,)
     assert struct.unpack("<Q", bytes.fromhex(yp)) == (p + 16,)
-    assert struct.unpack("<i", bytes.fromhex(ys)) == (4,)
+    assert struct.unpack("<i", bytes.fromhex(ys)) == (2,)  # shape[0]
     with pytest.raises(ValueError, match=r"argument 'y' is a read-only array, but the kernel "
                                          r"writes to it"):
         lib.axpy[1, 4](1.0, x, FakeCAI(p, (4,), "<f4", readonly=True))
