@@ -281,9 +281,21 @@ static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverlo
         return nomem(p);
     if (concrete(p, d, &d->ret, ov->targs, in, &ov->ret) < 0)
         return -1;
-    for (i = 0; i < d->n_params; i++)
-        if (concrete(p, d, &d->params[i].t, ov->targs, in, &ov->ptypes[i]) < 0)
+    for (i = 0; i < d->n_params; i++) {
+        const BtParam *pa = &d->params[i];
+        char kind;
+        if (concrete(p, d, &pa->t, ov->targs, in, &ov->ptypes[i]) < 0)
             return -1;
+        kind = bt_type(ov->ptypes[i])->kind;
+        /* `const T x_size`: the parser took T on trust, the tuple must keep it an integer */
+        if (pa->size_of >= 0 && pa->t.tparam >= 0 && in && kind != 'i' && kind != 'u')
+            return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->tline, in->tcol,
+                               "%s = %s in %s makes '%s', the size of '%s' in '%s', a %s; a size "
+                               "parameter must be an integer type (declared at %s:%d:%d)",
+                               d->tparams[pa->t.tparam], bt_plan_cname(ov->ptypes[i]), in->tpath,
+                               pa->name, d->params[pa->size_of].name, d->name,
+                               bt_plan_cname(ov->ptypes[i]), p->h->file, pa->line, pa->col);
+    }
     if (!(ov->signature = signature(p, ov)))
         return nomem(p);
     return 0;

@@ -229,3 +229,19 @@ def _reason(tmp_path, text):
 def test_size_parameter_rule(tmp_path, decl, reason):
     r = _reason(tmp_path, decl + "\n")
     assert r == reason if reason is None else r.startswith(reason)
+
+
+@pytest.mark.parametrize("stype,kind", [("double", "double"), ("bool", "bool"),
+                                        ("float", "float"),
+                                        ("std::complex<double>", "std::complex<double>")])
+def test_template_size_type_must_stay_an_integer(tmp_path, stype, kind):
+    h = tmp_path / "t.h"
+    h.write_text("template <class S>\nlong f(const double x[], const S x_size) { return 0; }\n")
+    y = tmp_path / "t.yml"
+    y.write_text("- types:\n    - [int]\n    - [%s]\n  functions: [f]\n" % stype)
+    with pytest.raises(InstantiateError) as e:
+        bindthem.parse_header(str(h), str(y))
+    assert (e.value.filename, e.value.lineno, e.value.colno) == (str(y), 3, 7)
+    assert str(e.value) == (
+        "%s:3:7: S = %s in [0].types[1] makes 'x_size', the size of 'x' in 'f', a %s; a size "
+        "parameter must be an integer type (declared at %s:2:34)" % (y, kind, kind, h))
