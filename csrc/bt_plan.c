@@ -3,9 +3,10 @@
  * With a table, each BtInst picks a declaration by name and template arity
  * (the first bindable one: C++ overloads may share a name), its template
  * arguments are substituted into the parameter types, and the overload is
- * filed under its Python name (after remaps), in YAML order. Without a
- * table, every bindable untemplated, exported declaration is planned, one
- * overload each, in header order. Either way, what is left out is listed in
+ * filed under its Python name (after remaps), in YAML order. Every
+ * bindable untemplated, exported declaration the table does not list (all of
+ * them without a table) is planned too, one overload each, in header order,
+ * as BindThem's generator binds them. Either way, what is left out is listed in
  * `skipped` with the reason. Errors point into the YAML (BT_DIAG_INSTANTIATE),
  * since the YAML is what asked for the impossible. */
 #include "bt_plan.h"
@@ -385,7 +386,7 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
                "under another name with instantiate.yml's remaps";
     if (!p->t && d->n_tparams)
         return "templated; needs instantiate.yml";
-    if (!p->t)
+    if (!p->t || (!d->n_tparams && !p->listed[i]))
         return "inline/static; not exported by the library";
     if (p->listed[i]) {
         int j;
@@ -401,13 +402,32 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
     return "not listed in instantiate.yml";
 }
 
+/* Appends an overload for every exported, bindable untemplated declaration
+ * that the table does not list (all of them without a table): BindThem's
+ * generator binds those whether or not instantiate.yml names them. */
+static int plan_untemplated(Planner *p, BtOverload *ovs, const char **names, int *n_ovs)
+{
+    for (int i = 0; i < p->h->n_decls; i++) {
+        const BtDecl *d = &p->h->decls[i];
+        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static ||
+            is_dunder(d->name) || (p->listed && p->listed[i]))
+            continue;
+        if (make_overload(p, d, NULL, &ovs[*n_ovs]) < 0)
+            return -1;
+        p->used[i] = 1;
+        names[(*n_ovs)++] = d->name;
+    }
+    return 0;
+}
+
 static int plan_table(Planner *p, BtPlan *out, int strict)
 {
     const BtInstTable *t = p->t;
     int n = t->n_insts, n_ovs = 0, found = 0, i, j;
+    size_t cap = (size_t)n + (size_t)p->h->n_decls; /* listed + unlisted untemplated */
     const BtInst *first_missing = NULL;
-    BtOverload *ovs = bt_arena_alloc(p->arena, (size_t)n * sizeof *ovs + 1);
-    const char **names = bt_arena_alloc(p->arena, (size_t)n * sizeof *names + 1);
+    BtOverload *ovs = bt_arena_alloc(p->arena, cap * sizeof *ovs + 1);
+    const char **names = bt_arena_alloc(p->arena, cap * sizeof *names + 1);
 
     out->missing = bt_arena_alloc(p->arena, (size_t)n * sizeof *out->missing + 1);
     if (!ovs || !names || !out->missing)
@@ -440,7 +460,9 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
         p->used[d - p->h->decls] = 1;
         names[n_ovs++] = python_name(t, in->func);
     }
-    if (!found && first_missing)
+    if (plan_untemplated(p, ovs, names, &n_ovs) < 0)
+        return -1;
+    if (!found && n_ovs == 0 && first_missing)
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, t->file, first_missing->line,
                            first_missing->col,
                            "%s declares none of the functions listed in instantiate.yml "
@@ -450,21 +472,14 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
 
 static int plan_auto(Planner *p, BtPlan *out)
 {
-    int n = p->h->n_decls, n_ovs = 0, i;
+    int n = p->h->n_decls, n_ovs = 0;
     BtOverload *ovs = bt_arena_alloc(p->arena, (size_t)n * sizeof *ovs + 1);
     const char **names = bt_arena_alloc(p->arena, (size_t)n * sizeof *names + 1);
 
     if (!ovs || !names)
         return nomem(p);
-    for (i = 0; i < n; i++) {
-        const BtDecl *d = &p->h->decls[i];
-        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static || is_dunder(d->name))
-            continue;
-        if (make_overload(p, d, NULL, &ovs[n_ovs]) < 0)
-            return -1;
-        p->used[i] = 1;
-        names[n_ovs++] = d->name;
-    }
+    if (plan_untemplated(p, ovs, names, &n_ovs) < 0)
+        return -1;
     return group(p, ovs, names, n_ovs, out);
 }
 

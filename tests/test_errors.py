@@ -172,7 +172,9 @@ def test_strict_missing_and_shared_near_miss(tmp_path):
     # shared YAML (default): the name another header declares is 'missing'
     m = bindthem.parse_header(h, y)
     assert m["missing"] == ["other_header_fn"]
-    assert [f["name"] for f in m["functions"]] == ["scale_rows"]
+    # the listed ones in YAML order, then the unlisted untemplated ones (as
+    # BindThem's generator binds them)
+    assert [f["name"] for f in m["functions"]] == ["scale_rows", "helper_function"]
     # strict: an error at the name in the YAML
     with pytest.raises(InstantiateError) as ei:
         bindthem.parse_header(h, y, strict=True)

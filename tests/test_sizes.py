@@ -245,3 +245,53 @@ def test_template_size_type_must_stay_an_integer(tmp_path, stype, kind):
     assert str(e.value) == (
         "%s:3:7: S = %s in [0].types[1] makes 'x_size', the size of 'x' in 'f', a %s; a size "
         "parameter must be an integer type (declared at %s:2:34)" % (y, kind, kind, h))
+
+
+# ---- untemplated functions need no YAML entry (BindThem's generator) ----
+
+SHARED_YML = """instantiate:
+- types:
+    - [int, double]
+  functions:
+    - scaled_copy
+"""
+
+UNLISTED_H = """// Prints nothing: adds i to v[i].
+void bump(double v[], int v_size, int i) { v[i] += i; }
+
+/* A templated one the YAML lists. */
+template <class I, class T>
+void scaled_copy(const T x[], const int x_size, T y[], const int y_size, const I k)
+{ for (int i = 0; i < x_size; i++) y[i] = k * x[i]; }
+
+template <class T>
+void unlisted_template(T x[], const int x_size) { x[0] = 1; }
+"""
+
+
+def test_untemplated_functions_bind_without_a_yaml_entry(tmp_path, cache_dir):
+    h = tmp_path / "unlisted.h"
+    h.write_text(UNLISTED_H)
+    y = tmp_path / "instantiate.yml"
+    y.write_text(SHARED_YML)
+    lib = bindthem.build(str(h), str(y), cache_dir=cache_dir)
+    assert lib.__all__ == ["bump", "scaled_copy"]
+    v = np.zeros(4)
+    lib.bump(v, 3)
+    x, out = np.arange(4.0), np.zeros(4)
+    lib.scaled_copy(x, out, 3)
+    np.testing.assert_array_equal(v, [0, 0, 0, 3])
+    np.testing.assert_array_equal(out, 3 * x)
+    skipped = {s["name"]: s["reason"] for s in lib.metadata["skipped"]}
+    assert skipped == {"unlisted_template": "not listed in instantiate.yml"}
+
+
+def test_a_yaml_for_another_header_still_binds_its_untemplated_functions(tmp_path, cache_dir):
+    # a YAML shared by several headers: this one declares none of its names
+    h = tmp_path / "just_bump.h"
+    h.write_text(UNLISTED_H.split("/*")[0])
+    y = tmp_path / "instantiate.yml"
+    y.write_text(SHARED_YML)
+    meta = bindthem.parse_header(str(h), str(y))
+    assert [f["name"] for f in meta["functions"]] == ["bump"]
+    assert meta["missing"] == ["scaled_copy"]
