@@ -26,8 +26,10 @@ def parse_header(header, instantiate=None, *, strict=False):
 
     Keys: ``header``, ``instantiate``, ``declarations`` (every function of the
     header with ``name``, ``namespace``, ``template``, ``return``, ``params``
-    (``name``, ``type``, ``const``, ``array``, ``size_of``), ``doc``, ``line``,
-    ``bindable`` and ``reason``), ``functions`` (the callables to make: ``name``,
+    (``name``, ``type``, ``const``, ``array``, ``size_of``), ``doc``, ``line``
+    (of the name), ``first_line`` and ``last_line`` (its extent: doc comment
+    and template line to the closing brace or ``;``), ``bindable`` and
+    ``reason``), ``functions`` (the callables to make: ``name``,
     ``doc`` and ``overloads`` with concrete types, C ``signature`` and
     ``symbol``), ``skipped`` (header functions not bound, with why) and
     ``missing`` (names instantiate.yml lists that this header lacks; an error
