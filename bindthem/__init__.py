@@ -8,13 +8,14 @@ generated or compiled.
 """
 
 from . import _core
+from ._display import getsource
 from .build import build
 from .errors import BindError, BuildError, HeaderError, InstantiateError, SymbolError
 from .library import Library, load
 from . import cuda  # noqa: E402 - opens no driver until used
 
 __all__ = ["BindError", "BuildError", "Function", "HeaderError", "InstantiateError", "Library",
-           "SymbolError", "build", "cuda", "load", "parse_header"]
+           "SymbolError", "build", "cuda", "getsource", "load", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"
