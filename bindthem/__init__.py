@@ -40,3 +40,11 @@ def parse_header(header, instantiate=None, *, strict=False):
     ``filename``, ``lineno`` and ``colno``.
     """
     return _core.parse_header(header, instantiate, strict=strict)
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext bindthem``: the ``%%bindthem`` cell magic and ``f?``/``f??``
+    for bound functions (see :mod:`bindthem.ipython`)."""
+    from .ipython import load_ipython_extension as load
+
+    load(ipython)
