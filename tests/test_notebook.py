@@ -22,10 +22,6 @@ import pytest
 import bindthem
 from support import python_env
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-jupyter_client = pytest.importorskip("jupyter_client")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "notebook.ipynb")
@@ -71,10 +67,17 @@ x = np.random.default_rng(2).standard_normal(200)
 """
 
 
+def _need_jupyter():
+    """Skips without the kernel and client (the test extra has them)."""
+    for name in ("ipykernel", "nbformat", "nbclient", "jupyter_client"):
+        pytest.importorskip(name)
+
+
 @pytest.fixture(scope="module")
 def kernel_dir(tmp_path_factory):
     """A kernelspec that starts this interpreter, with the tested bindthem
     first on its path and a fresh build cache."""
+    _need_jupyter()
     root = tmp_path_factory.mktemp("kernels")
     spec = root / "bindthem-test"
     spec.mkdir()
@@ -88,6 +91,8 @@ def kernel_dir(tmp_path_factory):
 
 
 def _client(nb, kernel_dir, cwd):
+    import jupyter_client
+    import nbclient
     from jupyter_client.kernelspec import KernelSpecManager
 
     km = jupyter_client.KernelManager(
@@ -105,6 +110,8 @@ class Session:
         client.on_cell_executed = lambda **kw: self.replies.append(kw["execute_reply"])
 
     def run(self, source, ok=True):
+        import nbformat
+
         cell = nbformat.v4.new_code_cell(source)
         self.client.nb.cells.append(cell)
         self.client.execute_cell(cell, len(self.client.nb.cells) - 1)
@@ -144,6 +151,8 @@ def json_line(outputs):
 
 @pytest.fixture(scope="module")
 def session(kernel_dir, tmp_path_factory):
+    import nbformat
+
     nb = nbformat.v4.new_notebook()
     client = _client(nb, kernel_dir, tmp_path_factory.mktemp("nbcwd"))
     with client.setup_kernel():
@@ -461,16 +470,20 @@ def test_no_status_when_not_interactive(tmp_path):
 # --- the example notebook ------------------------------------------------------------
 
 def test_example_notebook_is_committed_without_outputs():
-    nb = nbformat.read(EXAMPLE, as_version=4)
-    nbformat.validate(nb)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(c.outputs == [] and c.execution_count is None for c in code)
+    with open(EXAMPLE, encoding="utf-8") as f:
+        nb = json.load(f)
+    assert nb["nbformat"] == 4
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
 
 
 def test_example_notebook_runs_clean(kernel_dir, tmp_path):
+    import nbformat
+
     pytest.importorskip("scipy")
     pytest.importorskip("matplotlib")
     nb = nbformat.read(EXAMPLE, as_version=4)
+    nbformat.validate(nb)
     _client(nb, kernel_dir, tmp_path).execute()
     outs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert errors(outs) == []
