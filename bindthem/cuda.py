@@ -252,6 +252,7 @@ def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=Non
                    "\0".join([nvcc] + flags + gencode)),
         cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
         source=source, suffix=".cu", what="nvcc", output=output,
+        status="compiling %s with nvcc" % os.path.basename(header),
         command=lambda src, dep, out: ([nvcc, "-fatbin"] + flags + gencode
                                        + ["-MD", "-MF", dep, src, "-o", out]))
 

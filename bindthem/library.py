@@ -5,7 +5,7 @@ import os
 import stat
 import types
 
-from . import _core
+from . import _core, _display
 
 __all__ = ["Library", "LibraryInfo", "load"]
 
@@ -100,6 +100,12 @@ class Library(types.ModuleType):
 
     def __reduce__(self):
         return self.__bindthem__.reduce
+
+    def _repr_html_(self):
+        return _display.library_html(self)
+
+    def _repr_pretty_(self, p, cycle):
+        _display.library_pretty(self, p, cycle)
 
 
 def load(library, header, instantiate=None, *, name=None, strict=False):

@@ -124,10 +124,11 @@ static PyObject *decl_dict(const BtDecl *d)
     if (!ns || !tps || !ret)
         goto error;
     r = Py_BuildValue(
-        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}", "name",
-        d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
+        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}",
+        "name", d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
         d->ret.is_const ? Py_True : Py_False, "array", d->ret.is_array ? Py_True : Py_False,
         "params", params, "doc", d->doc ? d->doc : "", "line", d->line, "col", d->col,
+        "first_line", d->first_line, "last_line", d->last_line,
         "extern_c", d->extern_c ? Py_True : Py_False, "inline", d->is_inline ? Py_True : Py_False,
         "static", d->is_static ? Py_True : Py_False, "global", d->is_global ? Py_True : Py_False,
         "device", d->is_device ? Py_True : Py_False, "bindable",

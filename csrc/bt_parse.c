@@ -826,6 +826,7 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     int spec_at = p->pos;
     BtDecl *d = NULL;
     const BtToken *dt;
+    const char *s;
 
     for (;;) {
         const BtToken *t = cur(p);
@@ -884,6 +885,10 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     if (!d->unbindable && device && !global && !host)
         d->unbindable = "__device__ function is not a kernel";
     dt = tok(p, doc_at);
+    d->first_line = dt->line;
+    for (s = dt->doc; s && s < dt->s; s++) /* the doc comment starts this many lines up */
+        d->first_line -= *s == '\n';
+    d->last_line = tok(p, p->pos - 1)->line;
     if (!dt->doc)
         dt = tok(p, spec_at);
     if (bt_lex_doc(p->arena, dt->doc, dt->doc_end, &d->doc, p->diag) < 0)

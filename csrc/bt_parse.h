@@ -55,6 +55,8 @@ typedef struct BtDecl {
     const char *doc;      /* comment markers and common indentation stripped; "" if none */
     const char *unbindable; /* reason, or NULL when bindable */
     int line, col;        /* of the function's name */
+    int first_line;       /* its doc comment's (or template's, or first word's) line */
+    int last_line;        /* of its closing '}' or ';' */
 } BtDecl;
 
 typedef struct BtHeader {

@@ -63,7 +63,8 @@ def test_readme_declaration(readme):
                    P("y", "F", False, True, None, 27, 20),
                    P("y_size", "int", True, False, "y", 27, 35),
                    P("a", "double", False, False, None, 28, 19)],
-        "doc": README_DOC, "line": 25, "col": 5, "extern_c": False, "inline": False,
+        "doc": README_DOC, "line": 25, "col": 5, "first_line": 6, "last_line": 34,
+        "extern_c": False, "inline": False,
         "static": False, "global": False, "device": False, "bindable": True, "reason": None}
 
 
