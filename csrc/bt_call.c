@@ -434,9 +434,16 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
             if ((isfinite(c.real) && fabs(c.real) > FLT_MAX) ||
                 (isfinite(c.imag) && fabs(c.imag) > FLT_MAX))
                 return does_not_fit(fname, name, o, "std::complex<float>");
-            out->cf = CMPLXF((float)c.real, (float)c.imag);
+            /* by parts, not CMPLXF (glibc with clang lacks it) nor re + im*I
+             * (wrong for infinities): C11 6.2.5p13 lays a complex out as an
+             * array of two */
+            float *parts = (float *)&out->cf;
+            parts[0] = (float)c.real;
+            parts[1] = (float)c.imag;
         } else {
-            out->cd = CMPLX(c.real, c.imag);
+            double *parts = (double *)&out->cd;
+            parts[0] = c.real;
+            parts[1] = c.imag;
         }
         return 0;
     default:

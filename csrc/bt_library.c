@@ -210,11 +210,11 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
             addr = bt_sym_find(((BtHandle *)handle)->handle, sym);
             if (!addr) {
                 PyObject *s;
-                if (meta.has_table) {
+                if (ov->inst) { /* listed: an error; planned as untemplated: unexported */
                     missing_symbol(st, ov, sym, libpath, meta.header.file);
                     goto error;
                 }
-                /* no instantiate.yml: bind what the library exports */
+                /* unlisted (or no instantiate.yml): bind what the library exports */
                 s = PyUnicode_FromString(ov->signature);
                 if (!s || PyList_Append(unexported, s) < 0) {
                     Py_XDECREF(s);
