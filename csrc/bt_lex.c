@@ -1,7 +1,9 @@
 /* bt_lex.c - tokens of a kernel header, comments kept for docstrings. */
 #include "bt_lex.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len)
@@ -515,4 +517,178 @@ error:
     }
     bt_buf_free(&buf);
     return ret;
+}
+
+/* ---- literals (default arguments) ---- */
+
+static const char *skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    return s;
+}
+
+static int digit_value(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return 99;
+}
+
+/* 'c' with the escapes a char can hold (no universal names, no multi-char) */
+static int lit_char(const char *s, BtLiteral *out)
+{
+    static const char plain[] = "n\nt\tr\ra\ab\bf\fv\v\\\\''\"\"??"; /* escape, value */
+    unsigned long long c = 0;
+    int i, k;
+
+    if (*s == '\\') {
+        s++;
+        if (*s == 'x') {
+            for (s++, k = 0; digit_value((unsigned char)*s) < 16; s++, k++)
+                if ((c = c * 16 + (unsigned)digit_value((unsigned char)*s)) > 0xFF)
+                    return -1;
+            if (k == 0)
+                return -1;
+        } else if (*s >= '0' && *s <= '7') {
+            for (k = 0; k < 3 && *s >= '0' && *s <= '7'; s++, k++)
+                c = c * 8 + (unsigned)(*s - '0');
+            if (c > 0xFF)
+                return -1;
+        } else {
+            for (i = 0; plain[i] && plain[i] != *s; i += 2)
+                ;
+            if (!plain[i])
+                return -1;
+            c = (unsigned char)plain[i + 1];
+            s++;
+        }
+    } else {
+        /* one byte: a UTF-8 sequence is no char */
+        if (*s == '\'' || *s == '\0' || *s == '\n' || (unsigned char)*s >= 0x80)
+            return -1;
+        c = (unsigned char)*s++;
+    }
+    if (*s != '\'' || *skip_blanks(s + 1))
+        return -1;
+    out->kind = BT_LIT_CHAR;
+    out->u = c;
+    return 0;
+}
+
+/* An integer's digits in base (suffixes already cut); -1 past 64 bits. */
+static int lit_int(const char *s, size_t n, int base, BtLiteral *out)
+{
+    unsigned long long v = 0;
+    size_t i;
+
+    if (n == 0)
+        return -1;
+    for (i = 0; i < n; i++) {
+        int d = digit_value((unsigned char)s[i]);
+        if (d >= base || v > (~0ULL - (unsigned)d) / (unsigned)base)
+            return -1;
+        v = v * (unsigned)base + (unsigned)d;
+    }
+    out->kind = BT_LIT_INT;
+    out->u = v;
+    return 0;
+}
+
+/* A floating literal's text (suffix cut): digits, one point, an exponent. */
+static int lit_float(const char *s, size_t n, int hex, BtLiteral *out)
+{
+    char buf[128], *end;
+    size_t i = hex ? 2 : 0;
+    int digits = 0, point = 0;
+    double d;
+
+    if (n >= sizeof buf)
+        return -1;
+    for (; i < n && s[i] != (hex ? 'p' : 'e') && s[i] != (hex ? 'P' : 'E'); i++) {
+        if (s[i] == '.' && !point)
+            point = 1;
+        else if (digit_value((unsigned char)s[i]) < (hex ? 16 : 10))
+            digits++;
+        else
+            return -1;
+    }
+    if (!digits || (hex && i == n))
+        return -1;
+    if (i < n) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i == n)
+            return -1;
+        for (; i < n; i++)
+            if (!is_digit((unsigned char)s[i]))
+                return -1;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    d = strtod(buf, &end);
+    if (end != buf + n || !isfinite(d))
+        return -1;
+    out->kind = BT_LIT_FLOAT;
+    out->d = d;
+    return 0;
+}
+
+int bt_lex_literal(const char *text, BtLiteral *out)
+{
+    const char *s = skip_blanks(text), *e;
+    size_t n, k;
+    int neg = 0, hex, is_float, rc;
+
+    memset(out, 0, sizeof *out);
+    if (*s == '\'')
+        return lit_char(s + 1, out);
+    for (e = s; is_ident_char((unsigned char)*e); e++)
+        ;
+    if (!*skip_blanks(e) && ((e - s == 4 && !memcmp(s, "true", 4)) ||
+                             (e - s == 5 && !memcmp(s, "false", 5)))) {
+        out->kind = BT_LIT_BOOL;
+        out->u = *s == 't';
+        return 0;
+    }
+    if (*s == '-' || *s == '+') {
+        neg = *s == '-';
+        s = skip_blanks(s + 1);
+    }
+    if (!is_digit((unsigned char)*s) && !(*s == '.' && is_digit((unsigned char)s[1])))
+        return -1;
+    hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    for (e = s; is_ident_char((unsigned char)*e) || *e == '.' ||
+                ((*e == '+' || *e == '-') && strchr(hex ? "pP" : "eE", e[-1]));
+         e++)
+        ;
+    if (*skip_blanks(e))
+        return -1;
+    n = (size_t)(e - s);
+    is_float = hex ? strpbrk(s, "pP.") && strpbrk(s, "pP.") < e
+                   : strpbrk(s, "eE.") && strpbrk(s, "eE.") < e;
+    if (is_float) {
+        if (strchr("fFlL", s[n - 1]))
+            n--;
+        rc = lit_float(s, n, hex, out);
+        out->d = neg ? -out->d : out->d;
+        return rc;
+    }
+    for (k = 0; k < 3 && n > 0 && strchr("uUlL", s[n - 1]); k++)
+        n--;
+    if (hex)
+        rc = lit_int(s + 2, n - 2, 16, out);
+    else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+        rc = lit_int(s + 2, n - 2, 2, out);
+    else if (s[0] == '0')
+        rc = lit_int(s, n, 8, out);
+    else
+        rc = lit_int(s, n, 10, out);
+    out->neg = neg;
+    return rc;
 }

@@ -63,4 +63,21 @@ BT_HIDDEN int bt_lex_doc(BtArena *arena, const char *begin, const char *end, con
 /* Does token t spell exactly s? */
 BT_HIDDEN int bt_lex_is(const BtToken *t, const char *s);
 
+/* The value of a default argument that is one literal. */
+typedef enum BtLitKind { BT_LIT_BOOL = 1, BT_LIT_INT, BT_LIT_FLOAT, BT_LIT_CHAR } BtLitKind;
+
+typedef struct BtLiteral {
+    BtLitKind kind;
+    int neg;                 /* INT: written with a unary minus */
+    unsigned long long u;    /* BOOL (0/1), INT (magnitude), CHAR (code) */
+    double d;                /* FLOAT, sign included */
+} BtLiteral;
+
+/* Reads text (a default argument as the header writes it) as one literal:
+ * true/false; an integer (decimal, 0x, 0b, octal; u/l suffixes); a finite
+ * floating literal (f/l suffix); a character literal ('T', '\n', '\x41',
+ * '\101'); numbers optionally after a unary - or +. Returns 0, or -1 for
+ * anything else (an expression, a name, a macro, a value too large). */
+BT_HIDDEN int bt_lex_literal(const char *text, BtLiteral *out);
+
 #endif
