@@ -12,8 +12,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(ROOT, "csrc")
 CDIR = os.path.join(ROOT, "tests", "c")
-PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_yaml.c",
-          "bt_plan.c", "bt_meta.c", "bt_mangle.c")
+PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
+          "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c")
 DRIVERS = ("dump_header", "dump_plan")
 CC = os.environ.get("CC", "gcc")
 
@@ -31,8 +31,9 @@ def have_sanitizers():
 def flags():
     f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I" + CSRC]
     if have_sanitizers():
+        # one malloc block per arena allocation, so ASan sees overflows
         f += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-              "-fno-sanitize-recover=undefined"]
+              "-fno-sanitize-recover=undefined", "-DBT_ARENA_EXACT"]
     return f
 
 
