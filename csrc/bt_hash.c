@@ -18,12 +18,20 @@ int bt_index_init(BtIndex *x, BtArena *arena, size_t n)
 {
     size_t cap = 16;
 
-    while (cap < 2 * n)
+    while (cap < 2 * n && cap <= (size_t)-1 / 4)
         cap *= 2;
-    x->slot = bt_arena_array(arena, cap, sizeof *x->slot);
+    x->slot = cap <= (size_t)-1 / 8 ? bt_arena_resize(arena, NULL, cap * sizeof *x->slot) : NULL;
     x->mask = cap - 1;
     x->seed = mix((uint64_t)(uintptr_t)x->slot ^ 0x9E3779B97F4A7C15u);
     return x->slot ? 0 : -1;
+}
+
+int bt_index_has_room(const BtIndex *x, size_t n) { return 2 * (n + 1) <= x->mask + 1; }
+
+void bt_index_release(BtIndex *x, BtArena *arena)
+{
+    bt_arena_release(arena, x->slot);
+    x->slot = NULL;
 }
 
 /* Each 8-byte word enters through the seeded state before a bijective mix,

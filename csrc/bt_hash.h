@@ -19,8 +19,14 @@ typedef struct BtIndex {
     uint64_t seed;
 } BtIndex;
 
-/* Room for n elements. 0, or -1 when out of memory. */
+/* Room for n elements (a block of the arena's own). 0, or -1 when out of
+ * memory. */
 BT_HIDDEN int bt_index_init(BtIndex *x, BtArena *arena, size_t n);
+/* Whether one more element fits (else the caller makes a bigger index and
+ * files its elements again). */
+BT_HIDDEN int bt_index_has_room(const BtIndex *x, size_t n);
+/* Gives the index's block back to the arena. */
+BT_HIDDEN void bt_index_release(BtIndex *x, BtArena *arena);
 /* The seeded hash of n bytes at p; bt_hash_int folds an int into a hash. */
 BT_HIDDEN uint64_t bt_hash(const BtIndex *x, const void *p, size_t n);
 BT_HIDDEN uint64_t bt_hash_str(const BtIndex *x, const char *s);

@@ -37,6 +37,9 @@ typedef struct Planner {
     int *name_head, *key_head;
     int *by_name_bindable, *by_key_bindable, *by_key_unbindable;
     long near_budget;
+    BtOverload *ovs;        /* in YAML (or header) order, before grouping */
+    BtIndex missing;        /* out->missing by name */
+    char *name_listed;      /* per name head: the table names it */
 } Planner;
 
 /* A key to look up: a name, and for the keys index a template arity. */
@@ -255,13 +258,14 @@ static int index_decls(Planner *p)
 {
     int n = p->h->n_decls, i;
 
-    p->name_head = bt_arena_array(p->arena, (size_t)n + 1, sizeof(int));
-    p->key_head = bt_arena_array(p->arena, (size_t)n + 1, sizeof(int));
-    p->by_name_bindable = bt_arena_array(p->arena, (size_t)n + 1, sizeof(int));
-    p->by_key_bindable = bt_arena_array(p->arena, (size_t)n + 1, sizeof(int));
-    p->by_key_unbindable = bt_arena_array(p->arena, (size_t)n + 1, sizeof(int));
-    if (!p->name_head || !p->key_head || !p->by_name_bindable || !p->by_key_bindable ||
-        !p->by_key_unbindable || bt_index_init(&p->names, p->arena, (size_t)n) < 0 ||
+    p->name_head = bt_arena_resize(p->arena, NULL, (size_t)n * 5 * sizeof(int));
+    if (!p->name_head)
+        return nomem(p);
+    p->key_head = p->name_head + n;
+    p->by_name_bindable = p->key_head + n;
+    p->by_key_bindable = p->by_name_bindable + n;
+    p->by_key_unbindable = p->by_key_bindable + n;
+    if (bt_index_init(&p->names, p->arena, (size_t)n) < 0 ||
         bt_index_init(&p->keys, p->arena, (size_t)n) < 0)
         return nomem(p);
     for (i = 0; i < n; i++) {
@@ -443,14 +447,16 @@ static int find_name(const BtIndex *x, const void *first, size_t stride, const c
 static int group(Planner *p, BtOverload *ovs, int n, BtPlan *out)
 {
     const BtInstTable *t = p->t;
-    int *fidx = bt_arena_array(p->arena, (size_t)n + 1, sizeof *fidx);
-    BtIndex remaps, funcs;
-    int i, j;
+    int *fidx = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *fidx);
+    BtIndex remaps = {NULL, 0, 0}, funcs = {NULL, 0, 0};
+    int i, j, rc = -1;
 
     out->funcs = bt_arena_array(p->arena, (size_t)n + 1, sizeof *out->funcs);
     if (!fidx || !out->funcs || bt_index_init(&funcs, p->arena, (size_t)n) < 0 ||
-        bt_index_init(&remaps, p->arena, t ? (size_t)t->n_remaps : 0) < 0)
-        return nomem(p);
+        bt_index_init(&remaps, p->arena, t ? (size_t)t->n_remaps : 0) < 0) {
+        nomem(p);
+        goto done;
+    }
     for (i = 0; t && i < t->n_remaps; i++) { /* the YAML reader keeps one per name */
         size_t at;
         if (find_name(&remaps, &t->remaps[0].from, sizeof *t->remaps, t->remaps[i].from,
@@ -476,15 +482,22 @@ static int group(Planner *p, BtOverload *ovs, int n, BtPlan *out)
     for (j = 0; j < out->n_funcs; j++) {
         BtFunc *f = &out->funcs[j];
         f->ovs = bt_arena_array(p->arena, (size_t)f->n_ovs, sizeof *f->ovs);
-        if (!f->ovs)
-            return nomem(p);
+        if (!f->ovs) {
+            nomem(p);
+            goto done;
+        }
         f->n_ovs = 0;
     }
     for (i = 0; i < n; i++) {
         BtFunc *f = &out->funcs[fidx[i]];
         f->ovs[f->n_ovs++] = ovs[i];
     }
-    return 0;
+    rc = 0;
+done:
+    bt_index_release(&funcs, p->arena);
+    bt_index_release(&remaps, p->arena);
+    bt_arena_release(p->arena, fidx);
+    return rc;
 }
 
 static const char *skip_reason(Planner *p, const BtDecl *d, int i)
@@ -513,21 +526,20 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
     const BtInstTable *t = p->t;
     int n = t->n_insts, n_ovs = 0, found = 0, i;
     const BtInst *first_missing = NULL;
-    BtOverload *ovs = bt_arena_array(p->arena, (size_t)n + 1, sizeof *ovs);
-    char *name_listed = bt_arena_alloc(p->arena, (size_t)p->h->n_decls + 1);
-    BtIndex missing;
 
+    p->ovs = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *p->ovs);
+    p->name_listed = bt_arena_resize(p->arena, NULL, (size_t)p->h->n_decls);
     out->missing = bt_arena_array(p->arena, (size_t)n + 1, sizeof *out->missing);
-    if (!ovs || !name_listed || !out->missing ||
-        bt_index_init(&missing, p->arena, (size_t)n) < 0)
+    if (!p->ovs || !p->name_listed || !out->missing ||
+        bt_index_init(&p->missing, p->arena, (size_t)n) < 0)
         return nomem(p);
     for (i = 0; i < n; i++) {
         int d = find_decl(p, t->insts[i].func, -1);
         if (d >= 0)
-            name_listed[d] = 1;
+            p->name_listed[d] = 1;
     }
     for (i = 0; i < p->h->n_decls; i++)
-        p->listed[i] = name_listed[p->name_head[i]];
+        p->listed[i] = p->name_listed[p->name_head[i]];
 
     for (i = 0; i < n; i++) {
         const BtInst *in = &t->insts[i];
@@ -538,19 +550,19 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
         if (!d) {
             const BtDecl *hint;
             /* a name listed with several tuples is looked at once */
-            if (find_name(&missing, out->missing, sizeof *out->missing, in->func, &at) >= 0)
+            if (find_name(&p->missing, out->missing, sizeof *out->missing, in->func, &at) >= 0)
                 continue;
             hint = suggest(p, in->func, !strict);
             if (strict || hint)
                 return missing_error(p, in, hint);
             if (!first_missing)
                 first_missing = in;
-            bt_index_put(&missing, at, out->n_missing);
+            bt_index_put(&p->missing, at, out->n_missing);
             out->missing[out->n_missing++] = in->func;
             continue;
         }
         found = 1;
-        if (make_overload(p, d, in, &ovs[n_ovs]) < 0)
+        if (make_overload(p, d, in, &p->ovs[n_ovs]) < 0)
             return -1;
         p->used[d - p->h->decls] = 1;
         n_ovs++;
@@ -560,33 +572,32 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
                            first_missing->col,
                            "%s declares none of the functions listed in instantiate.yml "
                            "(the first is '%s')", p->h->file, first_missing->func);
-    return group(p, ovs, n_ovs, out);
+    return group(p, p->ovs, n_ovs, out);
 }
 
 static int plan_auto(Planner *p, BtPlan *out)
 {
     int n = p->h->n_decls, n_ovs = 0, i;
-    BtOverload *ovs = bt_arena_array(p->arena, (size_t)n + 1, sizeof *ovs);
 
-    if (!ovs)
+    if (!(p->ovs = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *p->ovs)))
         return nomem(p);
     for (i = 0; i < n; i++) {
         const BtDecl *d = &p->h->decls[i];
         if (d->unbindable || d->n_tparams || d->is_inline || d->is_static)
             continue;
-        if (make_overload(p, d, NULL, &ovs[n_ovs]) < 0)
+        if (make_overload(p, d, NULL, &p->ovs[n_ovs]) < 0)
             return -1;
         p->used[i] = 1;
         n_ovs++;
     }
-    return group(p, ovs, n_ovs, out);
+    return group(p, p->ovs, n_ovs, out);
 }
 
 int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
                   BtPlan *out, BtDiag *diag)
 {
     Planner p;
-    int i;
+    int i, rc = -1;
 
     memset(out, 0, sizeof *out);
     memset(&p, 0, sizeof p);
@@ -597,23 +608,39 @@ int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *
     p.near_budget = NEAR_MISS_BUDGET;
     p.used = bt_arena_alloc(arena, (size_t)h->n_decls + 1);
     p.listed = bt_arena_alloc(arena, (size_t)h->n_decls + 1);
-    out->skipped = bt_arena_array(arena, (size_t)h->n_decls + 1, sizeof *out->skipped);
-    if (!p.used || !p.listed || !out->skipped)
-        return nomem(&p);
-    if (index_decls(&p) < 0)
-        return -1;
-    if ((t ? plan_table(&p, out, strict) : plan_auto(&p, out)) < 0)
-        return -1;
+    if (!p.used || !p.listed) {
+        nomem(&p);
+        goto done;
+    }
+    if (index_decls(&p) < 0 || (t ? plan_table(&p, out, strict) : plan_auto(&p, out)) < 0)
+        goto done;
+    for (i = 0; i < h->n_decls; i++)
+        out->n_skipped += !p.used[i];
+    out->skipped = bt_arena_array(arena, (size_t)out->n_skipped + 1, sizeof *out->skipped);
+    if (!out->skipped) {
+        nomem(&p);
+        goto done;
+    }
+    out->n_skipped = 0;
     for (i = 0; i < h->n_decls; i++) {
         BtSkipped *s;
         if (p.used[i])
             continue;
         s = &out->skipped[out->n_skipped++];
         s->decl = &h->decls[i];
-        if (!(s->reason = skip_reason(&p, s->decl, i)))
-            return nomem(&p);
+        if (!(s->reason = skip_reason(&p, s->decl, i))) {
+            nomem(&p);
+            goto done;
+        }
     }
-    if (arena->failed)
-        return nomem(&p);
-    return 0;
+    rc = arena->failed ? nomem(&p) : 0;
+done:
+    /* the planner's lookups and scratch arrays are not part of the plan */
+    bt_index_release(&p.names, arena);
+    bt_index_release(&p.keys, arena);
+    bt_index_release(&p.missing, arena);
+    bt_arena_release(arena, p.name_head);
+    bt_arena_release(arena, p.name_listed);
+    bt_arena_release(arena, p.ovs);
+    return rc;
 }
