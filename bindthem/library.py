@@ -21,21 +21,30 @@ class Library(types.ModuleType):
     A module object (it can sit in ``sys.modules``): each bound kernel is an
     attribute, ``__all__`` and ``dir()`` list them, ``__file__`` is the shared
     library. ``metadata`` is what :func:`bindthem.parse_header` returns for
-    the header, ``unexported`` the overloads left out because the library
-    lacks them (only without an instantiate.yml).
+    the header (built on first access, from what was bound), ``unexported``
+    the overloads left out because the library lacks them (only without an
+    instantiate.yml).
     """
 
-    def __init__(self, name, handle, functions, metadata, unexported, reduce):
-        super().__init__(name, _module_doc(name, metadata["header"], functions))
+    def __init__(self, name, header, handle, functions, metadata, unexported, reduce):
+        super().__init__(name, _module_doc(name, header, functions))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
         self.__dict__.update(functions)
         self._bindthem_handle = handle
         self._bindthem_reduce = reduce
-        self.metadata = metadata
+        self._bindthem_metadata = metadata  # the core's capsule until first asked for
         self.unexported = list(unexported)
         for f in functions.values():
             f._set_library(self)
+
+    @property
+    def metadata(self):
+        """What :func:`bindthem.parse_header` returns for the header and YAML bound."""
+        meta = self._bindthem_metadata
+        if not isinstance(meta, dict):
+            meta = self._bindthem_metadata = _core.metadata(meta)
+        return meta
 
     def __dir__(self):
         return sorted(set(self.__all__) | {"__all__", "__doc__", "__file__", "__name__",
@@ -75,7 +84,7 @@ def load(library, header, instantiate=None, *, name=None, strict=False):
 def _make(library, header, instantiate, name, strict, reduce):
     handle, functions, metadata, unexported = _core.bind(
         library, header, instantiate, module=name, strict=strict)
-    return Library(name, handle, functions, metadata, unexported, reduce)
+    return Library(name, header, handle, functions, metadata, unexported, reduce)
 
 
 def _load_again(library, header, instantiate, name, strict):
