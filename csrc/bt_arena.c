@@ -18,11 +18,13 @@ struct BtArenaBlock {
 };
 
 #ifdef BT_FAULT_INJECTION
-static long countdown, count;
+static long fail_at, count;
+static int fail_all;
 
-void bt_mem_fail_after(long n)
+void bt_mem_fail_after(long n, int all)
 {
-    countdown = n;
+    fail_at = n;
+    fail_all = all;
     count = 0;
 }
 
@@ -31,7 +33,7 @@ long bt_mem_count(void) { return count; }
 static int inject(void)
 {
     count++;
-    return countdown > 0 && count >= countdown;
+    return fail_at > 0 && (count == fail_at || (fail_all && count > fail_at));
 }
 #else
 static int inject(void) { return 0; }

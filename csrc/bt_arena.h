@@ -55,9 +55,9 @@ BT_HIDDEN char *bt_arena_printf(BtArena *a, const char *fmt, ...) BT_PRINTF(2, 3
  * injection). */
 BT_HIDDEN void *bt_mem_realloc(void *p, size_t n);
 #ifdef BT_FAULT_INJECTION
-/* The nth allocation from now fails (n >= 1), and every one after it until
- * the next call; 0 turns failures off. */
-BT_HIDDEN void bt_mem_fail_after(long n);
+/* The nth allocation from now fails (n >= 1), and with `all` every one
+ * after it too, until the next call; 0 turns failures off. */
+BT_HIDDEN void bt_mem_fail_after(long n, int all);
 /* Allocations since the last bt_mem_fail_after. */
 BT_HIDDEN long bt_mem_count(void);
 #endif

@@ -1,6 +1,7 @@
-"""Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c, and
-scale.c for sizes and times) once per test process, against csrc's
-Python-free files, with ASan/UBSan when gcc has them (not scale.c)."""
+"""Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c,
+faults.c for allocation failures, and scale.c for sizes and times) once per
+test process, against csrc's Python-free files, with ASan/UBSan when gcc has
+them (not scale.c)."""
 
 import atexit
 import functools
@@ -14,9 +15,11 @@ CSRC = os.path.join(ROOT, "csrc")
 CDIR = os.path.join(ROOT, "tests", "c")
 PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
           "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c")
-DRIVERS = ("dump_header", "dump_plan")
+DRIVERS = ("dump_header", "dump_plan", "faults")
 # built -O2 without sanitizers: its times and byte counts are the real ones
 OPTIMIZED = ("scale",)
+# every allocation a malloc of its own, each of which can be made to fail
+EXTRA = {"faults": ["-DBT_FAULT_INJECTION", "-DBT_ARENA_EXACT"]}
 CC = os.environ.get("CC", "gcc")
 
 
@@ -53,6 +56,7 @@ def build():
         exe = os.path.join(out, d)
         f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
                                           "-I" + CSRC]
+        f = [x for x in f if x not in EXTRA.get(d, ())] + EXTRA.get(d, [])
         cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi", "-o", exe]
         procs[d] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                stderr=subprocess.STDOUT, text=True))
