@@ -160,6 +160,13 @@ static int is_ident(const char *s)
     return 1;
 }
 
+/* A scalar holding a plain identifier (no NUL inside)? */
+static int is_ident_node(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && !is_null(n) &&
+           strlen(sval(n)) == n->data.scalar.length && is_ident(sval(n));
+}
+
 /* A scalar holding a plain identifier; `what` names it in messages. */
 static const char *ident_at(Reader *r, const yaml_node_t *n, const char *what)
 {
@@ -231,9 +238,14 @@ static int grow_index(Reader *r)
     return 0;
 }
 
-static int add_inst(Reader *r, const char *func, const yaml_node_t *fn, const char *fpath,
-                    const Tuple *tu)
+/* Adds (function fn, tuple tu) unless it is a repeat. The function's name
+ * and path ("instantiate[2].functions[1]") are copied into *name and *fpath
+ * on its first new pair only, so that an alias repeating an entry costs no
+ * memory. */
+static int add_inst(Reader *r, const yaml_node_t *fn, const char *epath, int index,
+                    const char **name, const char **fpath, const Tuple *tu)
 {
+    const char *func = sval(fn);
     Pair k = {r, func, tu->ids, tu->n};
     BtInst *in;
     size_t at;
@@ -251,16 +263,20 @@ static int add_inst(Reader *r, const char *func, const yaml_node_t *fn, const ch
         r->insts = p;
         r->cap_insts = cap;
     }
+    if (!*name && !(*name = bt_arena_strdup(r->arena, func))) /* the document is freed */
+        return nomem(r);
+    if (!*fpath && !(*fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, index)))
+        return nomem(r);
     bt_index_put(&r->inst_index, at, r->n_insts);
     in = &r->insts[r->n_insts++];
-    in->func = func;
+    in->func = *name;
     in->types = tu->ids;
     in->n_types = tu->n;
     in->line = (int)fn->start_mark.line + 1;
     in->col = (int)fn->start_mark.column + 1;
     in->tline = tu->line;
     in->tcol = tu->col;
-    in->path = fpath;
+    in->path = *fpath;
     in->tpath = tu->path;
     return 0;
 }
@@ -382,14 +398,15 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
     for (it = funcs->data.sequence.items.start, i = 0; it < funcs->data.sequence.items.top;
          it++, i++) {
         yaml_node_t *fn = child(r, *it);
-        const char *fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, i);
-        const char *name;
-        if (!fpath)
-            return nomem(r);
-        if (!(name = ident_at(r, fn, fpath)))
+        const char *name = NULL, *fpath = NULL;
+        if (!is_ident_node(fn)) { /* ident_at says why */
+            if (!(fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, i)))
+                return nomem(r);
+            ident_at(r, fn, fpath);
             return -1;
+        }
         for (j = 0; j < n_tuples; j++)
-            if (add_inst(r, name, fn, fpath, &tuples[j]) < 0)
+            if (add_inst(r, fn, epath, i, &name, &fpath, &tuples[j]) < 0)
                 return -1;
     }
     return 0;
