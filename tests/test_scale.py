@@ -3,7 +3,7 @@ before (10^5 functions, 10^5 YAML entries, aliases, deep nesting, 10^5
 namespace names, 5 MB of ';'), each with a generous bound: ten times the
 target, so that a loaded machine passes and a quadratic regression does not
 (it took 15 s to 5 min and gigabytes). benchmarks/bench_scale.py prints the
-same measurements."""
+same measurements; tests/scale_inputs.py makes the inputs."""
 
 import os
 import subprocess
@@ -15,6 +15,7 @@ import pytest
 
 import bindthem
 import c_drivers
+from scale_inputs import alias_header, alias_yaml, kernels_header, shared_object, untemplated_yaml
 from support import python_env
 
 N = 100_000
@@ -47,16 +48,6 @@ def write(path, text):
     with open(path, "w") as f:
         f.write(text)
     return str(path)
-
-
-def kernels_header(n, extern_c=True):
-    body = "".join("int f%d(const double x[], const int x_size, double a);\n" % i
-                   for i in range(n))
-    return 'extern "C" {\n%s}\n' % body if extern_c else body
-
-
-def untemplated_yaml(names):
-    return "- types: null\n  functions:\n" + "".join("    - %s\n" % s for s in names)
 
 
 # ---- the header reader and planner ----
@@ -139,12 +130,8 @@ def test_many_distinct_yaml_entries(scale, tmp_path):
 
 def test_aliases_are_counted_each_time_they_are_used(tmp_path):
     # one entry of 200 functions x 4 tuples, used 1000 times: 10^6 pairs
-    funcs = ", ".join("g%d" % i for i in range(200))
-    y = write(tmp_path / "alias.yml",
-              "- &e\n  types: [[int], [double], [float], [long]]\n  functions: [%s]\n" % funcs
-              + "- *e\n" * 1000)
-    h = write(tmp_path / "g.h", "".join("template <class T> void g%d(T a);\n" % i
-                                        for i in range(200)))
+    y = write(tmp_path / "alias.yml", alias_yaml(200, 1000))
+    h = write(tmp_path / "g.h", alias_header(200))
     t = time.perf_counter()
     with pytest.raises(bindthem.InstantiateError, match=r"\[\d+\] \(an alias of the node here\) "
                        r"takes instantiate.yml past 1000000") as e:
@@ -152,9 +139,7 @@ def test_aliases_are_counted_each_time_they_are_used(tmp_path):
     assert time.perf_counter() - t < 1 * SLACK
     assert (e.value.lineno, e.value.colno) == (1, 3)  # where the anchored entry is
     # the same under the limit: 100 uses, repeats kept once
-    with open(y) as f:
-        under = f.read().replace("- *e\n" * 1000, "- *e\n" * 100)
-    meta = bindthem.parse_header(h, write(tmp_path / "under.yml", under))
+    meta = bindthem.parse_header(h, write(tmp_path / "under.yml", alias_yaml(200, 100)))
     assert len(meta["functions"]) == 200
     assert all(len(f["overloads"]) == 4 for f in meta["functions"])
 
@@ -200,14 +185,7 @@ BIND = textwrap.dedent("""
 def test_many_functions_bind(tmp_path):
     """10^5 functions bind (parse, plan, dlsym, call frames, Function
     objects) in 2 s: 15 s without a YAML and 57 s with one before."""
-    asm = [".text", ".globl bt_base", ".type bt_base,@function", "bt_base:",
-           "  xorl %eax, %eax", "  ret"]
-    for i in range(N):
-        asm += [".globl f%d" % i, ".type f%d,@function" % i, ".set f%d, bt_base" % i]
-    asm.append('.section .note.GNU-stack,"",@progbits')
-    src = write(tmp_path / "k.s", "\n".join(asm) + "\n")
-    lib = str(tmp_path / "libk.so")
-    subprocess.run(["gcc", "-shared", "-o", lib, src], check=True)
+    lib = shared_object(tmp_path / "libk.so", N)
     h = write(tmp_path / "k.h", kernels_header(N))
     y = write(tmp_path / "k.yml", untemplated_yaml("f%d" % i for i in range(N)))
     for yml in ("-", y):
