@@ -29,6 +29,7 @@
 #define MAX_DEPTH 64            /* the grammar needs 6 */
 #define MAX_ANCHORS 1000
 #define MAX_ALIASES 10000
+#define MAX_NODES 2000000L      /* twice what MAX_EXPANSION lets through */
 #define MAX_EXPANSION 1000000L  /* function and type names read, plus pairs made */
 
 typedef struct Tuple {
@@ -589,14 +590,16 @@ static const yaml_char_t *anchor_of(const yaml_event_t *e)
     }
 }
 
-/* The pass over the events before loading: nesting depth, anchors and
- * aliases within limits. A syntax error ends it quietly: the loader then
- * reports it where it would have. */
+/* The pass over the events before loading: nesting depth, nodes, anchors
+ * and aliases within limits (libyaml's document takes ~100 bytes a node). A
+ * syntax error ends it quietly: the loader then reports it where it would
+ * have. */
 static int prescan(Reader *r)
 {
     yaml_parser_t parser;
     yaml_event_t ev;
     int depth = 0, anchors = 0, aliases = 0, rc = 0, done = 0;
+    long nodes = 0;
 
     if (!yaml_parser_initialize(&parser))
         return nomem(r);
@@ -610,6 +613,10 @@ static int prescan(Reader *r)
         if (anchor_of(&ev) && ++anchors > MAX_ANCHORS)
             rc = fail_mark(r, &ev.start_mark, "more than %d anchors (&name) in instantiate.yml",
                            MAX_ANCHORS);
+        if ((ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+             ev.type == YAML_MAPPING_START_EVENT) && ++nodes > MAX_NODES)
+            rc = fail_mark(r, &ev.start_mark, "more than %ld nodes in instantiate.yml",
+                           MAX_NODES);
         switch (ev.type) {
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:

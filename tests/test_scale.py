@@ -170,6 +170,18 @@ def test_anchors_and_aliases_are_limited(tmp_path):
         bindthem.parse_header(h, write(tmp_path / "b.yml", aliases))
 
 
+def test_nodes_are_limited(tmp_path):
+    # twice what the expansion limit lets through; refused before loading
+    h = write(tmp_path / "one.h", "void f0(int a);\n")
+    y = write(tmp_path / "big.yml", "- types: null\n  functions: [%s]\n" % ",".join(
+        ["f0"] * 2_000_000))
+    t = time.perf_counter()
+    with pytest.raises(bindthem.InstantiateError, match="more than 2000000 nodes") as e:
+        bindthem.parse_header(h, y)
+    assert time.perf_counter() - t < 1 * SLACK
+    assert e.value.lineno == 2
+
+
 # ---- binding, end to end ----
 
 BIND = textwrap.dedent("""
