@@ -14,11 +14,16 @@ void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len)
     lx->col = 1;
 }
 
+/* The parser asks this of every token many times: the first byte decides
+ * most of them before strlen. */
 int bt_lex_is(const BtToken *t, const char *s)
 {
-    size_t n = strlen(s);
-    return t->kind != BT_TOK_EOF && t->kind != BT_TOK_ERROR && (size_t)t->len == n &&
-           memcmp(t->s, s, n) == 0;
+    size_t n;
+
+    if (t->kind == BT_TOK_EOF || t->kind == BT_TOK_ERROR || t->len == 0 || *t->s != *s)
+        return 0;
+    n = strlen(s);
+    return (size_t)t->len == n && memcmp(t->s, s, n) == 0;
 }
 
 static int peekc(const BtLexer *lx, size_t k)
