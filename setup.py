@@ -5,6 +5,7 @@ Switches (environment variables):
   BINDTHEM_SANITIZE=address (or address,undefined) build with sanitizers (and an
                             arena that gives each allocation its own block)
   BINDTHEM_COVERAGE=1       gcov instrumentation
+  BINDTHEM_WERROR=1         warnings are errors (CI builds this way)
 """
 import os
 import shutil
@@ -112,6 +113,8 @@ if san:
     extra_link += ["-fsanitize=" + san]
     if "address" in san:
         macros.append(("BT_ARENA_EXACT", "1"))  # one block per allocation: ASan sees overflows
+if os.environ.get("BINDTHEM_WERROR"):
+    extra_compile += ["-Werror"]
 if os.environ.get("BINDTHEM_COVERAGE"):
     extra_compile += ["--coverage", "-O0"]
     extra_link += ["--coverage"]

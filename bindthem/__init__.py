@@ -8,13 +8,14 @@ generated or compiled.
 """
 
 from . import _core
+from ._display import getsource
 from .build import build
 from .errors import BindError, BuildError, HeaderError, InstantiateError, SymbolError
 from .library import Library, load
 from . import cuda  # noqa: E402 - opens no driver until used
 
 __all__ = ["BindError", "BuildError", "Function", "HeaderError", "InstantiateError", "Library",
-           "SymbolError", "build", "cuda", "load", "parse_header"]
+           "SymbolError", "build", "cuda", "getsource", "load", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"
@@ -26,8 +27,10 @@ def parse_header(header, instantiate=None, *, strict=False):
 
     Keys: ``header``, ``instantiate``, ``declarations`` (every function of the
     header with ``name``, ``namespace``, ``template``, ``return``, ``params``
-    (``name``, ``type``, ``const``, ``array``, ``size_of``), ``doc``, ``line``,
-    ``bindable`` and ``reason``), ``functions`` (the callables to make: ``name``,
+    (``name``, ``type``, ``const``, ``array``, ``size_of``), ``doc``, ``line``
+    (of the name), ``first_line`` and ``last_line`` (its extent: doc comment
+    and template line to the closing brace or ``;``), ``bindable`` and
+    ``reason``), ``functions`` (the callables to make: ``name``,
     ``doc`` and ``overloads`` with concrete types, C ``signature`` and
     ``symbol``), ``skipped`` (header functions not bound, with why) and
     ``missing`` (names instantiate.yml lists that this header lacks; an error
@@ -37,3 +40,11 @@ def parse_header(header, instantiate=None, *, strict=False):
     ``filename``, ``lineno`` and ``colno``.
     """
     return _core.parse_header(header, instantiate, strict=strict)
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext bindthem``: the ``%%bindthem`` cell magic and ``f?``/``f??``
+    for bound functions (see :mod:`bindthem.ipython`)."""
+    from .ipython import load_ipython_extension as load
+
+    load(ipython)

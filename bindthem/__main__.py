@@ -1,6 +1,7 @@
 """Command line: ``python -m bindthem show|build ...``."""
 
 import argparse
+import keyword
 import sys
 
 from . import parse_header
@@ -15,12 +16,26 @@ def _first_line(doc):
     return ""
 
 
+def _python_signatures(fn):
+    """How fn is called: "f(x, out)", its parameters as the runtime takes
+    them (size parameters dropped, a keyword name with a trailing
+    underscore); distinct ones joined with " or "."""
+    sigs = []
+    for ov in fn["overloads"]:
+        names = [p["name"] + "_" if keyword.iskeyword(p["name"]) else p["name"]
+                 for p in ov["params"] if p["size_of"] is None]
+        sig = "%s(%s)" % (fn["name"], ", ".join(names))
+        if sig not in sigs:
+            sigs.append(sig)
+    return " or ".join(sigs)
+
+
 def show(args):
     meta = parse_header(args.header, args.instantiate, strict=args.strict)
     out = sys.stdout
     for fn in meta["functions"]:
         n = len(fn["overloads"])
-        out.write("%s  (%d overload%s)\n" % (fn["name"], n, "" if n == 1 else "s"))
+        out.write("%s  (%d overload%s)\n" % (_python_signatures(fn), n, "" if n == 1 else "s"))
         first = _first_line(fn["doc"])
         if first:
             out.write("    %s\n" % first)

@@ -15,9 +15,9 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
 import tempfile
 
+from . import _status
 from .errors import BuildError
 
 __all__ = ["cache_root", "compile_cached", "flag_list", "hash_file"]
@@ -64,7 +64,7 @@ def _cached(folder, depsfile):
     return None
 
 
-def _compile(command, source, suffix, folder, stem, ext, what):
+def _compile(command, source, suffix, folder, stem, ext, what, status):
     fd, src = tempfile.mkstemp(suffix=suffix, dir=folder)
     with os.fdopen(fd, "w") as f:
         f.write(source)
@@ -73,7 +73,7 @@ def _compile(command, source, suffix, folder, stem, ext, what):
     cmd = command(src, dep, tmp)
     try:
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            proc = _status.run(cmd, status)
         except OSError as e:
             raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e),
                              command=cmd) from None
@@ -102,10 +102,12 @@ def _compile(command, source, suffix, folder, stem, ext, what):
 
 
 def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suffix, command,
-                   what, output=None):
+                   what, status=None, output=None):
     """Path of the output built from ``source`` (compiled by
     ``command(src, depfile, out)``, a list), from the cache when fresh.
-    With ``output``, the result is also copied there and that path returned."""
+    With ``output``, the result is also copied there and that path returned.
+    ``what`` names the step in errors, ``status`` in the status line that a
+    long build shows (see bindthem._status)."""
     key = hashlib.sha256()
     for part in key_parts:
         key.update(part.encode() + b"\0")
@@ -114,7 +116,8 @@ def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suff
     with open(os.path.join(folder, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         target = (_cached(folder, os.path.join(folder, "deps.json"))
-                  or _compile(command, source, suffix, folder, stem, ext, what))
+                  or _compile(command, source, suffix, folder, stem, ext, what,
+                              status or what))
     if output is None:
         return target
     output = os.path.abspath(os.fspath(output))

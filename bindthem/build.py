@@ -79,6 +79,7 @@ def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags
                    "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
         suffix=".cpp", what="compiling the kernels", output=output,
+        status="compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1])),
         command=lambda src, dep, out: (cxx + flags + list(REQUIRED_FLAGS)
                                        + ["-MD", "-MF", dep, src, "-o", out]))
 

@@ -18,6 +18,7 @@ use, never at import: ``import bindthem.cuda`` works without one.
 """
 
 import functools
+import operator
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ import types
 from . import _core
 from ._cache import compile_cached, flag_list, hash_file
 from .errors import BuildError
+from .library import LibraryInfo, _Info, _regular_file
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
            "PER_THREAD", "Stream", "build", "compile_fatbin", "device_count", "driver", "empty",
@@ -42,6 +44,9 @@ Launch = _core.CudaLaunch
 class Stream:
     """A CUDA stream handle (``CUstream`` value) to launch on.
 
+    ``Stream(handle)`` wraps a raw handle you own (from the driver or another
+    library); a launch takes a bare int only for the driver's constants 0, 1
+    and 2, so a misplaced launch item never reaches the driver as a stream.
     :data:`LEGACY` is the legacy default stream (``CU_STREAM_LEGACY``),
     :data:`PER_THREAD` the calling thread's default stream
     (``CU_STREAM_PER_THREAD``). ``stream=None`` is the legacy default stream
@@ -53,7 +58,12 @@ class Stream:
     __slots__ = ("handle", "name")
 
     def __init__(self, handle, name=None):
-        self.handle = int(handle)
+        if isinstance(handle, bool):
+            raise TypeError("Stream(handle): handle must be an int, not bool")
+        handle = operator.index(handle)
+        if not 0 <= handle < 1 << 64:
+            raise ValueError("Stream(handle): %d is not a 64-bit CUstream value" % handle)
+        self.handle = handle
         self.name = name
 
     def __cuda_stream__(self):
@@ -89,22 +99,24 @@ class Library(types.ModuleType):
     lists them, ``__file__`` is the module file. ``metadata`` is what
     :func:`bindthem.parse_header` returns; ``unexported`` the overloads the
     module lacks (only without an instantiate.yml); ``not_kernels`` the host
-    functions of the header, which bindthem.cuda does not bind.
+    functions of the header, which bindthem.cuda does not bind. A kernel of
+    one of those names takes the name; all three stay at ``lib.__bindthem__``.
     """
+
+    metadata = _Info("What bindthem.parse_header returns for the header.")
+    unexported = _Info("Overloads left out because the module lacks them.")
+    not_kernels = _Info("The header's host functions, which bindthem.cuda does not bind.")
 
     def __init__(self, name, handle, kernels, metadata, unexported, not_kernels):
         super().__init__(name, _module_doc(metadata["header"], kernels))
         self.__file__ = handle.path
         self.__all__ = sorted(kernels)
+        self.__bindthem__ = LibraryInfo(handle, metadata, unexported, not_kernels)
         self.__dict__.update(kernels)
-        self._bindthem_handle = handle
-        self.metadata = metadata
-        self.unexported = list(unexported)
-        self.not_kernels = list(not_kernels)
 
     def __dir__(self):
-        return sorted(set(self.__all__) | {"__all__", "__doc__", "__file__", "__name__",
-                                           "metadata", "unexported", "not_kernels"})
+        return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
+                                           "__name__", "metadata", "unexported", "not_kernels"})
 
     def __repr__(self):
         return "<bindthem.cuda.Library %r from %r (%d kernels)>" % (
@@ -127,6 +139,7 @@ def load(module, header, instantiate=None, *, name=None, strict=False):
         image, filename = bytes(module), "<bytes>"
     else:
         filename = os.path.abspath(os.fspath(module))
+        _regular_file(filename)
         with open(filename, "rb") as f:
             image = f.read()
     header = os.path.abspath(os.fspath(header))
@@ -239,6 +252,7 @@ def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=Non
                    "\0".join([nvcc] + flags + gencode)),
         cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
         source=source, suffix=".cu", what="nvcc", output=output,
+        status="compiling %s with nvcc" % os.path.basename(header),
         command=lambda src, dep, out: ([nvcc, "-fatbin"] + flags + gencode
                                        + ["-MD", "-MF", dep, src, "-o", out]))
 

@@ -17,9 +17,9 @@ fresh, 1 when it is stale or missing (a unified diff is printed), 2 on error.
 What a stub holds: the Library's module docstring, ``from typing import
 overload``, the NumPy imports, a sorted ``__all__``, and per function one
 ``@overload`` per instantiation in YAML order (a plain ``def`` when only one
-is left). Parameters are the header's, minus the ``_size`` ones; arrays are
-``numpy.typing.NDArray[numpy.<dtype>]``, scalars ``int`` / ``float`` /
-``complex`` / ``bool``, a ``void`` return is ``None``. Overloads whose Python
+is left). Parameters are the header's, minus the size ones (``x_size``,
+``x_sizeK``); arrays are ``numpy.typing.NDArray[numpy.<dtype>]``, scalars
+``int`` / ``float`` / ``complex`` / ``bool``, a ``void`` return is ``None``. Overloads whose Python
 parameters come out identical (template parameters the signature does not
 use) are merged, the first in YAML order kept: it is also the one the
 runtime dispatches to. The header comment is the docstring of the last

@@ -174,7 +174,8 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
                     BtArena *arena)
 {
     const BtDecl *d = ov->decl;
-    int i, k = 0;
+    BtSizeParam *sizes;
+    int i, k = 0, n_sizes = 0;
     ffi_status status;
 
     if (d->n_params > BT_MAX_PARAMS) {
@@ -190,35 +191,45 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
     call->symbol = symbol;
     call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
     call->slots = bt_arena_alloc(arena, sizeof(BtArgSlot) * (size_t)(d->n_params + 1));
-    if (!call->atypes || !call->slots || !call->signature) {
+    sizes = bt_arena_alloc(arena, sizeof(BtSizeParam) * (size_t)(d->n_params + 1));
+    if (!call->atypes || !call->slots || !call->signature || !sizes) {
         PyErr_NoMemory();
         return -1;
     }
     for (i = 0; i < d->n_params; i++) {
         const BtParam *p = &d->params[i];
         call->atypes[i] = p->t.is_array ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
-        if (p->size_of >= 0)
+        if (p->size_of >= 0) {
+            /* the parser marks sizes only right after their array: its slot is the last one */
+            BtArgSlot *a = &call->slots[k - 1];
+            BtSizeParam *z = &sizes[n_sizes++];
+            if (k == 0 || a->cidx != p->size_of) {
+                PyErr_Format(PyExc_SystemError, "bindthem: size parameter '%s' of %s is not "
+                             "right after its array", p->name, ov->signature);
+                return -1;
+            }
+            z->cidx = i;
+            z->axis = p->size_axis;
+            z->type = ov->ptypes[i];
+            if (!(z->name = bt_arena_strdup(arena, p->name))) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (!a->n_sizes)
+                a->sizes = z;
+            a->n_sizes++;
+            if (a->min_ndim <= z->axis)
+                a->min_ndim = z->axis + 1;
             continue;
+        }
         call->slots[k].type = ov->ptypes[i];
         call->slots[k].is_array = p->t.is_array;
         call->slots[k].is_const = p->t.is_const;
         call->slots[k].array_code = BT_K_ARRAY + norm_npy(bt_type(ov->ptypes[i])->npy_type);
         call->slots[k].cidx = i;
-        call->slots[k].size_cidx = -1;
         k++;
     }
     call->n_py = k;
-    for (i = 0; i < d->n_params; i++) {
-        int a = d->params[i].size_of, j;
-        if (a < 0)
-            continue;
-        for (j = 0; j < k; j++) {
-            if (call->slots[j].cidx == a) {
-                call->slots[j].size_cidx = i;
-                call->slots[j].size_type = ov->ptypes[i];
-            }
-        }
-    }
     status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params,
                           bt_type_ffi(ov->ret), call->atypes);
     if (status != FFI_OK) {
@@ -232,6 +243,64 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
 /* Argument name i of names, for messages (borrowed). */
 static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(names, i); }
 
+/* New reference: repr(o) for a message, cut to 30 characters ("1234...
+ * (603 digits)" for a long int) so that 2**2000 doesn't fill the screen. */
+static PyObject *value_text(PyObject *o)
+{
+    PyObject *r = PyObject_Repr(o), *cut;
+    Py_ssize_t n;
+    int sign;
+
+    if (!r || (n = PyUnicode_GET_LENGTH(r)) <= 32)
+        return r;
+    sign = PyUnicode_READ_CHAR(r, 0) == '-';
+    cut = PyUnicode_Substring(r, 0, 30);
+    Py_DECREF(r);
+    if (!cut)
+        return NULL;
+    if (PyLong_Check(o))
+        r = PyUnicode_FromFormat("%U... (%zd digits)", cut, n - sign);
+    else
+        r = PyUnicode_FromFormat("%U...", cut);
+    Py_DECREF(cut);
+    return r;
+}
+
+/* OverflowError "f(): argument 'x' = 1e+300 does not fit in float". Returns -1. */
+static int does_not_fit(const char *fname, PyObject *name, PyObject *o, const char *cname)
+{
+    PyObject *v = value_text(o);
+    if (v) {
+        PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %U does not fit in %s", fname,
+                     name, v, cname);
+        Py_DECREF(v);
+    }
+    return -1;
+}
+
+/* A conversion of o into C type cname failed (NumPy's or CPython's error
+ * set): the same error, naming the function and argument. Returns -1. */
+static int conversion_failed(const char *fname, PyObject *name, PyObject *o, const char *cname)
+{
+    PyObject *type, *value, *tb, *v;
+
+    if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        return does_not_fit(fname, name, o, cname);
+    }
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    v = value_text(o);
+    if (v)
+        PyErr_Format(type, "%s(): argument '%U' = %U cannot be converted to %s: %S", fname, name,
+                     v, cname, value);
+    Py_XDECREF(v);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
 /* Stores integer value v (already range-checked by the caller's type) */
 static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
 {
@@ -242,9 +311,14 @@ static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, P
     PyObject *idx = NULL;
 
     if (!PyLong_Check(o)) {
-        idx = PyNumber_Index(o); /* NumPy integer scalars */
+        /* NumPy integer scalars; numpy.bool has no __index__ but is 0 or 1,
+         * as Python's bool is */
+        if (PyArray_IsScalar(o, Bool))
+            idx = PyLong_FromLong(PyObject_IsTrue(o));
+        else
+            idx = PyNumber_Index(o);
         if (!idx)
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         o = idx;
     }
     if (ty->kind == 'u') {
@@ -291,8 +365,7 @@ static int store_int(BtValue *out, BtTypeId t, PyObject *o, const char *fname, P
     Py_XDECREF(idx);
     return 0;
 range:
-    PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %R does not fit in %s", fname, name,
-                 o, ty->cname);
+    does_not_fit(fname, name, o, ty->cname);
 error:
     Py_XDECREF(idx);
     return -1;
@@ -332,7 +405,7 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     case 'b': {
         int b = PyObject_IsTrue(o);
         if (b < 0)
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         out->u8 = (uint8_t)b;
         return 0;
     }
@@ -344,13 +417,10 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     case 'f':
         d = PyFloat_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred())
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         if (t == BT_FLOAT) {
-            if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX)) {
-                PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %R does not fit in float",
-                             fname, name, o);
-                return -1;
-            }
+            if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX))
+                return does_not_fit(fname, name, o, "float");
             out->f = (float)d;
         } else {
             out->d = d;
@@ -359,18 +429,21 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
     case 'c':
         c = PyComplex_AsCComplex(o);
         if (c.real == -1.0 && PyErr_Occurred())
-            return -1;
+            return conversion_failed(fname, name, o, ty->cname);
         if (t == BT_CFLOAT) {
             if ((isfinite(c.real) && fabs(c.real) > FLT_MAX) ||
-                (isfinite(c.imag) && fabs(c.imag) > FLT_MAX)) {
-                PyErr_Format(PyExc_OverflowError,
-                             "%s(): argument '%U' = %R does not fit in std::complex<float>", fname,
-                             name, o);
-                return -1;
-            }
-            out->cf = CMPLXF((float)c.real, (float)c.imag);
+                (isfinite(c.imag) && fabs(c.imag) > FLT_MAX))
+                return does_not_fit(fname, name, o, "std::complex<float>");
+            /* by parts, not CMPLXF (glibc with clang lacks it) nor re + im*I
+             * (wrong for infinities): C11 6.2.5p13 lays a complex out as an
+             * array of two */
+            float *parts = (float *)&out->cf;
+            parts[0] = (float)c.real;
+            parts[1] = (float)c.imag;
         } else {
-            out->cd = CMPLX(c.real, c.imag);
+            double *parts = (double *)&out->cd;
+            parts[0] = c.real;
+            parts[1] = c.imag;
         }
         return 0;
     default:
@@ -456,8 +529,10 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
             }
             if (!(fl & NPY_ARRAY_ALIGNED)) {
                 PyErr_Format(PyExc_ValueError,
-                             "%s(): argument '%U' must be an aligned array", fname,
-                             arg_name(names, i));
+                             "%s(): argument '%U' (position %d) must be an aligned array; "
+                             "bindthem never copies, pass numpy.require(%U, "
+                             "requirements=\"CA\") and use the result",
+                             fname, arg_name(names, i), i + 1, arg_name(names, i));
                 return NULL;
             }
             if (!s->is_const && !(fl & NPY_ARRAY_WRITEABLE)) {
@@ -468,27 +543,9 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
                 return NULL;
             }
             vals[s->cidx].p = PyArray_DATA(a);
-            if (s->size_cidx >= 0) {
-                BtValue *sv = &vals[s->size_cidx];
-                const BtType *st = bt_type(s->size_type);
-                int bits = (int)st->size * 8 - (st->kind == 'i');
-                if (bits < 63 && (unsigned long long)n >> bits) {
-                    PyErr_Format(PyExc_OverflowError,
-                                 "%s(): argument '%U' has %zd elements, more than its '%U_size' "
-                                 "parameter (%s) can hold",
-                                 fname, arg_name(names, i), (Py_ssize_t)n, arg_name(names, i),
-                                 st->cname);
-                    return NULL;
-                }
-                sv->u64 = 0;
-                switch (st->size) {
-                case 1: sv->u8 = (uint8_t)n; break;
-                case 2: sv->u16 = (uint16_t)n; break;
-                case 4: sv->u32 = (uint32_t)n; break;
-                default: sv->i64 = (int64_t)n; break;
-                }
-                avalues[s->size_cidx] = sv;
-            }
+            if (bt_call_store_sizes(s, PyArray_NDIM(a), (const Py_ssize_t *)PyArray_DIMS(a), vals,
+                                    sizeof vals[0], avalues, fname, arg_name(names, i)) < 0)
+                return NULL;
             total += n;
             continue;
         }
@@ -507,6 +564,54 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     if (thrown)
         return kernel_threw(thrown, what, fname);
     return convert_return(&rv, call->ret);
+}
+
+int bt_call_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
+                        size_t stride, void **ptrs, const char *fname, PyObject *name)
+{
+    _Static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "CPU calls pass NumPy's dims");
+    int j;
+
+    if (nd < s->min_ndim) {
+        const BtSizeParam *z = s->sizes;
+        for (j = 1; j < s->n_sizes; j++)
+            if (s->sizes[j].axis > z->axis)
+                z = &s->sizes[j];
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is a %d-d array, but the kernel's size parameter '%s' "
+                     "takes its shape[%d]: pass an array of at least %d dimension%s",
+                     fname, name, nd, z->name, z->axis, s->min_ndim, s->min_ndim > 1 ? "s" : "");
+        return -1;
+    }
+    for (j = 0; j < s->n_sizes; j++) {
+        const BtSizeParam *z = &s->sizes[j];
+        const BtType *st = bt_type(z->type);
+        unsigned long long n = (unsigned long long)dims[z->axis];
+        int bits = (int)st->size * 8 - (st->kind == 'i');
+        BtValue v;
+        if (bits < 63 && n >> bits) {
+            if (nd == 1)
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' has %llu elements, more than its '%s' "
+                             "parameter (%s) can hold", fname, name, n, z->name, st->cname);
+            else
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' has shape[%d] = %llu, more than its '%s' "
+                             "parameter (%s) can hold", fname, name, z->axis, n, z->name,
+                             st->cname);
+            return -1;
+        }
+        v.u64 = 0;
+        switch (st->size) {
+        case 1: v.u8 = (uint8_t)n; break;
+        case 2: v.u16 = (uint16_t)n; break;
+        case 4: v.u32 = (uint32_t)n; break;
+        default: v.u64 = n; break;
+        }
+        ptrs[z->cidx] = (char *)vals + (size_t)z->cidx * stride;
+        memcpy(ptrs[z->cidx], &v.u64, sizeof v.u64);
+    }
+    return 0;
 }
 
 int bt_call_store_scalar(void *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)

@@ -15,9 +15,6 @@
 
 #include "bt_plan.h"
 
-/* Most C parameters a bound function may have (refused at bind time). */
-#define BT_MAX_PARAMS 96
-
 /* Release the GIL around a kernel whose arrays hold at least this many
  * elements in all; smaller calls keep it. Releasing and retaking it costs
  * ~20 ns uncontended (gauss_seidel with no work: 253 ns per call at 2000
@@ -41,6 +38,14 @@ enum {
     BT_K_OTHER = 255
 };
 
+/* A size parameter: C parameter cidx gets its array's shape[axis]. */
+typedef struct BtSizeParam {
+    int cidx;
+    int axis;
+    BtTypeId type;
+    const char *name;  /* the C name, for messages */
+} BtSizeParam;
+
 /* One Python-visible parameter of one overload. */
 typedef struct BtArgSlot {
     BtTypeId type;
@@ -48,8 +53,9 @@ typedef struct BtArgSlot {
     int is_const;
     int array_code;  /* the code an array argument must have */
     int cidx;        /* index of the C parameter */
-    int size_cidx;   /* array: index of its `_size` C parameter, or -1 */
-    BtTypeId size_type;
+    const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
+    int n_sizes;
+    int min_ndim;    /* array: 1 + the highest axis they name */
 } BtArgSlot;
 
 /* A prepared call frame for one overload. */
@@ -58,7 +64,7 @@ typedef struct BtCall {
     ffi_cif cif;
     ffi_type **atypes;
     int n_c;            /* C parameters */
-    int n_py;           /* Python parameters (C minus `_size`) */
+    int n_py;           /* Python parameters (C minus the size ones) */
     BtArgSlot *slots;   /* n_py */
     BtTypeId ret;
     const char *signature;
@@ -90,6 +96,15 @@ BT_HIDDEN PyObject *bt_call_describe(PyObject *o);
 
 /* What a slot takes, for messages: "float64 array", "int", "float". */
 BT_HIDDEN const char *bt_call_slot_wants(const BtArgSlot *s, char *buf, size_t size);
+
+/* Fills the size parameters of array slot s from the argument's shape (nd
+ * dimensions, dims): the value of C parameter z->cidx is written at
+ * vals + z->cidx * stride and ptrs[z->cidx] points at it. A ValueError when
+ * the array has fewer than s->min_ndim dimensions, an OverflowError when an
+ * extent does not fit its parameter's type, both before any kernel runs.
+ * Returns 0 or -1. (CPU calls and CUDA launches both use it.) */
+BT_HIDDEN int bt_call_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
+                                  size_t stride, void **ptrs, const char *fname, PyObject *name);
 
 /* Converts scalar o to type t into out, with a CPU call's conversions,
  * range checks and messages. out must hold 16 bytes aligned for double

@@ -88,20 +88,35 @@ static void devarray_dealloc(DeviceArray *a)
     Py_DECREF(tp);
 }
 
-/* New reference: an uninitialized device array (dtype is stolen). */
+/* New reference: an uninitialized device array (dtype is stolen). shape is
+ * checked here, the one place DeviceArrays are made: at most NPY_MAXDIMS
+ * dimensions (copy_to_host relies on it), each an int >= 0, nbytes within
+ * Py_ssize_t. */
 static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
 {
     DeviceArray *a = NULL;
+    PyObject *dims = NULL;
     BtCudaError e;
-    Py_ssize_t i, n = 1;
-    size_t nbytes;
+    Py_ssize_t i, n = 1, nd = PyTuple_GET_SIZE(shape), elsize = PyDataType_ELSIZE(dtype);
 
     bt_cuda_error_init(&e);
-    for (i = 0; i < PyTuple_GET_SIZE(shape); i++) {
-        Py_ssize_t d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+    if (nd > NPY_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; arrays have at most %d", nd,
+                     NPY_MAXDIMS);
+        goto error;
+    }
+    if (!(dims = PyTuple_New(nd)))
+        goto error;
+    for (i = 0; i < nd; i++) {
+        PyObject *x = PyNumber_Index(PyTuple_GET_ITEM(shape, i));
+        Py_ssize_t d = x ? PyLong_AsSsize_t(x) : -1;
+        if (!x || (d == -1 && PyErr_Occurred())) {
+            Py_XDECREF(x);
+            goto error;
+        }
+        PyTuple_SET_ITEM(dims, i, x);
         if (d < 0) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+            PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
             goto error;
         }
         if (d && n > PY_SSIZE_T_MAX / d) {
@@ -110,24 +125,28 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
         }
         n *= d;
     }
-    nbytes = (size_t)n * (size_t)PyDataType_ELSIZE(dtype);
+    if (elsize && n > PY_SSIZE_T_MAX / elsize) {
+        PyErr_Format(PyExc_ValueError, "array is too big: %zd elements of %zd bytes", n,
+                     elsize);
+        goto error;
+    }
     a = PyObject_New(DeviceArray, st->DeviceArrayType);
     if (!a)
         goto error;
     a->ptr = 0;
-    a->nbytes = nbytes;
+    a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
     a->code = code_of_descr(dtype);
-    a->shape = Py_NewRef(shape);
+    a->shape = dims;
     a->dtype = dtype;
-    dtype = NULL;
-    if (bt_cuda_alloc(device, nbytes, &a->ptr, &e) < 0) {
+    if (bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
         Py_DECREF(a);
         return bt_cuda_py_raise(st, &e);
     }
     return (PyObject *)a;
 error:
+    Py_XDECREF(dims);
     Py_XDECREF(dtype);
     return NULL;
 }
@@ -138,7 +157,7 @@ static PyObject *devarray_copy_to_host(DeviceArray *a, PyObject *unused)
     PyArrayObject *out;
     npy_intp dims[NPY_MAXDIMS];
     BtCudaError e;
-    int nd = (int)PyTuple_GET_SIZE(a->shape), i;
+    int nd = (int)PyTuple_GET_SIZE(a->shape), i; /* <= NPY_MAXDIMS: devarray_new */
 
     bt_cuda_error_init(&e);
     for (i = 0; i < nd; i++)
@@ -265,6 +284,16 @@ static int c_contiguous(int nd, const int64_t *shape, const int64_t *strides, in
     return 1;
 }
 
+/* Records the rank and the extents a size parameter can name. */
+static void set_shape(BtCudaArg *a, int nd, const int64_t *dims)
+{
+    int i;
+
+    a->ndim = nd > 0 ? nd : 0;
+    for (i = 0; i < a->ndim && i < BT_MAX_SIZE_AXES; i++)
+        a->shape[i] = (Py_ssize_t)dims[i];
+}
+
 static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *name, BtCudaArg *a)
 {
     PyObject *shape, *typestr, *data, *strides, *mask, *version, *stream;
@@ -314,6 +343,7 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
             return -1;
         a->n *= (Py_ssize_t)dims[i];
     }
+    set_shape(a, (int)nd, dims);
     if (strides && strides != Py_None) {
         if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd)
             return arg_error(kname, name, "bad __cuda_array_interface__ strides %R", strides);
@@ -400,6 +430,7 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
     a->n = 1;
     for (int i = 0; i < t->ndim; i++)
         a->n *= (Py_ssize_t)t->shape[i];
+    set_shape(a, t->ndim, t->shape);
     {
         int64_t bst[64];
         int i, nd = t->ndim < 64 ? t->ndim : 64;
@@ -436,6 +467,9 @@ int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *knam
         a->code = d->code;
         a->ptr = d->ptr;
         a->n = d->size;
+        a->ndim = (int)PyTuple_GET_SIZE(d->shape);
+        for (int i = 0; i < a->ndim && i < BT_MAX_SIZE_AXES; i++)
+            a->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(d->shape, i));
         a->contiguous = 1;
         a->via = "DeviceArray";
         return 0;
@@ -476,6 +510,8 @@ int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *knam
 static int device_arg(BtState *st, PyObject *o, int *dev)
 {
     BtCudaError e;
+    long v;
+    int overflow = 0;
 
     bt_cuda_error_init(&e);
     if (o == NULL || o == Py_None) {
@@ -485,13 +521,20 @@ static int device_arg(BtState *st, PyObject *o, int *dev)
         }
         return 0;
     }
-    *dev = PyLong_AsLong(o) ;
-    if (*dev == -1 && PyErr_Occurred())
-        return -1;
-    if (*dev < 0) {
-        PyErr_Format(PyExc_ValueError, "device=%R is not a device ordinal", o);
+    if (PyBool_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "device must be an int (a device ordinal), not %.100s",
+                     Py_TYPE(o)->tp_name);
         return -1;
     }
+    v = PyLong_AsLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v >= BT_CUDA_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device=%R is not a device ordinal (0 to %d)", o,
+                     BT_CUDA_MAX_DEVICES - 1);
+        return -1;
+    }
+    *dev = (int)v;
     return 0;
 }
 

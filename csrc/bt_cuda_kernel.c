@@ -3,7 +3,7 @@
 /* kernel[grid, block] is a Launch; calling either binds and dispatches the
  * arguments with the CPU Function's dispatcher (bt_dispatch.c: exact dtype
  * dispatch, then scalar conversions, cached by dispatch codes), checks them
- * as a CPU call does (C-contiguous; writable unless const; `_size` filled),
+ * as a CPU call does (C-contiguous; writable unless const; sizes filled),
  * checks that the arrays are device memory on one device, makes that
  * device's primary context current and queues the launch. */
 #include "bt_cuda_py.h"
@@ -92,43 +92,82 @@ static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned
     return 0;
 }
 
-/* stream: None (legacy default), an int handle, bindthem.cuda.LEGACY /
- * PER_THREAD or anything with __cuda_stream__ (CUDA Python's protocol),
- * `cuda_stream` (PyTorch) or `ptr` (CuPy). */
+/* Whether o's type is named like a stream class (cupy.cuda.Stream,
+ * torch.cuda.ExternalStream, ...): only those are asked for the `ptr` /
+ * `cuda_stream` attributes, which other objects (device arrays, memory
+ * pointers) carry with another meaning. */
+static int is_stream_type(PyObject *o)
+{
+    const char *n = Py_TYPE(o)->tp_name;
+    size_t len = strlen(n);
+    return len >= 6 && strcmp(n + len - 6, "Stream") == 0;
+}
+
+#define STREAM_REMEDY                                                                         \
+    "bindthem.cuda.LEGACY / PER_THREAD, a stream object (__cuda_stream__) or "                \
+    "bindthem.cuda.Stream(handle) for a CUstream handle you own"
+
+/* stream: None or 0 (legacy default), the driver's constants 1 and 2,
+ * anything with __cuda_stream__ (CUDA Python's protocol, version 0; what
+ * bindthem.cuda.Stream, LEGACY and PER_THREAD implement), or a `...Stream`
+ * object with `cuda_stream` (older PyTorch) or `ptr` (CuPy). Any other int
+ * is refused: a bare number is more often a misplaced launch item (numba
+ * writes [grid, block, stream, shared]) than a handle, and a bad handle
+ * crashes the driver. */
 static int parse_stream(PyObject *o, const char *kname, uint64_t *out)
 {
     PyObject *h = NULL, *t = NULL;
     unsigned long long v;
+    long version;
     int rc = -1;
 
     *out = 0;
     if (o == Py_None)
         return 0;
     if (PyLong_Check(o) && !PyBool_Check(o)) {
-        h = Py_NewRef(o);
-    } else if (PyObject_HasAttrString(o, "__cuda_stream__")) {
+        v = PyLong_AsUnsignedLongLong(o);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            PyErr_Clear();
+        else if (v <= BT_CUDA_STREAM_PER_THREAD) {
+            *out = v;
+            return 0;
+        }
+        return config_error(kname,
+                            "stream=%R: a bare int other than 0, 1 or 2 is not taken as a "
+                            "stream; pass " STREAM_REMEDY " (the launch order is [grid, block, "
+                            "shared, stream]; numba's puts the stream third)",
+                            o);
+    }
+    if (PyObject_HasAttrString(o, "__cuda_stream__")) {
         t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
         if (!t)
             return -1;
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
-            config_error(kname, "stream.__cuda_stream__() must return (version, handle)");
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
+            !PyLong_Check(PyTuple_GET_ITEM(t, 0))) {
+            config_error(kname, "stream.__cuda_stream__() must return (version, handle), "
+                                "not %R", t);
+            goto done;
+        }
+        version = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        if (version != 0) {
+            PyErr_Clear();
+            config_error(kname, "stream.__cuda_stream__() gave version %R; bindthem knows "
+                                "version 0", PyTuple_GET_ITEM(t, 0));
             goto done;
         }
         h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
-    } else if (PyObject_HasAttrString(o, "cuda_stream")) {
+    } else if (is_stream_type(o) && PyObject_HasAttrString(o, "cuda_stream")) {
         h = PyObject_GetAttrString(o, "cuda_stream");
-    } else if (PyObject_HasAttrString(o, "ptr")) {
+    } else if (is_stream_type(o) && PyObject_HasAttrString(o, "ptr")) {
         h = PyObject_GetAttrString(o, "ptr");
     } else {
-        config_error(kname,
-                     "stream must be None, an int handle, bindthem.cuda.LEGACY / PER_THREAD "
-                     "or a stream object (__cuda_stream__), not %.100s",
+        config_error(kname, "stream must be None, " STREAM_REMEDY ", not %.100s",
                      Py_TYPE(o)->tp_name);
         return -1;
     }
     if (!h)
         goto done;
-    if (!PyLong_Check(h)) {
+    if (!PyLong_Check(h) || PyBool_Check(h)) {
         config_error(kname, "stream handle must be an int, not %.100s", Py_TYPE(h)->tp_name);
         goto done;
     }
@@ -229,28 +268,6 @@ typedef union Val {
     unsigned char bytes[16];
     long double align;
 } Val;
-
-static int store_size(Val *v, BtTypeId t, Py_ssize_t n, const char *kname, PyObject *name)
-{
-    const BtType *st = bt_type(t);
-    int bits = (int)st->size * 8 - (st->kind == 'i');
-
-    if (bits < 63 && (unsigned long long)n >> bits) {
-        PyErr_Format(PyExc_OverflowError,
-                     "%s(): argument '%U' has %zd elements, more than its '%U_size' parameter "
-                     "(%s) can hold",
-                     kname, name, n, name, st->cname);
-        return -1;
-    }
-    memset(v, 0, sizeof *v);
-    switch (st->size) {
-    case 1: v->bytes[0] = (unsigned char)n; break;
-    case 2: { uint16_t x = (uint16_t)n; memcpy(v->bytes, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)n; memcpy(v->bytes, &x, 4); break; }
-    default: { int64_t x = (int64_t)n; memcpy(v->bytes, &x, 8); break; }
-    }
-    return 0;
-}
 
 /* Checks one array argument for slot s; fills *dev (first device seen). */
 static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyObject *name,
@@ -366,11 +383,9 @@ static PyObject *launch(CudaKernel *k, PyObject *const *argv, const LaunchConfig
         if (check_array(st, k, s, name, &a[i], &dev, &dev_name) < 0)
             goto done;
         vals[s->cidx].u64 = a[i].ptr;
-        if (s->size_cidx >= 0) {
-            if (store_size(&vals[s->size_cidx], s->size_type, a[i].n, k->d.cname, name) < 0)
-                goto done;
-            params[s->size_cidx] = &vals[s->size_cidx];
-        }
+        if (bt_call_store_sizes(s, a[i].ndim, a[i].shape, vals, sizeof vals[0], params,
+                                k->d.cname, name) < 0)
+            goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
         bt_cuda_py_raise(st, &e);

@@ -25,6 +25,8 @@ typedef struct BtCudaArg {
     int kind;             /* BT_CUDA_ARG_* */
     uint64_t ptr;
     Py_ssize_t n;         /* elements */
+    int ndim;
+    Py_ssize_t shape[BT_MAX_SIZE_AXES]; /* the axes a size parameter can name */
     int readonly;
     int contiguous;
     int has_stream;       /* CAI v3 'stream' to wait on */

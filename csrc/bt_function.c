@@ -77,9 +77,50 @@ static PyObject *function_set_library(BtFunction *f, PyObject *lib)
     Py_RETURN_NONE;
 }
 
+/* New reference: bindthem._display.<name>(*argv). Rich display is text
+ * formatting, written in Python. */
+static PyObject *display(const char *name, PyObject *const *argv, Py_ssize_t n)
+{
+    PyObject *mod = NULL, *fn = NULL, *r = NULL;
+
+    mod = PyImport_ImportModule("bindthem._display");
+    if (!mod)
+        goto error;
+    fn = PyObject_GetAttrString(mod, name);
+    if (!fn)
+        goto error;
+    r = PyObject_Vectorcall(fn, argv, (size_t)n, NULL);
+error:
+    Py_XDECREF(mod);
+    Py_XDECREF(fn);
+    return r;
+}
+
+static PyObject *function_repr_html(PyObject *self, PyObject *unused)
+{
+    return display("function_html", &self, 1);
+}
+
+/* _repr_pretty_(p, cycle): IPython's pretty-printer protocol. */
+static PyObject *function_repr_pretty(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *argv[3];
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_repr_pretty_() takes 2 arguments (p, cycle)");
+        return NULL;
+    }
+    argv[0] = self;
+    argv[1] = args[0];
+    argv[2] = args[1];
+    return display("function_pretty", argv, 3);
+}
+
 static PyMethodDef function_methods[] = {
     {"__reduce__", (PyCFunction)function_reduce, METH_NOARGS, NULL},
     {"_set_library", (PyCFunction)function_set_library, METH_O, NULL},
+    {"_repr_html_", (PyCFunction)function_repr_html, METH_NOARGS, NULL},
+    {"_repr_pretty_", (PyCFunction)(void (*)(void))function_repr_pretty, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -90,6 +131,12 @@ static PyObject *get_module(BtFunction *f, void *c) { return Py_NewRef(f->module
 static PyObject *get_overloads(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.overloads); }
 static PyObject *get_text_sig(BtFunction *f, void *c) { return Py_NewRef(f->text_sig); }
 static PyObject *get_params(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.names); }
+
+static PyObject *get_library(BtFunction *f, void *c)
+{
+    PyObject *lib = f->library ? PyWeakref_GetObject(f->library) : Py_None; /* borrowed */
+    return lib ? Py_NewRef(lib) : NULL;
+}
 
 static PyObject *get_symbols(BtFunction *f, void *c)
 {
@@ -118,6 +165,8 @@ static PyGetSetDef function_getset[] = {
      NULL},
     {"symbols", (getter)get_symbols, NULL, "Symbol names of the overloads.", NULL},
     {"parameters", (getter)get_params, NULL, "Python parameter names.", NULL},
+    {"library", (getter)get_library, NULL, "The Library it belongs to (None once that is gone).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -2,6 +2,7 @@
 #include "bt_lex.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len)
@@ -12,6 +13,40 @@ void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len)
     lx->end = text + len;
     lx->line = 1;
     lx->col = 1;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte order mark */
+        lx->p += 3;
+}
+
+/* Length of the well-formed UTF-8 sequence at s (n > 0 bytes there), or 0
+ * for a byte that starts none: Python's strict decoder rules (no overlong
+ * forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_len(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    unsigned long cp;
+    size_t len, i;
+
+    if (u[0] < 0x80)
+        return 1;
+    if (u[0] >= 0xC2 && u[0] <= 0xDF)
+        len = 2, cp = u[0] & 0x1Fu;
+    else if (u[0] >= 0xE0 && u[0] <= 0xEF)
+        len = 3, cp = u[0] & 0x0Fu;
+    else if (u[0] >= 0xF0 && u[0] <= 0xF4)
+        len = 4, cp = u[0] & 0x07u;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((u[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (u[i] & 0x3Fu);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return len;
 }
 
 /* The parser asks this of every token many times: the first byte decides
@@ -195,6 +230,44 @@ static int lex_raw(BtLexer *lx, BtToken *t, BtDiag *err)
     return fail(lx, t, err, t->s, t->line, lx->tok_col, "unterminated raw string");
 }
 
+/* Identifiers become Python names: their bytes must be UTF-8 (a Latin-1
+ * header would fail later, in the decoder, with no location). */
+static int check_utf8_ident(BtLexer *lx, BtToken *t, BtDiag *err)
+{
+    const char *q = t->s;
+    char msg[200];
+    size_t k;
+
+    for (; q < lx->p; q += k) {
+        if (!(k = utf8_len(q, (size_t)(lx->p - q)))) {
+            snprintf(msg, sizeof msg,
+                     "invalid UTF-8 (byte 0x%02x) in an identifier; bindthem reads headers as "
+                     "UTF-8: convert the file, e.g. iconv -f latin1 -t utf-8",
+                     (unsigned char)*q);
+            return fail(lx, t, err, q, t->line, lx->tok_col + (int)(q - t->s), msg);
+        }
+    }
+    return 0;
+}
+
+/* Appends s[0..n) with each byte that starts no well-formed UTF-8 sequence
+ * replaced by U+FFFD: comments may be in any encoding, docstrings must be
+ * str. */
+static void append_utf8_lenient(BtBuf *b, const char *s, size_t n)
+{
+    size_t i = 0, k;
+
+    while (i < n) {
+        if ((k = utf8_len(s + i, n - i))) {
+            bt_buf_append(b, s + i, k);
+            i += k;
+        } else {
+            bt_buf_puts(b, "\xEF\xBF\xBD");
+            i++;
+        }
+    }
+}
+
 static int is_one_of(const char *s, size_t n, const char *const *list)
 {
     for (; *list; list++)
@@ -233,6 +306,8 @@ int bt_lex_next(BtLexer *lx, BtToken *t, BtDiag *err)
         while (lx->p < lx->end && is_ident_char((unsigned char)*lx->p))
             adv(lx);
         n = (size_t)(lx->p - t->s);
+        if (check_utf8_ident(lx, t, err) < 0)
+            return -1;
         if (peekc(lx, 0) == '"' && is_one_of(t->s, n, raw_prefix)) {
             t->kind = BT_TOK_STRING;
             r = lex_raw(lx, t, err);
@@ -284,7 +359,7 @@ int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, B
     BtToken t;
     BtDiag scratch;
     unsigned *ls;
-    const char *q;
+    const char *q, *start;
     int pass, n = 0, n_docs = 0, n_lines = 1;
 
     memset(out, 0, sizeof *out);
@@ -297,6 +372,7 @@ int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, B
         n_lines++;
     for (pass = 0; pass < 2; pass++) {
         bt_lex_init(&lx, file, text, len);
+        start = lx.p; /* after a byte order mark */
         bt_diag_init(&scratch);
         for (;;) {
             int r = bt_lex_next(&lx, &t, pass ? &out->err : &scratch);
@@ -322,7 +398,7 @@ int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, B
         if (!out->v || !out->docs || !ls)
             return bt_diag_nomem(diag);
         out->n_lines = n_lines;
-        ls[0] = 0;
+        ls[0] = (unsigned)(start - text);
         n_lines = 1;
         for (q = text; q < text + len && (q = memchr(q, '\n', (size_t)(text + len - q))); q++)
             ls[n_lines++] = (unsigned)(q + 1 - text);
@@ -499,7 +575,7 @@ int bt_lex_doc(BtArena *arena, const char *begin, const char *end, const char **
             skip = l->len;
         if (i > lo)
             bt_buf_putc(&buf, '\n');
-        bt_buf_append(&buf, l->s + skip, l->len - skip);
+        append_utf8_lenient(&buf, l->s + skip, l->len - skip);
     }
     if (buf.failed)
         goto error;

@@ -3,8 +3,9 @@
  * bind() loads the metadata, opens the library, resolves every planned
  * overload's symbol (plain name for extern "C", Itanium-mangled otherwise),
  * prepares its call frame and groups overloads into Function objects. Each
- * Function holds the Handle, so the library stays loaded while any function
- * from it lives. */
+ * Function holds the Handle; the library itself is opened RTLD_NODELETE and
+ * stays mapped until the process exits (threads it started may still run in
+ * it). */
 #include "bt_library.h"
 
 #include "bt_function.h"
@@ -210,11 +211,11 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
             addr = bt_sym_find(((BtHandle *)handle)->handle, sym);
             if (!addr) {
                 PyObject *s;
-                if (meta.has_table) {
+                if (ov->inst) { /* listed: an error; planned as untemplated: unexported */
                     missing_symbol(st, ov, sym, libpath, meta.header.file);
                     goto error;
                 }
-                /* no instantiate.yml: bind what the library exports */
+                /* unlisted (or no instantiate.yml): bind what the library exports */
                 s = PyUnicode_FromString(ov->signature);
                 if (!s || PyList_Append(unexported, s) < 0) {
                     Py_XDECREF(s);

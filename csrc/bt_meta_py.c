@@ -10,7 +10,7 @@
 PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
 {
     char msg[4096];
-    PyObject *exc_type, *exc = NULL;
+    PyObject *exc_type, *exc = NULL, *text = NULL;
 
     bt_diag_format(d, msg, sizeof msg);
     switch (d->kind) {
@@ -19,9 +19,10 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
         return NULL;
     case BT_DIAG_OS:
         if (d->err && d->file[0]) {
-            /* OSError(errno, strerror, filename) picks the subclass
-             * (FileNotFoundError, IsADirectoryError, ...) */
-            exc = Py_BuildValue("(isN)", d->err, strerror(d->err),
+            /* OSError(errno, text, filename) picks the subclass
+             * (FileNotFoundError, IsADirectoryError, ...); the text is ours
+             * ("cannot open: No such file or directory") */
+            exc = Py_BuildValue("(isN)", d->err, d->message,
                                 PyUnicode_DecodeFSDefault(d->file));
             if (exc)
                 PyErr_SetObject(PyExc_OSError, exc);
@@ -36,7 +37,11 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
         exc_type = st->HeaderError;
         break;
     }
-    exc = PyObject_CallFunction(exc_type, "ssii", msg, d->file, d->line, d->col);
+    /* the message may quote a string literal of a header in another encoding */
+    text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
+    if (!text)
+        return NULL;
+    exc = PyObject_CallFunction(exc_type, "Osii", text, d->file, d->line, d->col);
     if (exc) {
         if (d->line <= 0 || d->col <= 0) {
             /* unknown position: None, not 0 */
@@ -48,6 +53,7 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
         PyErr_SetObject(exc_type, exc);
     }
 done:
+    Py_XDECREF(text);
     Py_XDECREF(exc);
     return NULL;
 }
@@ -119,10 +125,11 @@ static PyObject *decl_dict(const BtDecl *d)
     if (!ns || !tps || !ret)
         goto error;
     r = Py_BuildValue(
-        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}", "name",
-        d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
+        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}",
+        "name", d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
         d->ret.is_const ? Py_True : Py_False, "array", d->ret.is_array ? Py_True : Py_False,
         "params", params, "doc", d->doc ? d->doc : "", "line", d->line, "col", d->col,
+        "first_line", d->first_line, "last_line", d->last_line,
         "extern_c", d->extern_c ? Py_True : Py_False, "inline", d->is_inline ? Py_True : Py_False,
         "static", d->is_static ? Py_True : Py_False, "global", d->is_global ? Py_True : Py_False,
         "device", d->is_device ? Py_True : Py_False, "bindable",

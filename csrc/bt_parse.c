@@ -6,7 +6,7 @@
  *
  *   header    -> item* EOF
  *   item      -> ';'
- *              | ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}'
+ *              | ['inline'] 'namespace' [IDENT ('::' ['inline'] IDENT)*] '{' item* '}'
  *              | 'extern' STRING '{' item* '}'
  *              | 'extern' STRING item
  *              | 'template' '<' [tparam (',' tparam)*] '>' decl
@@ -98,10 +98,16 @@ static int at_end(const BtToken *t) { return t->kind == BT_TOK_EOF || t->kind ==
 
 static const char *near(const BtToken *t, char *buf, size_t size)
 {
-    if (at_end(t))
+    int n = t->len;
+
+    if (at_end(t)) {
         snprintf(buf, size, "end of file");
-    else
-        snprintf(buf, size, "'%.*s'", t->len > 40 ? 40 : t->len, t->s);
+        return buf;
+    }
+    if (n > 40) /* cut at 40 bytes, not inside a UTF-8 sequence */
+        for (n = 40; n > 0 && ((unsigned char)t->s[n] & 0xC0) == 0x80; n--)
+            ;
+    snprintf(buf, size, "'%.*s'", n, t->s);
     return buf;
 }
 
@@ -520,6 +526,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     const char *lb;
 
     pr->size_of = -1;
+    pr->size_axis = 0;
     pr->t.tparam = -1;
     pr->name = "";
     pr->line = first->line;
@@ -616,12 +623,34 @@ static int is_size_type(const BtTypeRef *t)
     return kind == 'i' || kind == 'u';
 }
 
-/* params -> [ 'void' | param (',' param)* ], then the size rule. */
+/* The axis a size parameter named `name` gives of array `array`: 0 for
+ * `array_size`, K for `array_sizeK`; -1 when it names no size of array,
+ * -2 when K is BT_MAX_SIZE_AXES or more. */
+static int size_axis(const char *array, const char *name)
+{
+    size_t len = strlen(array);
+    const char *s;
+    int k = 0;
+
+    if (strncmp(name, array, len) != 0 || strncmp(name + len, "_size", 5) != 0)
+        return -1;
+    for (s = name + len + 5; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        if (k >= BT_MAX_SIZE_AXES)
+            continue;
+        k = k * 10 + (*s - '0');
+    }
+    return k < BT_MAX_SIZE_AXES ? k : -2;
+}
+
+/* params -> [ 'void' | param (',' param)* ], then the size rule: each
+ * array is followed by one or more of its size parameters. */
 static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
 {
     Range *r = NULL;
     const char **why;
-    int n = 0, i;
+    int n = 0, i, j;
 
     if (split_params(p, &r, &n) < 0)
         return -1;
@@ -636,20 +665,32 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
         if (parse_param(p, r[i], i, tm, &d->params[i], &why[i]) < 0)
             return -1;
     for (i = 0; i < n && !d->unbindable; i++) {
-        BtParam *x = &d->params[i], *s = i + 1 < n ? &d->params[i + 1] : NULL;
-        size_t len = strlen(x->name);
+        BtParam *x = &d->params[i];
         d->unbindable = why[i];
         if (d->unbindable || !x->t.is_array)
             continue;
-        if (!s || strncmp(s->name, x->name, len) != 0 || strcmp(s->name + len, "_size") != 0)
+        for (j = i + 1; j < n; j++) {
+            BtParam *s = &d->params[j];
+            int axis = size_axis(x->name, s->name);
+            if (axis == -1)
+                break;
+            if (axis == -2)
+                d->unbindable = bt_arena_printf(
+                    p->arena, "parameter '%s' names an axis of '%s' past the last one bindthem "
+                    "passes ('%s_size%d')", s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
+            else if (!why[j] && !is_size_type(&s->t))
+                d->unbindable = bt_arena_printf(
+                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name,
+                    x->name);
+            if (d->unbindable)
+                break;
+            s->size_of = i;
+            s->size_axis = axis;
+        }
+        if (!d->unbindable && j == i + 1)
             d->unbindable = bt_arena_printf(
                 p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
                 x->name);
-        else if (!why[i + 1] && !is_size_type(&s->t))
-            d->unbindable = bt_arena_printf(
-                p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
-        else
-            s->size_of = i;
     }
     return 0;
 }
@@ -708,6 +749,9 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         return -1;
     if (ret_reason)
         d->unbindable = ret_reason;
+    if (!d->unbindable && d->n_params > BT_MAX_PARAMS)
+        d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
+                                        d->n_params, BT_MAX_PARAMS);
     if (parse_trailer(p, d) < 0)
         return -1;
     if (bt_lex_is(cur(p), ";")) {
@@ -782,7 +826,9 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     int is_inline = 0, is_static = p->anon_ns, global = 0, device = 0, host = 0, name_at;
     int spec_at = p->pos;
     BtDecl *d = NULL;
-    const char *doc = NULL, *doc_end = NULL;
+    const BtToken *dt;
+    const char *s, *doc = NULL, *doc_end = NULL;
+    int has_doc;
 
     for (;;) {
         const BtToken *t = cur(p);
@@ -840,7 +886,13 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
         d->unbindable = tm->reason;
     if (!d->unbindable && device && !global && !host)
         d->unbindable = "__device__ function is not a kernel";
-    if (!bt_lex_doc_span(&p->toks, doc_at, &doc, &doc_end))
+    dt = tok(p, doc_at);
+    has_doc = bt_lex_doc_span(&p->toks, doc_at, &doc, &doc_end);
+    d->first_line = dt->line;
+    for (s = has_doc ? doc : NULL; s && s < dt->s; s++) /* the doc starts this many lines up */
+        d->first_line -= *s == '\n';
+    d->last_line = tok(p, p->pos - 1)->line;
+    if (!has_doc)
         bt_lex_doc_span(&p->toks, spec_at, &doc, &doc_end);
     if (bt_lex_doc(p->arena, doc, doc_end, &d->doc, p->diag) < 0)
         return -1;
@@ -960,33 +1012,46 @@ static int parse_template(Parser *p, int extern_c)
     return parse_decl(p, &tm, extern_c, start);
 }
 
-/* namespace -> ['inline'] 'namespace' [IDENT ('::' IDENT)*] '{' item* '}' */
+/* namespace -> ['inline'] 'namespace' [IDENT ('::' ['inline'] IDENT)*]
+ *              ('{' item* '}' | '=' other) */
 static int parse_namespace(Parser *p)
 {
     const char **saved = p->ns;
-    int saved_n = p->n_ns, saved_anon = p->anon_ns, start;
+    int saved_n = p->n_ns, saved_anon = p->anon_ns, start, n_names = 0;
 
     if (bt_lex_is(cur(p), "inline"))
         advance(p);
     advance(p);
     start = p->pos;
-    while (cur(p)->kind == BT_TOK_IDENT || bt_lex_is(cur(p), "::"))
-        advance(p);
+    if (cur(p)->kind == BT_TOK_IDENT) {
+        for (;;) {
+            advance(p);
+            n_names++;
+            if (!bt_lex_is(cur(p), "::"))
+                break;
+            advance(p);
+            if (bt_lex_is(cur(p), "inline")) /* C++20 a::inline b */
+                advance(p);
+            if (cur(p)->kind != BT_TOK_IDENT)
+                return expected(p, cur(p), "namespace name");
+        }
+    }
     if (bt_lex_is(cur(p), "="))
         return skip_other(p); /* namespace alias */
     if (!bt_lex_is(cur(p), "{"))
-        return expected(p, cur(p), "'{'");
-    if (p->pos == start) {
+        return expected(p, cur(p), n_names ? "'::' or '{'" : "'{'");
+    if (n_names == 0) {
         p->anon_ns = 1;
     } else {
-        int n = p->n_ns + (p->pos - start + 1) / 2, k = p->n_ns;
-        const char **v = bt_arena_alloc(p->arena, (size_t)n * sizeof *v);
+        int k = p->n_ns;
+        const char **v = bt_arena_alloc(p->arena, (size_t)(k + n_names) * sizeof *v);
         if (!v)
             return bt_diag_nomem(p->diag);
-        if (p->n_ns)
-            memcpy(v, p->ns, (size_t)p->n_ns * sizeof *v);
+        if (k)
+            memcpy(v, p->ns, (size_t)k * sizeof *v);
         for (int i = start; i < p->pos; i++) {
-            if (tok(p, i)->kind == BT_TOK_IDENT && !(v[k++] = tokdup(p, tok(p, i))))
+            if (tok(p, i)->kind == BT_TOK_IDENT && !bt_lex_is(tok(p, i), "inline") &&
+                !(v[k++] = tokdup(p, tok(p, i))))
                 return bt_diag_nomem(p->diag);
         }
         p->ns = v;

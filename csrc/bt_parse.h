@@ -12,6 +12,10 @@
 #include "bt_diag.h"
 #include "bt_types.h"
 
+/* Most C parameters a bound function may have: call frames are sized by it.
+ * A function with more is recorded unbindable. */
+#define BT_MAX_PARAMS 96
+
 /* A parameter's or return value's type. */
 typedef struct BtTypeRef {
     int tparam;      /* index into BtDecl.tparams, or -1 for a concrete type */
@@ -21,10 +25,15 @@ typedef struct BtTypeRef {
     int is_complex_of_tparam; /* `std::complex<T>` with T a template param */
 } BtTypeRef;
 
+/* Size parameters follow their array x: `x_size` gets x.shape[0] and
+ * `x_sizeK` gets x.shape[K] (the seed generator's rule), K below this. */
+#define BT_MAX_SIZE_AXES 32
+
 typedef struct BtParam {
     const char *name;
     BtTypeRef t;
-    int size_of;     /* for an `x_size` parameter: index of array x; else -1 */
+    int size_of;     /* for a size parameter of array x: index of x; else -1 */
+    int size_axis;   /* for a size parameter: the axis K it gets (0 for `x_size`) */
     const char *defval; /* a scalar's default argument, as written ("2"), or NULL */
     int line, col;   /* of the parameter's name */
 } BtParam;
@@ -46,6 +55,8 @@ typedef struct BtDecl {
     const char *doc;      /* comment markers and common indentation stripped; "" if none */
     const char *unbindable; /* reason, or NULL when bindable */
     int line, col;        /* of the function's name */
+    int first_line;       /* its doc comment's (or template's, or first word's) line */
+    int last_line;        /* of its closing '}' or ';' */
 } BtDecl;
 
 typedef struct BtHeader {

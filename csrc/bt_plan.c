@@ -3,9 +3,10 @@
  * With a table, each BtInst picks a declaration by name and template arity
  * (the first bindable one: C++ overloads may share a name), its template
  * arguments are substituted into the parameter types, and the overload is
- * filed under its Python name (after remaps), in YAML order. Without a
- * table, every bindable untemplated, exported declaration is planned, one
- * overload each, in header order. Either way, what is left out is listed in
+ * filed under its Python name (after remaps), in YAML order. Every
+ * bindable untemplated, exported declaration the table does not list (all of
+ * them without a table) is planned too, one overload each, in header order,
+ * as BindThem's generator binds them. Either way, what is left out is listed in
  * `skipped` with the reason. Errors point into the YAML (BT_DIAG_INSTANTIATE),
  * since the YAML is what asked for the impossible. */
 #include "bt_plan.h"
@@ -33,11 +34,12 @@ typedef struct Planner {
      * its name and template arity; at a head, the first bindable decl of
      * the name (by_name_bindable) or of the key (by_key_bindable) and the
      * first unbindable one of the key (by_key_unbindable), or -1. */
-    BtIndex names, keys;
+    BtIndex byname, keys, remaps;
     int *name_head, *key_head;
     int *by_name_bindable, *by_key_bindable, *by_key_unbindable;
     long near_budget;
     BtOverload *ovs;        /* in YAML (or header) order, before grouping */
+    const char **names;     /* their Python names */
     BtIndex missing;        /* out->missing by name */
     char *name_listed;      /* per name head: the table names it */
 } Planner;
@@ -249,7 +251,7 @@ static int find_decl(const Planner *p, const char *name, int arity)
     Key k = {p, name, arity};
 
     if (arity < 0)
-        return bt_index_find(&p->names, bt_hash_str(&p->names, name), same_name, &k, NULL);
+        return bt_index_find(&p->byname, bt_hash_str(&p->byname, name), same_name, &k, NULL);
     return bt_index_find(&p->keys, key_hash(p, name, arity), same_key, &k, NULL);
 }
 
@@ -265,7 +267,7 @@ static int index_decls(Planner *p)
     p->by_name_bindable = p->key_head + n;
     p->by_key_bindable = p->by_name_bindable + n;
     p->by_key_unbindable = p->by_key_bindable + n;
-    if (bt_index_init(&p->names, p->arena, (size_t)n) < 0 ||
+    if (bt_index_init(&p->byname, p->arena, (size_t)n) < 0 ||
         bt_index_init(&p->keys, p->arena, (size_t)n) < 0)
         return nomem(p);
     for (i = 0; i < n; i++) {
@@ -274,9 +276,9 @@ static int index_decls(Planner *p)
         size_t at;
         int nh, kh;
 
-        nh = bt_index_find(&p->names, bt_hash_str(&p->names, d->name), same_name, &k, &at);
+        nh = bt_index_find(&p->byname, bt_hash_str(&p->byname, d->name), same_name, &k, &at);
         if (nh < 0) {
-            bt_index_put(&p->names, at, i);
+            bt_index_put(&p->byname, at, i);
             nh = i;
             p->by_name_bindable[i] = -1;
         }
@@ -411,9 +413,21 @@ static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverlo
         return nomem(p);
     if (concrete(p, d, &d->ret, ov->targs, in, &ov->ret) < 0)
         return -1;
-    for (i = 0; i < d->n_params; i++)
-        if (concrete(p, d, &d->params[i].t, ov->targs, in, &ov->ptypes[i]) < 0)
+    for (i = 0; i < d->n_params; i++) {
+        const BtParam *pa = &d->params[i];
+        char kind;
+        if (concrete(p, d, &pa->t, ov->targs, in, &ov->ptypes[i]) < 0)
             return -1;
+        kind = bt_type(ov->ptypes[i])->kind;
+        /* `const T x_size`: the parser took T on trust, the tuple must keep it an integer */
+        if (pa->size_of >= 0 && pa->t.tparam >= 0 && in && kind != 'i' && kind != 'u')
+            return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->tline, in->tcol,
+                               "%s = %s in %s makes '%s', the size of '%s' in '%s', a %s; a size "
+                               "parameter must be an integer type (declared at %s:%d:%d)",
+                               d->tparams[pa->t.tparam], bt_plan_cname(ov->ptypes[i]), in->tpath,
+                               pa->name, d->params[pa->size_of].name, d->name,
+                               bt_plan_cname(ov->ptypes[i]), p->h->file, pa->line, pa->col);
+    }
     if (!(ov->signature = signature(p, ov)))
         return nomem(p);
     return 0;
@@ -442,37 +456,69 @@ static int find_name(const BtIndex *x, const void *first, size_t stride, const c
     return bt_index_find(x, bt_hash_str(x, key), name_eq, &s, at);
 }
 
-/* Files ovs[0..n) into out->funcs by Python name (after remaps), first
- * appearance first. */
-static int group(Planner *p, BtOverload *ovs, int n, BtPlan *out)
+/* The remap of C++ name func, or -1. */
+static int find_remap(const Planner *p, const char *func)
 {
     const BtInstTable *t = p->t;
+
+    if (!t || !t->n_remaps)
+        return -1;
+    return find_name(&p->remaps, &t->remaps[0].from, sizeof *t->remaps, func, NULL);
+}
+
+static const char *python_name(const Planner *p, const char *func)
+{
+    int r = find_remap(p, func);
+    return r >= 0 ? p->t->remaps[r].to : func;
+}
+
+/* Python keeps __dunder__ names for the module itself (a Library is a
+ * module: __name__, __all__, __getattr__ ...), so no kernel may take one. */
+static int is_dunder(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && strncmp(name, "__", 2) == 0 && strcmp(name + n - 2, "__") == 0;
+}
+
+#define DUNDER_WHY "Python reserves __dunder__ names for the module itself"
+
+/* -1 with diag set when instantiation in would bind a __dunder__ Python name. */
+static int check_python_name(Planner *p, const BtInst *in)
+{
+    const char *name = python_name(p, in->func);
+    int r;
+
+    if (!is_dunder(name))
+        return 0;
+    if ((r = find_remap(p, in->func)) >= 0)
+        return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, p->t->remaps[r].line,
+                           p->t->remaps[r].col,
+                           "%s remaps '%s' to '%s', which cannot be a kernel's name: "
+                           DUNDER_WHY "; pick another name", p->t->remaps[r].path,
+                           in->func, name);
+    return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
+                       "'%s' cannot be a kernel's Python name: " DUNDER_WHY "; bind it under "
+                       "another name with a remap ('remaps: [{%s: name}]')", name, name);
+}
+
+/* Files ovs[0..n) under names[0..n) into out->funcs, first appearance first. */
+static int group(Planner *p, BtOverload *ovs, const char **names, int n, BtPlan *out)
+{
     int *fidx = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *fidx);
-    BtIndex remaps = {NULL, 0, 0}, funcs = {NULL, 0, 0};
+    BtIndex funcs = {NULL, 0, 0};
     int i, j, rc = -1;
 
     out->funcs = bt_arena_array(p->arena, (size_t)n + 1, sizeof *out->funcs);
-    if (!fidx || !out->funcs || bt_index_init(&funcs, p->arena, (size_t)n) < 0 ||
-        bt_index_init(&remaps, p->arena, t ? (size_t)t->n_remaps : 0) < 0) {
+    if (!fidx || !out->funcs || bt_index_init(&funcs, p->arena, (size_t)n) < 0) {
         nomem(p);
         goto done;
     }
-    for (i = 0; t && i < t->n_remaps; i++) { /* the YAML reader keeps one per name */
-        size_t at;
-        if (find_name(&remaps, &t->remaps[0].from, sizeof *t->remaps, t->remaps[i].from,
-                      &at) < 0)
-            bt_index_put(&remaps, at, i);
-    }
     for (i = 0; i < n; i++) {
-        const char *name = ovs[i].decl->name;
         size_t at;
-        if (t && t->n_remaps &&
-            (j = find_name(&remaps, &t->remaps[0].from, sizeof *t->remaps, name, NULL)) >= 0)
-            name = t->remaps[j].to;
-        j = find_name(&funcs, &out->funcs[0].name, sizeof *out->funcs, name, &at);
+        j = find_name(&funcs, &out->funcs[0].name, sizeof *out->funcs, names[i], &at);
         if (j < 0) {
             j = out->n_funcs++;
-            out->funcs[j].name = name;
+            out->funcs[j].name = names[i];
             out->funcs[j].doc = ovs[i].decl->doc ? ovs[i].decl->doc : "";
             bt_index_put(&funcs, at, j);
         }
@@ -495,7 +541,6 @@ static int group(Planner *p, BtOverload *ovs, int n, BtPlan *out)
     rc = 0;
 done:
     bt_index_release(&funcs, p->arena);
-    bt_index_release(&remaps, p->arena);
     bt_arena_release(p->arena, fidx);
     return rc;
 }
@@ -504,9 +549,12 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
 {
     if (d->unbindable)
         return bt_arena_printf(p->arena, "unbindable: %s", d->unbindable);
+    if (!p->t && is_dunder(d->name))
+        return "its name is not a Python name a kernel can have (" DUNDER_WHY "); bind it "
+               "under another name with instantiate.yml's remaps";
     if (!p->t && d->n_tparams)
         return "templated; needs instantiate.yml";
-    if (!p->t)
+    if (!p->t || (!d->n_tparams && !p->listed[i]))
         return "inline/static; not exported by the library";
     if (p->listed[i]) {
         /* pick() binds only the first bindable decl of a name and arity */
@@ -521,17 +569,44 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
     return "not listed in instantiate.yml";
 }
 
+/* Appends an overload for every exported, bindable untemplated declaration
+ * that the table does not list (all of them without a table): BindThem's
+ * generator binds those whether or not instantiate.yml names them. */
+static int plan_untemplated(Planner *p, int *n_ovs)
+{
+    for (int i = 0; i < p->h->n_decls; i++) {
+        const BtDecl *d = &p->h->decls[i];
+        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static ||
+            is_dunder(d->name) || p->listed[i])
+            continue;
+        if (make_overload(p, d, NULL, &p->ovs[*n_ovs]) < 0)
+            return -1;
+        p->used[i] = 1;
+        p->names[(*n_ovs)++] = d->name;
+    }
+    return 0;
+}
+
+/* The scratch arrays for n overloads: ovs and their Python names. */
+static int alloc_overloads(Planner *p, size_t n)
+{
+    p->ovs = bt_arena_resize(p->arena, NULL, n * sizeof *p->ovs);
+    p->names = bt_arena_resize(p->arena, NULL, n * sizeof *p->names);
+    return p->ovs && p->names ? 0 : nomem(p);
+}
+
 static int plan_table(Planner *p, BtPlan *out, int strict)
 {
     const BtInstTable *t = p->t;
     int n = t->n_insts, n_ovs = 0, found = 0, i;
     const BtInst *first_missing = NULL;
 
-    p->ovs = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *p->ovs);
+    /* listed + unlisted untemplated */
+    if (alloc_overloads(p, (size_t)n + (size_t)p->h->n_decls) < 0)
+        return -1;
     p->name_listed = bt_arena_resize(p->arena, NULL, (size_t)p->h->n_decls);
     out->missing = bt_arena_array(p->arena, (size_t)n + 1, sizeof *out->missing);
-    if (!p->ovs || !p->name_listed || !out->missing ||
-        bt_index_init(&p->missing, p->arena, (size_t)n) < 0)
+    if (!p->name_listed || !out->missing || bt_index_init(&p->missing, p->arena, (size_t)n) < 0)
         return nomem(p);
     for (i = 0; i < n; i++) {
         int d = find_decl(p, t->insts[i].func, -1);
@@ -562,35 +637,45 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
             continue;
         }
         found = 1;
-        if (make_overload(p, d, in, &p->ovs[n_ovs]) < 0)
+        if (check_python_name(p, in) < 0 || make_overload(p, d, in, &p->ovs[n_ovs]) < 0)
             return -1;
         p->used[d - p->h->decls] = 1;
-        n_ovs++;
+        p->names[n_ovs++] = python_name(p, in->func);
     }
-    if (!found && first_missing)
+    if (plan_untemplated(p, &n_ovs) < 0)
+        return -1;
+    if (!found && n_ovs == 0 && first_missing)
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, t->file, first_missing->line,
                            first_missing->col,
                            "%s declares none of the functions listed in instantiate.yml "
                            "(the first is '%s')", p->h->file, first_missing->func);
-    return group(p, p->ovs, n_ovs, out);
+    return group(p, p->ovs, p->names, n_ovs, out);
 }
 
 static int plan_auto(Planner *p, BtPlan *out)
 {
-    int n = p->h->n_decls, n_ovs = 0, i;
+    int n_ovs = 0;
 
-    if (!(p->ovs = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *p->ovs)))
+    if (alloc_overloads(p, (size_t)p->h->n_decls) < 0 || plan_untemplated(p, &n_ovs) < 0)
+        return -1;
+    return group(p, p->ovs, p->names, n_ovs, out);
+}
+
+/* The remaps by C++ name (the YAML reader keeps one per name). */
+static int index_remaps(Planner *p)
+{
+    const BtInstTable *t = p->t;
+    int i;
+
+    if (bt_index_init(&p->remaps, p->arena, t ? (size_t)t->n_remaps : 0) < 0)
         return nomem(p);
-    for (i = 0; i < n; i++) {
-        const BtDecl *d = &p->h->decls[i];
-        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static)
-            continue;
-        if (make_overload(p, d, NULL, &p->ovs[n_ovs]) < 0)
-            return -1;
-        p->used[i] = 1;
-        n_ovs++;
+    for (i = 0; t && i < t->n_remaps; i++) {
+        size_t at;
+        if (find_name(&p->remaps, &t->remaps[0].from, sizeof *t->remaps, t->remaps[i].from,
+                      &at) < 0)
+            bt_index_put(&p->remaps, at, i);
     }
-    return group(p, p->ovs, n_ovs, out);
+    return 0;
 }
 
 int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
@@ -612,7 +697,8 @@ int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *
         nomem(&p);
         goto done;
     }
-    if (index_decls(&p) < 0 || (t ? plan_table(&p, out, strict) : plan_auto(&p, out)) < 0)
+    if (index_decls(&p) < 0 || index_remaps(&p) < 0 ||
+        (t ? plan_table(&p, out, strict) : plan_auto(&p, out)) < 0)
         goto done;
     for (i = 0; i < h->n_decls; i++)
         out->n_skipped += !p.used[i];
@@ -636,11 +722,13 @@ int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *
     rc = arena->failed ? nomem(&p) : 0;
 done:
     /* the planner's lookups and scratch arrays are not part of the plan */
-    bt_index_release(&p.names, arena);
+    bt_index_release(&p.byname, arena);
     bt_index_release(&p.keys, arena);
     bt_index_release(&p.missing, arena);
+    bt_index_release(&p.remaps, arena);
     bt_arena_release(arena, p.name_head);
     bt_arena_release(arena, p.name_listed);
     bt_arena_release(arena, p.ovs);
+    bt_arena_release(arena, (void *)p.names);
     return rc;
 }

@@ -14,7 +14,10 @@
 
 void *bt_sym_open(const char *path, BtDiag *diag)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NODELETE: a kernel library may leave threads running in it or in
+     * what it pulled in (libgomp's pool outlives the call), so it must never
+     * be unmapped; dlclose then only drops the reference count */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         const char *e = dlerror();
         bt_diag_set(diag, BT_DIAG_OS, NULL, 0, 0, "cannot load library: %s",

@@ -8,7 +8,8 @@
 #include "bt_arena.h"
 #include "bt_diag.h"
 
-/* dlopen(path, RTLD_NOW | RTLD_LOCAL). NULL with dlerror() text in diag. */
+/* dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE): the library stays
+ * mapped until the process exits. NULL with dlerror() text in diag. */
 BT_HIDDEN void *bt_sym_open(const char *path, BtDiag *diag);
 BT_HIDDEN void bt_sym_close(void *handle);
 BT_HIDDEN void *bt_sym_find(void *handle, const char *name);

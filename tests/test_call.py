@@ -111,12 +111,15 @@ def test_zero_size_array(abi, dtype):
     assert abi.sum_const(np.zeros(0)) == 0.0
 
 
-def test_size_of_2d_array_is_total_element_count(abi):
+def test_size_of_nd_array_is_its_first_extent(abi):
+    # BindThem's generator passes p.shape[0] (tests/test_sizes.py has the rest)
     x = np.zeros((3, 5), np.float64)
-    assert abi.count(x) == 15
+    assert abi.count(x) == 3
     abi.fill_seq(x)
-    np.testing.assert_array_equal(x.ravel(), np.arange(1, 16))
-    assert abi.sizet_sized(np.zeros((2, 3, 4))) == 24
+    expected = np.zeros(15)
+    expected[:3] = [1, 2, 3]
+    np.testing.assert_array_equal(x.ravel(), expected)
+    assert abi.sizet_sized(np.zeros((2, 3, 4))) == 2
 
 
 def test_small_size_types(abi):
@@ -210,6 +213,47 @@ def test_bool_handling(abi):
 def test_numpy_scalars(abi, scalar, fname, expected):
     r = getattr(abi, fname)(scalar)
     assert r == expected
+
+
+def test_numpy_bool_for_integer_parameters(abi):
+    # numpy.bool has no __index__; it converts as Python's bool does
+    assert abi.neg_int(np.True_) == -1
+    assert abi.next_uint(np.False_) == 1
+    assert abi.next_uchar(np.True_) == 2
+    assert abi.neg_long(np.bool_(True)) == -1
+
+
+BIG = 2 ** 2000
+
+
+@pytest.mark.parametrize("fname, value, ctype", [
+    ("half_double", BIG, "double"), ("half_float", BIG, "float"),
+    ("conj2_cdouble", BIG, "std::complex<double>"), ("conj2_cfloat", BIG, "std::complex<float>"),
+    ("neg_int", BIG, "int"), ("neg_long", -BIG, "long"), ("next_ulong", BIG, "unsigned long"),
+])
+def test_huge_int_message_names_argument_and_is_short(abi, fname, value, ctype):
+    with pytest.raises(OverflowError) as e:
+        getattr(abi, fname)(value)
+    text = str(value)
+    assert str(e.value) == "%s(): argument 'x' = %s... (%d digits) does not fit in %s" % (
+        fname, text[:30], len(text.lstrip("-")), ctype)
+
+
+class StubbornInt(int):
+    def __float__(self):
+        raise ValueError("no float for you")
+
+    def __complex__(self):
+        raise ValueError("no complex either")
+
+
+def test_conversion_error_names_function_and_argument(abi):
+    with pytest.raises(ValueError, match=r"^half_double\(\): argument 'x' = 3 cannot be converted "
+                                         r"to double: no float for you$"):
+        abi.half_double(StubbornInt(3))
+    with pytest.raises(ValueError, match=r"^conj2_cdouble\(\): argument 'x' = 3 cannot be "
+                                         r"converted to std::complex<double>: no complex either$"):
+        abi.conj2_cdouble(StubbornInt(3))
 
 
 def test_numpy_scalar_range_checked(abi):

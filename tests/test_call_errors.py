@@ -137,7 +137,16 @@ def test_unaligned_refused(abi):
     x = np.frombuffer(buf.data, dtype=np.float64, count=5, offset=1)
     assert not x.flags.aligned
     msg = raises(ValueError, abi.sum_const, x)
-    assert msg == "sum_const(): argument 'x' must be an aligned array"
+    assert msg == ("sum_const(): argument 'x' (position 1) must be an aligned array; bindthem "
+                   "never copies, pass numpy.require(x, requirements=\"CA\") and use the result")
+    # the remedy works
+    assert abi.sum_const(np.require(x, requirements="CA")) == x.sum()
+    J, xs, y = np.arange(3, dtype=np.int32), np.zeros(3), np.zeros(3)
+    buf = np.zeros(8 * 3 + 1, np.uint8)
+    yu = np.frombuffer(buf.data, dtype=np.float64, count=3, offset=1)
+    msg = raises(ValueError, abi.errfunc, J, xs, yu, 1.0)
+    assert msg.startswith("errfunc(): argument 'y' (position 3) must be an aligned array; "
+                          "bindthem never copies, pass numpy.require(y, requirements=\"CA\")")
 
 
 def test_non_native_byte_order_refused(abi, args):

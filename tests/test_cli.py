@@ -1,6 +1,6 @@
-"""`python -m bindthem show`: overloads as C signatures, the docstring's
-first line, unbound functions with reasons; exit status 2 with
-file:line:col on a bad input."""
+"""`python -m bindthem show`: each function's Python call (size parameters
+dropped), overloads as C signatures, the docstring's first line, unbound
+functions with reasons; exit status 2 with file:line:col on a bad input."""
 
 import os
 import subprocess
@@ -34,7 +34,7 @@ def test_show_readme_example():
     r = cli("show", EX_H, "-i", EX_Y)
     assert (r.returncode, r.stderr) == (0, "")
     assert r.stdout == (
-        "myfunc  (2 overloads)\n"
+        "myfunc(J, x, y, a)  (2 overloads)\n"
         "    My Function\n"
         "    int myfunc<int, double, std::complex<double>>(const int J[], const int J_size, "
         "double x[], const int x_size, std::complex<double> y[], const int y_size, double a)\n"
@@ -94,7 +94,8 @@ def test_show_pyamg(capsys):
     assert (rc, err) == (0, "")
     blocks = out.split("\n\n")
     gs = blocks[0].splitlines()
-    assert gs[0] == "gauss_seidel  (8 overloads)"
+    assert gs[0] == ("gauss_seidel(Ap, Aj, Ax, x, b, row_start, row_stop, row_step)  "
+                     "(8 overloads)")
     assert gs[1] == "    Gauss-Seidel iteration."
     assert gs[2] == ("    void gauss_seidel<int, float, float>(const int Ap[], const int Ap_size, "
                      "const int Aj[], const int Aj_size, const float Ax[], const int Ax_size, "
@@ -102,7 +103,8 @@ def test_show_pyamg(capsys):
                      "const int row_start, const int row_stop, const int row_step)")
     assert gs[6].startswith("    void gauss_seidel<long, float, float>(const long Ap[], ")
     assert len(gs) == 10
-    assert "sor_gauss_seidel  (8 overloads)\n    SOR iteration.\n" in out
+    assert "sor_gauss_seidel(Ap, Aj, Ax, x, b, row_start, row_stop, row_step, omega)  " \
+        "(8 overloads)\n    SOR iteration.\n" in out
     assert out.count("  (8 overloads)\n") == 16
     # relaxation.h binds everything it declares; the YAML's other names are listed
     last = out.rstrip("\n").splitlines()[-1]
@@ -111,12 +113,12 @@ def test_show_pyamg(capsys):
 
     rc, out, err = show(capsys, os.path.join(core, "linalg.h"), "-i", yml)
     assert (rc, err) == (0, "")
-    assert out.startswith("pinv_array  (8 overloads)\n    Replace each block of A with a "
+    assert out.startswith("pinv_array(AA, m, n, TransA)  (8 overloads)\n    Replace each block of A with a "
                           "Moore-Penrose pseudoinverse of that block.\n    void pinv_array<int, "
                           "float, float>(float AA[], const int AA_size, const int m, const int n, "
                           "const char TransA)\n")
     unbound = out.split("unbound functions:\n")[1].splitlines()
-    assert "    signof (line 18): not listed in instantiate.yml" in unbound
+    assert "    signof (line 18): inline/static; not exported by the library" in unbound
     assert "    conjugate (line 32): unbindable: parameter 'x' is a reference (float &)" \
         in unbound
     assert "    QR (line 1173): unbindable: unknown type 'std::vector<T>' of return value" \

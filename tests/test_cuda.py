@@ -366,6 +366,8 @@ def test_library(lib):
     assert lib.axpy.parameters == ("a", "x", "y")
     assert "y = a * x + y" in lib.axpy.__doc__
     assert repr(lib.axpy) == "<bindthem.cuda kernel kernels.axpy with 2 overloads>"
+    # a host function the YAML doesn't list is left out, not an error
+    assert lib.not_kernels == ["int host_count(const int x[], const int x_size)"]
 
 
 def test_load_from_file_without_yaml(mock, tmp_path):
@@ -376,6 +378,22 @@ def test_load_from_file_without_yaml(mock, tmp_path):
     assert lib.__all__ == ["fill_i"]  # untemplated kernels only
     assert lib.not_kernels == ["int host_count(const int x[], const int x_size)"]
     assert lib.unexported == []
+
+
+def test_kernels_named_like_library_attributes(mock, tmp_path):
+    h = tmp_path / "taken.cuh"
+    h.write_text("// a\n__global__ void not_kernels(int n) {}\n"
+                 "// b\n__global__ void metadata(int n) {}\n"
+                 "// c\n__global__ void __name__(int n) {}\n"
+                 "// d\nint host(int n) { return n; }\n")
+    lib = cuda.load(module_text(str(h), None), str(h))
+    assert isinstance(lib.not_kernels, cuda.Kernel) and isinstance(lib.metadata, cuda.Kernel)
+    assert lib.__all__ == ["metadata", "not_kernels"] and lib.__name__ == "taken"
+    info = lib.__bindthem__
+    assert info.not_kernels == ["int host(int n)"] and info.unexported == []
+    assert [s["name"] for s in info.metadata["skipped"]] == ["__name__"]
+    assert {"metadata", "not_kernels", "unexported", "__bindthem__"} <= set(dir(lib))
+    assert lib.unexported == []  # no kernel of that name: bindthem's list
 
 
 def test_host_function_listed(mock):
@@ -475,11 +493,69 @@ def test_size_types(lib, clean):
     x = cuda.to_device(np.zeros((3, 4), dtype=np.float32))
     lib.negate[1, 16](x)
     assert last_launch(clean)["kernel"] == "_ZN3ops6negateIfEEvPT_j"
-    assert struct.unpack("<I", bytes.fromhex(last_launch(clean)["params"][1])) == (12,)
+    # x_size is shape[0], as on the CPU (BindThem's generator)
+    assert struct.unpack("<I", bytes.fromhex(last_launch(clean)["params"][1])) == (3,)
     huge = FakeCAI(x.ptr, (2 ** 33,), "<f4")
     with pytest.raises(OverflowError, match=r"negate\(\): argument 'x' has 8589934592 elements, "
                                             r"more than its 'x_size' parameter \(unsigned int\)"):
         lib.negate[1, 1](huge)
+
+
+PLANE = """
+/* x_size0 rows of x_size1 values each. */
+template <class T>
+__global__ void plane(T x[], const int x_size0, const long x_size1, const unsigned int x_size2,
+                      const int s)
+{
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def plane(mock, tmp_path_factory):
+    d = tmp_path_factory.mktemp("plane")
+    h, y = d / "plane.cuh", d / "plane.yml"
+    h.write_text(PLANE)
+    y.write_text("- functions: [plane]\n  types: [[float]]\n")
+    return cuda.load(module_text(str(h), str(y)), str(h), str(y))
+
+
+def test_size_parameters_get_each_axis(plane, clean, mock):
+    """x_sizeK gets shape[K] from every kind of device array."""
+    p = mock.mock_malloc(4 * 60, 0, 0)
+    dev = cuda.to_device(np.zeros((3, 5, 2), dtype=np.float32))
+    for x, shape in ((dev, (3, 5, 2)), (FakeCAI(p, (2, 7, 4), "<f4"), (2, 7, 4)),
+                     (FakeDLPack(p, (6, 2, 5), 2, 32), (6, 2, 5)),
+                     (FakeCAI(p, (1, 3, 4, 5), "<f4"), (1, 3, 4, 5)),
+                     (FakeCAI(p, (4, 0, 9), "<f4"), (4, 0, 9))):
+        plane.plane[1, 1](x, 7)
+        params = [bytes.fromhex(v) for v in last_launch(clean)["params"]]
+        got = (struct.unpack("<i", params[1]) + struct.unpack("<q", params[2])
+               + struct.unpack("<I", params[3]))
+        assert got == shape[:3]
+        assert struct.unpack("<i", params[4]) == (7,)
+    mock.mock_free(p)
+
+
+def test_size_parameter_rank_and_overflow_before_launch(plane, clean, mock):
+    p = mock.mock_malloc(64, 0, 0)
+    n = len(launches(clean))
+    for x, nd in ((cuda.to_device(np.zeros((4, 2), dtype=np.float32)), 2),
+                  (FakeCAI(p, (4,), "<f4"), 1), (FakeDLPack(p, (), 2, 32), 0)):
+        with pytest.raises(ValueError) as e:
+            plane.plane[1, 1](x, 1)
+        assert str(e.value) == (
+            "plane(): argument 'x' is a %d-d array, but the kernel's size parameter 'x_size2' "
+            "takes its shape[2]: pass an array of at least 3 dimensions" % nd)
+    with pytest.raises(OverflowError) as e:
+        plane.plane[1, 1](FakeCAI(p, (2 ** 31, 1, 1), "<f4"), 1)
+    assert str(e.value) == ("plane(): argument 'x' has shape[0] = 2147483648, more than its "
+                            "'x_size0' parameter (int) can hold")
+    with pytest.raises(OverflowError, match=r"has shape\[2\] = 4294967296, more than its "
+                                            r"'x_size2' parameter \(unsigned int\)"):
+        plane.plane[1, 1](FakeCAI(p, (1, 1, 2 ** 32), "<f4"), 1)
+    assert len(launches(clean)) == n
+    mock.mock_free(p)
 
 
 def test_scalar_rules(lib, clean):
@@ -545,11 +621,19 @@ def test_grid_block(lib, clean, grid, block, want):
     (((1, 70000), 1), r"grid=\(1, 70000\): dimension y may be at most 65535"),
     ((2 ** 31, 1), r"grid=2147483648: dimension x may be at most 2147483647"),
     ((1, 1, -1), r"shared=-1 is out of range"),
-    ((1, 1, 0, "s"), r"stream must be None, an int handle"),
+    ((1, 1, 0, "s"), r"stream must be None, bindthem.cuda.LEGACY / PER_THREAD, a stream "
+                     r"object \(__cuda_stream__\) or bindthem.cuda.Stream\(handle\) for a "
+                     r"CUstream handle you own, not str"),
+    # numba's order (grid, block, stream, shared) puts the shared size last
+    ((1, 32, 0, 4096), r"stream=4096: a bare int other than 0, 1 or 2 is not taken as a "
+                       r"stream; pass bindthem.cuda.LEGACY .* \(the launch order is \[grid, "
+                       r"block, shared, stream\]; numba's puts the stream third\)"),
+    ((1, 1, 0, -1), r"stream=-1: a bare int"),
+    ((1, 1, 0, 2 ** 64), r"stream=18446744073709551616: a bare int"),
     ((1, True), r"block must be an int or a tuple of 1 to 3 ints, not bool \(True\)"),
 ])
 def test_launch_config_errors(lib, key, msg):
-    with pytest.raises(ValueError, match=r"^scale\[grid, block\]: " + msg):
+    with pytest.raises(ValueError, match=r"^scale\[grid, block\]: .*" + msg):
         lib.scale[key]
 
 
@@ -574,9 +658,9 @@ class ProtocolStream:
 
 
 @pytest.mark.parametrize("stream, handle", [
-    (None, 0), (cuda.LEGACY, 1), (cuda.PER_THREAD, 2), (0x1234, 0x1234),
-    (cuda.Stream(0x4000), 0x4000), (TorchLikeStream(), 0x5000), (CuPyLikeStream(), 0x6000),
-    (ProtocolStream(), 0x7000),
+    (None, 0), (0, 0), (1, 1), (2, 2), (cuda.LEGACY, 1), (cuda.PER_THREAD, 2),
+    (cuda.Stream(0x4000), 0x4000), (cuda.Stream(np.uint64(2 ** 64 - 1)), 2 ** 64 - 1),
+    (TorchLikeStream(), 0x5000), (CuPyLikeStream(), 0x6000), (ProtocolStream(), 0x7000),
 ])
 def test_streams(lib, clean, stream, handle):
     y = cuda.to_device(np.ones(1, dtype=np.float32))
@@ -584,6 +668,41 @@ def test_streams(lib, clean, stream, handle):
     assert last_launch(clean)["stream"] == handle
     lib.scale(1, y, grid=1, block=1, stream=stream)
     assert last_launch(clean)["stream"] == handle
+
+
+class OtherProtocolVersion:
+    def __cuda_stream__(self):
+        return (1, 0x7000)
+
+
+class BadProtocol:
+    def __cuda_stream__(self):
+        return 0x7000
+
+
+def test_stream_refusals_reach_no_driver(lib, clean):
+    y = cuda.to_device(np.ones(1, dtype=np.float32))
+    for stream, msg in [
+            (0x1234, r"stream=4660: a bare int"),
+            (y, r"not bindthem.cuda.DeviceArray"),  # has .ptr, but is no stream
+            (OtherProtocolVersion(), r"__cuda_stream__\(\) gave version 1; bindthem knows "
+                                     r"version 0"),
+            (BadProtocol(), r"__cuda_stream__\(\) must return \(version, handle\), not 28672"),
+            (True, r"not bool")]:
+        with pytest.raises(ValueError, match=r"^scale\[grid, block\]: .*" + msg):
+            lib.scale[1, 1, 0, stream](1, y)
+        with pytest.raises(ValueError, match=msg):
+            lib.scale(1, y, grid=1, block=1, stream=stream)
+    assert launches(clean) == []
+    with pytest.raises(ValueError, match=r"Stream\(handle\): 18446744073709551616 is not a "
+                                         r"64-bit CUstream value"):
+        cuda.Stream(2 ** 64)
+    with pytest.raises(ValueError, match="is not a 64-bit"):
+        cuda.Stream(-1)
+    with pytest.raises(TypeError):
+        cuda.Stream(1.5)
+    with pytest.raises(TypeError, match="not bool"):
+        cuda.Stream(True)
 
 
 def test_primary_context_in_new_thread(lib, clean):
@@ -631,7 +750,7 @@ def test_cai_arrays(lib, clean, mock):
     a, xp, xs, yp, ys = last_launch(clean)["params"]
     assert struct.unpack("<Q", bytes.fromhex(xp)) == (p,)
     assert struct.unpack("<Q", bytes.fromhex(yp)) == (p + 16,)
-    assert struct.unpack("<i", bytes.fromhex(ys)) == (4,)
+    assert struct.unpack("<i", bytes.fromhex(ys)) == (2,)  # shape[0]
     with pytest.raises(ValueError, match=r"argument 'y' is a read-only array, but the kernel "
                                          r"writes to it"):
         lib.axpy[1, 4](1.0, x, FakeCAI(p, (4,), "<f4", readonly=True))
@@ -653,7 +772,7 @@ def test_cai_stream_is_waited_on(lib, clean, mock):
     lib.scale[1, 1](1, FakeCAI(p, (4,), "<f4", stream=77))
     assert "stream 77" in clean.mock_sync_log().decode()
     clean.mock_clear_logs()
-    lib.scale[1, 1, 0, 77](1, FakeCAI(p, (4,), "<f4", stream=77))
+    lib.scale[1, 1, 0, cuda.Stream(77)](1, FakeCAI(p, (4,), "<f4", stream=77))
     lib.scale[1, 1](1, FakeCAI(p, (4,), "<f4", stream=1))  # legacy, as the launch
     assert clean.mock_sync_log().decode() == ""
     mock.mock_free(p)
@@ -724,6 +843,65 @@ def test_to_device_round_trip(mock):
         type(e)()
 
 
+DEVICE_ARRAY_LIMITS = PRELUDE + """
+    cuda.driver()
+    maxdims = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+    def refused(exc, f, *a, **kw):
+        try:
+            f(*a, **kw)
+        except exc as e:
+            print(type(e).__name__, e)
+        else:
+            print("accepted", a, kw)
+    # at most NPY_MAXDIMS dimensions: copy_to_host sizes its buffer by it
+    refused(ValueError, cuda.empty, (1,) * (maxdims + 1), np.float32)
+    refused(ValueError, cuda.empty, (1,) * 200, np.float32)
+    d = cuda.empty((1,) * maxdims, np.float32)
+    assert d.copy_to_host().shape == (1,) * maxdims
+    # nbytes must not wrap
+    refused(ValueError, cuda.empty, (2 ** 62,), np.complex128)
+    refused(ValueError, cuda.empty, (2 ** 31, 2 ** 31, 4), np.float64)
+    refused(ValueError, cuda.empty, (3, -1))
+    refused(TypeError, cuda.empty, (2.0,))
+    e = cuda.empty((np.int64(2), np.uint8(3)), np.int32)
+    assert e.shape == (2, 3) and all(type(n) is int for n in e.shape) and e.nbytes == 24
+    # device ordinals do not wrap onto device 0
+    x = np.arange(3.0)
+    refused(ValueError, cuda.to_device, x, device=2 ** 32)
+    refused(ValueError, cuda.to_device, x, device=2 ** 64 + 1)
+    refused(ValueError, cuda.empty, 3, device=-1)
+    refused(TypeError, cuda.to_device, x, device=True)
+    refused(TypeError, cuda.to_device, x, device=0.0)
+    refused(cuda.CudaError, cuda.to_device, x, device=5)
+    assert cuda.to_device(x, device=np.int64(0)).device == 0
+    print("done")
+"""
+
+
+def test_device_array_limits(mock_path):
+    # a regression here overflowed a stack buffer: run it in a subprocess
+    rc, out = run_py(DEVICE_ARRAY_LIMITS, mock_path)
+    assert rc == 0, out
+    lines = out.splitlines()
+    assert lines[-1] == "done" and not any(l.startswith("accepted") for l in lines), out
+    assert lines[:-1] == [
+        "ValueError shape has %d dimensions; arrays have at most %d" % (n, MAXDIMS)
+        for n in (MAXDIMS + 1, 200)] + [
+        "ValueError array is too big: 4611686018427387904 elements of 16 bytes",
+        "ValueError array is too big",
+        "ValueError negative dimensions are not allowed",
+        "TypeError 'float' object cannot be interpreted as an integer",
+        "ValueError device=4294967296 is not a device ordinal (0 to 63)",
+        "ValueError device=18446744073709551617 is not a device ordinal (0 to 63)",
+        "ValueError device=-1 is not a device ordinal (0 to 63)",
+        "TypeError device must be an int (a device ordinal), not bool",
+        "TypeError device must be an int (a device ordinal), not float",
+        "CudaError there is no CUDA device 5 (1 device)"], out
+
+
+MAXDIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+
+
 def test_device_count_and_synchronize(clean):
     assert cuda.device_count() == 1 and cuda.is_available()
     cuda.synchronize()
@@ -774,7 +952,10 @@ def test_build_fatbin(tmp_path):
                               flags=["-O3", "--no-compress"])
     blob = open(out, "rb").read()
     meta = bindthem.parse_header(HEADER, YAML)
-    want = {ov["symbol"] for f in meta["functions"] for ov in f["overloads"]}
+    kernels = {d["name"] for d in meta["declarations"] if d["global"]}
+    want = {ov["symbol"] for f in meta["functions"] for ov in f["overloads"]
+            if ov["function"] in kernels}
+    assert len(want) > 5
     cuobjdump = shutil.which("cuobjdump")
     if cuobjdump:
         syms = subprocess.run([cuobjdump, "-symbols", out], capture_output=True,

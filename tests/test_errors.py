@@ -172,7 +172,9 @@ def test_strict_missing_and_shared_near_miss(tmp_path):
     # shared YAML (default): the name another header declares is 'missing'
     m = bindthem.parse_header(h, y)
     assert m["missing"] == ["other_header_fn"]
-    assert [f["name"] for f in m["functions"]] == ["scale_rows"]
+    # the listed ones in YAML order, then the unlisted untemplated ones (as
+    # BindThem's generator binds them)
+    assert [f["name"] for f in m["functions"]] == ["scale_rows", "helper_function"]
     # strict: an error at the name in the YAML
     with pytest.raises(InstantiateError) as ei:
         bindthem.parse_header(h, y, strict=True)
@@ -253,3 +255,43 @@ def test_malformed_yaml(tmp_path, text, pos, msg):
         bindthem.parse_header(h, y)
     assert str(ei.value).startswith("%s:%s: " % (y, pos)), str(ei.value)
     assert msg in str(ei.value)
+
+
+ODD_FILES = """\
+import os, sys
+import bindthem, bindthem.cuda
+d = sys.argv[1]
+fifo = os.path.join(d, "fifo")
+os.mkfifo(fifo)
+good_h, good_y = sys.argv[2], sys.argv[3]
+for f, args in [(bindthem.parse_header, (fifo,)), (bindthem.parse_header, (good_h, fifo)),
+                (bindthem.parse_header, ("/dev/null",)), (bindthem.load, (fifo, good_h)),
+                (bindthem.build, (fifo,)), (bindthem.cuda.load, (fifo, good_h))]:
+    try:
+        f(*args)
+    except OSError as e:
+        print(type(e).__name__, e.errno, e.filename == args[-1] or e.filename == args[0], e)
+    else:
+        print("accepted", args)
+"""
+
+
+def test_fifo_and_devices_are_refused(tmp_path):
+    # in a subprocess: a regression would hang on the FIFO, not the suite
+    import subprocess
+    from support import python_env
+    proc = subprocess.run([sys.executable, "-c", ODD_FILES, str(tmp_path),
+                           os.path.join(EXAMPLES, "myheader.h"),
+                           os.path.join(EXAMPLES, "instantiate.yml")],
+                          capture_output=True, text=True, timeout=60, env=python_env())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 6, proc.stdout
+    regular = ("cannot read: the file is a %s; bindthem reads headers and instantiate.yml from "
+               "regular files")
+    for line, what in zip(lines, ["FIFO", "FIFO", "character device", None, "FIFO", None]):
+        assert line.startswith("OSError 22 True "), line
+        if what:
+            assert regular % what in line, line
+        else:
+            assert "cannot load: the file is not a regular file (a FIFO)" in line, line

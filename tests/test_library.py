@@ -434,3 +434,164 @@ def test_keyword_named_parameters_in_signature(cache_dir):
     assert kinds == [inspect.Parameter.POSITIONAL_ONLY] * 2 + [
         inspect.Parameter.POSITIONAL_OR_KEYWORD]
     assert lib.shift(5, 2, c=0) == 3
+
+
+# --- library lifetime ----------------------------------------------------------
+
+OMP_HEADER = """\
+// y[i] = a * x[i] + y[i], split over OpenMP threads.
+template <class T>
+void omp_axpy(const T x[], const int x_size, T y[], const int y_size, const T a)
+{
+    #pragma omp parallel for
+    for (int i = 0; i < x_size; i++)
+        y[i] += a * x[i];
+}
+"""
+
+OMP_CHILD = """\
+import gc, sys
+import numpy as np
+import bindthem
+
+def once(header, yml, cache):
+    lib = bindthem.build(header, yml, cache_dir=cache, cxxflags="-O2 -fopenmp")
+    x = np.arange(100000.0)
+    y = np.ones(100000)
+    lib.omp_axpy(x, y, 2.0)
+    assert np.array_equal(y, 1 + 2 * x)
+
+for _ in range(5):
+    once(*sys.argv[1:])
+    gc.collect()
+print("ok")
+"""
+
+
+def test_openmp_library_dropped_while_its_pool_runs(tmp_path, cache_dir):
+    # libgomp's worker threads outlive the call; unmapping the library (and
+    # libgomp with it) under them killed the interpreter
+    (tmp_path / "omp.h").write_text(OMP_HEADER)
+    (tmp_path / "omp.yml").write_text("- types:\n    - [double]\n  functions:\n"
+                                      "    - omp_axpy\n")
+    proc = subprocess.run([sys.executable, "-c", OMP_CHILD, str(tmp_path / "omp.h"),
+                           str(tmp_path / "omp.yml"), cache_dir],
+                          capture_output=True, text=True, timeout=300,
+                          env=python_env(OMP_NUM_THREADS="2"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ok"]
+
+
+# --- kernel names that Python or bindthem use ----------------------------------
+
+NAMES_HEADER = """\
+// x + 1
+int metadata(int x) { return x + 1; }
+// x + 2
+int unexported(int x) { return x + 2; }
+// x + 3
+int __name__(int x) { return x + 3; }
+// x + 4
+int __getattr__(int x) { return x + 4; }
+// x + 5
+int __all__(int x) { return x + 5; }
+"""
+
+NAMES_CHILD = """\
+import pickle, sys
+lib, f = pickle.loads(sys.stdin.buffer.read())
+print(lib.metadata(1), f(1), lib.__bindthem__.metadata["functions"][0]["name"])
+"""
+
+
+@pytest.fixture
+def names_h(tmp_path):
+    h = tmp_path / "taken.h"
+    h.write_text(NAMES_HEADER)
+    return str(h)
+
+
+def test_kernels_named_like_library_attributes(names_h, cache_dir):
+    lib = bindthem.build(names_h, cache_dir=cache_dir)
+    # the kernels win; bindthem's own attributes stay at __bindthem__
+    assert lib.metadata(1) == 2 and lib.unexported(1) == 3
+    assert isinstance(lib.metadata, bindthem.Function)
+    info = lib.__bindthem__
+    assert [f["name"] for f in info.metadata["functions"]] == ["metadata", "unexported"]
+    assert info.unexported == [] and info.handle.path == lib.__file__
+    assert lib.__all__ == ["metadata", "unexported"] and lib.__name__ == "taken"
+    assert {"metadata", "unexported", "__bindthem__"} <= set(dir(lib))
+    assert repr(lib) == "<bindthem.Library 'taken' from %r (2 functions)>" % lib.__file__
+    assert not hasattr(lib, "no_such_kernel")
+    # __dunder__ names belong to the module: skipped with the reason
+    skipped = {s["name"]: s["reason"] for s in info.metadata["skipped"]}
+    assert set(skipped) == {"__name__", "__getattr__", "__all__"}
+    assert all("Python reserves __dunder__ names for the module itself" in r
+               for r in skipped.values()), skipped
+    out = run_python(NAMES_CHILD, stdin=pickle.dumps((lib, lib.metadata)),
+                     env={"BINDTHEM_CACHE": cache_dir})
+    assert out.split() == ["2", "2", "metadata"]
+
+
+def test_library_attributes_without_such_kernels(abi):
+    assert abi.metadata is abi.__bindthem__.metadata
+    assert abi.unexported == abi.__bindthem__.unexported == []
+    assert type(abi).metadata.__doc__.startswith("What bindthem.parse_header returns")
+
+
+@pytest.mark.parametrize("yml, where, msg", [
+    ("- types: [null]\n  functions: [metadata, __name__]\n", "2:25",
+     r"'__name__' cannot be a kernel's Python name: Python reserves __dunder__ names for the "
+     r"module itself; bind it under another name with a remap \('remaps: \[\{__name__: "
+     r"name\}\]'\)"),
+    ("instantiate:\n  - types: [null]\n    functions: [metadata]\nremaps:\n"
+     "  - metadata: __all__\n", "5:5",
+     r"remaps\[0\] remaps 'metadata' to '__all__', which cannot be a kernel's name"),
+])
+def test_dunder_python_name_in_yaml(names_h, tmp_path, yml, where, msg):
+    y = tmp_path / "taken.yml"
+    y.write_text(yml)
+    with pytest.raises(bindthem.InstantiateError, match=msg) as ei:
+        bindthem.parse_header(names_h, str(y))
+    assert str(ei.value).startswith("%s:%s: " % (y, where))
+
+
+def test_dunder_kernel_remapped(names_h, tmp_path, cache_dir):
+    y = tmp_path / "taken.yml"
+    y.write_text("instantiate:\n  - types: [null]\n    functions: [__getattr__]\n"
+                 "remaps:\n  - __getattr__: getattr_\n")
+    lib = bindthem.build(names_h, str(y), cache_dir=cache_dir)
+    # the header's other untemplated kernels bind too, without being listed
+    assert "getattr_" in lib.__all__ and "__getattr__" not in lib.__all__
+    assert lib.getattr_(1) == 5
+
+
+# --- the parameter limit -------------------------------------------------------
+
+
+def _sum_function(name, n):
+    params = ", ".join("long a%d" % i for i in range(n))
+    body = " + ".join("a%d" % i for i in range(n))
+    return "// the sum of %d longs\nlong %s(%s) { return %s; }\n" % (n, name, params, body)
+
+
+def test_function_over_the_parameter_limit_is_skipped(tmp_path, cache_dir):
+    h = tmp_path / "wide.h"
+    h.write_text(_sum_function("sum96", 96) + _sum_function("sum97", 97))
+    meta = bindthem.parse_header(str(h))
+    decls = {d["name"]: d for d in meta["declarations"]}
+    assert decls["sum96"]["bindable"] and not decls["sum97"]["bindable"]
+    assert decls["sum97"]["reason"] == "97 parameters; bindthem binds at most 96"
+    assert [(s["name"], s["reason"]) for s in meta["skipped"]] == [
+        ("sum97", "unbindable: 97 parameters; bindthem binds at most 96")]
+    lib = bindthem.build(str(h), cache_dir=cache_dir)
+    assert lib.__all__ == ["sum96"]
+    args = list(range(1, 97))
+    assert lib.sum96(*args) == sum(args)
+    y = tmp_path / "wide.yml"
+    y.write_text("- types: [null]\n  functions: [sum96, sum97]\n")
+    with pytest.raises(bindthem.InstantiateError, match=r"wide.yml:2:22: instantiate.yml lists "
+                                                        r"'sum97', which the header declares at "
+                                                        r".*wide.h:4:6 but cannot bind: 97 "
+                                                        r"parameters; bindthem binds at most 96"):
+        bindthem.build(str(h), str(y), cache_dir=cache_dir)

@@ -63,7 +63,8 @@ def test_readme_declaration(readme):
                    P("y", "F", False, True, None, 27, 20),
                    P("y_size", "int", True, False, "y", 27, 35),
                    P("a", "double", False, False, None, 28, 19)],
-        "doc": README_DOC, "line": 25, "col": 5, "extern_c": False, "inline": False,
+        "doc": README_DOC, "line": 25, "col": 5, "first_line": 6, "last_line": 34,
+        "extern_c": False, "inline": False,
         "static": False, "global": False, "device": False, "bindable": True, "reason": None}
 
 
@@ -139,6 +140,36 @@ def test_doc_is_the_nearest_comment(tmp_path):
     docs = [d["doc"] for d in bindthem.parse_header(str(h))["declarations"]]
     assert docs == ["for a", "", "", "for d\nand more"]
 
+
+
+def test_namespace_name_forms(tmp_path):
+    h = tmp_path / "ns.h"
+    deep = "::".join("n%d" % i for i in range(200))
+    h.write_text("namespace a::inline b { int f(int x); }\n"
+                 "namespace %s { int g(int x); }\n"
+                 "namespace c = a::b;\nint k(int x);\n" % deep)
+    ns = {d["name"]: d["namespace"] for d in bindthem.parse_header(str(h))["declarations"]}
+    assert ns == {"f": ("a", "b"), "g": tuple("n%d" % i for i in range(200)), "k": ()}
+
+
+def test_comments_in_another_encoding(tmp_path, cache_dir):
+    # a Latin-1 comment: the docstring keeps the rest, the odd byte becomes U+FFFD
+    h = tmp_path / "latin1.h"
+    h.write_bytes(b"// caf\xe9 au lait, na\xefve \xe2\x82\xac\n// \xed\xa0\x80 \xc0\xaf\n"
+                  b"int twice(int x) { return 2 * x; }\n")
+    (d,) = bindthem.parse_header(str(h))["declarations"]
+    assert d["doc"] == "caf\ufffd au lait, na\ufffdve \u20ac\n\ufffd\ufffd\ufffd \ufffd\ufffd"
+    assert d["doc"] == b"caf\xe9 au lait, na\xefve \xe2\x82\xac\n\xed\xa0\x80 \xc0\xaf".decode(
+        "utf-8", errors="replace")
+    lib = bindthem.build(str(h), cache_dir=cache_dir)
+    assert lib.twice(4) == 8 and lib.twice.__doc__ == d["doc"]
+
+
+def test_utf8_byte_order_mark(tmp_path):
+    h = tmp_path / "bom.h"
+    h.write_bytes(b"\xef\xbb\xbf// Doc.\nint f(int x);\n")
+    (d,) = bindthem.parse_header(str(h))["declarations"]
+    assert (d["name"], d["doc"], d["line"], d["col"]) == ("f", "Doc.", 2, 5)
 
 # ---- dialect.h against its reviewed JSON ----
 

@@ -8,7 +8,7 @@
  *     flags: extern_c inline static global device | -
  *     tparams: I, T | -
  *     return: TYPE
- *     param NAME: TYPE [size_of=K] [= DEFAULT] @LINE:COL
+ *     param NAME: TYPE [size_of=K [axis=A]] [= DEFAULT] @LINE:COL
  *     unbindable: REASON          (only when unbindable)
  *     doc:                        (then each line as "    | text", "    |" if blank)
  * where TYPE is [const ](cname|tparam:T|std::complex<tparam:T>)[ []]. */
@@ -64,6 +64,8 @@ static void print_decl(const BtDecl *d)
         print_type(d, &p->t);
         if (p->size_of >= 0)
             printf(" size_of=%d", p->size_of);
+        if (p->size_axis > 0)
+            printf(" axis=%d", p->size_axis);
         if (p->defval)
             printf(" = %s", p->defval);
         printf(" @%d:%d\n", p->line, p->col);

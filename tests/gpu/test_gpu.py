@@ -73,11 +73,44 @@ def test_dispatch_and_kinds(lib):
         lib.scale(3, d, grid=1, block=32)
         np.testing.assert_array_equal(d.copy_to_host(), 3 * np.arange(10, dtype=dt))
     d = cuda.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
-    lib.negate[1, 32](d)
-    np.testing.assert_array_equal(d.copy_to_host(), -np.arange(6, dtype=np.float32).reshape(2, 3))
+    lib.negate[1, 32](d)  # x_size is shape[0]: the first 2 values
+    expected = np.arange(6, dtype=np.float32)
+    expected[:2] *= -1
+    np.testing.assert_array_equal(d.copy_to_host(), expected.reshape(2, 3))
     out = cuda.empty(1000, np.int32)
     lib.fill_i[4, 256](7, out)
     assert (out.copy_to_host() == 7).all()
+
+
+ROW_SUMS = """
+/* out[i] = the sum of row i of the x_size0-by-x_size1 array x. */
+template <class T>
+__global__ void row_sums(const T x[], const int x_size0, const long x_size1, T out[],
+                         const int out_size)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= x_size0 || i >= out_size)
+        return;
+    T s = 0;
+    for (long j = 0; j < x_size1; j++)
+        s += x[i * x_size1 + j];
+    out[i] = s;
+}
+"""
+
+
+def test_size_parameters_get_each_axis(cache, tmp_path):
+    h, y = tmp_path / "rows.cuh", tmp_path / "rows.yml"
+    h.write_text(ROW_SUMS)
+    y.write_text("- functions: [row_sums]\n  types: [[float], [double]]\n")
+    rows = cuda.build(str(h), str(y), cache_dir=cache)
+    for dt, shape in ((np.float64, (37, 5)), (np.float32, (3, 1000)), (np.float64, (300, 1))):
+        x = np.random.default_rng(2).random(shape).astype(dt)
+        out = cuda.empty(shape[0], dt)
+        rows.row_sums[(shape[0] + 127) // 128, 128](cuda.to_device(x), out)
+        np.testing.assert_allclose(out.copy_to_host(), x.sum(axis=1), rtol=1e-5)
+    with pytest.raises(ValueError, match="'x_size1' takes its shape\\[1\\]"):
+        rows.row_sums[1, 1](cuda.to_device(np.ones(4)), cuda.empty(4, np.float64))
 
 
 def test_streams_and_threads(lib):

@@ -1,0 +1,204 @@
+"""Rich display of Libraries and Functions: IPython's ``_repr_html_`` and
+``_repr_pretty_`` (Function's, a C type's, call in here), the source of a
+kernel from its header (:func:`bindthem.getsource`).
+
+Everything comes from ``Library.metadata``: each function with its Python
+signature, the first line of its doc, its overloads as C signatures and where
+it came from (header file:line, shared library).
+"""
+
+import html
+import os
+
+__all__ = ["getsource"]
+
+# A function with more overloads than this shows them folded in HTML.
+FOLD_OVERLOADS = 4
+
+
+def _summary(doc):
+    lines = (doc or "").strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def _signature(f):
+    return f.__name__ + (getattr(f, "__text_signature__", None) or "(...)")
+
+
+def _entry(lib, name):
+    """The metadata ``functions`` entry of ``name``, or None."""
+    if lib is None:
+        return None
+    for fn in lib.metadata["functions"]:
+        if fn["name"] == name:
+            return fn
+    return None
+
+
+def _declarations(lib, name):
+    """The header declarations that ``name``'s overloads instantiate, in order."""
+    fn = _entry(lib, name)
+    if fn is None:
+        return []
+    decls, seen = [], set()
+    for ov in fn["overloads"]:
+        key = (ov["function"], ov["line"])
+        if key in seen:
+            continue
+        seen.add(key)
+        decls += [d for d in lib.metadata["declarations"]
+                  if d["name"] == ov["function"] and d["line"] == ov["line"]]
+    return decls
+
+
+def _origins(f):
+    """``header:line`` of each declaration behind f."""
+    lib = f.library
+    if lib is None:
+        return []
+    header = lib.metadata["header"]
+    return ["%s:%d" % (header, d["line"]) for d in _declarations(lib, f.__name__)]
+
+
+def _read_lines(path):
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read().splitlines()
+
+
+def getsource(obj):
+    """The kernel source of a bound function, read from its header: its doc
+    comment, template line and definition (every declaration its overloads
+    come from, for a Python name several C functions serve). For a Library,
+    the whole header. Like :func:`inspect.getsource`, the header is read now;
+    raises ``OSError`` when it is gone or no longer has the function where it
+    was bound, ``TypeError`` for other objects."""
+    from .library import Library
+
+    if isinstance(obj, Library):
+        with open(obj.metadata["header"], encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    lib = getattr(obj, "library", None)
+    if not isinstance(lib, Library):
+        raise TypeError("bindthem.getsource() takes a bindthem Function or Library, not %s"
+                        % type(obj).__name__)
+    header = lib.metadata["header"]
+    lines = _read_lines(header)
+    parts = []
+    for d in _declarations(lib, obj.__name__):
+        row = lines[d["line"] - 1] if d["line"] <= len(lines) else ""
+        if row[d["col"] - 1:d["col"] - 1 + len(d["name"])] != d["name"]:
+            raise OSError("%s:%d no longer declares %s (the header changed since it was bound)"
+                          % (header, d["line"], d["name"]))
+        parts.append("\n".join(lines[d["first_line"] - 1:d["last_line"]]) + "\n")
+    return "\n".join(parts)
+
+
+# --- text -------------------------------------------------------------------
+
+def _function_lines(f, indent="  "):
+    lines = []
+    doc = _summary(f.__doc__)
+    if doc:
+        lines.append(indent + doc)
+    lines += [indent + "  " + sig for sig in f.overloads]
+    return lines
+
+
+def function_text(f):
+    """Multi-line description of f: signature, doc, overloads, origin."""
+    n = len(f.overloads)
+    lines = ["%s  # bindthem function %s.%s, %d overload%s"
+             % (_signature(f), f.__module__, f.__qualname__, n, "" if n == 1 else "s")]
+    lines += _function_lines(f)
+    lib = f.library
+    for origin in _origins(f):
+        lines.append("  from " + origin)
+    if lib is not None:
+        lines.append("  library " + lib.__file__)
+    return "\n".join(lines)
+
+
+def library_text(lib):
+    meta = lib.metadata
+    n = len(lib.__all__)
+    lines = ["bindthem.Library %r: %d function%s" % (lib.__name__, n, "" if n == 1 else "s"),
+             "  header      " + meta["header"]]
+    if meta.get("instantiate"):
+        lines.append("  instantiate " + meta["instantiate"])
+    lines.append("  library     " + lib.__file__)
+    for name in lib.__all__:
+        f = getattr(lib, name)
+        lines.append("")
+        lines.append("%s  # line %s" % (_signature(f), ", ".join(
+            str(d["line"]) for d in _declarations(lib, name)) or "?"))
+        lines += _function_lines(f)
+    return "\n".join(lines)
+
+
+def _pretty(p, cycle, obj, text):
+    p.text(repr(obj) if cycle else text)
+
+
+def function_pretty(f, p, cycle):
+    """Function._repr_pretty_."""
+    _pretty(p, cycle, f, function_text(f))
+
+
+def library_pretty(lib, p, cycle):
+    """Library._repr_pretty_."""
+    _pretty(p, cycle, lib, library_text(lib))
+
+
+# --- HTML -------------------------------------------------------------------
+
+def _code(text):
+    return "<code>%s</code>" % html.escape(text)
+
+
+def _overloads_html(f):
+    items = "<br>".join(_code(sig) for sig in f.overloads)
+    n = len(f.overloads)
+    if n > FOLD_OVERLOADS:
+        return "<details><summary>%d overloads</summary>%s</details>" % (n, items)
+    return items
+
+
+def _row(f, where):
+    doc = _summary(f.__doc__)
+    return ("<tr><td style='text-align:left'>%s%s</td><td style='text-align:left'>%s</td>"
+            "<td style='text-align:left'>%s</td></tr>"
+            % (_code(_signature(f)), "<br>" + html.escape(doc) if doc else "",
+               _overloads_html(f), where))
+
+
+_HEAD = ("<thead><tr><th style='text-align:left'>function</th>"
+         "<th style='text-align:left'>overloads (C)</th>"
+         "<th style='text-align:left'>source</th></tr></thead>")
+
+
+def function_html(f):
+    """Function._repr_html_."""
+    lib = f.library
+    where = "<br>".join(_code(o) for o in _origins(f))
+    title = "<b>bindthem function</b> %s" % _code("%s.%s" % (f.__module__, f.__qualname__))
+    if lib is not None:
+        title += " from %s" % _code(os.path.basename(lib.__file__))
+    return "<div>%s<table>%s<tbody>%s</tbody></table></div>" % (title, _HEAD, _row(f, where))
+
+
+def library_html(lib):
+    """Library._repr_html_."""
+    meta = lib.metadata
+    header = meta["header"]
+    n = len(lib.__all__)
+    title = "<b>bindthem.Library</b> %s: %d function%s from %s" % (
+        _code(lib.__name__), n, "" if n == 1 else "s", _code(header))
+    if meta.get("instantiate"):
+        title += " and %s" % _code(meta["instantiate"])
+    title += "<br>library %s" % _code(lib.__file__)
+    rows = []
+    for name in lib.__all__:
+        f = getattr(lib, name)
+        lines = ", ".join(str(d["line"]) for d in _declarations(lib, name))
+        rows.append(_row(f, _code("%s:%s" % (os.path.basename(header), lines))))
+    return "<div>%s<table>%s<tbody>%s</tbody></table></div>" % (title, _HEAD, "".join(rows))

@@ -1,0 +1,312 @@
+"""IPython and Jupyter integration: ``%load_ext bindthem``.
+
+``%%bindthem NAME [-t TYPES]... [-i instantiate.yml] [--cxxflags=FLAGS] [--openmp] [--cxx CXX]``
+compiles the cell (a kernel header in bindthem's dialect) with
+:func:`bindthem.build` and binds it as the Library ``NAME`` in the user's
+namespace. The extension also makes ``f?`` and ``f??`` on a bound function
+list its overloads, where it came from and (``??``) its source.
+
+IPython is imported only here: bindthem does not depend on it.
+"""
+
+import hashlib
+import html
+import json
+import os
+import re
+import shlex
+import sys
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from . import _core, _display
+from ._cache import cache_root, flag_list
+from .build import DEFAULT_FLAGS, build
+from .errors import BindError, BuildError, HeaderError, InstantiateError
+from .library import Library
+
+__all__ = ["BindthemMagics", "load_ipython_extension"]
+
+CELL = "cell"  # what compiler messages and dialect errors call the cell's header
+
+
+def split_types(text):
+    """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
+    commas inside ``<>`` do not split."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch == "<") - (ch == ">")
+        cur += ch
+    parts.append(cur.strip())
+    if not all(parts):
+        raise UsageError("-t %r: expected C++ types separated by commas, e.g. -t \"int,double\""
+                         % text)
+    return parts
+
+
+def instantiate_yaml(declarations, types):
+    """The instantiate.yml that ``-t`` options ask for, and for each ``-t`` its
+    line in that text: every type tuple goes to each templated function with
+    as many template parameters (functions that no tuple fits are helpers and
+    stay unbound); untemplated functions that the library exports are listed
+    under ``null``."""
+    tuples = [split_types(t) for t in types]
+    templated, plain = {}, []
+    for d in declarations:
+        if not d["bindable"] or d["static"]:
+            continue
+        if d["template"]:
+            templated.setdefault(len(d["template"]), []).append(d["name"])
+        elif not d["inline"] and d["name"] not in plain:
+            plain.append(d["name"])
+    for text, tup in zip(types, tuples):
+        if len(tup) not in templated:
+            raise UsageError(
+                "-t %r gives %d type%s, but no templated function in the cell has %d template "
+                "parameter%s (%s)" % (text, len(tup), "" if len(tup) == 1 else "s", len(tup),
+                                      "" if len(tup) == 1 else "s",
+                                      _describe(declarations) or "none"))
+    lines, where = ["# written by %%bindthem from its -t options"], {}
+    for arity in sorted({len(tup) for tup in tuples}):
+        lines.append("- types:")
+        for i, tup in enumerate(tuples):
+            if len(tup) == arity:
+                lines.append("    - [%s]" % ", ".join(json.dumps(t) for t in tup))
+                where[len(lines)] = types[i]
+        lines.append("  functions: [%s]" % ", ".join(dict.fromkeys(templated[arity])))
+    if plain:
+        lines += ["- types: null", "  functions: [%s]" % ", ".join(plain)]
+    return "\n".join(lines) + "\n", where
+
+
+def _describe(declarations):
+    names = ["%s<%s>" % (d["name"], ", ".join(d["template"])) for d in declarations
+             if d["template"] and d["bindable"]]
+    return ", ".join(names)
+
+
+def _compiler_message(err, header):
+    """The compiler's output for a cell: its header's path becomes ``cell``,
+    so the line numbers read as the cell's; lines about the generated
+    instantiation source (its path is in the command) are dropped."""
+    generated = [a for a in (err.command or []) if a.endswith(".cpp")]
+    keep = []
+    for line in (err.output or str(err)).rstrip().splitlines():
+        gen = next((g for g in generated if g in line), None)
+        if gen and (line.startswith("In file included from") or "required from" in line):
+            continue
+        if gen:
+            line = line.replace(gen, "<instantiations>")
+        keep.append(line.replace(header, CELL))
+    return keep
+
+
+def _short(err, lines):
+    """err, shown in IPython as ``lines`` instead of a traceback."""
+    err._render_traceback_ = lambda: list(lines)
+    return err
+
+
+@magics_class
+class BindthemMagics(Magics):
+    """The ``%%bindthem`` cell magic."""
+
+    @magic_arguments()
+    @argument("name", help="Python name of the Library the cell becomes.")
+    @argument("-t", "--types", action="append", default=[], metavar="TYPES",
+              help='one type tuple ("int,double") for every templated function of the cell '
+                   'with that many template parameters; repeatable.')
+    @argument("-i", "--instantiate", metavar="YML",
+              help="an instantiate.yml to use instead of -t.")
+    @argument("--cxxflags", help='compiler flags instead of -O3 (write --cxxflags="-O2 -g").')
+    @argument("--openmp", action="store_true", help="compile and link with -fopenmp.")
+    @argument("--cxx", help="the C++ compiler (default $CXX or c++).")
+    @cell_magic
+    def bindthem(self, line, cell):
+        """Compile the cell, a kernel header in bindthem's dialect, and bind it.
+
+        After the cell runs, NAME is a bindthem.Library in the user namespace;
+        running an edited cell rebinds it (an unchanged cell comes from the
+        build cache at once). Untemplated functions are bound as they are;
+        templated ones once per -t tuple, or as -i's instantiate.yml says. The
+        cell is compiled as a header written to bindthem's cache, with the
+        current directory on the include path. Compiler and dialect errors
+        name the cell's lines as ``cell:LINE:COL``.
+        """
+        try:
+            argv = shlex.split(line)
+        except ValueError as e:
+            raise UsageError("%%bindthem: " + str(e)) from None
+        args = self.bindthem.parser.parse_args(argv)
+        if not args.name.isidentifier():
+            raise UsageError("%%bindthem NAME: %r is not a Python name" % args.name)
+        if args.types and args.instantiate:
+            raise UsageError("%%bindthem takes -t or -i, not both")
+        header, yml, where = self._write(args, cell)
+        flags = flag_list(args.cxxflags, DEFAULT_FLAGS) + ["-I" + os.getcwd()]
+        if args.openmp:
+            flags.append("-fopenmp")
+        try:
+            lib = build(header, yml, name=args.name, cxx=args.cxx, cxxflags=flags)
+        except BuildError as e:
+            raise _short(e, ["%%%%bindthem %s: the compiler failed:" % args.name]
+                         + _compiler_message(e, header)) from None
+        except InstantiateError as e:
+            raise _short(e, [self._yaml_error(e, yml, where).replace(header, CELL)]) from None
+        except BindError as e:
+            raise _short(e, ["%%%%bindthem %s: %s" % (args.name, str(e).replace(header, CELL))]
+                         ) from None
+        for d in lib.metadata["declarations"]:
+            if not d["bindable"] and not d["static"] and not d["inline"]:
+                print("%%%%bindthem %s: not bound: %s (%s)" % (args.name, d["name"], d["reason"]),
+                      file=sys.stderr)
+        if not lib.__all__:
+            templated = _describe(lib.metadata["declarations"])
+            raise UsageError("%%%%bindthem %s: nothing to bind%s" % (args.name, templated and (
+                ": the cell's templated functions (%s) need -t TYPES or -i instantiate.yml"
+                % templated)))
+        self.shell.push({args.name: lib})
+
+    @staticmethod
+    def _yaml_error(err, yml, where):
+        if err.filename == yml and err.lineno in where:
+            # the generated YAML's path and entry mean nothing to the user
+            msg = re.sub(r" in \[\d+\]\.types\[\d+\]", "", str(err).split(": ", 1)[-1])
+            return "%%bindthem -t " + repr(where[err.lineno]) + ": " + msg
+        return "%%bindthem: " + str(err)
+
+    @staticmethod
+    def _write(args, cell):
+        """Writes the cell (and the YAML -t asks for) to a folder of the cache
+        named by their hash; returns (header, yml or None, -t line map)."""
+        digest = hashlib.sha256(("%s\0%s\0%r\0%s" % (args.name, cell, args.types,
+                                                     args.instantiate)).encode())
+        folder = os.path.join(cache_root(), "cells", digest.hexdigest()[:20])
+        os.makedirs(folder, exist_ok=True)
+        header = os.path.join(folder, args.name + ".h")
+        _write_once(header, cell)
+        yml, where = None, {}
+        if args.instantiate:
+            yml = os.path.abspath(args.instantiate)
+        elif args.types:
+            try:
+                meta = _core.parse_header(header, None, strict=False)
+            except HeaderError as e:
+                raise _short(e, ["%%%%bindthem %s: %s" % (args.name, str(e).replace(header, CELL))]
+                             ) from None
+            text, where = instantiate_yaml(meta["declarations"], args.types)
+            yml = os.path.join(folder, args.name + ".yml")
+            _write_once(yml, text)
+        return header, yml, where
+
+
+def _write_once(path, text):
+    """Writes path unless it already holds text (other kernels may be
+    reading it); atomically, so a concurrent reader sees all or nothing."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# --- f? and f?? ----------------------------------------------------------------
+
+def _fields(obj, detail_level):
+    """(title, text) rows that IPython's inspector shows for obj."""
+    if isinstance(obj, _core.Function):
+        rows = [("Signature", _display._signature(obj)),
+                ("Overloads", "\n".join(obj.overloads))]
+        origins = _display._origins(obj)
+        if origins:
+            rows.append(("Header", "\n".join(origins)))
+        if obj.library is not None:
+            rows.append(("Library", obj.library.__file__))
+        rows.append(("Type", "bindthem.Function"))
+        source = None
+        if detail_level:
+            try:
+                source = _display.getsource(obj)
+            except (OSError, TypeError):
+                pass
+        if source:
+            rows.append(("Source", source.rstrip("\n")))
+        elif obj.__doc__:
+            rows.append(("Docstring", obj.__doc__))
+        return rows
+    if isinstance(obj, Library):
+        meta = obj.metadata
+        rows = [("Type", "bindthem.Library"), ("Header", meta["header"])]
+        if meta.get("instantiate"):
+            rows.append(("Instantiate", meta["instantiate"]))
+        rows += [("Library", obj.__file__),
+                 ("Functions", "\n".join(_display._signature(getattr(obj, n))
+                                         for n in obj.__all__))]
+        if detail_level:
+            try:
+                rows.append(("Source", _display.getsource(obj).rstrip("\n")))
+            except OSError:
+                pass
+        return rows
+    return None
+
+
+def _hook(mime):
+    def hook(data):
+        if not hasattr(data, "obj"):
+            return None
+        rows = _fields(data.obj, data.detail_level)
+        if rows is None:
+            return None
+        if mime == "text/plain":
+            return rows
+        return [(t, "<pre>%s</pre>" % html.escape(v)) for t, v in rows]
+    return hook
+
+
+def _install_inspector_hooks(shell):
+    """f? and f?? on bindthem objects, through the inspector's mime_hooks
+    (IPython 8.22 and later; earlier versions keep their default)."""
+    try:
+        from IPython.core.oinspect import InspectorHookData  # noqa: F401
+    except ImportError:
+        return
+    inspector = getattr(shell, "inspector", None)
+    if inspector is None or not hasattr(inspector, "mime_hooks"):
+        return
+    hooks = dict(inspector.mime_hooks)
+    for mime in ("text/plain", "text/html"):
+        hooks[mime] = _chain(_hook(mime), hooks.get(mime))
+    inspector.mime_hooks = hooks
+
+
+def _chain(mine, previous):
+    """mine, then the hook installed before it; loading twice changes nothing."""
+    if getattr(previous, "_bindthem", False):
+        return previous
+    if previous is None:
+        hook = mine
+    else:
+        def hook(data):
+            res = mine(data)
+            return previous(data) if res is None else res
+    hook._bindthem = True
+    return hook
+
+
+def load_ipython_extension(ipython):
+    """Registers the %%bindthem magic and the inspector hooks."""
+    ipython.register_magics(BindthemMagics)
+    _install_inspector_hooks(ipython)
+

@@ -1,0 +1,2 @@
+// café is fine in a comment
+int fé(int x);

@@ -1,0 +1,3 @@
+namespace a b c {
+void f(int x);
+}

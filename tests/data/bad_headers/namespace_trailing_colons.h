@@ -1,0 +1,3 @@
+namespace a:: {
+void f(int x);
+}
