@@ -158,8 +158,11 @@ def bind(
     *,
     module: str,
     strict: bool = False,
-) -> tuple[Handle, dict[str, Function], _Metadata, list[str]]:
+) -> tuple[Handle, dict[str, Function], object, list[str]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
+
+def metadata(capsule: object, /) -> _Metadata:
+    """The metadata dict of a capsule that bind() returned (see parse_header)."""
 
 # --- CUDA (csrc/bt_cuda_bind.c, bt_cuda_kernel.c, bt_cuda_array.c) ------------
 # Loosely typed (Any for device arrays and launch configurations) while that

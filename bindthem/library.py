@@ -37,17 +37,27 @@ class LibraryInfo:
     ``lib.__bindthem__.metadata`` still the metadata.
     """
 
-    __slots__ = ("handle", "metadata", "unexported", "not_kernels", "reduce")
+    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "reduce")
 
-    def __init__(self, handle, metadata, unexported, not_kernels=(), reduce=None):
+    def __init__(self, handle, metadata, unexported, not_kernels=(), reduce=None, header=None):
         self.handle = handle
-        self.metadata = metadata
+        self._metadata = metadata  # a dict, or the core's capsule until first asked for
+        self.header = header if header is not None else metadata["header"]
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
         self.reduce = reduce
 
+    @property
+    def metadata(self):
+        """What :func:`bindthem.parse_header` returns for the header and YAML
+        bound, built on first access (for 10^5 functions the dicts cost more
+        than the binding)."""
+        if not isinstance(self._metadata, dict):
+            self._metadata = _core.metadata(self._metadata)
+        return self._metadata
+
     def __repr__(self):
-        return "<bindthem.LibraryInfo of %s>" % os.path.basename(self.metadata["header"])
+        return "<bindthem.LibraryInfo of %s>" % os.path.basename(self.header)
 
 
 class _Info:
@@ -72,20 +82,21 @@ class Library(types.ModuleType):
     A module object (it can sit in ``sys.modules``): each bound kernel is an
     attribute, ``__all__`` and ``dir()`` list them, ``__file__`` is the shared
     library. ``metadata`` is what :func:`bindthem.parse_header` returns for
-    the header, ``unexported`` the overloads left out because the library
-    lacks them (only without an instantiate.yml). A kernel of one of those
-    names takes the name; both stay at ``lib.__bindthem__``
-    (:class:`LibraryInfo`).
+    the header (built on first access, from what was bound), ``unexported``
+    the overloads left out because the library lacks them (only without an
+    instantiate.yml). A kernel of one of those names takes the name; both
+    stay at ``lib.__bindthem__`` (:class:`LibraryInfo`).
     """
 
     metadata = _Info("What bindthem.parse_header returns for the header.")
     unexported = _Info("Overloads left out because the library lacks them.")
 
-    def __init__(self, name, handle, functions, metadata, unexported, reduce):
-        super().__init__(name, _module_doc(name, metadata["header"], functions))
+    def __init__(self, name, header, handle, functions, metadata, unexported, reduce):
+        super().__init__(name, _module_doc(name, header, functions))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
-        self.__bindthem__ = LibraryInfo(handle, metadata, unexported, reduce=reduce)
+        self.__bindthem__ = LibraryInfo(handle, metadata, unexported, reduce=reduce,
+                                        header=header)
         self.__dict__.update(functions)
         for f in functions.values():
             f._set_library(self)
@@ -135,7 +146,7 @@ def load(library, header, instantiate=None, *, name=None, strict=False):
 def _make(library, header, instantiate, name, strict, reduce):
     handle, functions, metadata, unexported = _core.bind(
         library, header, instantiate, module=name, strict=strict)
-    return Library(name, handle, functions, metadata, unexported, reduce)
+    return Library(name, header, handle, functions, metadata, unexported, reduce)
 
 
 def _load_again(library, header, instantiate, name, strict):

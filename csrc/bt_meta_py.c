@@ -16,7 +16,8 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
     bt_diag_format(d, msg, sizeof msg);
     switch (d->kind) {
     case BT_DIAG_NOMEM:
-        return PyErr_NoMemory();
+        PyErr_SetString(PyExc_MemoryError, msg);
+        return NULL;
     case BT_DIAG_OS:
         if (d->err && d->file[0]) {
             /* OSError(errno, text, filename) picks the subclass
@@ -155,7 +156,7 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
 
     symbol = bt_mangle(d, ov->targs, arena);
     if (!symbol)
-        return PyErr_NoMemory();
+        return PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
     if (d->n_params > BT_MAX_PARAMS) /* bind() refuses it; no defaults to show */
         memset(pydefs, 0, sizeof pydefs);
     else if (bt_call_defaults(ov, pydefs, NULL) < 0)
@@ -258,6 +259,46 @@ error:
     Py_XDECREF(missing);
     bt_arena_free(&scratch);
     return r;
+}
+
+#define META_CAPSULE "bindthem._core.meta"
+
+static void meta_capsule_free(PyObject *capsule)
+{
+    BtMeta *m = PyCapsule_GetPointer(capsule, META_CAPSULE);
+
+    if (m) {
+        bt_meta_free(m);
+        PyMem_Free(m);
+    }
+}
+
+PyObject *bt_meta_capsule(BtMeta *m)
+{
+    BtMeta *kept = PyMem_Malloc(sizeof *kept);
+    PyObject *capsule;
+
+    if (!kept)
+        return PyErr_NoMemory();
+    *kept = *m; /* the plan points into the arena's blocks, never into *m */
+    memset(m, 0, sizeof *m);
+    capsule = PyCapsule_New(kept, META_CAPSULE, meta_capsule_free);
+    if (!capsule) {
+        bt_meta_free(kept);
+        PyMem_Free(kept);
+    }
+    return capsule;
+}
+
+const char bt_meta_capsule_doc[] =
+    "metadata(capsule, /)\n--\n\n"
+    "The metadata dict of a capsule that bind() returned (see parse_header).";
+
+PyObject *bt_meta_capsule_to_py(PyObject *module, PyObject *capsule)
+{
+    BtMeta *m = PyCapsule_GetPointer(capsule, META_CAPSULE);
+
+    return m ? bt_meta_to_py(m) : NULL;
 }
 
 /* fsencoded path from str/bytes/PathLike into *out (new reference), or None. */

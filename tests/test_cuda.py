@@ -914,7 +914,12 @@ def test_device_count_and_synchronize(clean):
 
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                 if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="needs nvcc")
+
+
+def needs_nvcc(test):
+    """Skipped without nvcc; marked `nvcc` (tests/run_asan.sh leaves these out:
+    nvcc's own processes would start with libasan preloaded)."""
+    return pytest.mark.nvcc(pytest.mark.skipif(NVCC is None, reason="needs nvcc")(test))
 
 
 def elf_function_symbols(blob):

@@ -6,6 +6,7 @@ sdist into a fresh venv (about 35 s, with the index reachable) runs only with
 BINDTHEM_SLOW_TESTS=1."""
 
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -19,11 +20,12 @@ PREFIX = "bindthem-0.1.0/"
 
 
 def _has_build():
+    """pypa/build installed (not a source tree's build/ folder, which imports
+    as a namespace package when the tree is on sys.path)."""
     try:
-        import build  # noqa: F401
+        return importlib.util.find_spec("build.__main__") is not None
     except ImportError:
         return False
-    return True
 
 
 @pytest.fixture(scope="module")
