@@ -644,11 +644,23 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
     }
     if (plan_untemplated(p, &n_ovs) < 0)
         return -1;
-    if (!found && n_ovs == 0 && first_missing)
+    if (!found && n_ovs == 0 && first_missing) {
+        const BtDecl *tmpl = NULL; /* a template the YAML could list instead */
+        for (int i = 0; i < p->h->n_decls && !tmpl; i++)
+            if (p->h->decls[i].n_tparams && !p->h->decls[i].unbindable)
+                tmpl = &p->h->decls[i];
+        if (tmpl)
+            return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, t->file, first_missing->line,
+                               first_missing->col,
+                               "%s declares none of the functions listed in instantiate.yml "
+                               "(the first is '%s'); its templates, such as '%s' (line %d), "
+                               "need an entry with their types", p->h->file,
+                               first_missing->func, tmpl->name, tmpl->line);
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, t->file, first_missing->line,
                            first_missing->col,
                            "%s declares none of the functions listed in instantiate.yml "
                            "(the first is '%s')", p->h->file, first_missing->func);
+    }
     return group(p, p->ovs, p->names, n_ovs, out);
 }
 

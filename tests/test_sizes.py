@@ -295,3 +295,16 @@ def test_a_yaml_for_another_header_still_binds_its_untemplated_functions(tmp_pat
     meta = bindthem.parse_header(str(h), str(y))
     assert [f["name"] for f in meta["functions"]] == ["bump"]
     assert meta["missing"] == ["scaled_copy"]
+
+
+def test_a_yaml_that_lists_none_of_a_headers_templates_says_what_to_add(tmp_path):
+    h = tmp_path / "templates.h"
+    h.write_text("// Sets the first entry.\ntemplate <class T>\nvoid first(T x[], const int x_size)"
+                 " { x[0] = 1; }\n")
+    y = tmp_path / "instantiate.yml"
+    y.write_text(SHARED_YML)
+    with pytest.raises(bindthem.InstantiateError) as ei:
+        bindthem.parse_header(str(h), str(y))
+    assert (ei.value.lineno, ei.value.colno) == (5, 7)
+    assert str(ei.value).endswith("its templates, such as 'first' (line 3), need an entry "
+                                  "with their types")
