@@ -17,20 +17,28 @@ const char *bt_opts_gil_name(int gil)
     return gil >= 0 && gil <= BT_GIL_KEEP ? gil_names[gil] : "?";
 }
 
-int bt_opts_current(BtState *st, BtCallOpts *opts)
+/* The override's code in this context (0: none). Returns 0 or -1. */
+static int current_code(BtState *st, long *code)
 {
     PyObject *v = NULL;
-    long code;
 
-    if (!st->opts_active)
-        return 0;
+    *code = 0;
     if (PyContextVar_Get(st->opts_var, NULL, &v) < 0)
         return -1;
     if (!v)
         return 0;
-    code = PyLong_AsLong(v);
+    *code = PyLong_AsLong(v);
     Py_DECREF(v);
-    if (code == -1 && PyErr_Occurred())
+    return *code == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+int bt_opts_current(BtState *st, BtCallOpts *opts)
+{
+    long code;
+
+    if (!st->opts_active)
+        return 0;
+    if (current_code(st, &code) < 0)
         return -1;
     if (code & 3)
         opts->gil = (uint8_t)((code & 3) - 1);
@@ -70,9 +78,9 @@ int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out
 static PyObject *options_push(PyObject *module, PyObject *args)
 {
     BtState *st = bt_state(module);
-    PyObject *v = NULL, *code = NULL, *token = NULL;
+    PyObject *code = NULL, *token = NULL;
     int gil, copy;
-    long old = 0;
+    long old;
 
     if (!PyArg_ParseTuple(args, "ii:_options_push", &gil, &copy))
         return NULL;
@@ -80,14 +88,8 @@ static PyObject *options_push(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_options_push: value out of range");
         return NULL;
     }
-    if (PyContextVar_Get(st->opts_var, NULL, &v) < 0)
+    if (current_code(st, &old) < 0)
         return NULL;
-    if (v) {
-        old = PyLong_AsLong(v);
-        Py_DECREF(v);
-        if (old == -1 && PyErr_Occurred())
-            return NULL;
-    }
     if (gil >= 0)
         old = (old & ~3L) | (gil + 1);
     if (copy >= 0)
@@ -116,17 +118,11 @@ static PyObject *options_pop(PyObject *module, PyObject *token)
 static PyObject *options_get(PyObject *module, PyObject *unused)
 {
     BtState *st = bt_state(module);
-    PyObject *v = NULL, *gil, *copy, *r;
-    long code = 0;
+    PyObject *gil, *copy, *r;
+    long code;
 
-    if (PyContextVar_Get(st->opts_var, NULL, &v) < 0)
+    if (current_code(st, &code) < 0)
         return NULL;
-    if (v) {
-        code = PyLong_AsLong(v);
-        Py_DECREF(v);
-        if (code == -1 && PyErr_Occurred())
-            return NULL;
-    }
     gil = code & 3 ? PyUnicode_FromString(gil_names[(code & 3) - 1]) : Py_NewRef(Py_None);
     copy = (code >> 2) & 3 ? PyBool_FromLong(((code >> 2) & 3) - 1) : Py_NewRef(Py_None);
     r = gil && copy ? PyTuple_Pack(2, gil, copy) : NULL;

@@ -8,41 +8,7 @@ import pytest
 
 import bindthem
 from conftest import kernel
-
-
-def spin_intervals(spin, n, ms, wrap=None):
-    """Runs spin (c_spin) in two threads at once on arrays of n elements;
-    returns the two (start, end) intervals. wrap() is entered around the
-    call inside each thread (context options are per thread)."""
-    xs = [np.ones(n) for _ in range(2)]
-    ts = [np.zeros(2) for _ in range(2)]
-    barrier = threading.Barrier(2)
-    errors = []
-
-    def work(i):
-        try:
-            barrier.wait()
-            if wrap is None:
-                spin(xs[i], ts[i], ms)
-            else:
-                with wrap():
-                    spin(xs[i], ts[i], ms)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    return ts
-
-
-def overlap(ts):
-    (s0, e0), (s1, e1) = ts
-    assert s0 < e0 and s1 < e1
-    return s0 < e1 and s1 < e0
+from support import overlap, spin_intervals
 
 
 @pytest.fixture(scope="module")

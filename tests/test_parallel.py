@@ -5,48 +5,17 @@ that pickles carry what a worker needs."""
 
 import multiprocessing
 import os
+import shutil
 import textwrap
 
 import numpy as np
 import pytest
 
 import bindthem
+from conftest import kernel
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-HEADER = """\
-// Sum of x.
-template <class T>
-T total(const T x[], const int x_size)
-{
-    T s = 0;
-    for (int i = 0; i < x_size; i++)
-        s += x[i];
-    return s;
-}
-
-// x *= a, in place.
-template <class T>
-void scale(T x[], const int x_size, const T a)
-{
-    for (int i = 0; i < x_size; i++)
-        x[i] *= a;
-}
-
-// out[i] = the sum of row i of the n-by-m matrix x.
-template <class T>
-void rowsum(const T x[], const int x_size0, const int x_size1, T out[], const int out_size)
-{
-    for (int i = 0; i < x_size0; i++) {
-        T s = 0;
-        for (int j = 0; j < x_size1; j++)
-            s += x[i * x_size1 + j];
-        out[i] = s;
-    }
-}
-"""
-YAML = "- types:\n    - [double]\n    - [float]\n  functions: [total, scale, rowsum]\n"
 
 OMP = """\
 // OpenMP's thread count inside a parallel region; y[i] = 2 x[i] over the threads.
@@ -69,8 +38,8 @@ int omp_twice(const double x[], const int x_size, double y[], const int y_size)
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("parallel")
-    (d / "par.h").write_text(HEADER)
-    (d / "par.yml").write_text(YAML)
+    shutil.copy(kernel("rows.h"), d / "par.h")
+    shutil.copy(kernel("rows.yml"), d / "par.yml")
     (d / "omp.h").write_text("#include <omp.h>\n" + OMP)
     cache = d / "cache"
     cache.mkdir()
