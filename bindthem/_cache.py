@@ -264,6 +264,9 @@ def entries(root):
         for p, kind in subs:
             if ".removed-" in p or not os.path.isdir(p):
                 continue
+            if kind == "build" and not (os.path.exists(os.path.join(p, DEPS))
+                                        or os.path.exists(os.path.join(p, ".lock"))):
+                continue  # not a folder bindthem made: never listed, never removed
             f = None
             if kind == "build":
                 try:

@@ -202,6 +202,8 @@ class BindthemMagics(Magics):
                                                      args.instantiate)).encode())
         folder = os.path.join(cache_root(), "cells", digest.hexdigest()[:20])
         os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, ".used"), "w"):
+            pass  # last use, for the cache's least-recently-used bound
         header = os.path.join(folder, args.name + ".h")
         _write_once(header, cell)
         yml, where = None, {}

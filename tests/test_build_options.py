@@ -328,6 +328,19 @@ def test_cache_stays_bounded(tmp_path, cache_dir, monkeypatch):
         bindthem._cache.cache_limit()
 
 
+def test_the_cache_leaves_folders_it_did_not_make_alone(tmp_path, cache_dir):
+    mine = os.path.join(cache_dir, "notes")
+    os.makedirs(mine)
+    with open(os.path.join(mine, "keep.txt"), "w") as f:
+        f.write("x" * 10000)
+    h = tmp_path / "n.h"
+    h.write_text("// n.\nint n() { return 1; }\n")
+    bindthem.build(str(h), cache_dir=cache_dir)
+    assert [e["kind"] for e in bindthem._cache.entries(cache_dir)] == ["build"]
+    assert cache_cli(cache_dir, "clear").startswith("removed 1 entries")
+    assert os.listdir(cache_dir) == ["notes"]
+
+
 def test_a_cache_hit_marks_its_entry_used(tmp_path, cache_dir):
     h = tmp_path / "u.h"
     h.write_text("// u.\nint u() { return 1; }\n")
