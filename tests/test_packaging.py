@@ -19,11 +19,13 @@ PREFIX = "bindthem-0.1.0/"
 
 
 def _has_build():
+    """Whether pypa's build is installed (not the setuptools build/ folder of an
+    in-place build, which a checkout on sys.path makes importable as a namespace)."""
+    import importlib.util
     try:
-        import build  # noqa: F401
+        return importlib.util.find_spec("build.__main__") is not None
     except ImportError:
         return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +69,7 @@ def test_sdist_has_no_build_products(members):
 
 def test_sdist_has_tracked_test_files(members):
     """Every test file git tracks is shipped, so the suite runs from the sdist."""
-    if not shutil.which("git") or not os.path.isdir(os.path.join(ROOT, ".git")):
+    if not shutil.which("git") or not os.path.exists(os.path.join(ROOT, ".git")):
         pytest.skip("not a git checkout")
     r = subprocess.run(["git", "ls-files", "tests"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
