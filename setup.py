@@ -2,8 +2,10 @@
 
 Switches (environment variables):
   BINDTHEM_DEBUG=1          -O0 -g, asserts on
-  BINDTHEM_SANITIZE=address (or address,undefined) build with sanitizers
+  BINDTHEM_SANITIZE=address (or address,undefined) build with sanitizers (and an
+                            arena that gives each allocation its own block)
   BINDTHEM_COVERAGE=1       gcov instrumentation
+  BINDTHEM_WERROR=1         warnings are errors (CI builds this way)
 """
 import os
 import shutil
@@ -109,6 +111,10 @@ san = os.environ.get("BINDTHEM_SANITIZE")
 if san:
     extra_compile += ["-fsanitize=" + san, "-fno-omit-frame-pointer", "-g"]
     extra_link += ["-fsanitize=" + san]
+    if "address" in san:
+        macros.append(("BT_ARENA_EXACT", "1"))  # one block per allocation: ASan sees overflows
+if os.environ.get("BINDTHEM_WERROR"):
+    extra_compile += ["-Werror"]
 if os.environ.get("BINDTHEM_COVERAGE"):
     extra_compile += ["--coverage", "-O0"]
     extra_link += ["--coverage"]

@@ -29,6 +29,7 @@ class _DeclParam(TypedDict):
     const: bool
     array: bool
     size_of: str | None
+    default: str | None  # as the header writes it
     line: int
     col: int
 
@@ -66,6 +67,7 @@ class _Param(TypedDict):
     const: bool
     array: bool
     size_of: str | None
+    default: bool | int | float | complex | str | None  # what a call that leaves it out passes
 
 class _Return(TypedDict):
     type: str
@@ -125,7 +127,13 @@ class Function:
         """Symbol names of the overloads."""
     @property
     def parameters(self) -> tuple[str, ...]:
-        """Python parameter names."""
+        """Python parameter names (the first overload's)."""
+    @property
+    def signatures(self) -> tuple[str, ...]:
+        """Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'."""
+    @property
+    def _dispatch_info(self) -> dict[str, int]:
+        """The dispatch cache: keys cached, and calls that scanned the overloads."""
     @property
     def library(self) -> ModuleType | None:
         """The Library it belongs to (None once that is gone)."""
@@ -166,8 +174,11 @@ def bind(
     *,
     module: str,
     strict: bool = False,
-) -> tuple[Handle, dict[str, Function], _Metadata, list[str]]:
+) -> tuple[Handle, dict[str, Function], object, list[str]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
+
+def metadata(capsule: object, /) -> _Metadata:
+    """The metadata dict of a capsule that bind() returned (see parse_header)."""
 
 # --- CUDA (csrc/bt_cuda_bind.c, bt_cuda_kernel.c, bt_cuda_array.c) ------------
 # Loosely typed (Any for device arrays and launch configurations) while that
@@ -244,6 +255,8 @@ class CudaKernel:
     def symbols(self) -> tuple[str, ...]: ...
     @property
     def parameters(self) -> tuple[str, ...]: ...
+    @property
+    def signatures(self) -> tuple[str, ...]: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __getitem__(self, config: Any, /) -> Any: ...
 

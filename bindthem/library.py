@@ -41,18 +41,29 @@ class LibraryInfo:
     ``lib.__bindthem__.metadata`` still the metadata.
     """
 
-    __slots__ = ("handle", "metadata", "unexported", "not_kernels", "source", "_library")
+    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "source",
+                 "_library")
 
-    def __init__(self, handle, metadata, unexported, not_kernels=(), source=None):
+    def __init__(self, handle, metadata, unexported, not_kernels=(), source=None, header=None):
         self.handle = handle
-        self.metadata = metadata
+        self._metadata = metadata  # a dict, or the core's capsule until first asked for
+        self.header = header if header is not None else metadata["header"]
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
         self.source = source  # what pickles carry (bindthem._travel.Source)
         self._library = None
 
+    @property
+    def metadata(self):
+        """What :func:`bindthem.parse_header` returns for the header and YAML
+        bound, built on first access (for 10^5 functions the dicts cost more
+        than the binding)."""
+        if not isinstance(self._metadata, dict):
+            self._metadata = _core.metadata(self._metadata)
+        return self._metadata
+
     def __repr__(self):
-        return "<bindthem.LibraryInfo of %s>" % os.path.basename(self.metadata["header"])
+        return "<bindthem.LibraryInfo of %s>" % os.path.basename(self.header)
 
     @property
     def library(self):
@@ -96,20 +107,21 @@ class Library(types.ModuleType):
     A module object (it can sit in ``sys.modules``): each bound kernel is an
     attribute, ``__all__`` and ``dir()`` list them, ``__file__`` is the shared
     library. ``metadata`` is what :func:`bindthem.parse_header` returns for
-    the header, ``unexported`` the overloads left out because the library
-    lacks them (only without an instantiate.yml). A kernel of one of those
-    names takes the name; both stay at ``lib.__bindthem__``
-    (:class:`LibraryInfo`).
+    the header (built on first access, from what was bound), ``unexported``
+    the overloads left out because the library lacks them (only without an
+    instantiate.yml). A kernel of one of those names takes the name; both
+    stay at ``lib.__bindthem__`` (:class:`LibraryInfo`).
     """
 
     metadata = _Info("What bindthem.parse_header returns for the header.")
     unexported = _Info("Overloads left out because the library lacks them.")
 
-    def __init__(self, name, handle, functions, metadata, unexported, source, options=None):
-        super().__init__(name, _module_doc(name, metadata["header"], functions))
+    def __init__(self, name, header, handle, functions, metadata, unexported, source,
+                 options=None):
+        super().__init__(name, _module_doc(name, header, functions))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
-        info = LibraryInfo(handle, metadata, unexported, source=source)
+        info = LibraryInfo(handle, metadata, unexported, source=source, header=header)
         info._library = weakref.ref(self)
         self.__bindthem__ = info
         self.__dict__.update(functions)
@@ -200,7 +212,7 @@ def _load_source(lib, header, instantiate, name, strict, opts):
 def _make(library, header, instantiate, name, strict, source, options=None):
     handle, functions, metadata, unexported = _core.bind(
         library, header, instantiate, module=name, strict=strict)
-    return Library(name, handle, functions, metadata, unexported, source, options)
+    return Library(name, header, handle, functions, metadata, unexported, source, options)
 
 
 def _options(gil, copy_const):

@@ -40,6 +40,7 @@ from .library import _module_doc, nothing_bound
 __all__ = ["render", "main"]
 
 _ARRAY = "numpy.typing.NDArray[numpy.%s]"
+_CHAR = "int | str"
 _PYTHON = {"int": "int", "float": "float", "complex": "complex", "bool": "bool", "None": "None"}
 _MAX_LINE = 99
 _INDENT = "    "
@@ -50,8 +51,11 @@ def _signature(ov):
 
     A C parameter named like a Python keyword gets a trailing underscore and
     is made positional-only (with those before it): the runtime cannot take
-    it by keyword anyway. A parameter whose metadata has a ``default`` (the
-    C core does not report scalar defaults yet) is written ``= ...``.
+    it by keyword anyway. A parameter with a default (the metadata's
+    ``default``: the value a call that leaves it out passes) is written with
+    that value (``omega: float = 1.0``, ``trans: int | str = 'T'``), or
+    ``= ...`` for a complex one. A ``char`` is ``int | str``: the runtime
+    takes a one-character str for it too.
     """
     params, last_keyword = [], 0
     for p in ov["params"]:
@@ -61,13 +65,24 @@ def _signature(ov):
         if keyword.iskeyword(name):
             name += "_"
             last_keyword = len(params) + 1
-        default = " = ..." if p.get("default") is not None else ""
-        params.append("%s: %s%s" % (name, _annotation(p, p["array"]), default))
+        ann = _annotation(p, p["array"])
+        if p["type"] == "char" and not p["array"]:
+            ann = _CHAR  # the runtime takes a one-character str too
+        params.append("%s: %s%s" % (name, ann, _default(p, ann)))
     if last_keyword:
         params.insert(last_keyword, "/")
     ret = ov["return"]
     returns = "None" if ret["python"] == "None" else _annotation(ret, False)
     return tuple(params), returns
+
+
+def _default(p, annotation):
+    value = p.get("default")
+    if value is None:
+        return ""
+    if type(value).__name__ in annotation.split(" | ") and not isinstance(value, complex):
+        return " = %r" % (value,)
+    return " = ..."
 
 
 def _annotation(t, array):

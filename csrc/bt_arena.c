@@ -5,16 +5,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BT_ARENA_MIN 8192
+/* Blocks grow with the arena, from 1 KiB (a bound function's calls fit in
+ * one) to 64 KiB; an allocation over a quarter of a block gets its own. */
+#define BT_BLOCK_MIN 1024
+#define BT_BLOCK_MAX 65536
 
 struct BtArenaBlock {
-    BtArenaBlock *next;
+    BtArenaBlock *next, *prev;
     size_t used;
     size_t cap;
     _Alignas(max_align_t) unsigned char data[];
 };
 
-void bt_arena_init(BtArena *a) { a->head = NULL; }
+#ifdef BT_FAULT_INJECTION
+static long fail_at, count;
+static int fail_all;
+
+void bt_mem_fail_after(long n, int all)
+{
+    fail_at = n;
+    fail_all = all;
+    count = 0;
+}
+
+long bt_mem_count(void) { return count; }
+
+static int inject(void)
+{
+    count++;
+    return fail_at > 0 && (count == fail_at || (fail_all && count > fail_at));
+}
+#else
+static int inject(void) { return 0; }
+#endif
+
+void *bt_mem_realloc(void *p, size_t n)
+{
+    return inject() ? NULL : realloc(p, n ? n : 1);
+}
+
+void bt_arena_init(BtArena *a)
+{
+    a->head = NULL;
+    a->bytes = a->peak = 0;
+    a->failed = 0;
+}
 
 void bt_arena_free(BtArena *a)
 {
@@ -24,32 +59,143 @@ void bt_arena_free(BtArena *a)
         free(b);
         b = next;
     }
-    a->head = NULL;
+    bt_arena_init(a);
+}
+
+static void *nomem(BtArena *a)
+{
+    a->failed = 1;
+    return NULL;
+}
+
+static void count_bytes(BtArena *a, size_t less, size_t more)
+{
+    a->bytes = a->bytes - less + more;
+    if (a->bytes > a->peak)
+        a->peak = a->bytes;
+}
+
+/* A block of cap bytes, linked in as the head when bump, else behind the
+ * head (the head keeps its free space for the next small allocations). */
+static BtArenaBlock *new_block(BtArena *a, size_t cap, int bump)
+{
+    BtArenaBlock *b;
+
+    if (cap > (size_t)-1 / 2 - sizeof *b)
+        return nomem(a);
+    b = bt_mem_realloc(NULL, sizeof *b + cap);
+    if (!b)
+        return nomem(a);
+    b->cap = cap;
+    b->used = bump ? 0 : cap;
+    if (bump || !a->head) {
+        b->prev = NULL;
+        b->next = a->head;
+        if (a->head)
+            a->head->prev = b;
+        a->head = b;
+    } else {
+        b->prev = a->head;
+        b->next = a->head->next;
+        if (b->next)
+            b->next->prev = b;
+        a->head->next = b;
+    }
+    count_bytes(a, 0, sizeof *b + cap);
+    return b;
 }
 
 void *bt_arena_alloc(BtArena *a, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
     BtArenaBlock *b = a->head;
+    size_t cap;
     void *p;
 
-    n = (n + align - 1) & ~(align - 1);
-    if (n == 0)
-        n = align;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > BT_ARENA_MIN ? n : BT_ARENA_MIN;
-        b = malloc(sizeof(BtArenaBlock) + cap);
+#ifdef BT_ARENA_EXACT
+    b = new_block(a, n ? n : 1, 0);
+    if (!b)
+        return NULL;
+    memset(b->data, 0, b->cap);
+    return b->data;
+#endif
+    if (n > (size_t)-1 / 2)
+        return nomem(a);
+    n = n ? (n + align - 1) & ~(align - 1) : align;
+    cap = a->bytes < BT_BLOCK_MIN ? BT_BLOCK_MIN : a->bytes > BT_BLOCK_MAX ? BT_BLOCK_MAX
+                                                                           : a->bytes;
+    if (n > cap / 4) {
+        b = new_block(a, n, 0);
         if (!b)
             return NULL;
-        b->cap = cap;
-        b->used = 0;
-        b->next = a->head;
-        a->head = b;
+        memset(b->data, 0, n);
+        return b->data;
+    }
+    if (!b || b->cap - b->used < n) {
+        b = new_block(a, cap, 1);
+        if (!b)
+            return NULL;
     }
     p = b->data + b->used;
     b->used += n;
     memset(p, 0, n);
     return p;
+}
+
+void *bt_arena_array(BtArena *a, size_t n, size_t elem)
+{
+    if (elem && n > (size_t)-1 / 2 / elem)
+        return nomem(a);
+    return bt_arena_alloc(a, n * elem);
+}
+
+void *bt_arena_resize(BtArena *a, void *p, size_t n)
+{
+    BtArenaBlock *b, *nb;
+
+    if (!n)
+        n = 1;
+    if (!p) {
+        b = new_block(a, n, 0);
+        if (!b)
+            return NULL;
+        memset(b->data, 0, n);
+        return b->data;
+    }
+    b = (BtArenaBlock *)((unsigned char *)p - offsetof(BtArenaBlock, data));
+    if (n > (size_t)-1 / 2 - sizeof *b)
+        return nomem(a);
+    nb = bt_mem_realloc(b, sizeof *nb + n);
+    if (!nb)
+        return nomem(a);
+    if (nb->prev)
+        nb->prev->next = nb;
+    else
+        a->head = nb;
+    if (nb->next)
+        nb->next->prev = nb;
+    if (n > nb->cap)
+        memset(nb->data + nb->cap, 0, n - nb->cap);
+    count_bytes(a, sizeof *nb + nb->cap, sizeof *nb + n);
+    nb->cap = nb->used = n;
+    return nb->data;
+}
+
+void bt_arena_release(BtArena *a, void *p)
+{
+    BtArenaBlock *b;
+
+    if (!p)
+        return;
+    b = (BtArenaBlock *)((unsigned char *)p - offsetof(BtArenaBlock, data));
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        a->head = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    count_bytes(a, sizeof *b + b->cap, 0);
+    free(b);
 }
 
 char *bt_arena_strndup(BtArena *a, const char *s, size_t n)
@@ -79,7 +225,7 @@ char *bt_arena_printf(BtArena *a, const char *fmt, ...)
     va_end(ap);
     if (n < 0) {
         va_end(ap2);
-        return NULL;
+        return nomem(a);
     }
     p = bt_arena_alloc(a, (size_t)n + 1);
     if (p)
@@ -107,14 +253,16 @@ static int reserve(BtBuf *b, size_t extra)
     size_t cap;
     char *p;
 
-    if (b->failed)
+    if (b->failed || extra > (size_t)-1 / 4 - b->len) {
+        b->failed = 1;
         return -1;
+    }
     if (need <= b->cap)
         return 0;
     cap = b->cap ? b->cap : 64;
     while (cap < need)
         cap *= 2;
-    p = realloc(b->data, cap);
+    p = bt_mem_realloc(b->data, cap);
     if (!p) {
         b->failed = 1;
         return -1;

@@ -4,6 +4,7 @@
 #include "bt_numpy.h"
 
 #include "bt_guard.h"
+#include "bt_lex.h"
 
 #include <complex.h>
 #include <float.h>
@@ -116,6 +117,8 @@ int bt_call_accepts(const BtArgSlot *s, uint8_t code, int pass)
 
     if (s->is_array)
         return code == s->array_code;
+    if (code == BT_K_OMITTED)
+        return s->has_default;
     if (code == BT_K_CHAR) /* exact, as pybind11's char caster */
         return s->type == BT_CHAR;
     t = bt_type(s->type);
@@ -168,6 +171,39 @@ const char *bt_call_slot_wants(const BtArgSlot *s, char *buf, size_t size)
     else
         snprintf(buf, size, "%s (%s)", t->pyname, t->cname);
     return buf;
+}
+
+/* Fills the slots' defaults: the C value a call copies, and its spelling. */
+static int set_defaults(BtCall *call, const BtOverload *ov, BtArena *arena)
+{
+    PyObject *pydefs[BT_MAX_PARAMS];
+    unsigned char cvals[BT_MAX_PARAMS][16];
+    int k, rc = 0;
+
+    if (bt_call_defaults(ov, pydefs, cvals) < 0)
+        return -1;
+    for (k = 0; k < call->n_py; k++) {
+        BtArgSlot *s = &call->slots[k];
+        PyObject *r;
+        const char *u;
+        if (!pydefs[s->cidx])
+            continue;
+        r = PyObject_Repr(pydefs[s->cidx]);
+        u = r ? PyUnicode_AsUTF8(r) : NULL;
+        s->defrepr = u ? bt_arena_strdup(arena, u) : NULL;
+        Py_XDECREF(r);
+        if (!s->defrepr) {
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            rc = -1;
+            break;
+        }
+        s->has_default = 1;
+        memcpy(s->defval, cvals[s->cidx], sizeof s->defval);
+    }
+    for (k = 0; k < ov->decl->n_params; k++)
+        Py_XDECREF(pydefs[k]);
+    return rc;
 }
 
 int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
@@ -230,6 +266,8 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
         k++;
     }
     call->n_py = k;
+    if (set_defaults(call, ov, arena) < 0)
+        return -1;
     status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params,
                           bt_type_ffi(ov->ret), call->atypes);
     if (status != FFI_OK) {
@@ -434,15 +472,107 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
             if ((isfinite(c.real) && fabs(c.real) > FLT_MAX) ||
                 (isfinite(c.imag) && fabs(c.imag) > FLT_MAX))
                 return does_not_fit(fname, name, o, "std::complex<float>");
-            out->cf = CMPLXF((float)c.real, (float)c.imag);
+            /* by parts, not CMPLXF (glibc with clang lacks it) nor re + im*I
+             * (wrong for infinities): C11 6.2.5p13 lays a complex out as an
+             * array of two */
+            float *parts = (float *)&out->cf;
+            parts[0] = (float)c.real;
+            parts[1] = (float)c.imag;
         } else {
-            out->cd = CMPLX(c.real, c.imag);
+            double *parts = (double *)&out->cd;
+            parts[0] = c.real;
+            parts[1] = c.imag;
         }
         return 0;
     default:
         PyErr_SetString(PyExc_SystemError, "bindthem: void parameter");
         return -1;
     }
+}
+
+/* New reference: the Python value of a literal. */
+static PyObject *literal_object(const BtLiteral *l)
+{
+    PyObject *v, *r;
+
+    switch (l->kind) {
+    case BT_LIT_BOOL: return PyBool_FromLong((long)l->u);
+    case BT_LIT_FLOAT: return PyFloat_FromDouble(l->d);
+    case BT_LIT_CHAR: return PyUnicode_FromOrdinal((int)l->u);
+    default: break;
+    }
+    v = PyLong_FromUnsignedLongLong(l->u);
+    if (!v || !l->neg)
+        return v;
+    r = PyNumber_Negative(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* One scalar parameter's default (see bt_call_defaults): a new reference
+ * to the value shown (as the parameter's Python type: `double w = 1` shows
+ * 1.0), the C value in *out; NULL without an exception when it has none. */
+static PyObject *param_default(const BtParam *p, BtTypeId t, BtValue *out)
+{
+    BtArgSlot s;
+    BtLiteral lit;
+    PyObject *o = NULL, *name = NULL, *shown = NULL;
+    Py_complex c;
+
+    if (!p->defval || bt_lex_literal(p->defval, &lit) < 0)
+        return NULL;
+    memset(&s, 0, sizeof s);
+    s.type = t;
+    o = literal_object(&lit);
+    name = PyUnicode_FromString(p->name);
+    if (!o || !name)
+        goto done;
+    /* as a passed argument: a float for an int, or -1 for an unsigned, is refused */
+    if (!bt_call_accepts(&s, bt_call_code(o), 2) || store_scalar(out, t, o, "", name) < 0) {
+        if (!PyErr_Occurred() || !PyErr_ExceptionMatches(PyExc_MemoryError))
+            PyErr_Clear();
+        goto done;
+    }
+    switch (bt_type(t)->kind) {
+    case 'b': shown = PyBool_FromLong(out->u8); break;
+    case 'f': shown = PyNumber_Float(o); break;
+    case 'c':
+        c = PyComplex_AsCComplex(o);
+        shown = PyErr_Occurred() ? NULL : PyComplex_FromCComplex(c);
+        break;
+    default: shown = PyBool_Check(o) ? PyLong_FromLong(o == Py_True) : Py_NewRef(o); break;
+    }
+done:
+    Py_XDECREF(o);
+    Py_XDECREF(name);
+    return shown;
+}
+
+int bt_call_defaults(const BtOverload *ov, PyObject **pydefs, void *cvals)
+{
+    const BtDecl *d = ov->decl;
+    int i;
+
+    for (i = 0; i < d->n_params; i++)
+        pydefs[i] = NULL;
+    /* trailing Python parameters only: a required one ends the run */
+    for (i = d->n_params - 1; i >= 0; i--) {
+        const BtParam *p = &d->params[i];
+        BtValue v;
+        if (p->size_of >= 0)
+            continue;
+        if (!p->t.is_array)
+            pydefs[i] = param_default(p, ov->ptypes[i], &v);
+        if (!pydefs[i])
+            break;
+        if (cvals)
+            memcpy((char *)cvals + (size_t)i * 16, &v, sizeof v);
+    }
+    if (!PyErr_Occurred())
+        return 0;
+    for (i = 0; i < d->n_params; i++)
+        Py_CLEAR(pydefs[i]);
+    return -1;
 }
 
 static PyObject *convert_return(const BtValue *r, BtTypeId t)
@@ -554,6 +684,10 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
                                     sizeof vals[0], avalues, fname, arg_name(names, i)) < 0)
                 return NULL;
             total += n;
+            continue;
+        }
+        if (!o) { /* omitted: the default, converted at bind time */
+            memcpy(&vals[s->cidx], s->defval, sizeof s->defval);
             continue;
         }
         if (store_scalar(&vals[s->cidx], s->type, o, fname, arg_name(names, i)) < 0)

@@ -32,10 +32,12 @@ typedef struct BtCallOpts {
 } BtCallOpts;
 
 /* Dispatch codes: one byte per argument.
+ *   0          an omitted argument: only a parameter with a default takes it
  *   1 + t      ndarray of (normalized) NumPy type t, native byte order
  *   64 + t     NumPy scalar of type t
  *   BT_K_*     Python objects by kind */
 enum {
+    BT_K_OMITTED = 0,
     BT_K_ARRAY = 1,
     BT_K_ARRAY_OTHER = 40, /* ndarray of a dtype no kernel takes */
     BT_K_NPSCALAR = 64,
@@ -65,6 +67,9 @@ typedef struct BtArgSlot {
     const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
     int n_sizes;
     int min_ndim;    /* array: 1 + the highest axis they name */
+    int has_default;
+    unsigned char defval[16]; /* the default, converted to `type` at bind time */
+    const char *defrepr;      /* its Python spelling ("1.0", "'T'"), or NULL */
 } BtArgSlot;
 
 /* A prepared call frame for one overload. */
@@ -93,10 +98,19 @@ BT_HIDDEN uint8_t bt_call_code(PyObject *o);
  * complex, NumPy integers of other widths). */
 BT_HIDDEN int bt_call_accepts(const BtArgSlot *s, uint8_t code, int pass);
 
-/* Checks, marshals and calls. args are the n_py arguments in order, codes
- * their dispatch codes, pass the pass that selected this overload. fname
- * and names (tuple of str) are for messages; opts->gil decides the GIL.
- * New reference, or NULL. */
+/* The Python defaults of ov's parameters: pydefs[i] (one per C parameter)
+ * is a new reference to what a call that omits argument i passes, or NULL
+ * when it must be given; cvals (16 bytes per C parameter), when not NULL,
+ * receives them converted to the parameter's type. A header default counts
+ * when it is a literal (bt_lex_literal) that the parameter takes as a passed
+ * argument (the same conversions and range checks) and every later Python
+ * parameter has one too. Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_call_defaults(const BtOverload *ov, PyObject **pydefs, void *cvals);
+
+/* Checks, marshals and calls. args are the n_py arguments in order (NULL
+ * for an omitted one: the slot's default), codes their dispatch codes, pass
+ * the pass that selected this overload. fname and names (tuple of str) are
+ * for messages; opts->gil decides the GIL. New reference, or NULL. */
 BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args,
                                    const uint8_t *codes, const char *fname, PyObject *names,
                                    const BtCallOpts *opts);

@@ -298,7 +298,7 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
             int missing;
             if (!ov->decl->is_global) {
                 PyObject *s;
-                if (meta.has_table) {
+                if (ov->inst) { /* the YAML asked for it; else planned as untemplated */
                     PyErr_Format(st->BindError,
                                  "instantiate.yml lists '%s' (%s:%d), which is not a "
                                  "__global__ kernel; bindthem.cuda binds kernels only "
@@ -326,7 +326,7 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
             }
             if (!kern) {
                 PyObject *s;
-                if (meta.has_table) {
+                if (ov->inst) { /* listed: an error; planned as untemplated: unexported */
                     missing_kernel(st, handle->m, ov, sym, file);
                     goto error;
                 }

@@ -241,11 +241,73 @@ typedef struct CudaLaunch {
     LaunchConfig cfg;
 } CudaLaunch;
 
-/* New reference: "DeviceArray of float32", "numpy.int64", ... (ctx: the
- * launch's BtCudaArg array) */
-static PyObject *describe(PyObject *o, int i, void *ctx)
+/* The arguments of one launch as read; j numbers them as bt_dispatch_pick
+ * does. cfg_kw (kernel(..., grid=, block=, ...)) or NULL (a Launch). */
+typedef struct Reading {
+    BtState *st;
+    const CudaKernel *k;
+    LaunchConfig *cfg;
+    PyObject **cfg_kw;
+    BtCudaArg a[BT_MAX_PARAMS];
+    uint8_t read[BT_MAX_PARAMS];
+} Reading;
+
+/* Does some overload take an array as parameter `name`? */
+static int takes_array(const CudaKernel *k, PyObject *name)
 {
-    const BtCudaArg *a = (const BtCudaArg *)ctx + i;
+    int o, i;
+
+    for (o = 0; o < k->d.n_ovs; o++) {
+        PyObject *names = k->d.groups[k->d.ov_group[o]].names;
+        for (i = 0; i < PyTuple_GET_SIZE(names); i++)
+            if (k->d.slots[o][i].is_array &&
+                PyUnicode_Compare(PyTuple_GET_ITEM(names, i), name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* bt_dispatch_pick's ready(): kernel(...)'s configuration keywords. */
+static int read_config(void *ctx)
+{
+    Reading *r = ctx;
+    PyObject **kw = r->cfg_kw;
+
+    if (!kw)
+        return 0;
+    if (!kw[0] || !kw[1]) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U() needs grid= and block= (or launch it as %U[grid, block](...))",
+                     r->k->d.name, r->k->d.name);
+        return -1;
+    }
+    return parse_config(kw[0], kw[1], kw[2], kw[3], r->k->d.cname, r->cfg);
+}
+
+/* bt_dispatch_pick's code(): reads argument j as a launch sees it. */
+static int read_code(PyObject *o, int j, PyObject *name, void *ctx)
+{
+    Reading *r = ctx;
+    BtCudaArg *a = &r->a[j];
+
+    r->read[j] = 1;
+    if (bt_cuda_read_arg(r->st, o, r->cfg->stream, r->k->d.cname, name, a) < 0)
+        return -1;
+    if (a->kind == BT_CUDA_ARG_HOST && takes_array(r->k, name)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U(): argument '%U' is an array in host memory; CUDA kernels "
+                     "take device arrays: pass bindthem.cuda.to_device(%U) (and read "
+                     "results back with .copy_to_host())",
+                     r->k->d.name, name, name);
+        return -1;
+    }
+    return a->code;
+}
+
+/* New reference: "DeviceArray of float32", "numpy.int64", ... */
+static PyObject *describe(PyObject *o, int j, void *ctx)
+{
+    const BtCudaArg *a = &((Reading *)ctx)->a[j];
     if (a->kind == BT_CUDA_ARG_DEVICE)
         return PyUnicode_FromFormat("%s (a device array of %s, via %s)", Py_TYPE(o)->tp_name,
                                     bt_cuda_code_name(a->code), a->via);
@@ -328,67 +390,55 @@ static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyO
     return 0;
 }
 
-/* Checks, marshals and queues a launch of k with bound arguments argv. */
-static PyObject *launch(CudaKernel *k, PyObject *const *argv, const LaunchConfig *cfg)
+/* Binds, checks, marshals and queues a launch of k. cfg_kw: see Reading. */
+static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        LaunchConfig *cfg, PyObject **cfg_kw)
 {
-    BtState *st = bt_state_from_type(Py_TYPE(k));
-    BtCudaArg a[BT_MAX_PARAMS];
-    uint8_t codes[BT_MAX_PARAMS];
+    static const char *const cfg_names[4] = {"grid", "block", "shared", "stream"};
+    BtDispatchExtra extra = {cfg_names, 4, cfg_kw};
+    Reading r;
+    BtDispatchHow how = {read_config, read_code, describe, wants, &r};
+    BtDispatchPick p;
     Val vals[BT_MAX_PARAMS];
     void *params[BT_MAX_PARAMS];
-    PyObject *dev_name = NULL, *r = NULL;
+    PyObject *dev_name = NULL, *res = NULL;
     const BtCall *call;
     BtCudaError e;
-    int i, n_read = 0, ov, pass, dev = -1;
+    int i, dev = -1;
 
+    r.st = bt_state_from_type(Py_TYPE(k));
+    r.k = k;
+    r.cfg = cfg;
+    r.cfg_kw = cfg_kw;
+    memset(r.read, 0, sizeof r.read);
     bt_cuda_error_init(&e);
-    for (i = 0; i < k->d.n_py; i++, n_read++) {
-        if (bt_cuda_read_arg(st, argv[i], cfg->stream, k->d.cname, PyTuple_GET_ITEM(k->d.names, i),
-                             &a[i]) < 0)
-            goto done;
-        codes[i] = a[i].code;
-    }
-    for (i = 0; i < k->d.n_py; i++) {
-        int o;
-        if (a[i].kind != BT_CUDA_ARG_HOST)
-            continue;
-        for (o = 0; o < k->d.n_ovs; o++) {
-            if (k->d.slots[o][i].is_array) {
-                PyErr_Format(PyExc_TypeError,
-                             "%U(): argument '%U' is an array in host memory; CUDA kernels "
-                             "take device arrays: pass bindthem.cuda.to_device(%U) (and read "
-                             "results back with .copy_to_host())",
-                             k->d.name, PyTuple_GET_ITEM(k->d.names, i),
-                             PyTuple_GET_ITEM(k->d.names, i));
-                goto done;
-            }
-        }
-    }
-    ov = bt_dispatch_select(&k->d, codes, &pass);
-    if (ov < 0) {
-        BtDispatchDescribe how = {describe, wants, a};
-        bt_dispatch_no_match(&k->d, argv, codes, &how);
+    if (bt_dispatch_pick(&k->d, args, nargs, kwnames, cfg_kw ? &extra : NULL, &how, &p) < 0)
         goto done;
-    }
-    call = &k->calls[ov];
+    call = &k->calls[p.ov];
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
-        PyObject *name = PyTuple_GET_ITEM(k->d.names, i);
+        PyObject *name = PyTuple_GET_ITEM(p.names, i);
+        const BtCudaArg *a;
         params[s->cidx] = &vals[s->cidx];
         if (!s->is_array) {
-            if (bt_call_store_scalar(&vals[s->cidx], s->type, argv[i], k->d.cname, name) < 0)
+            if (!p.argv[i]) { /* omitted: the default, converted at bind time */
+                memcpy(&vals[s->cidx], s->defval, sizeof s->defval);
+                continue;
+            }
+            if (bt_call_store_scalar(&vals[s->cidx], s->type, p.argv[i], k->d.cname, name) < 0)
                 goto done;
             continue;
         }
-        if (check_array(st, k, s, name, &a[i], &dev, &dev_name) < 0)
+        a = &r.a[p.src[i]];
+        if (check_array(r.st, k, s, name, a, &dev, &dev_name) < 0)
             goto done;
-        vals[s->cidx].u64 = a[i].ptr;
-        if (bt_call_store_sizes(s, a[i].ndim, a[i].shape, vals, sizeof vals[0], params,
+        vals[s->cidx].u64 = a->ptr;
+        if (bt_call_store_sizes(s, a->ndim, a->shape, vals, sizeof vals[0], params,
                                 k->d.cname, name) < 0)
             goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
-        bt_cuda_py_raise(st, &e);
+        bt_cuda_py_raise(r.st, &e);
         goto done;
     }
     if (k->module_device >= 0 && dev != k->module_device) {
@@ -400,50 +450,39 @@ static PyObject *launch(CudaKernel *k, PyObject *const *argv, const LaunchConfig
         goto done;
     }
     if (bt_cuda_use_device(dev, &e) < 0) {
-        bt_cuda_py_raise(st, &e);
+        bt_cuda_py_raise(r.st, &e);
         goto done;
     }
     /* CAI v3: wait for the producer's stream unless it is ours */
-    for (i = 0; i < k->d.n_py; i++) {
+    for (i = 0; i < BT_MAX_PARAMS; i++) {
         uint64_t ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
-        if (a[i].has_stream && a[i].stream != ours && bt_cuda_stream_sync(a[i].stream, &e) < 0) {
-            bt_cuda_py_raise(st, &e);
+        if (r.read[i] && r.a[i].has_stream && r.a[i].stream != ours &&
+            bt_cuda_stream_sync(r.a[i].stream, &e) < 0) {
+            bt_cuda_py_raise(r.st, &e);
             goto done;
         }
     }
-    if (bt_cuda_launch(k->kernels[ov], cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
+    if (bt_cuda_launch(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
                        &e) < 0) {
-        bt_cuda_py_raise(st, &e);
+        bt_cuda_py_raise(r.st, &e);
         goto done;
     }
-    r = Py_NewRef(Py_None);
+    res = Py_NewRef(Py_None);
 done:
-    for (i = 0; i < n_read; i++)
-        Py_XDECREF(a[i].keep);
-    return r;
+    for (i = 0; i < BT_MAX_PARAMS; i++)
+        if (r.read[i])
+            Py_XDECREF(r.a[i].keep);
+    return res;
 }
 
 static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames)
 {
-    static const char *const cfg_names[4] = {"grid", "block", "shared", "stream"};
-    CudaKernel *k = (CudaKernel *)self;
-    PyObject *argv[BT_MAX_PARAMS], *cfg_kw[4] = {NULL, NULL, NULL, NULL};
-    BtDispatchExtra extra = {cfg_names, 4, cfg_kw};
+    PyObject *cfg_kw[4] = {NULL, NULL, NULL, NULL};
     LaunchConfig cfg;
 
     /* grid=, block=, shared=, stream= that name no parameter configure it */
-    if (bt_dispatch_bind_kw(&k->d, args, PyVectorcall_NARGS(nargsf), kwnames, argv, &extra) < 0)
-        return NULL;
-    if (!cfg_kw[0] || !cfg_kw[1]) {
-        PyErr_Format(PyExc_TypeError,
-                     "%U() needs grid= and block= (or launch it as %U[grid, block](...))",
-                     k->d.name, k->d.name);
-        return NULL;
-    }
-    if (parse_config(cfg_kw[0], cfg_kw[1], cfg_kw[2], cfg_kw[3], k->d.cname, &cfg) < 0)
-        return NULL;
-    return launch(k, argv, &cfg);
+    return launch((CudaKernel *)self, args, PyVectorcall_NARGS(nargsf), kwnames, &cfg, cfg_kw);
 }
 
 /* kernel[grid, block], kernel[grid, block, shared], kernel[grid, block, shared, stream] */
@@ -488,6 +527,7 @@ static PyObject *kernel_get_doc(CudaKernel *k, void *c) { return Py_NewRef(k->do
 static PyObject *kernel_get_overloads(CudaKernel *k, void *c) { return Py_NewRef(k->d.overloads); }
 static PyObject *kernel_get_symbols(CudaKernel *k, void *c) { return Py_NewRef(k->symbols); }
 static PyObject *kernel_get_params(CudaKernel *k, void *c) { return Py_NewRef(k->d.names); }
+static PyObject *kernel_get_sigs(CudaKernel *k, void *c) { return Py_NewRef(k->d.pysigs); }
 
 static PyGetSetDef kernel_getset[] = {
     {"__name__", (getter)kernel_get_name, NULL, NULL, NULL},
@@ -497,6 +537,7 @@ static PyGetSetDef kernel_getset[] = {
     {"overloads", (getter)kernel_get_overloads, NULL, "C signatures, in YAML order.", NULL},
     {"symbols", (getter)kernel_get_symbols, NULL, "Kernel names in the module.", NULL},
     {"parameters", (getter)kernel_get_params, NULL, "Python parameter names.", NULL},
+    {"signatures", (getter)kernel_get_sigs, NULL, "Python signatures, in YAML order.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -561,8 +602,8 @@ PyType_Spec bt_cuda_kernel_spec = {
 static PyObject *launch_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     CudaLaunch *l = (CudaLaunch *)self;
-    PyObject *slots[BT_MAX_PARAMS], *kwnames = NULL, *stack[BT_MAX_PARAMS * 2], *r = NULL;
-    PyObject *const *argv;
+    PyObject *kwnames = NULL, *stack[BT_MAX_PARAMS * 2], *r;
+    LaunchConfig cfg = l->cfg;
     Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0, i;
     Py_ssize_t pos = 0;
     PyObject *key, *value;
@@ -582,8 +623,7 @@ static PyObject *launch_call(PyObject *self, PyObject *args, PyObject *kwargs)
             stack[nargs + i] = value;
         }
     }
-    if (bt_dispatch_bind(&l->kernel->d, stack, (size_t)nargs, kwnames, slots, &argv) == 0)
-        r = launch(l->kernel, argv, &l->cfg);
+    r = launch(l->kernel, stack, nargs, kwnames, &cfg, NULL);
     Py_XDECREF(kwnames);
     return r;
 }
@@ -677,11 +717,11 @@ PyObject *bt_cuda_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs
     k->kernels = kernels;
     k->module_device = module_device;
     PyObject_GC_Track(k);
-    if (bt_dispatch_init(&k->d, st, f->name, ovs, calls, n, "kernels") < 0)
+    if (bt_dispatch_init(&k->d, f->name, ovs, calls, n) < 0)
         goto error;
     k->d.terse_missing = 1;
     k->module = Py_NewRef(modname);
-    k->doc = PyUnicode_FromString(f->doc ? f->doc : "");
+    k->doc = bt_dispatch_doc(&k->d, ovs);
     k->symbols = PyTuple_New(n);
     if (!k->doc || !k->symbols)
         goto error;

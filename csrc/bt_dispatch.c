@@ -9,81 +9,286 @@
 #define CACHE_MIN 16
 #define CACHE_MAX 4096
 
-int bt_dispatch_init(BtDispatch *d, BtState *st, const char *name, const BtOverload *ovs,
-                     const BtCall *calls, int n, const char *what)
+/* ---- set-up ---- */
+
+/* C++ parameter names that Python can't use as names. */
+static int is_py_keyword(const char *s)
+{
+    static const char *const kw[] = {
+        "False", "None", "True", "as", "assert", "async", "await", "def", "del", "elif",
+        "except", "finally", "from", "global", "import", "in", "is", "lambda", "nonlocal",
+        "pass", "raise", "with", "yield", NULL};
+    int i;
+    for (i = 0; kw[i]; i++)
+        if (strcmp(s, kw[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* New reference: "(a, b, c=1.0)". A parameter named like a Python keyword
+ * is written with a trailing underscore and made positional-only (it can't
+ * be passed by keyword anyway), as the generated stubs write it, so that
+ * inspect.signature() can read it. */
+static PyObject *params_text(PyObject *names, const BtArgSlot *slots)
+{
+    BtBuf b;
+    Py_ssize_t i, n = PyTuple_GET_SIZE(names), last_kw = -1;
+    PyObject *r = NULL;
+
+    for (i = 0; i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        if (!s)
+            return NULL;
+        if (is_py_keyword(s))
+            last_kw = i;
+    }
+    bt_buf_init(&b);
+    bt_buf_putc(&b, '(');
+    for (i = 0; i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        bt_buf_printf(&b, "%s%s%s", i ? ", " : "", s, is_py_keyword(s) ? "_" : "");
+        if (slots[i].has_default)
+            bt_buf_printf(&b, "=%s", slots[i].defrepr);
+        if (i == last_kw)
+            bt_buf_puts(&b, ", /");
+    }
+    bt_buf_putc(&b, ')');
+    r = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
+    bt_buf_free(&b);
+    return r;
+}
+
+/* The group of call c: an existing one with its parameter names, or a new one. */
+static int find_group(BtDispatch *d, const BtOverload *ov, const BtCall *c)
+{
+    BtDispatchGroup *gr;
+    int g, i;
+
+    for (g = 0; g < d->n_groups; g++) {
+        gr = &d->groups[g];
+        if (gr->n_py != c->n_py)
+            continue;
+        for (i = 0; i < c->n_py; i++) {
+            const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(gr->names, i));
+            if (!s)
+                return -1;
+            if (strcmp(s, ov->decl->params[c->slots[i].cidx].name) != 0)
+                break;
+        }
+        if (i == c->n_py)
+            return g;
+    }
+    gr = &d->groups[d->n_groups];
+    gr->n_py = c->n_py;
+    gr->names = PyTuple_New(c->n_py);
+    gr->optional = PyMem_Calloc((size_t)c->n_py + 1, 1);
+    if (!gr->names || !gr->optional) {
+        if (gr->names)
+            PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < c->n_py; i++) {
+        PyObject *s = PyUnicode_InternFromString(ov->decl->params[c->slots[i].cidx].name);
+        if (!s)
+            return -1;
+        PyTuple_SET_ITEM(gr->names, i, s);
+    }
+    if (c->n_py > d->max_py)
+        d->max_py = c->n_py;
+    return d->n_groups++;
+}
+
+/* Several groups: number every name, and map ids to each group's positions. */
+static int number_names(BtDispatch *d)
+{
+    PyObject *all = PyList_New(0);
+    Py_ssize_t n;
+    int g, i, rc = -1;
+
+    if (!all)
+        return -1;
+    for (g = 0; g < d->n_groups; g++) {
+        for (i = 0; i < d->groups[g].n_py; i++) {
+            PyObject *s = PyTuple_GET_ITEM(d->groups[g].names, i);
+            int c = PySequence_Contains(all, s);
+            if (c < 0 || (c == 0 && PyList_Append(all, s) < 0))
+                goto done;
+        }
+    }
+    n = PyList_GET_SIZE(all);
+    if (n > 0xFFFF) {
+        PyErr_Format(PyExc_ValueError, "%s: more than 65535 parameter names", d->cname);
+        goto done;
+    }
+    for (g = 0; g < d->n_groups; g++) {
+        BtDispatchGroup *gr = &d->groups[g];
+        Py_ssize_t id;
+        gr->pos = PyMem_Malloc(sizeof *gr->pos * (size_t)n);
+        if (!gr->pos) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (id = 0; id < n; id++)
+            gr->pos[id] = -1;
+        for (i = 0; i < gr->n_py; i++) {
+            id = PySequence_Index(all, PyTuple_GET_ITEM(gr->names, i));
+            if (id < 0)
+                goto done;
+            gr->pos[id] = i;
+        }
+    }
+    d->all_names = PyList_AsTuple(all);
+    /* nargs, number of keywords, a code per positional, (id, code) per keyword */
+    d->key_len = 2 + 3 * d->max_py;
+    rc = d->all_names ? 0 : -1;
+done:
+    Py_DECREF(all);
+    return rc;
+}
+
+int bt_dispatch_init(BtDispatch *d, const char *name, const BtOverload *ovs, const BtCall *calls,
+                     int n)
 {
     int i, j;
 
     memset(d, 0, sizeof *d);
     d->n_ovs = n;
-    d->n_py = calls[0].n_py;
     d->slots = PyMem_Calloc((size_t)n, sizeof *d->slots);
-    if (!d->slots) {
+    d->ov_group = PyMem_Calloc((size_t)n, sizeof *d->ov_group);
+    d->groups = PyMem_Calloc((size_t)n, sizeof *d->groups); /* at most one per overload */
+    if (!d->slots || !d->ov_group || !d->groups) {
         PyErr_NoMemory();
         return -1;
     }
-    for (j = 0; j < n; j++)
-        d->slots[j] = calls[j].slots;
     d->name = PyUnicode_InternFromString(name);
     if (!d->name)
         return -1;
     d->qualname = Py_NewRef(d->name);
     d->cname = PyUnicode_AsUTF8(d->name);
-    d->names = PyTuple_New(d->n_py);
     d->overloads = PyTuple_New(n);
-    if (!d->cname || !d->names || !d->overloads)
+    d->pysigs = PyTuple_New(n);
+    if (!d->cname || !d->overloads || !d->pysigs)
         return -1;
-    for (i = 0; i < d->n_py; i++) {
-        PyObject *s = PyUnicode_InternFromString(ovs[0].decl->params[calls[0].slots[i].cidx].name);
-        if (!s)
-            return -1;
-        PyTuple_SET_ITEM(d->names, i, s);
-    }
     for (j = 0; j < n; j++) {
-        PyObject *s;
-        if (calls[j].n_py != d->n_py)
-            goto differ;
-        for (i = 0; i < d->n_py; i++)
-            if (strcmp(ovs[j].decl->params[calls[j].slots[i].cidx].name,
-                       ovs[0].decl->params[calls[0].slots[i].cidx].name) != 0)
-                goto differ;
-        s = PyUnicode_FromString(calls[j].signature);
+        const BtCall *c = &calls[j];
+        PyObject *s, *params;
+        int g = find_group(d, &ovs[j], c);
+        if (g < 0)
+            return -1;
+        d->slots[j] = c->slots;
+        d->ov_group[j] = g;
+        for (i = 0; i < c->n_py; i++)
+            d->groups[g].optional[i] |= (uint8_t)c->slots[i].has_default;
+        s = PyUnicode_FromString(c->signature);
         if (!s)
             return -1;
         PyTuple_SET_ITEM(d->overloads, j, s);
+        params = params_text(d->groups[g].names, c->slots);
+        if (!params)
+            return -1;
+        s = PyUnicode_FromFormat("%U%U", d->name, params);
+        if (j == 0)
+            d->text_sig = Py_NewRef(params);
+        Py_DECREF(params);
+        if (!s)
+            return -1;
+        PyTuple_SET_ITEM(d->pysigs, j, s);
     }
-    return 0;
-differ:
-    PyErr_Format(st->BindError,
-                 "cannot bind '%s': its overloads %s and %s take different Python parameters; "
-                 "remapped %s must share one parameter list",
-                 name, calls[0].signature, calls[j].signature, what);
-    return -1;
+    d->n_py = d->groups[0].n_py;
+    d->names = Py_NewRef(d->groups[0].names);
+    d->key_len = d->n_py;
+    d->fast_n = d->n_groups > 1 ? -1 : d->n_py;
+    return d->n_groups > 1 ? number_names(d) : 0;
 }
 
 void bt_dispatch_clear(BtDispatch *d)
 {
+    int g;
+
     Py_CLEAR(d->name);
     Py_CLEAR(d->qualname);
     Py_CLEAR(d->names);
     Py_CLEAR(d->overloads);
+    Py_CLEAR(d->pysigs);
+    Py_CLEAR(d->text_sig);
+    Py_CLEAR(d->all_names);
+    for (g = 0; d->groups && g < d->n_ovs; g++) {
+        Py_CLEAR(d->groups[g].names);
+        PyMem_Free(d->groups[g].optional);
+        PyMem_Free(d->groups[g].pos);
+    }
+    PyMem_Free(d->groups);
+    PyMem_Free(d->ov_group);
     PyMem_Free(d->slots);
     PyMem_Free(d->cache);
     PyMem_Free(d->cache_keys);
     memset(d, 0, sizeof *d);
 }
 
-/* ---- binding ---- */
+/* Is overload o's Python signature the same as an earlier one's? */
+static int seen_sig(const BtDispatch *d, int o)
+{
+    int e;
+    for (e = 0; e < o; e++) {
+        int c = PyUnicode_Compare(PyTuple_GET_ITEM(d->pysigs, e), PyTuple_GET_ITEM(d->pysigs, o));
+        if (c == -1 && PyErr_Occurred())
+            return -1;
+        if (c == 0)
+            return 1;
+    }
+    return 0;
+}
+
+PyObject *bt_dispatch_doc(const BtDispatch *d, const BtOverload *ovs)
+{
+    BtBuf b;
+    PyObject *r = NULL;
+    int o, e, k = 0, distinct = 0;
+
+    for (o = 0; o < d->n_ovs; o++) {
+        int s = seen_sig(d, o);
+        if (s < 0)
+            return NULL;
+        distinct += !s;
+    }
+    if (distinct == 1)
+        return PyUnicode_FromString(ovs[0].decl->doc ? ovs[0].decl->doc : "");
+    bt_buf_init(&b);
+    bt_buf_puts(&b, "Overloaded function.");
+    for (o = 0; o < d->n_ovs; o++) {
+        const char *doc = ovs[o].decl->doc;
+        const char *sig = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d->pysigs, o));
+        int s = seen_sig(d, o);
+        if (s < 0 || !sig)
+            goto done;
+        if (s)
+            continue;
+        bt_buf_printf(&b, "\n\n%d. %s", ++k, sig);
+        /* each header comment once */
+        for (e = 0; doc && *doc && e < o; e++)
+            if (ovs[e].decl->doc && strcmp(ovs[e].decl->doc, doc) == 0)
+                break;
+        if (doc && *doc && e == o)
+            bt_buf_printf(&b, "\n\n%s", doc);
+    }
+    r = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
+done:
+    bt_buf_free(&b);
+    return r;
+}
+
+/* ---- binding (one group) ---- */
 
 /* Python's own message for missing arguments: 'a', 'b' and 'c'. */
 static int missing_args(const BtDispatch *d, PyObject *const *slots)
 {
+    const uint8_t *opt = d->groups[0].optional;
     PyObject *list = NULL, *msg = NULL;
     Py_ssize_t n;
     int k;
 
     if (d->terse_missing) {
-        for (k = 0; slots[k]; k++)
+        for (k = 0; slots[k] || opt[k]; k++)
             ;
         PyErr_Format(PyExc_TypeError, "%U() missing required argument '%U' (position %d)",
                      d->qualname, PyTuple_GET_ITEM(d->names, k), k + 1);
@@ -93,7 +298,7 @@ static int missing_args(const BtDispatch *d, PyObject *const *slots)
     if (!list)
         return -1;
     for (k = 0; k < d->n_py; k++) {
-        if (!slots[k]) {
+        if (!slots[k] && !opt[k]) {
             PyObject *r = PyObject_Repr(PyTuple_GET_ITEM(d->names, k));
             if (!r || PyList_Append(list, r) < 0) {
                 Py_XDECREF(r);
@@ -125,44 +330,66 @@ error:
     return -1;
 }
 
-int bt_dispatch_bind_kw(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames, PyObject **slots, const BtDispatchExtra *extra)
+/* Index of keyword kw among names, -1 if none, -2 with an exception. */
+static int name_index(PyObject *names, PyObject *kw)
 {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
-    int i;
+    Py_ssize_t n = PyTuple_GET_SIZE(names), j;
 
-    for (i = 0; i < d->n_py; i++)
+    for (j = 0; j < n; j++)
+        if (PyTuple_GET_ITEM(names, j) == kw)
+            return (int)j;
+    for (j = 0; j < n; j++) {
+        int eq = PyUnicode_Compare(PyTuple_GET_ITEM(names, j), kw);
+        if (eq == -1 && PyErr_Occurred())
+            return -2;
+        if (eq == 0)
+            return (int)j;
+    }
+    return -1;
+}
+
+/* A keyword that names no parameter: extra's, or the TypeError. 0 or -1. */
+static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
+                         const BtDispatchExtra *extra)
+{
+    int j;
+
+    for (j = 0; extra && j < extra->n; j++) {
+        if (PyUnicode_CompareWithASCIIString(kw, extra->names[j]) == 0) {
+            extra->out[j] = value;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'", d->qualname,
+                 kw);
+    return -1;
+}
+
+/* One group: binds args[nargs] and the keywords named by kwnames into
+ * slots[n_py] (NULL where an argument with a default is left out), or
+ * raises TypeError with CPython's message. extra may be NULL; src gets the
+ * given number j of each, or -1. Returns 0 or -1. */
+static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames, PyObject **slots, const BtDispatchExtra *extra,
+                          int *src)
+{
+    const uint8_t *opt = d->groups[0].optional;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
+    int i, j = (int)nargs;
+
+    for (i = 0; i < d->n_py; i++) {
         slots[i] = i < nargs ? args[i] : NULL;
+        src[i] = i < nargs ? i : -1;
+    }
     for (k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
-        int j, found = -1;
-        for (j = 0; j < d->n_py; j++) {
-            if (PyTuple_GET_ITEM(d->names, j) == kw) {
-                found = j;
-                break;
-            }
-        }
-        for (j = 0; found < 0 && j < d->n_py; j++) {
-            int eq = PyUnicode_Compare(PyTuple_GET_ITEM(d->names, j), kw);
-            if (eq == -1 && PyErr_Occurred())
-                return -1;
-            if (eq == 0)
-                found = j;
-        }
-        if (found < 0 && extra) {
-            for (j = 0; j < extra->n; j++) {
-                if (PyUnicode_CompareWithASCIIString(kw, extra->names[j]) == 0) {
-                    extra->out[j] = args[nargs + k];
-                    break;
-                }
-            }
-            if (j < extra->n)
-                continue;
-        }
-        if (found < 0) {
-            PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'",
-                         d->qualname, kw);
+        int found = name_index(d->names, kw);
+        if (found == -2)
             return -1;
+        if (found < 0) {
+            if (other_keyword(d, kw, args[nargs + k], extra) < 0)
+                return -1;
+            continue;
         }
         if (slots[found]) {
             PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%S'",
@@ -170,21 +397,29 @@ int bt_dispatch_bind_kw(const BtDispatch *d, PyObject *const *args, Py_ssize_t n
             return -1;
         }
         slots[found] = args[nargs + k];
+        src[found] = j++;
     }
     /* after the keywords, as CPython checks them */
     if (nargs > d->n_py) {
-        PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given",
-                     d->qualname, d->n_py, d->n_py == 1 ? "" : "s", nargs,
-                     nargs == 1 ? "was" : "were");
+        for (i = 0; i < d->n_py && !opt[i]; i++)
+            ;
+        if (i < d->n_py)
+            PyErr_Format(PyExc_TypeError,
+                         "%U() takes from %d to %d positional arguments but %zd %s given",
+                         d->qualname, i, d->n_py, nargs, nargs == 1 ? "was" : "were");
+        else
+            PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given",
+                         d->qualname, d->n_py, d->n_py == 1 ? "" : "s", nargs,
+                         nargs == 1 ? "was" : "were");
         return -1;
     }
     for (i = 0; i < d->n_py; i++)
-        if (!slots[i])
+        if (!slots[i] && !opt[i])
             return missing_args(d, slots);
     return 0;
 }
 
-/* ---- selection ---- */
+/* ---- the cache ---- */
 
 static uint64_t key_hash(const uint8_t *codes, int n)
 {
@@ -197,26 +432,12 @@ static uint64_t key_hash(const uint8_t *codes, int n)
     return h | 1; /* never 0 */
 }
 
-/* Scan for the first overload accepting all codes in `pass`. -1 if none. */
-static int scan(const BtDispatch *d, const uint8_t *codes, int pass)
-{
-    int o, i;
-    for (o = 0; o < d->n_ovs; o++) {
-        const BtArgSlot *s = d->slots[o];
-        for (i = 0; i < d->n_py; i++)
-            if (!bt_call_accepts(&s[i], codes[i], pass))
-                break;
-        if (i == d->n_py)
-            return o;
-    }
-    return -1;
-}
-
 static int cache_grow(BtDispatch *d)
 {
+    size_t kl = (size_t)(d->key_len ? d->key_len : 1);
     int cap = d->cache_cap ? d->cache_cap * 2 : CACHE_MIN, i;
     BtDispatchEntry *e = PyMem_Calloc((size_t)cap, sizeof *e);
-    uint8_t *k = PyMem_Calloc((size_t)cap, (size_t)(d->n_py ? d->n_py : 1));
+    uint8_t *k = PyMem_Calloc((size_t)cap, kl);
 
     if (!e || !k) {
         PyMem_Free(e);
@@ -234,8 +455,7 @@ static int cache_grow(BtDispatch *d)
         while (e[j].ov >= 0)
             j = (j + 1) & (size_t)(cap - 1);
         e[j] = *old;
-        memcpy(k + j * (size_t)d->n_py, d->cache_keys + (size_t)i * (size_t)d->n_py,
-               (size_t)d->n_py);
+        memcpy(k + j * kl, d->cache_keys + (size_t)i * kl, kl);
     }
     PyMem_Free(d->cache);
     PyMem_Free(d->cache_keys);
@@ -245,31 +465,74 @@ static int cache_grow(BtDispatch *d)
     return 0;
 }
 
+/* The cached overload for key (key_len bytes, hash h), or -1. */
+static inline int cache_find(const BtDispatch *d, const uint8_t *key, uint64_t h, int *pass)
+{
+    size_t j, mask, kl = (size_t)d->key_len;
+
+    if (!d->cache_cap)
+        return -1;
+    mask = (size_t)d->cache_cap - 1;
+    for (j = (size_t)h & mask; d->cache[j].ov >= 0; j = (j + 1) & mask) {
+        if (d->cache[j].hash == h && memcmp(d->cache_keys + j * kl, key, kl) == 0) {
+            *pass = d->cache[j].pass;
+            return d->cache[j].ov;
+        }
+    }
+    return -1;
+}
+
+/* Remembers key -> (ov, pass); a failed grow just means no caching. */
+static void cache_put(BtDispatch *d, const uint8_t *key, uint64_t h, int ov, int pass)
+{
+    size_t j, mask;
+
+    if ((d->cache_used + 1) * 2 > d->cache_cap && d->cache_cap < CACHE_MAX && cache_grow(d) < 0)
+        return;
+    if ((d->cache_used + 1) * 2 > d->cache_cap)
+        return;
+    mask = (size_t)d->cache_cap - 1;
+    for (j = (size_t)h & mask; d->cache[j].ov >= 0; j = (j + 1) & mask)
+        ;
+    d->cache[j].hash = h;
+    d->cache[j].ov = ov;
+    d->cache[j].pass = pass;
+    memcpy(d->cache_keys + j * (size_t)d->key_len, key, (size_t)d->key_len);
+    d->cache_used++;
+}
+
+/* ---- selection (one group) ---- */
+
+static int accepts_all(const BtArgSlot *s, const uint8_t *codes, int n, int pass)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (!bt_call_accepts(&s[i], codes[i], pass))
+            return 0;
+    return 1;
+}
+
+/* Scan for the first overload accepting all codes in `pass`. -1 if none. */
+static int scan(const BtDispatch *d, const uint8_t *codes, int pass)
+{
+    int o;
+    for (o = 0; o < d->n_ovs; o++)
+        if (accepts_all(d->slots[o], codes, d->n_py, pass))
+            return o;
+    return -1;
+}
+
 int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
 {
-    uint64_t h;
-    size_t j, mask;
+    uint64_t h = 0;
     int ov;
 
-    if (d->n_ovs == 1) {
-        ov = scan(d, codes, 1);
-        *pass = 1;
-        if (ov < 0) {
-            ov = scan(d, codes, 2);
-            *pass = 2;
-        }
-        return ov;
-    }
-    h = key_hash(codes, d->n_py);
-    if (d->cache_cap) {
-        mask = (size_t)d->cache_cap - 1;
-        for (j = (size_t)h & mask; d->cache[j].ov >= 0; j = (j + 1) & mask) {
-            if (d->cache[j].hash == h &&
-                memcmp(d->cache_keys + j * (size_t)d->n_py, codes, (size_t)d->n_py) == 0) {
-                *pass = d->cache[j].pass;
-                return d->cache[j].ov;
-            }
-        }
+    if (d->n_ovs > 1) {
+        h = key_hash(codes, d->key_len);
+        ov = cache_find(d, codes, h, pass);
+        if (ov >= 0)
+            return ov;
+        d->scans++;
     }
     ov = scan(d, codes, 1);
     *pass = 1;
@@ -277,51 +540,181 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
         ov = scan(d, codes, 2);
         *pass = 2;
     }
-    if (ov < 0)
-        return -1;
-    /* remember it (a failed grow just means no caching) */
-    if ((d->cache_used + 1) * 2 > d->cache_cap && d->cache_cap < CACHE_MAX && cache_grow(d) < 0)
-        return ov;
-    if ((d->cache_used + 1) * 2 > d->cache_cap)
-        return ov;
-    mask = (size_t)d->cache_cap - 1;
-    for (j = (size_t)h & mask; d->cache[j].ov >= 0; j = (j + 1) & mask)
-        ;
-    d->cache[j].hash = h;
-    d->cache[j].ov = ov;
-    d->cache[j].pass = *pass;
-    memcpy(d->cache_keys + j * (size_t)d->n_py, codes, (size_t)d->n_py);
-    d->cache_used++;
+    if (ov >= 0 && d->n_ovs > 1)
+        cache_put(d, codes, h, ov, *pass);
     return ov;
+}
+
+/* ---- several groups ---- */
+
+/* The given arguments of a call: the positional ones, then the keyword
+ * ones that name a parameter of some group (j numbers them so). */
+typedef struct Given {
+    Py_ssize_t nargs;
+    int nkw;
+    int kid[BT_MAX_PARAMS];          /* keyword: its name id */
+    PyObject *kw[BT_MAX_PARAMS];     /* keyword: its name */
+    PyObject *obj[BT_MAX_PARAMS];
+    uint8_t code[BT_MAX_PARAMS];
+} Given;
+
+/* Binds the given arguments to group g into p (codes included). 1 when
+ * they bind, 0 when they don't (too many, unknown or twice-given names, a
+ * parameter without default left out). */
+static int group_bind(const BtDispatch *d, int g, const Given *gv, BtDispatchPick *p)
+{
+    const BtDispatchGroup *gr = &d->groups[g];
+    int i, k;
+
+    if (gv->nargs > gr->n_py)
+        return 0;
+    for (i = 0; i < gr->n_py; i++) {
+        p->argv[i] = NULL;
+        p->src[i] = -1;
+    }
+    for (i = 0; i < gv->nargs; i++) {
+        p->argv[i] = gv->obj[i];
+        p->src[i] = i;
+    }
+    for (k = 0; k < gv->nkw; k++) {
+        int pos = gr->pos[gv->kid[k]];
+        if (pos < 0 || p->argv[pos])
+            return 0;
+        p->argv[pos] = gv->obj[gv->nargs + k];
+        p->src[pos] = (int)gv->nargs + k;
+    }
+    for (i = 0; i < gr->n_py; i++) {
+        if (!p->argv[i] && !gr->optional[i])
+            return 0;
+        p->codes[i] = p->argv[i] ? gv->code[p->src[i]] : BT_K_OMITTED;
+    }
+    p->names = gr->names;
+    return 1;
+}
+
+/* The overloads one per line: C signatures when all share one Python
+ * signature, else "f(x, w=1.0): C signature". New reference. */
+static PyObject *overload_list(const BtDispatch *d)
+{
+    PyObject *lines = NULL, *sep = NULL, *r = NULL;
+    int o, same = 1;
+
+    for (o = 1; o < d->n_ovs && same; o++) {
+        same = PyUnicode_Compare(PyTuple_GET_ITEM(d->pysigs, 0), PyTuple_GET_ITEM(d->pysigs, o)) == 0;
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    sep = PyUnicode_FromString("\n    ");
+    if (!sep)
+        return NULL;
+    if (same) {
+        r = PyUnicode_Join(sep, d->overloads);
+        Py_DECREF(sep);
+        return r;
+    }
+    lines = PyList_New(d->n_ovs);
+    if (!lines)
+        goto done;
+    for (o = 0; o < d->n_ovs; o++) {
+        PyObject *s = PyUnicode_FromFormat("%U: %U", PyTuple_GET_ITEM(d->pysigs, o),
+                                           PyTuple_GET_ITEM(d->overloads, o));
+        if (!s)
+            goto done;
+        PyList_SET_ITEM(lines, o, s);
+    }
+    r = PyUnicode_Join(sep, lines);
+done:
+    Py_XDECREF(lines);
+    Py_DECREF(sep);
+    return r;
+}
+
+/* TypeError: the call binds to no group's parameters. Returns NULL. */
+static PyObject *no_bind(const BtDispatch *d, Py_ssize_t nargs, PyObject *kwnames,
+                         const BtDispatchExtra *extra)
+{
+    PyObject *sigs = overload_list(d), *kws = PyList_New(0), *sep = NULL, *joined = NULL;
+    Py_ssize_t k, nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    int j;
+
+    if (!sigs || !kws)
+        goto done;
+    for (k = 0; k < nkw; k++) {
+        PyObject *kw = PyTuple_GET_ITEM(kwnames, k), *r;
+        for (j = 0; extra && j < extra->n; j++)
+            if (PyUnicode_CompareWithASCIIString(kw, extra->names[j]) == 0)
+                break;
+        if (extra && j < extra->n)
+            continue;
+        r = PyObject_Repr(kw);
+        if (!r || PyList_Append(kws, r) < 0) {
+            Py_XDECREF(r);
+            goto done;
+        }
+        Py_DECREF(r);
+    }
+    sep = PyUnicode_FromString(", ");
+    joined = sep ? PyUnicode_Join(sep, kws) : NULL;
+    if (!joined)
+        goto done;
+    PyErr_Format(PyExc_TypeError,
+                 "%U(): no overload takes %zd positional argument%s%s%U; the overloads "
+                 "are:\n    %U",
+                 d->name, nargs, nargs == 1 ? "" : "s",
+                 PyList_GET_SIZE(kws) == 0 ? "" : PyList_GET_SIZE(kws) == 1 ? " and keyword "
+                                                                              : " and keywords ",
+                 joined, sigs);
+done:
+    Py_XDECREF(sigs);
+    Py_XDECREF(kws);
+    Py_XDECREF(sep);
+    Py_XDECREF(joined);
+    return NULL;
 }
 
 /* ---- no match ---- */
 
-PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args, const uint8_t *codes,
-                               const BtDispatchDescribe *how)
+/* TypeError naming the argument where the best overload stops matching.
+ * One group: p holds the bound call. Several: gv, rebound into p for each
+ * overload's group. Returns NULL. */
+static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *p,
+                          const BtDispatchHow *how)
 {
     const char *(*wants_fn)(const BtArgSlot *, char *, size_t) =
         how && how->wants ? how->wants : bt_call_slot_wants;
-    int best = -1, o, i, k;
-    PyObject *given = NULL, *wants = NULL, *sigs = NULL, *msg = NULL;
+    int best = -1, first = 0, o, i, k, g, n;
+    PyObject *given = NULL, *wants = NULL, *sigs = NULL, *msg = NULL, *w = NULL, *sep = NULL;
     char buf[128];
 
     for (o = 0; o < d->n_ovs; o++) {
-        for (i = 0; i < d->n_py; i++)
-            if (!bt_call_accepts(&d->slots[o][i], codes[i], 2))
+        if (gv && !group_bind(d, d->ov_group[o], gv, p))
+            continue;
+        n = d->groups[d->ov_group[o]].n_py;
+        for (i = 0; i < n; i++)
+            if (!bt_call_accepts(&d->slots[o][i], p->codes[i], 2))
                 break;
-        if (i > best)
+        if (i > best) {
             best = i;
+            first = o;
+        }
     }
+    g = d->ov_group[first];
+    if (gv)
+        group_bind(d, g, gv, p);
     k = best < 0 ? 0 : best;
+    if (k >= d->groups[g].n_py) { /* cannot be: that overload would have matched */
+        PyErr_SetString(PyExc_SystemError, "bindthem: dispatch found no mismatch");
+        return NULL;
+    }
     wants = PyList_New(0);
     if (!wants)
         goto error;
     for (o = 0; o < d->n_ovs; o++) {
-        PyObject *w;
         int c;
+        if (d->ov_group[o] != g)
+            continue;
         for (i = 0; i < k; i++)
-            if (!bt_call_accepts(&d->slots[o][i], codes[i], 2))
+            if (!bt_call_accepts(&d->slots[o][i], p->codes[i], 2))
                 break;
         if (i < k)
             continue;
@@ -331,38 +724,184 @@ PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args, const
         c = PySequence_Contains(wants, w);
         if (c == 0)
             c = PyList_Append(wants, w);
-        Py_DECREF(w);
+        Py_CLEAR(w);
         if (c < 0)
             goto error;
     }
-    given = how && how->given ? how->given(args[k], k, how->ctx) : bt_call_describe(args[k]);
-    if (!given)
+    if (!p->argv[k])
+        given = PyUnicode_FromString("nothing (it was left out)");
+    else if (how && how->given)
+        given = how->given(p->argv[k], p->src[k], how->ctx);
+    else
+        given = bt_call_describe(p->argv[k]);
+    sigs = overload_list(d);
+    sep = PyUnicode_FromString(" or ");
+    w = sep ? PyUnicode_Join(sep, wants) : NULL;
+    if (!given || !sigs || !w)
         goto error;
-    {
-        PyObject *nl = PyUnicode_FromString("\n    ");
-        sigs = nl ? PyUnicode_Join(nl, d->overloads) : NULL;
-        Py_XDECREF(nl);
-        if (!sigs)
-            goto error;
-    }
-    {
-        PyObject *sep = PyUnicode_FromString(" or ");
-        PyObject *w = sep ? PyUnicode_Join(sep, wants) : NULL;
-        Py_XDECREF(sep);
-        if (!w)
-            goto error;
-        msg = PyUnicode_FromFormat(
-            "%U(): argument '%U' (position %d) got %U, expected %U%s.\nThe overloads are:\n    %U",
-            d->name, PyTuple_GET_ITEM(d->names, k), k + 1, given, w,
-            k > 0 ? " (given the arguments before it)" : "", sigs);
-        Py_DECREF(w);
-    }
+    msg = PyUnicode_FromFormat(
+        "%U(): argument '%U' (position %d) got %U, expected %U%s.\nThe overloads are:\n    %U",
+        d->name, PyTuple_GET_ITEM(p->names, k), k + 1, given, w,
+        k > 0 ? " (given the arguments before it)" : "", sigs);
     if (msg)
         PyErr_SetObject(PyExc_TypeError, msg);
 error:
     Py_XDECREF(given);
     Py_XDECREF(wants);
     Py_XDECREF(sigs);
+    Py_XDECREF(sep);
+    Py_XDECREF(w);
     Py_XDECREF(msg);
     return NULL;
+}
+
+PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args, const uint8_t *codes)
+{
+    BtDispatchPick p;
+    int i;
+
+    for (i = 0; i < d->n_py; i++) {
+        p.argv[i] = args[i];
+        p.codes[i] = codes[i];
+        p.src[i] = i;
+    }
+    p.names = d->names;
+    return no_match(d, NULL, &p, NULL);
+}
+
+/* ---- picking ---- */
+
+static int read_code(PyObject *o, int j, PyObject *name, const BtDispatchHow *how)
+{
+    return how && how->code ? how->code(o, j, name, how->ctx) : bt_call_code(o);
+}
+
+/* Sorts the keywords (parameters of some group, extra's, or an error) and
+ * reads the codes. 0, 1 when the call has more arguments than any group
+ * takes, or -1 with an exception. */
+static int read_given(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames, const BtDispatchExtra *extra, const BtDispatchHow *how,
+                      Given *gv)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
+    int j, g, too_many = nargs > d->max_py;
+
+    gv->nargs = nargs;
+    gv->nkw = 0;
+    for (k = 0; k < nkw; k++) {
+        PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
+        int id = name_index(d->all_names, kw);
+        if (id == -2)
+            return -1;
+        if (id < 0) {
+            if (other_keyword(d, kw, args[nargs + k], extra) < 0)
+                return -1;
+            continue;
+        }
+        if (too_many || nargs + gv->nkw >= d->max_py) {
+            too_many = 1;
+            continue;
+        }
+        gv->kid[gv->nkw] = id;
+        gv->kw[gv->nkw] = kw;
+        gv->obj[nargs + gv->nkw++] = args[nargs + k];
+    }
+    if (too_many)
+        return 1;
+    if (how && how->ready && how->ready(how->ctx) < 0)
+        return -1;
+    for (j = 0; j < nargs; j++)
+        gv->obj[j] = args[j];
+    for (j = 0; j < nargs + gv->nkw; j++) {
+        PyObject *name = j >= nargs ? gv->kw[j - nargs] : NULL;
+        int c;
+        for (g = 0; !name; g++) /* a positional: the first group's name there */
+            if (d->groups[g].n_py > j)
+                name = PyTuple_GET_ITEM(d->groups[g].names, j);
+        c = read_code(gv->obj[j], j, name, how);
+        if (c < 0)
+            return -1;
+        gv->code[j] = (uint8_t)c;
+    }
+    return 0;
+}
+
+static int pick_groups(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                       const BtDispatchExtra *extra, const BtDispatchHow *how, BtDispatchPick *p)
+{
+    Given gv;
+    uint8_t key[2 + 3 * BT_MAX_PARAMS];
+    uint64_t h;
+    int rc, j, k = 2, o, pass, any = 0;
+
+    rc = read_given(d, args, nargs, kwnames, extra, how, &gv);
+    if (rc < 0)
+        return -1;
+    if (rc > 0) {
+        no_bind(d, nargs, kwnames, extra);
+        return -1;
+    }
+    memset(key, 0, (size_t)d->key_len);
+    key[0] = (uint8_t)nargs;
+    key[1] = (uint8_t)gv.nkw;
+    for (j = 0; j < nargs; j++)
+        key[k++] = gv.code[j];
+    for (j = 0; j < gv.nkw; j++) {
+        key[k++] = (uint8_t)(gv.kid[j] & 0xFF);
+        key[k++] = (uint8_t)(gv.kid[j] >> 8);
+        key[k++] = gv.code[nargs + j];
+    }
+    h = key_hash(key, d->key_len);
+    p->ov = cache_find(d, key, h, &p->pass);
+    if (p->ov >= 0) {
+        group_bind(d, d->ov_group[p->ov], &gv, p);
+        return 0;
+    }
+    d->scans++;
+    for (pass = 1; pass <= 2; pass++) {
+        for (o = 0; o < d->n_ovs; o++) {
+            int g = d->ov_group[o];
+            if (!group_bind(d, g, &gv, p))
+                continue;
+            any = 1;
+            if (accepts_all(d->slots[o], p->codes, d->groups[g].n_py, pass)) {
+                p->ov = o;
+                p->pass = pass;
+                cache_put(d, key, h, o, pass);
+                return 0;
+            }
+        }
+    }
+    if (!any)
+        no_bind(d, nargs, kwnames, extra);
+    else
+        no_match(d, &gv, p, how);
+    return -1;
+}
+
+int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const BtDispatchExtra *extra, const BtDispatchHow *how, BtDispatchPick *p)
+{
+    int i;
+
+    if (d->n_groups > 1)
+        return pick_groups(d, args, nargs, kwnames, extra, how, p);
+    if (bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src) < 0)
+        return -1;
+    p->names = d->names;
+    if (how && how->ready && how->ready(how->ctx) < 0)
+        return -1;
+    for (i = 0; i < d->n_py; i++) {
+        int c = p->argv[i] ? read_code(p->argv[i], p->src[i], PyTuple_GET_ITEM(d->names, i), how)
+                           : BT_K_OMITTED;
+        if (c < 0)
+            return -1;
+        p->codes[i] = (uint8_t)c;
+    }
+    p->ov = bt_dispatch_select(d, p->codes, &p->pass);
+    if (p->ov < 0) {
+        no_match(d, NULL, p, how);
+        return -1;
+    }
+    return 0;
 }

@@ -6,7 +6,18 @@
  * open-addressing cache keyed by those codes makes the cost independent of
  * the number of overloads. A cache miss scans the overloads: exact pass
  * first, then the pass with scalar conversions, as pybind11 does. Only the
- * final call (ffi_call, or a kernel launch) differs between the users. */
+ * final call (ffi_call, or a kernel launch) differs between the users.
+ *
+ * Overloads merged by `remaps` may take different parameter lists: the
+ * overloads with one list of names form a signature group. With one group
+ * (the common case) a call binds to it and the key is the codes in
+ * parameter order. With several, the key is the call's shape (number of
+ * positional arguments, the keywords' names) and the given arguments'
+ * codes, so one lookup still answers; a miss tries every overload whose
+ * group the arguments bind to, in YAML order, exact pass first, as
+ * pybind11 tries its m.def overloads. An omitted argument has code
+ * BT_K_OMITTED, which only a parameter with a default takes: overloads of
+ * one group may differ in their defaults. */
 
 #ifndef BT_DISPATCH_H
 #define BT_DISPATCH_H
@@ -19,20 +30,39 @@ typedef struct BtDispatchEntry {
     int32_t pass;  /* pass that matched */
 } BtDispatchEntry;
 
+/* The overloads that share one list of Python parameter names. */
+typedef struct BtDispatchGroup {
+    PyObject *names;    /* tuple of parameter names (str, interned) */
+    int n_py;
+    uint8_t *optional;  /* n_py flags: some overload of the group has a default there */
+    int *pos;           /* several groups: per name id, the parameter's position or -1 */
+} BtDispatchGroup;
+
 typedef struct BtDispatch {
     PyObject *name;           /* str, interned */
     PyObject *qualname;       /* str */
-    PyObject *names;          /* tuple of parameter names (str, interned) */
+    PyObject *names;          /* the first group's names (a new reference) */
     PyObject *overloads;      /* tuple of C signatures (str) */
+    PyObject *pysigs;         /* tuple, per overload: its Python signature "f(x, w=1.0)" */
+    PyObject *text_sig;       /* the first overload's "(x, w=1.0)", for __text_signature__ */
+    PyObject *all_names;      /* several groups: every name once (ids index it), else NULL */
     const char *cname;        /* UTF-8 of name, for messages */
-    const BtArgSlot **slots;  /* per overload: its n_py slots (the calls own them) */
+    const BtArgSlot **slots;  /* per overload: its slots (the calls own them) */
+    int *ov_group;            /* per overload: its group */
+    BtDispatchGroup *groups;
+    int n_groups;
     int n_ovs;
-    int n_py;
+    int n_py;                 /* the first group's */
+    int fast_n;               /* n_py with one group, else -1: a call of exactly fast_n
+                               * positional arguments binds to them as they are */
+    int max_py;               /* the most parameters of a group */
     int terse_missing;        /* "missing required argument 'y' (position 2)" */
     BtDispatchEntry *cache;   /* cache_cap entries, keys beside them */
-    uint8_t *cache_keys;      /* cache_cap * n_py */
+    uint8_t *cache_keys;      /* cache_cap * key_len */
+    int key_len;
     int cache_cap;
     int cache_used;
+    Py_ssize_t scans;         /* cache misses that scanned the overloads (tests read it) */
 } BtDispatch;
 
 /* Keywords a caller takes besides the parameters (a launch's grid=, ...):
@@ -43,61 +73,60 @@ typedef struct BtDispatchExtra {
     PyObject **out;  /* n borrowed references, NULL when not given */
 } BtDispatchExtra;
 
-/* How no_match describes arguments and slots; NULL members (or a NULL
- * BtDispatchDescribe) mean bt_call_describe / bt_call_slot_wants. */
-typedef struct BtDispatchDescribe {
-    PyObject *(*given)(PyObject *o, int i, void *ctx);  /* new reference */
+/* How a caller reads and describes arguments; NULL members (or a NULL
+ * BtDispatchHow) mean bt_call_code / bt_call_describe / bt_call_slot_wants.
+ * j numbers the given arguments: the positional ones, then the keyword
+ * ones that name parameters, in call order. */
+typedef struct BtDispatchHow {
+    int (*ready)(void *ctx);  /* keywords sorted, extra's filled, no code read yet; -1 stops */
+    int (*code)(PyObject *o, int j, PyObject *name, void *ctx);  /* -1: exception set */
+    PyObject *(*given)(PyObject *o, int j, void *ctx);           /* new reference */
     const char *(*wants)(const BtArgSlot *s, char *buf, size_t size);
     void *ctx;
-} BtDispatchDescribe;
+} BtDispatchHow;
 
-/* Sets up d for the n overloads ovs with prepared calls (slots, n_py and
- * signature are read from them; the calls must outlive d). name is the
- * Python name; `what` ("functions", "kernels") is for the BindError raised
- * when the overloads' Python parameters differ. Returns 0, or -1 with an
- * exception set; d can be cleared either way. */
-BT_HIDDEN int bt_dispatch_init(BtDispatch *d, BtState *st, const char *name,
-                               const BtOverload *ovs, const BtCall *calls, int n,
-                               const char *what);
+/* A call bound to the overload bt_dispatch_pick chose. */
+typedef struct BtDispatchPick {
+    PyObject *argv[BT_MAX_PARAMS];  /* its group's arguments in order; NULL = omitted */
+    uint8_t codes[BT_MAX_PARAMS];
+    int src[BT_MAX_PARAMS];         /* the given number j of each, or -1 */
+    PyObject *names;                /* borrowed: its group's parameter names */
+    int ov, pass;
+} BtDispatchPick;
+
+/* Sets up d for the n overloads ovs with prepared calls (slots, n_py,
+ * defaults and signature are read from them; the calls must outlive d).
+ * name is the Python name. Returns 0, or -1 with an exception set; d can be
+ * cleared either way. */
+BT_HIDDEN int bt_dispatch_init(BtDispatch *d, const char *name, const BtOverload *ovs,
+                               const BtCall *calls, int n);
 
 /* Releases what d holds; d is left zeroed (clearing twice is fine). */
 BT_HIDDEN void bt_dispatch_clear(BtDispatch *d);
 
-/* The general case of bt_dispatch_bind: binds args[nargs] and the keywords
- * named by kwnames into slots[n_py], or raises TypeError with CPython's
- * message. extra may be NULL. Returns 0 or -1. */
-BT_HIDDEN int bt_dispatch_bind_kw(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
-                                  PyObject *kwnames, PyObject **slots,
-                                  const BtDispatchExtra *extra);
+/* New reference: the docstring. doc (the header comment) when all
+ * overloads have one Python signature; else each signature with its
+ * overload's header comment, numbered, as pybind11 writes overloads. */
+BT_HIDDEN PyObject *bt_dispatch_doc(const BtDispatch *d, const BtOverload *ovs);
 
-/* Binds a vectorcall's arguments to the parameters: *argv becomes args
- * itself when they are exactly the n_py positional arguments, else
- * slots_buf (BT_MAX_PARAMS borrowed references) filled in order. Returns 0,
- * or -1 with TypeError. */
-static inline int bt_dispatch_bind(const BtDispatch *d, PyObject *const *args, size_t nargsf,
-                                   PyObject *kwnames, PyObject **slots_buf,
-                                   PyObject *const **argv)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-
-    if ((!kwnames || PyTuple_GET_SIZE(kwnames) == 0) && nargs == d->n_py) {
-        *argv = args;
-        return 0;
-    }
-    if (bt_dispatch_bind_kw(d, args, nargs, kwnames, slots_buf, NULL) < 0)
-        return -1;
-    *argv = slots_buf;
-    return 0;
-}
-
-/* The overload for dispatch codes codes[n_py], with the pass that matched
- * it in *pass; -1 (no exception) when none accepts them. */
+/* One group only: the overload for dispatch codes codes[n_py], with the
+ * pass that matched it in *pass; -1 (no exception) when none accepts them. */
 BT_HIDDEN int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass);
 
-/* TypeError naming the argument where the best overload stops matching,
- * with what the overloads expect there and their signatures. how may be
- * NULL. Always NULL. */
+/* One group only: TypeError naming the argument where the best overload
+ * stops matching, with what the overloads expect there and their
+ * signatures. Always NULL. */
 BT_HIDDEN PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args,
-                                         const uint8_t *codes, const BtDispatchDescribe *how);
+                                         const uint8_t *codes);
+
+/* Any call, any number of groups (bt_function.c handles a call of
+ * exactly fast_n positional arguments itself, with bt_dispatch_select):
+ * binds args[nargs] and kwnames (extra may be NULL), reads the codes
+ * through how (may be NULL) and selects, into *p. Returns 0, or -1 with
+ * TypeError (no overload binds, or none takes the arguments: every
+ * overload's Python signature listed) or how's exception set. */
+BT_HIDDEN int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames, const BtDispatchExtra *extra,
+                               const BtDispatchHow *how, BtDispatchPick *p);
 
 #endif

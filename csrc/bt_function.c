@@ -15,7 +15,6 @@ typedef struct BtFunction {
     PyObject *module;     /* str */
     PyObject *doc;        /* str */
     PyObject *owner;      /* keeps the library loaded */
-    PyObject *text_sig;   /* str: "(a, b, c)" */
     PyObject *info;       /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
     BtCallOpts opts;      /* GIL policy, const copies (its Library's build/load options) */
@@ -23,19 +22,37 @@ typedef struct BtFunction {
     BtCall *calls;
 } BtFunction;
 
-/* The call with misfit const arrays replaced by aligned, contiguous copies. */
-static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv,
-                                const uint8_t *codes, const BtCallOpts *opts)
+/* Calls overload ov with the Function's options as bindthem.options()
+ * leaves them: the GIL policy, and copies of misfit const arrays. */
+static PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, const uint8_t *codes,
+                        PyObject *names)
 {
     PyObject *args[BT_MAX_PARAMS], *held[BT_MAX_PARAMS], *r;
-    int n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
+    BtCallOpts opts = f->opts;
+    int n;
 
+    if (bt_opts_current(bt_state_from_type(Py_TYPE(f)), &opts) < 0)
+        return NULL;
+    if (!opts.copy_const)
+        return bt_call_invoke(&f->calls[ov], argv, codes, f->dispatch.cname, names, &opts);
+    n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
     if (n < 0)
         return NULL;
-    r = bt_call_invoke(&f->calls[ov], args, codes, f->dispatch.cname, f->dispatch.names, opts);
+    r = bt_call_invoke(&f->calls[ov], args, codes, f->dispatch.cname, names, &opts);
     while (n > 0)
         Py_DECREF(held[--n]);
     return r;
+}
+
+/* Keywords, left-out defaults or several parameter lists. */
+static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kwnames)
+{
+    BtDispatchPick p;
+
+    if (bt_dispatch_pick(&f->dispatch, args, nargs, kwnames, NULL, NULL, &p) < 0)
+        return NULL;
+    return invoke(f, p.ov, p.argv, p.codes, p.names);
 }
 
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -43,25 +60,19 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
 {
     BtFunction *f = (BtFunction *)self;
     BtDispatch *d = &f->dispatch;
-    BtCallOpts opts;
-    PyObject *slots[BT_MAX_PARAMS];
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint8_t codes[BT_MAX_PARAMS];
-    PyObject *const *argv;
     int i, ov, pass;
 
-    if (bt_dispatch_bind(d, args, nargsf, kwnames, slots, &argv) < 0)
-        return NULL;
+    /* the common call: every parameter given by position, one parameter list */
+    if (nargs != d->fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0))
+        return function_call_general(f, args, nargs, kwnames);
     for (i = 0; i < d->n_py; i++)
-        codes[i] = bt_call_code(argv[i]);
+        codes[i] = bt_call_code(args[i]);
     ov = bt_dispatch_select(d, codes, &pass);
     if (ov < 0)
-        return bt_dispatch_no_match(d, argv, codes, NULL);
-    opts = f->opts;
-    if (bt_opts_current(bt_state_from_type(Py_TYPE(self)), &opts) < 0)
-        return NULL;
-    if (opts.copy_const)
-        return invoke_copying(f, ov, argv, codes, &opts);
-    return bt_call_invoke(&f->calls[ov], argv, codes, d->cname, d->names, &opts);
+        return bt_dispatch_no_match(d, args, codes);
+    return invoke(f, ov, args, codes, d->names);
 }
 
 static PyObject *function_repr(BtFunction *f)
@@ -179,8 +190,15 @@ static PyObject *get_name(BtFunction *f, void *c) { return Py_NewRef(f->dispatch
 static PyObject *get_qualname(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.qualname); }
 static PyObject *get_module(BtFunction *f, void *c) { return Py_NewRef(f->module); }
 static PyObject *get_overloads(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.overloads); }
-static PyObject *get_text_sig(BtFunction *f, void *c) { return Py_NewRef(f->text_sig); }
+static PyObject *get_text_sig(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.text_sig); }
 static PyObject *get_params(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.names); }
+static PyObject *get_pysigs(BtFunction *f, void *c) { return Py_NewRef(f->dispatch.pysigs); }
+
+static PyObject *get_dispatch_info(BtFunction *f, void *c)
+{
+    return Py_BuildValue("{s:i,s:n}", "cached", f->dispatch.cache_used, "scans",
+                         f->dispatch.scans);
+}
 
 static PyObject *get_library(BtFunction *f, void *c)
 {
@@ -223,7 +241,12 @@ static PyGetSetDef function_getset[] = {
     {"overloads", (getter)get_overloads, NULL, "C signatures of the overloads, in YAML order.",
      NULL},
     {"symbols", (getter)get_symbols, NULL, "Symbol names of the overloads.", NULL},
-    {"parameters", (getter)get_params, NULL, "Python parameter names.", NULL},
+    {"parameters", (getter)get_params, NULL, "Python parameter names (the first overload's).",
+     NULL},
+    {"signatures", (getter)get_pysigs, NULL,
+     "Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'.", NULL},
+    {"_dispatch_info", (getter)get_dispatch_info, NULL,
+     "The dispatch cache: keys cached, and calls that scanned the overloads.", NULL},
     {"library", (getter)get_library, NULL, "The Library it belongs to (None once that is gone).",
      NULL},
     {"gil", (getter)get_gil, NULL,
@@ -262,7 +285,6 @@ static void function_dealloc(BtFunction *f)
     bt_dispatch_clear(&f->dispatch);
     Py_CLEAR(f->module);
     Py_CLEAR(f->doc);
-    Py_CLEAR(f->text_sig);
     bt_arena_free(&f->arena);
     tp->tp_free(f);
     Py_DECREF(tp);
@@ -295,51 +317,6 @@ PyType_Spec bt_function_spec = {
     .slots = function_slots,
 };
 
-/* C++ parameter names that Python can't use as names. */
-static int is_py_keyword(const char *s)
-{
-    static const char *const kw[] = {
-        "False", "None", "True", "as", "assert", "async", "await", "def", "del", "elif",
-        "except", "finally", "from", "global", "import", "in", "is", "lambda", "nonlocal",
-        "pass", "raise", "with", "yield", NULL};
-    int i;
-    for (i = 0; kw[i]; i++)
-        if (strcmp(s, kw[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* New reference: "(a, b, c)". A parameter named like a Python keyword is
- * written with a trailing underscore and made positional-only (it can't be
- * passed by keyword anyway), as the generated stubs write it, so that
- * inspect.signature() can read it. */
-static PyObject *text_signature(PyObject *names)
-{
-    BtBuf b;
-    Py_ssize_t i, n = PyTuple_GET_SIZE(names), last_kw = -1;
-    PyObject *r = NULL;
-
-    for (i = 0; i < n; i++) {
-        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
-        if (!s)
-            return NULL;
-        if (is_py_keyword(s))
-            last_kw = i;
-    }
-    bt_buf_init(&b);
-    bt_buf_putc(&b, '(');
-    for (i = 0; i < n; i++) {
-        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
-        bt_buf_printf(&b, "%s%s%s", i ? ", " : "", s, is_py_keyword(s) ? "_" : "");
-        if (i == last_kw)
-            bt_buf_puts(&b, ", /");
-    }
-    bt_buf_putc(&b, ')');
-    r = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
-    bt_buf_free(&b);
-    return r;
-}
-
 PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena *arena,
                           PyObject *owner, PyObject *module)
 {
@@ -352,7 +329,7 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     }
     f->vectorcall = function_vectorcall;
     memset(&f->dispatch, 0, sizeof f->dispatch);
-    f->module = f->doc = f->text_sig = NULL;
+    f->module = f->doc = NULL;
     f->info = f->weakreflist = NULL;
     f->opts.gil = BT_GIL_AUTO;
     f->opts.copy_const = 0;
@@ -362,14 +339,11 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     f->calls = calls;
     PyObject_GC_Track(f);
 
-    if (bt_dispatch_init(&f->dispatch, st, bf->name, bf->ovs, calls, bf->n_ovs, "functions") < 0)
+    if (bt_dispatch_init(&f->dispatch, bf->name, bf->ovs, calls, bf->n_ovs) < 0)
         goto error;
     f->module = Py_NewRef(module);
-    f->doc = PyUnicode_FromString(bf->doc ? bf->doc : "");
+    f->doc = bt_dispatch_doc(&f->dispatch, bf->ovs);
     if (!f->doc)
-        goto error;
-    f->text_sig = text_signature(f->dispatch.names);
-    if (!f->text_sig)
         goto error;
     return (PyObject *)f;
 error:

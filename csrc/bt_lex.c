@@ -1,7 +1,10 @@
 /* bt_lex.c - tokens of a kernel header, comments kept for docstrings. */
 #include "bt_lex.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len)
@@ -48,11 +51,16 @@ static size_t utf8_len(const char *s, size_t n)
     return len;
 }
 
+/* The parser asks this of every token many times: the first byte decides
+ * most of them before strlen. */
 int bt_lex_is(const BtToken *t, const char *s)
 {
-    size_t n = strlen(s);
-    return t->kind != BT_TOK_EOF && t->kind != BT_TOK_ERROR && (size_t)t->len == n &&
-           memcmp(t->s, s, n) == 0;
+    size_t n;
+
+    if (t->kind == BT_TOK_EOF || t->kind == BT_TOK_ERROR || t->len == 0 || *t->s != *s)
+        return 0;
+    n = strlen(s);
+    return (size_t)t->len == n && memcmp(t->s, s, n) == 0;
 }
 
 static int peekc(const BtLexer *lx, size_t k)
@@ -79,11 +87,13 @@ static int is_ident_char(int c)
 
 static int is_digit(int c) { return c >= '0' && c <= '9'; }
 
-static int fail(BtLexer *lx, BtToken *t, BtDiag *err, int line, int col, const char *msg)
+/* The error token sits at `at` (line, col), so bt_lex_col finds its column. */
+static int fail(BtLexer *lx, BtToken *t, BtDiag *err, const char *at, int line, int col,
+                const char *msg)
 {
     t->kind = BT_TOK_ERROR;
+    t->s = at;
     t->line = line;
-    t->col = col;
     t->len = 0;
     return bt_diag_set(err, BT_DIAG_HEADER, lx->file, line, col, "%s", msg);
 }
@@ -165,7 +175,7 @@ static int skip_space(BtLexer *lx, BtToken *t, BtDiag *err)
             while (lx->p < lx->end && !(*lx->p == '*' && peekc(lx, 1) == '/'))
                 adv(lx);
             if (lx->p >= lx->end)
-                return fail(lx, t, err, line, col, "unterminated comment");
+                return fail(lx, t, err, start, line, col, "unterminated comment");
             adv(lx);
             adv(lx);
             note_comment(lx, start, line);
@@ -183,7 +193,7 @@ static int lex_quoted(BtLexer *lx, BtToken *t, BtDiag *err, int q)
     for (;;) {
         int c = peekc(lx, 0);
         if (c < 0 || c == '\n')
-            return fail(lx, t, err, t->line, t->col,
+            return fail(lx, t, err, t->s, t->line, lx->tok_col,
                         q == '"' ? "unterminated string" : "unterminated character literal");
         adv(lx);
         if (c == q)
@@ -207,7 +217,7 @@ static int lex_raw(BtLexer *lx, BtToken *t, BtDiag *err)
         adv(lx);
     }
     if (lx->p >= lx->end || *lx->p != '(')
-        return fail(lx, t, err, t->line, t->col, "invalid raw string delimiter");
+        return fail(lx, t, err, t->s, t->line, lx->tok_col, "invalid raw string delimiter");
     dlen = (size_t)(lx->p - delim);
     adv(lx);
     while (lx->p < lx->end) {
@@ -219,7 +229,7 @@ static int lex_raw(BtLexer *lx, BtToken *t, BtDiag *err)
         }
         adv(lx);
     }
-    return fail(lx, t, err, t->line, t->col, "unterminated raw string");
+    return fail(lx, t, err, t->s, t->line, lx->tok_col, "unterminated raw string");
 }
 
 /* Identifiers become Python names: their bytes must be UTF-8 (a Latin-1
@@ -236,7 +246,7 @@ static int check_utf8_ident(BtLexer *lx, BtToken *t, BtDiag *err)
                      "invalid UTF-8 (byte 0x%02x) in an identifier; bindthem reads headers as "
                      "UTF-8: convert the file, e.g. iconv -f latin1 -t utf-8",
                      (unsigned char)*q);
-            return fail(lx, t, err, t->line, t->col + (int)(q - t->s), msg);
+            return fail(lx, t, err, q, t->line, lx->tok_col + (int)(q - t->s), msg);
         }
     }
     return 0;
@@ -279,10 +289,11 @@ int bt_lex_next(BtLexer *lx, BtToken *t, BtDiag *err)
         return -1;
     t->s = lx->p;
     t->line = lx->line;
-    t->col = lx->col;
+    lx->tok_col = lx->col;
+    lx->doc = lx->doc_end = NULL;
     if (lx->blk && lx->line <= lx->blk_line + 1) {
-        t->doc = lx->blk;
-        t->doc_end = lx->blk_end;
+        lx->doc = lx->blk;
+        lx->doc_end = lx->blk_end;
     }
     lx->blk = NULL;
     if (lx->p >= lx->end) {
@@ -335,36 +346,102 @@ int bt_lex_next(BtLexer *lx, BtToken *t, BtDiag *err)
     }
     if (r < 0)
         return -1;
-    t->len = (int)(lx->p - t->s);
+    if (lx->p - t->s >= BT_LEX_MAX_TOKEN)
+        return fail(lx, t, err, t->s, t->line, lx->tok_col, "token longer than 128 MiB");
+    t->len = (unsigned)(lx->p - t->s);
     return 0;
 }
 
+/* Two passes, so that the arrays are exactly sized: tokens are most of the
+ * memory a header costs (16 bytes per token, up to one token per byte). */
 int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, BtTokens *out,
                BtDiag *diag)
 {
     BtLexer lx;
-    int cap = 0;
+    BtToken t;
+    BtDiag scratch;
+    unsigned *ls;
+    const char *q, *start;
+    int pass, n = 0, n_docs = 0, n_lines = 1;
 
     memset(out, 0, sizeof *out);
     bt_diag_init(&out->err);
-    bt_lex_init(&lx, file, text, len);
-    for (;;) {
-        BtToken t;
-        int r = bt_lex_next(&lx, &t, &out->err);
-        if (out->n == cap) {
-            int ncap = cap ? 2 * cap : 256;
-            BtToken *v = bt_arena_alloc(arena, (size_t)ncap * sizeof *v);
-            if (!v)
-                return bt_diag_nomem(diag);
-            if (out->n)
-                memcpy(v, out->v, (size_t)out->n * sizeof *v);
-            out->v = v;
-            cap = ncap;
+    out->text = text;
+    if (len > INT_MAX / 2)
+        return bt_diag_set(diag, BT_DIAG_HEADER, file, 0, 0,
+                           "header is too large (%zu bytes; at most 1 GiB)", len);
+    for (q = text; q < text + len && (q = memchr(q, '\n', (size_t)(text + len - q))); q++)
+        n_lines++;
+    for (pass = 0; pass < 2; pass++) {
+        bt_lex_init(&lx, file, text, len);
+        start = lx.p; /* after a byte order mark */
+        bt_diag_init(&scratch);
+        for (;;) {
+            int r = bt_lex_next(&lx, &t, pass ? &out->err : &scratch);
+            if (pass == 0) {
+                n++;
+                n_docs += lx.doc != NULL;
+            } else {
+                if (lx.doc) {
+                    out->docs[out->n_docs].tok = out->n;
+                    out->docs[out->n_docs].doc = lx.doc;
+                    out->docs[out->n_docs++].doc_end = lx.doc_end;
+                }
+                out->v[out->n++] = t;
+            }
+            if (r < 0 || t.kind == BT_TOK_EOF)
+                break;
         }
-        out->v[out->n++] = t;
-        if (r < 0 || t.kind == BT_TOK_EOF)
-            return 0;
+        if (pass == 1)
+            break;
+        out->v = bt_arena_resize(arena, NULL, (size_t)n * sizeof *out->v);
+        out->docs = bt_arena_resize(arena, NULL, (size_t)n_docs * sizeof *out->docs);
+        out->line_start = ls = bt_arena_resize(arena, NULL, (size_t)n_lines * sizeof *ls);
+        if (!out->v || !out->docs || !ls)
+            return bt_diag_nomem(diag);
+        out->n_lines = n_lines;
+        ls[0] = (unsigned)(start - text);
+        n_lines = 1;
+        for (q = text; q < text + len && (q = memchr(q, '\n', (size_t)(text + len - q))); q++)
+            ls[n_lines++] = (unsigned)(q + 1 - text);
     }
+    return 0;
+}
+
+void bt_lex_release(BtTokens *toks, BtArena *arena)
+{
+    bt_arena_release(arena, toks->v);
+    bt_arena_release(arena, toks->docs);
+    bt_arena_release(arena, (void *)toks->line_start);
+    toks->v = NULL;
+    toks->docs = NULL;
+    toks->line_start = NULL;
+    toks->n = toks->n_docs = toks->n_lines = 0;
+}
+
+int bt_lex_col(const BtTokens *toks, const BtToken *t)
+{
+    if (!t->s || t->line < 1 || t->line > toks->n_lines)
+        return 0;
+    return (int)(t->s - toks->text - toks->line_start[t->line - 1]) + 1;
+}
+
+int bt_lex_doc_span(const BtTokens *toks, int i, const char **doc, const char **end)
+{
+    int lo = 0, hi = toks->n_docs;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (toks->docs[mid].tok < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == toks->n_docs || toks->docs[lo].tok != i)
+        return 0;
+    *doc = toks->docs[lo].doc;
+    *end = toks->docs[lo].doc_end;
+    return 1;
 }
 
 /* ---- docstrings ---- */
@@ -515,4 +592,178 @@ error:
     }
     bt_buf_free(&buf);
     return ret;
+}
+
+/* ---- literals (default arguments) ---- */
+
+static const char *skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    return s;
+}
+
+static int digit_value(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return 99;
+}
+
+/* 'c' with the escapes a char can hold (no universal names, no multi-char) */
+static int lit_char(const char *s, BtLiteral *out)
+{
+    static const char plain[] = "n\nt\tr\ra\ab\bf\fv\v\\\\''\"\"??"; /* escape, value */
+    unsigned long long c = 0;
+    int i, k;
+
+    if (*s == '\\') {
+        s++;
+        if (*s == 'x') {
+            for (s++, k = 0; digit_value((unsigned char)*s) < 16; s++, k++)
+                if ((c = c * 16 + (unsigned)digit_value((unsigned char)*s)) > 0xFF)
+                    return -1;
+            if (k == 0)
+                return -1;
+        } else if (*s >= '0' && *s <= '7') {
+            for (k = 0; k < 3 && *s >= '0' && *s <= '7'; s++, k++)
+                c = c * 8 + (unsigned)(*s - '0');
+            if (c > 0xFF)
+                return -1;
+        } else {
+            for (i = 0; plain[i] && plain[i] != *s; i += 2)
+                ;
+            if (!plain[i])
+                return -1;
+            c = (unsigned char)plain[i + 1];
+            s++;
+        }
+    } else {
+        /* one byte: a UTF-8 sequence is no char */
+        if (*s == '\'' || *s == '\0' || *s == '\n' || (unsigned char)*s >= 0x80)
+            return -1;
+        c = (unsigned char)*s++;
+    }
+    if (*s != '\'' || *skip_blanks(s + 1))
+        return -1;
+    out->kind = BT_LIT_CHAR;
+    out->u = c;
+    return 0;
+}
+
+/* An integer's digits in base (suffixes already cut); -1 past 64 bits. */
+static int lit_int(const char *s, size_t n, int base, BtLiteral *out)
+{
+    unsigned long long v = 0;
+    size_t i;
+
+    if (n == 0)
+        return -1;
+    for (i = 0; i < n; i++) {
+        int d = digit_value((unsigned char)s[i]);
+        if (d >= base || v > (~0ULL - (unsigned)d) / (unsigned)base)
+            return -1;
+        v = v * (unsigned)base + (unsigned)d;
+    }
+    out->kind = BT_LIT_INT;
+    out->u = v;
+    return 0;
+}
+
+/* A floating literal's text (suffix cut): digits, one point, an exponent. */
+static int lit_float(const char *s, size_t n, int hex, BtLiteral *out)
+{
+    char buf[128], *end;
+    size_t i = hex ? 2 : 0;
+    int digits = 0, point = 0;
+    double d;
+
+    if (n >= sizeof buf)
+        return -1;
+    for (; i < n && s[i] != (hex ? 'p' : 'e') && s[i] != (hex ? 'P' : 'E'); i++) {
+        if (s[i] == '.' && !point)
+            point = 1;
+        else if (digit_value((unsigned char)s[i]) < (hex ? 16 : 10))
+            digits++;
+        else
+            return -1;
+    }
+    if (!digits || (hex && i == n))
+        return -1;
+    if (i < n) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i == n)
+            return -1;
+        for (; i < n; i++)
+            if (!is_digit((unsigned char)s[i]))
+                return -1;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    d = strtod(buf, &end);
+    if (end != buf + n || !isfinite(d))
+        return -1;
+    out->kind = BT_LIT_FLOAT;
+    out->d = d;
+    return 0;
+}
+
+int bt_lex_literal(const char *text, BtLiteral *out)
+{
+    const char *s = skip_blanks(text), *e;
+    size_t n, k;
+    int neg = 0, hex, is_float, rc;
+
+    memset(out, 0, sizeof *out);
+    if (*s == '\'')
+        return lit_char(s + 1, out);
+    for (e = s; is_ident_char((unsigned char)*e); e++)
+        ;
+    if (!*skip_blanks(e) && ((e - s == 4 && !memcmp(s, "true", 4)) ||
+                             (e - s == 5 && !memcmp(s, "false", 5)))) {
+        out->kind = BT_LIT_BOOL;
+        out->u = *s == 't';
+        return 0;
+    }
+    if (*s == '-' || *s == '+') {
+        neg = *s == '-';
+        s = skip_blanks(s + 1);
+    }
+    if (!is_digit((unsigned char)*s) && !(*s == '.' && is_digit((unsigned char)s[1])))
+        return -1;
+    hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    for (e = s; is_ident_char((unsigned char)*e) || *e == '.' ||
+                ((*e == '+' || *e == '-') && strchr(hex ? "pP" : "eE", e[-1]));
+         e++)
+        ;
+    if (*skip_blanks(e))
+        return -1;
+    n = (size_t)(e - s);
+    is_float = hex ? strpbrk(s, "pP.") && strpbrk(s, "pP.") < e
+                   : strpbrk(s, "eE.") && strpbrk(s, "eE.") < e;
+    if (is_float) {
+        if (strchr("fFlL", s[n - 1]))
+            n--;
+        rc = lit_float(s, n, hex, out);
+        out->d = neg ? -out->d : out->d;
+        return rc;
+    }
+    for (k = 0; k < 3 && n > 0 && strchr("uUlL", s[n - 1]); k++)
+        n--;
+    if (hex)
+        rc = lit_int(s + 2, n - 2, 16, out);
+    else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+        rc = lit_int(s + 2, n - 2, 2, out);
+    else if (s[0] == '0')
+        rc = lit_int(s, n, 8, out);
+    else
+        rc = lit_int(s, n, 10, out);
+    out->neg = neg;
+    return rc;
 }

@@ -153,7 +153,8 @@ static PyObject *missing_symbol(BtState *st, const BtOverload *ov, const char *s
 const char bt_library_bind_doc[] =
     "bind(library, header, instantiate=None, *, module, strict=False)\n--\n\n"
     "Open a shared library and bind the kernels a header (and instantiate.yml)\n"
-    "plan. Returns (handle, {name: Function}, metadata dict, [unexported names]).";
+    "plan. Returns (handle, {name: Function}, metadata capsule (metadata() makes\n"
+    "it a dict), [unexported names]).";
 
 PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -204,17 +205,17 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
             const char *sym = bt_mangle(ov->decl, ov->targs, &arena);
             void *addr;
             if (!sym) {
-                PyErr_NoMemory();
+                PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
                 goto error;
             }
             addr = bt_sym_find(((BtHandle *)handle)->handle, sym);
             if (!addr) {
                 PyObject *s;
-                if (meta.has_table) {
+                if (ov->inst) { /* listed: an error; planned as untemplated: unexported */
                     missing_symbol(st, ov, sym, libpath, meta.header.file);
                     goto error;
                 }
-                /* no instantiate.yml: bind what the library exports */
+                /* unlisted (or no instantiate.yml): bind what the library exports */
                 s = PyUnicode_FromString(ov->signature);
                 if (!s || PyList_Append(unexported, s) < 0) {
                     Py_XDECREF(s);
@@ -241,7 +242,7 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         Py_DECREF(fn);
     }
-    meta_py = bt_meta_to_py(&meta);
+    meta_py = bt_meta_capsule(&meta);
     if (!meta_py)
         goto error;
     r = PyTuple_Pack(4, handle, funcs, meta_py, unexported);

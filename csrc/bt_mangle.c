@@ -13,51 +13,73 @@
  * Substitution candidates, in the order g++ adds them: each namespace
  * prefix, the template name (template-prefix or unscoped template name),
  * then every non-builtin type as it is finished, innermost first (T_, KT_,
- * PKT_; St7complex before St7complexIT_E). Candidates are compared by their
- * expanded manglings, so a repeat is found whatever it was written as. */
+ * PKT_; St7complex before St7complexIT_E). Types are compared by their
+ * expanded manglings, so a repeat is found whatever it was written as.
+ * A prefix or template name (<length><identifier>...) can never equal a
+ * type's mangling (a letter first), so those candidates are only counted:
+ * nothing is copied per namespace, and `a0::...::a99999` costs its length.
+ * Type candidates are found through a hash index. */
 #include "bt_mangle.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "bt_hash.h"
+
 enum { LV_BASE, LV_CONST, LV_PTR }; /* how much of a BtTypeRef to mangle */
+
+typedef struct Cand {
+    size_t off;   /* of the expanded mangling in pool */
+    int seq;      /* substitution index */
+} Cand;
 
 typedef struct Mangler {
     BtBuf out;
-    BtBuf pool;   /* candidates' expanded manglings, each NUL-terminated */
-    size_t *offs; /* offsets of the candidates in pool */
-    int n_subs, cap_subs;
+    BtBuf pool;   /* type candidates' expanded manglings, each NUL-terminated */
+    Cand *cands;  /* type candidates (a block of the arena's own) */
+    int n_cands, cap_cands;
+    BtIndex index;/* cands by expanded mangling */
+    int n_subs;   /* candidates of every kind so far */
     int failed;
 } Mangler;
 
-static int find_sub(const Mangler *m, const char *key)
-{
-    int i;
+typedef struct CandKey {
+    const Mangler *m;
+    const char *key;
+} CandKey;
 
-    for (i = 0; i < m->n_subs; i++)
-        if (strcmp(m->pool.data + m->offs[i], key) == 0)
-            return i;
-    return -1;
+static int same_cand(const void *ctx, int id)
+{
+    const CandKey *k = ctx;
+    return strcmp(k->m->pool.data + k->m->cands[id].off, k->key) == 0;
+}
+
+/* The substitution index of type candidate key, or -1. */
+static int find_sub(const Mangler *m, const char *key, size_t *at)
+{
+    CandKey k = {m, key};
+    int id = bt_index_find(&m->index, bt_hash_str(&m->index, key), same_cand, &k, at);
+
+    return id < 0 ? -1 : m->cands[id].seq;
 }
 
 static void add_sub(Mangler *m, const char *key)
 {
-    if (m->n_subs == m->cap_subs) {
-        int cap = m->cap_subs ? 2 * m->cap_subs : 16;
-        size_t *p = realloc(m->offs, (size_t)cap * sizeof *p);
-        if (!p) {
-            m->failed = 1;
-            return;
-        }
-        m->offs = p;
-        m->cap_subs = cap;
+    size_t at;
+
+    if (m->failed || find_sub(m, key, &at) >= 0)
+        return;
+    if (m->n_cands == m->cap_cands) { /* bt_mangle sized it; never */
+        m->failed = 1;
+        return;
     }
-    m->offs[m->n_subs] = m->pool.len;
+    m->cands[m->n_cands].off = m->pool.len;
+    m->cands[m->n_cands].seq = m->n_subs++;
     if (bt_buf_append(&m->pool, key, strlen(key) + 1) < 0) {
         m->failed = 1;
         return;
     }
-    m->n_subs++;
+    bt_index_put(&m->index, at, m->n_cands++);
 }
 
 /* S_, S0_, ..., S9_, SA_, ..., SZ_, S10_: seq-id is base 36, one off. */
@@ -82,7 +104,7 @@ static void put_sub(Mangler *m, int idx)
 /* Emits the substitution for key if it is a candidate already: 1, else 0. */
 static int use_sub(Mangler *m, const char *key)
 {
-    int idx = find_sub(m, key);
+    int idx = m->failed ? -1 : find_sub(m, key, NULL);
 
     if (idx < 0)
         return 0;
@@ -186,27 +208,17 @@ static void put_source_name(BtBuf *b, const char *id)
 /* name -> N prefix* source-name [targs] E | source-name [targs] */
 static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)
 {
-    BtBuf prefix; /* expanded prefix so far: the candidates' keys */
     int i;
 
-    bt_buf_init(&prefix);
     if (d->n_ns > 0)
         bt_buf_putc(&m->out, 'N');
     for (i = 0; i < d->n_ns; i++) {
         put_source_name(&m->out, d->ns[i]);
-        put_source_name(&prefix, d->ns[i]);
-        if (prefix.failed)
-            m->failed = 1;
-        else
-            add_sub(m, prefix.data);
+        m->n_subs++; /* the prefix so far */
     }
     put_source_name(&m->out, d->name);
     if (d->n_tparams > 0) {
-        put_source_name(&prefix, d->name);
-        if (prefix.failed)
-            m->failed = 1;
-        else
-            add_sub(m, prefix.data); /* template-prefix / unscoped-template-name */
+        m->n_subs++; /* template-prefix / unscoped-template-name */
         bt_buf_putc(&m->out, 'I');
         for (i = 0; i < d->n_tparams; i++) {
             BtTypeRef t = {-1, targs[i], 0, 0, 0};
@@ -216,7 +228,6 @@ static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)
     }
     if (d->n_ns > 0)
         bt_buf_putc(&m->out, 'E');
-    bt_buf_free(&prefix);
 }
 
 const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena)
@@ -232,6 +243,11 @@ const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena)
     memset(&m, 0, sizeof m);
     bt_buf_init(&m.out);
     bt_buf_init(&m.pool);
+    /* each type adds at most 4 candidates: P, K, the base, St7complex */
+    m.cap_cands = 4 * (decl->n_params + decl->n_tparams + 1);
+    m.cands = bt_arena_resize(arena, NULL, (size_t)m.cap_cands * sizeof *m.cands);
+    if (!m.cands || bt_index_init(&m.index, arena, (size_t)m.cap_cands) < 0)
+        m.failed = 1;
     bt_buf_puts(&m.out, "_Z");
     emit_name(&m, decl, targs);
     if (decl->n_tparams > 0) {
@@ -249,6 +265,7 @@ const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena)
         res = bt_arena_strdup(arena, bt_buf_str(&m.out));
     bt_buf_free(&m.out);
     bt_buf_free(&m.pool);
-    free(m.offs);
+    bt_index_release(&m.index, arena);
+    bt_arena_release(arena, m.cands);
     return res;
 }

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "bt_call.h"
 #include "bt_mangle.h"
 
 PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
@@ -15,7 +16,8 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
     bt_diag_format(d, msg, sizeof msg);
     switch (d->kind) {
     case BT_DIAG_NOMEM:
-        return PyErr_NoMemory();
+        PyErr_SetString(PyExc_MemoryError, msg);
+        return NULL;
     case BT_DIAG_OS:
         if (d->err && d->file[0]) {
             /* OSError(errno, text, filename) picks the subclass
@@ -86,7 +88,8 @@ static PyObject *str_tuple(const char *const *items, int n)
     return t;
 }
 
-/* New reference: {"name", "type", "const", "array", "size_of", "line", "col"}. */
+/* New reference: {"name", "type", "const", "array", "size_of", "default" (as
+ * written, or None), "line", "col"}. */
 static PyObject *param_dict(const BtDecl *d, const BtParam *p)
 {
     PyObject *type = typeref_name(d, &p->t);
@@ -94,11 +97,11 @@ static PyObject *param_dict(const BtDecl *d, const BtParam *p)
 
     if (!type)
         return NULL;
-    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:i,s:i}", "name", p->name, "type", type, "const",
-                      p->t.is_const ? Py_True : Py_False, "array",
+    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:z,s:i,s:i}", "name", p->name, "type", type,
+                      "const", p->t.is_const ? Py_True : Py_False, "array",
                       p->t.is_array ? Py_True : Py_False, "size_of",
-                      p->size_of >= 0 ? d->params[p->size_of].name : NULL, "line", p->line, "col",
-                      p->col);
+                      p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default", p->defval,
+                      "line", p->line, "col", p->col);
     Py_DECREF(type);
     return r;
 }
@@ -141,17 +144,23 @@ error:
     return r;
 }
 
-/* New reference: one concrete overload as a dict. */
+/* New reference: one concrete overload as a dict; a parameter's "default"
+ * is the value a call that leaves it out passes (bt_call_defaults), or None. */
 static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
     PyObject *targs = NULL, *params = NULL, *r = NULL;
+    PyObject *pydefs[BT_MAX_PARAMS];
     const char *symbol;
     int i;
 
     symbol = bt_mangle(d, ov->targs, arena);
     if (!symbol)
-        return PyErr_NoMemory();
+        return PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
+    if (d->n_params > BT_MAX_PARAMS) /* bind() refuses it; no defaults to show */
+        memset(pydefs, 0, sizeof pydefs);
+    else if (bt_call_defaults(ov, pydefs, NULL) < 0)
+        return NULL;
     targs = PyTuple_New(d->n_tparams);
     params = PyList_New(d->n_params);
     if (!targs || !params)
@@ -166,10 +175,11 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
         const BtParam *p = &d->params[i];
         const BtType *t = bt_type(ov->ptypes[i]);
         PyObject *pd = Py_BuildValue(
-            "{s:s,s:s,s:s,s:s,s:O,s:O,s:z}", "name", p->name, "type", t->cname, "dtype",
+            "{s:s,s:s,s:s,s:s,s:O,s:O,s:z,s:O}", "name", p->name, "type", t->cname, "dtype",
             t->npname, "python", t->pyname, "const", p->t.is_const ? Py_True : Py_False, "array",
             p->t.is_array ? Py_True : Py_False, "size_of",
-            p->size_of >= 0 ? d->params[p->size_of].name : NULL);
+            p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default",
+            i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None);
         if (!pd)
             goto error;
         PyList_SET_ITEM(params, i, pd);
@@ -180,6 +190,8 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
                       params, "signature", ov->signature, "symbol", symbol, "line", d->line,
                       "yaml_line", ov->inst ? ov->inst->line : 0);
 error:
+    for (i = 0; i < d->n_params && i < BT_MAX_PARAMS; i++)
+        Py_XDECREF(pydefs[i]);
     Py_XDECREF(targs);
     Py_XDECREF(params);
     return r;
@@ -247,6 +259,46 @@ error:
     Py_XDECREF(missing);
     bt_arena_free(&scratch);
     return r;
+}
+
+#define META_CAPSULE "bindthem._core.meta"
+
+static void meta_capsule_free(PyObject *capsule)
+{
+    BtMeta *m = PyCapsule_GetPointer(capsule, META_CAPSULE);
+
+    if (m) {
+        bt_meta_free(m);
+        PyMem_Free(m);
+    }
+}
+
+PyObject *bt_meta_capsule(BtMeta *m)
+{
+    BtMeta *kept = PyMem_Malloc(sizeof *kept);
+    PyObject *capsule;
+
+    if (!kept)
+        return PyErr_NoMemory();
+    *kept = *m; /* the plan points into the arena's blocks, never into *m */
+    memset(m, 0, sizeof *m);
+    capsule = PyCapsule_New(kept, META_CAPSULE, meta_capsule_free);
+    if (!capsule) {
+        bt_meta_free(kept);
+        PyMem_Free(kept);
+    }
+    return capsule;
+}
+
+const char bt_meta_capsule_doc[] =
+    "metadata(capsule, /)\n--\n\n"
+    "The metadata dict of a capsule that bind() returned (see parse_header).";
+
+PyObject *bt_meta_capsule_to_py(PyObject *module, PyObject *capsule)
+{
+    BtMeta *m = PyCapsule_GetPointer(capsule, META_CAPSULE);
+
+    return m ? bt_meta_to_py(m) : NULL;
 }
 
 /* fsencoded path from str/bytes/PathLike into *out (new reference), or None. */

@@ -9,6 +9,14 @@
  * "skipped", "missing"} built from a loaded BtMeta. */
 BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m);
 
+/* New reference: a capsule that takes over *m (left empty), for metadata
+ * built only when asked for: a dict per declaration and overload costs
+ * more time and memory than binding them. */
+BT_HIDDEN PyObject *bt_meta_capsule(BtMeta *m);
+/* metadata(capsule): the capsule's metadata dict (new reference). */
+BT_HIDDEN PyObject *bt_meta_capsule_to_py(PyObject *module, PyObject *capsule);
+BT_HIDDEN extern const char bt_meta_capsule_doc[];
+
 /* O& converter: str/bytes/PathLike -> bytes (new ref), None -> None. */
 BT_HIDDEN int bt_path_converter(PyObject *obj, PyObject **out);
 

@@ -63,6 +63,7 @@ static PyMethodDef core_methods[] = {
      parse_header_doc},
     {"bind", (PyCFunction)(void (*)(void))bt_library_bind, METH_VARARGS | METH_KEYWORDS,
      bt_library_bind_doc},
+    {"metadata", bt_meta_capsule_to_py, METH_O, bt_meta_capsule_doc},
     {NULL, NULL, 0, NULL},
 };
 

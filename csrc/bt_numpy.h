@@ -11,4 +11,9 @@
 #include <numpy/arrayobject.h>
 #include <numpy/arrayscalars.h>
 
+/* NumPy 1.x headers (building against numpy<2): the 2.x accessor. */
+#if NPY_ABI_VERSION < 0x02000000 && !defined(PyDataType_ELSIZE)
+#define PyDataType_ELSIZE(d) ((Py_ssize_t)(d)->elsize)
+#endif
+
 #endif

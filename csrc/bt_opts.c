@@ -56,7 +56,7 @@ int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out
         const BtArgSlot *s = &call->slots[i];
         int fl;
         out[i] = args[i];
-        if (!s->is_array || !s->is_const || !PyArray_Check(args[i]))
+        if (!s->is_array || !s->is_const || !args[i] || !PyArray_Check(args[i]))
             continue;
         fl = PyArray_FLAGS((PyArrayObject *)args[i]);
         if ((fl & NPY_ARRAY_C_CONTIGUOUS) && (fl & NPY_ARRAY_ALIGNED))

@@ -60,8 +60,10 @@ typedef struct Parser {
     int extern_c;  /* inside extern "C" { } */
     int anon_ns;   /* inside namespace { } */
     int depth;
-    BtDecl *decls;
+    BtDecl *decls;         /* a block of its own (bt_arena_resize) */
     int n_decls, cap_decls;
+    struct Range *ranges;  /* split_params' output, reused for every function */
+    int cap_ranges;
 } Parser;
 
 /* What parse_type learned from a type (and maybe a declarator name). */
@@ -123,7 +125,8 @@ static int fail(Parser *p, const BtToken *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return bt_diag_set(p->diag, BT_DIAG_HEADER, p->file, t->line, t->col, "%s", msg);
+    return bt_diag_set(p->diag, BT_DIAG_HEADER, p->file, t->line, bt_lex_col(&p->toks, t), "%s",
+                       msg);
 }
 
 static int expected(Parser *p, const BtToken *t, const char *what)
@@ -169,12 +172,15 @@ static int is_closer(const BtToken *t)
     return t->kind == BT_TOK_PUNCT && t->len == 1 && strchr(")]}", *t->s);
 }
 
-/* balanced -> opener (any token | balanced)* matching closer; at an opener */
+/* balanced -> opener (any token | balanced)* matching closer */
 static int skip_balanced(Parser *p)
 {
     char stack[MAX_STACK];
     int sp = 0;
 
+    /* from an opener on, sp > 0 wherever stack[sp - 1] is read */
+    if (!closer_of(cur(p)))
+        return expected(p, cur(p), "'(', '[' or '{'");
     do {
         const BtToken *t = cur(p);
         char c = closer_of(t);
@@ -428,8 +434,7 @@ typedef struct Range {
 static int split_params(Parser *p, Range **out, int *n_out)
 {
     char stack[MAX_STACK];
-    int sp = 0, angle = 0, n = 0, cap = 0, i = p->pos, seg;
-    Range *v = NULL;
+    int sp = 0, angle = 0, n = 0, i = p->pos, seg;
 
     stack[sp++] = ')';
     seg = ++i;
@@ -462,18 +467,16 @@ static int split_params(Parser *p, Range **out, int *n_out)
             if (seg == i && (n > 0 || !end))
                 return expected(p, t, "parameter declaration");
             if (seg < i) {
-                if (n == cap) {
-                    Range *nv;
-                    cap = cap ? 2 * cap : 16;
-                    nv = bt_arena_alloc(p->arena, (size_t)cap * sizeof *nv);
-                    if (!nv)
+                if (n == p->cap_ranges) {
+                    int cap = p->cap_ranges ? 2 * p->cap_ranges : 16;
+                    Range *v = bt_arena_resize(p->arena, p->ranges, (size_t)cap * sizeof *v);
+                    if (!v)
                         return bt_diag_nomem(p->diag);
-                    if (n)
-                        memcpy(nv, v, (size_t)n * sizeof *nv);
-                    v = nv;
+                    p->ranges = v;
+                    p->cap_ranges = cap;
                 }
-                v[n].a = seg;
-                v[n].b = i;
+                p->ranges[n].a = seg;
+                p->ranges[n].b = i;
                 n++;
             }
             seg = i + 1;
@@ -483,7 +486,7 @@ static int split_params(Parser *p, Range **out, int *n_out)
     }
     p->pos = i;
     advance(p);
-    *out = v;
+    *out = p->ranges;
     *n_out = n;
     return 0;
 }
@@ -527,7 +530,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     pr->t.tparam = -1;
     pr->name = "";
     pr->line = first->line;
-    pr->col = first->col;
+    pr->col = bt_lex_col(&p->toks, first);
     if (bt_lex_is(first, "...") && r.b == r.a + 1) {
         *reason = "variadic function (...)";
         return 0;
@@ -543,7 +546,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
                 if (!(pr->name = tokdup(p, tok(p, i))))
                     return bt_diag_nomem(p->diag);
                 pr->line = tok(p, i)->line;
-                pr->col = tok(p, i)->col;
+                pr->col = bt_lex_col(&p->toks, tok(p, i));
                 break;
             }
         }
@@ -571,7 +574,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         const BtToken *nt = tok(p, ti.name);
         pr->name = tokdup(p, nt);
         pr->line = nt->line;
-        pr->col = nt->col;
+        pr->col = bt_lex_col(&p->toks, nt);
     }
     if (eq + 1 < r.b) {
         const BtToken *e = tok(p, r.b - 1);
@@ -731,7 +734,7 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
     if (!d->name)
         return bt_diag_nomem(p->diag);
     d->line = nt->line;
-    d->col = nt->col;
+    d->col = bt_lex_col(&p->toks, nt);
     if (resolve(&ti, tm, &d->ret) < 0)
         ret_reason = bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
     if (ti.nref)
@@ -773,12 +776,10 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
 static int add_decl(Parser *p, BtDecl **out)
 {
     if (p->n_decls == p->cap_decls) {
-        int cap = p->cap_decls ? 2 * p->cap_decls : 32;
-        BtDecl *v = bt_arena_alloc(p->arena, (size_t)cap * sizeof *v);
+        int cap = p->cap_decls < 16 ? 16 : p->cap_decls + p->cap_decls / 2;
+        BtDecl *v = bt_arena_resize(p->arena, p->decls, (size_t)cap * sizeof *v);
         if (!v)
             return bt_diag_nomem(p->diag);
-        if (p->n_decls)
-            memcpy(v, p->decls, (size_t)p->n_decls * sizeof *v);
         p->decls = v;
         p->cap_decls = cap;
     }
@@ -826,7 +827,8 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     int spec_at = p->pos;
     BtDecl *d = NULL;
     const BtToken *dt;
-    const char *s;
+    const char *s, *doc = NULL, *doc_end = NULL;
+    int has_doc;
 
     for (;;) {
         const BtToken *t = cur(p);
@@ -885,13 +887,14 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     if (!d->unbindable && device && !global && !host)
         d->unbindable = "__device__ function is not a kernel";
     dt = tok(p, doc_at);
+    has_doc = bt_lex_doc_span(&p->toks, doc_at, &doc, &doc_end);
     d->first_line = dt->line;
-    for (s = dt->doc; s && s < dt->s; s++) /* the doc comment starts this many lines up */
+    for (s = has_doc ? doc : NULL; s && s < dt->s; s++) /* the doc starts this many lines up */
         d->first_line -= *s == '\n';
     d->last_line = tok(p, p->pos - 1)->line;
-    if (!dt->doc)
-        dt = tok(p, spec_at);
-    if (bt_lex_doc(p->arena, dt->doc, dt->doc_end, &d->doc, p->diag) < 0)
+    if (!has_doc)
+        bt_lex_doc_span(&p->toks, spec_at, &doc, &doc_end);
+    if (bt_lex_doc(p->arena, doc, doc_end, &d->doc, p->diag) < 0)
         return -1;
     p->n_decls++;
     return 0;
@@ -1107,6 +1110,10 @@ static int parse_item(Parser *p)
 /* header -> item* EOF; inside braces, item* up to (not past) '}' */
 static int parse_items(Parser *p, int inside)
 {
+    /* `namespace a::b::c {` nests as deep as three namespace blocks */
+    if (inside && p->n_ns > MAX_NEST) /* at the namespace's '{' */
+        return fail(p, tok(p, p->pos - 1), "namespaces nested too deeply (%d names; at most %d)",
+                    p->n_ns, MAX_NEST);
     for (;;) {
         const BtToken *t = cur(p);
         if (t->kind == BT_TOK_ERROR || (t->kind == BT_TOK_EOF && inside))
@@ -1137,6 +1144,13 @@ int bt_parse_header(const char *file, const char *text, size_t len, BtArena *are
         return -1;
     if (parse_items(&p, 0) < 0)
         return -1;
+    if (arena->failed) /* an unchecked allocation, e.g. an unbindable reason */
+        return bt_diag_nomem(diag);
+    /* the tokens are most of the memory; the declarations hold copies */
+    bt_lex_release(&p.toks, arena);
+    if (p.n_decls && !(p.decls = bt_arena_resize(arena, p.decls, (size_t)p.n_decls *
+                                                                 sizeof *p.decls)))
+        return bt_diag_nomem(diag);
     out->file = bt_arena_strdup(arena, file ? file : "");
     if (!out->file)
         return bt_diag_nomem(diag);

@@ -15,6 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bt_hash.h"
+
+/* Comparisons of missing names with header names for near misses; past
+ * this (tens of thousands of missing names x header functions), the rest
+ * of the missing names are not checked. Each costs at most ~5 x 64 cells. */
+#define NEAR_MISS_BUDGET 20000000L
+
 typedef struct Planner {
     const BtHeader *h;
     const BtInstTable *t;
@@ -22,7 +29,27 @@ typedef struct Planner {
     BtDiag *diag;
     char *used;             /* per decl: some overload binds it */
     char *listed;           /* per decl: the table names it */
+    /* Lookups in time independent of the header's size. Per decl i:
+     * name_head[i] is the first decl of its name, key_head[i] the first of
+     * its name and template arity; at a head, the first bindable decl of
+     * the name (by_name_bindable) or of the key (by_key_bindable) and the
+     * first unbindable one of the key (by_key_unbindable), or -1. */
+    BtIndex byname, keys, remaps;
+    int *name_head, *key_head;
+    int *by_name_bindable, *by_key_bindable, *by_key_unbindable;
+    long near_budget;
+    BtOverload *ovs;        /* in YAML (or header) order, before grouping */
+    const char **names;     /* their Python names */
+    BtIndex missing;        /* out->missing by name */
+    char *name_listed;      /* per name head: the table names it */
 } Planner;
+
+/* A key to look up: a name, and for the keys index a template arity. */
+typedef struct Key {
+    const Planner *p;
+    const char *name;
+    int arity;
+} Key;
 
 const char *bt_plan_cname(BtTypeId id)
 {
@@ -62,34 +89,76 @@ int bt_plan_distance(const char *a, const char *b)
     return d[la][lb];
 }
 
+/* The distance of a and b when it is at most 2, else 3: only cells within 2
+ * of the diagonal can lie on a path that cheap, so the band is enough. */
+static int distance_upto2(const char *a, int la, const char *b, int lb)
+{
+    enum { MAXN = 64, W = 5, FAR = 3 };
+    int d[MAXN + 1][W]; /* d[i][j - i + 2] */
+    int i, j, best = FAR;
+
+#define CELL(i, j) ((j) - (i) < -2 || (j) - (i) > 2 || (j) < 0 ? FAR : d[i][(j) - (i) + 2])
+    for (i = 0; i <= la; i++) {
+        for (j = i - 2; j <= i + 2; j++) {
+            int v, ca, cb;
+            if (j < 0 || j > lb) {
+                if (j >= 0)
+                    d[i][j - i + 2] = FAR;
+                continue;
+            }
+            if (i == 0 || j == 0) {
+                d[i][j - i + 2] = i > j ? i : j;
+                continue;
+            }
+            ca = tolower((unsigned char)a[i - 1]);
+            cb = tolower((unsigned char)b[j - 1]);
+            v = CELL(i - 1, j - 1) + (ca != cb);
+            if (CELL(i - 1, j) + 1 < v)
+                v = CELL(i - 1, j) + 1;
+            if (j >= 1 && CELL(i, j - 1) + 1 < v)
+                v = CELL(i, j - 1) + 1;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && CELL(i - 2, j - 2) + 1 < v)
+                v = CELL(i - 2, j - 2) + 1;
+            d[i][j - i + 2] = v < FAR ? v : FAR;
+        }
+    }
+    if (lb - la >= -2 && lb - la <= 2)
+        best = d[la][lb - la + 2];
+#undef CELL
+    return best;
+}
+
 /* A likely typo: equal ignoring case, or within 2 edits of a name of at
- * least 5 characters (shorter names are too close to everything). The
- * distance is at least the length difference, so more than 2 rules a pair
- * out without the full distance (a shared YAML, as pyamg's, has many names
- * absent from each header). Sets *dist when it is one. */
-static int near_miss(const char *a, const char *b, int *dist)
+ * least 5 characters (shorter names are too close to everything). Names
+ * over 64 characters are never near misses. Sets *dist when it is one. */
+static int near_miss(Planner *p, const char *a, const char *b, int *dist)
 {
     size_t la = strlen(a), lb = strlen(b);
 
-    if ((la > lb ? la - lb : lb - la) > 2)
+    p->near_budget--;
+    if ((la > lb ? la - lb : lb - la) > 2 || la > 64 || lb > 64)
         return 0;
-    *dist = bt_plan_distance(a, b);
+    p->near_budget -= 5 * (long)la;
+    *dist = distance_upto2(a, (int)la, b, (int)lb);
     if (la == lb && *dist == 0)
         return 1;
     return la >= 5 && lb >= 5 && *dist <= 2;
 }
 
 /* The closest header name to `name` that is a near miss, among decls not
- * listed in the table when only_unlisted; NULL if none. */
-static const BtDecl *suggest(const Planner *p, const char *name, int only_unlisted)
+ * listed in the table when only_unlisted; NULL if none, or when the budget
+ * for these comparisons is spent. */
+static const BtDecl *suggest(Planner *p, const char *name, int only_unlisted)
 {
     const BtDecl *best = NULL;
     int i, bd = 1 << 30;
 
-    for (i = 0; i < p->h->n_decls; i++) {
+    for (i = 0; i < p->h->n_decls && p->near_budget > 0; i++) {
         const BtDecl *d = &p->h->decls[i];
         int dist;
-        if ((only_unlisted && p->listed[i]) || !near_miss(name, d->name, &dist))
+        if (p->name_head[i] != i || (only_unlisted && p->listed[i]) ||
+            !near_miss(p, name, d->name, &dist))
             continue;
         if (dist < bd) {
             bd = dist;
@@ -159,38 +228,100 @@ static int arity_error(Planner *p, const BtInst *in, const BtDecl *d)
     return -1;
 }
 
+static int same_name(const void *ctx, int id)
+{
+    const Key *k = ctx;
+    return strcmp(k->p->h->decls[id].name, k->name) == 0;
+}
+
+static int same_key(const void *ctx, int id)
+{
+    const Key *k = ctx;
+    return k->p->h->decls[id].n_tparams == k->arity && same_name(ctx, id);
+}
+
+static uint64_t key_hash(const Planner *p, const char *name, int arity)
+{
+    return bt_hash_int(bt_hash_str(&p->keys, name), (uint64_t)arity);
+}
+
+/* The first decl named name (of that arity when arity >= 0), or -1. */
+static int find_decl(const Planner *p, const char *name, int arity)
+{
+    Key k = {p, name, arity};
+
+    if (arity < 0)
+        return bt_index_find(&p->byname, bt_hash_str(&p->byname, name), same_name, &k, NULL);
+    return bt_index_find(&p->keys, key_hash(p, name, arity), same_key, &k, NULL);
+}
+
+/* Files every decl under its name and (name, arity) key, in header order. */
+static int index_decls(Planner *p)
+{
+    int n = p->h->n_decls, i;
+
+    p->name_head = bt_arena_resize(p->arena, NULL, (size_t)n * 5 * sizeof(int));
+    if (!p->name_head)
+        return nomem(p);
+    p->key_head = p->name_head + n;
+    p->by_name_bindable = p->key_head + n;
+    p->by_key_bindable = p->by_name_bindable + n;
+    p->by_key_unbindable = p->by_key_bindable + n;
+    if (bt_index_init(&p->byname, p->arena, (size_t)n) < 0 ||
+        bt_index_init(&p->keys, p->arena, (size_t)n) < 0)
+        return nomem(p);
+    for (i = 0; i < n; i++) {
+        const BtDecl *d = &p->h->decls[i];
+        Key k = {p, d->name, d->n_tparams};
+        size_t at;
+        int nh, kh;
+
+        nh = bt_index_find(&p->byname, bt_hash_str(&p->byname, d->name), same_name, &k, &at);
+        if (nh < 0) {
+            bt_index_put(&p->byname, at, i);
+            nh = i;
+            p->by_name_bindable[i] = -1;
+        }
+        kh = bt_index_find(&p->keys, key_hash(p, d->name, d->n_tparams), same_key, &k, &at);
+        if (kh < 0) {
+            bt_index_put(&p->keys, at, i);
+            kh = i;
+            p->by_key_bindable[i] = p->by_key_unbindable[i] = -1;
+        }
+        p->name_head[i] = nh;
+        p->key_head[i] = kh;
+        if (d->unbindable) {
+            if (p->by_key_unbindable[kh] < 0)
+                p->by_key_unbindable[kh] = i;
+        } else {
+            if (p->by_name_bindable[nh] < 0)
+                p->by_name_bindable[nh] = i;
+            if (p->by_key_bindable[kh] < 0)
+                p->by_key_bindable[kh] = i;
+        }
+    }
+    return 0;
+}
+
 /* The declaration an instantiation binds: the first bindable one of that
  * name and arity. *decl = NULL (returning 0) when the header lacks the name. */
 static int pick(Planner *p, const BtInst *in, const BtDecl **decl)
 {
-    const BtDecl *first = NULL, *bindable = NULL, *unbindable_match = NULL;
-    int i;
+    const BtDecl *decls = p->h->decls, *unbindable_match;
+    int first = find_decl(p, in->func, -1), kh;
 
     *decl = NULL;
-    for (i = 0; i < p->h->n_decls; i++) {
-        const BtDecl *d = &p->h->decls[i];
-        if (strcmp(d->name, in->func) != 0)
-            continue;
-        if (!first)
-            first = d;
-        if (d->unbindable) {
-            if (!unbindable_match && d->n_tparams == in->n_types)
-                unbindable_match = d;
-            continue;
-        }
-        if (!bindable)
-            bindable = d;
-        if (d->n_tparams == in->n_types) {
-            *decl = d;
-            return 0;
-        }
-    }
-    if (!first)
+    if (first < 0)
         return 0;
-    if (!unbindable_match && bindable)
-        return arity_error(p, in, bindable);
-    if (!unbindable_match)
-        unbindable_match = first;
+    kh = find_decl(p, in->func, in->n_types);
+    if (kh >= 0 && p->by_key_bindable[kh] >= 0) {
+        *decl = &decls[p->by_key_bindable[kh]];
+        return 0;
+    }
+    if ((kh < 0 || p->by_key_unbindable[kh] < 0) && p->by_name_bindable[first] >= 0)
+        return arity_error(p, in, &decls[p->by_name_bindable[first]]);
+    unbindable_match = &decls[kh >= 0 && p->by_key_unbindable[kh] >= 0 ? p->by_key_unbindable[kh]
+                                                                          : first];
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                        "instantiate.yml lists '%s', which the header declares at %s:%d:%d but "
                        "cannot bind: %s", in->func, p->h->file, unbindable_match->line,
@@ -302,14 +433,43 @@ static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverlo
     return 0;
 }
 
-static const char *python_name(const BtInstTable *t, const char *func)
-{
-    int i;
+/* Names in an array of structs (or of strings): the field at base + id *
+ * stride, compared with key. */
+typedef struct Names {
+    const char *base;
+    size_t stride;
+    const char *key;
+} Names;
 
-    for (i = 0; t && i < t->n_remaps; i++)
-        if (strcmp(t->remaps[i].from, func) == 0)
-            return t->remaps[i].to;
-    return func;
+static int name_eq(const void *ctx, int id)
+{
+    const Names *s = ctx;
+    return strcmp(*(const char *const *)(s->base + (size_t)id * s->stride), s->key) == 0;
+}
+
+/* Looks key up among names; when absent and at is not NULL, *at is where
+ * to file it. The id, or -1. */
+static int find_name(const BtIndex *x, const void *first, size_t stride, const char *key,
+                     size_t *at)
+{
+    Names s = {first, stride, key};
+    return bt_index_find(x, bt_hash_str(x, key), name_eq, &s, at);
+}
+
+/* The remap of C++ name func, or -1. */
+static int find_remap(const Planner *p, const char *func)
+{
+    const BtInstTable *t = p->t;
+
+    if (!t || !t->n_remaps)
+        return -1;
+    return find_name(&p->remaps, &t->remaps[0].from, sizeof *t->remaps, func, NULL);
+}
+
+static const char *python_name(const Planner *p, const char *func)
+{
+    int r = find_remap(p, func);
+    return r >= 0 ? p->t->remaps[r].to : func;
 }
 
 /* Python keeps __dunder__ names for the module itself (a Library is a
@@ -325,18 +485,17 @@ static int is_dunder(const char *name)
 /* -1 with diag set when instantiation in would bind a __dunder__ Python name. */
 static int check_python_name(Planner *p, const BtInst *in)
 {
-    const char *name = python_name(p->t, in->func);
-    int i;
+    const char *name = python_name(p, in->func);
+    int r;
 
     if (!is_dunder(name))
         return 0;
-    for (i = 0; i < p->t->n_remaps; i++)
-        if (strcmp(p->t->remaps[i].from, in->func) == 0)
-            return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, p->t->remaps[i].line,
-                               p->t->remaps[i].col,
-                               "%s remaps '%s' to '%s', which cannot be a kernel's name: "
-                               DUNDER_WHY "; pick another name", p->t->remaps[i].path,
-                               in->func, name);
+    if ((r = find_remap(p, in->func)) >= 0)
+        return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, p->t->remaps[r].line,
+                           p->t->remaps[r].col,
+                           "%s remaps '%s' to '%s', which cannot be a kernel's name: "
+                           DUNDER_WHY "; pick another name", p->t->remaps[r].path,
+                           in->func, name);
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                        "'%s' cannot be a kernel's Python name: " DUNDER_WHY "; bind it under "
                        "another name with a remap ('remaps: [{%s: name}]')", name, name);
@@ -345,36 +504,45 @@ static int check_python_name(Planner *p, const BtInst *in)
 /* Files ovs[0..n) under names[0..n) into out->funcs, first appearance first. */
 static int group(Planner *p, BtOverload *ovs, const char **names, int n, BtPlan *out)
 {
-    int *fidx = bt_arena_alloc(p->arena, (size_t)n * sizeof *fidx + 1);
-    int i, j;
+    int *fidx = bt_arena_resize(p->arena, NULL, (size_t)n * sizeof *fidx);
+    BtIndex funcs = {NULL, 0, 0};
+    int i, j, rc = -1;
 
-    out->funcs = bt_arena_alloc(p->arena, (size_t)n * sizeof *out->funcs + 1);
-    if (!fidx || !out->funcs)
-        return nomem(p);
+    out->funcs = bt_arena_array(p->arena, (size_t)n + 1, sizeof *out->funcs);
+    if (!fidx || !out->funcs || bt_index_init(&funcs, p->arena, (size_t)n) < 0) {
+        nomem(p);
+        goto done;
+    }
     for (i = 0; i < n; i++) {
-        for (j = 0; j < out->n_funcs; j++)
-            if (strcmp(out->funcs[j].name, names[i]) == 0)
-                break;
-        if (j == out->n_funcs) {
+        size_t at;
+        j = find_name(&funcs, &out->funcs[0].name, sizeof *out->funcs, names[i], &at);
+        if (j < 0) {
+            j = out->n_funcs++;
             out->funcs[j].name = names[i];
             out->funcs[j].doc = ovs[i].decl->doc ? ovs[i].decl->doc : "";
-            out->n_funcs++;
+            bt_index_put(&funcs, at, j);
         }
         out->funcs[j].n_ovs++;
         fidx[i] = j;
     }
     for (j = 0; j < out->n_funcs; j++) {
         BtFunc *f = &out->funcs[j];
-        f->ovs = bt_arena_alloc(p->arena, (size_t)f->n_ovs * sizeof *f->ovs);
-        if (!f->ovs)
-            return nomem(p);
+        f->ovs = bt_arena_array(p->arena, (size_t)f->n_ovs, sizeof *f->ovs);
+        if (!f->ovs) {
+            nomem(p);
+            goto done;
+        }
         f->n_ovs = 0;
     }
     for (i = 0; i < n; i++) {
         BtFunc *f = &out->funcs[fidx[i]];
         f->ovs[f->n_ovs++] = ovs[i];
     }
-    return 0;
+    rc = 0;
+done:
+    bt_index_release(&funcs, p->arena);
+    bt_arena_release(p->arena, fidx);
+    return rc;
 }
 
 static const char *skip_reason(Planner *p, const BtDecl *d, int i)
@@ -389,13 +557,12 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
     if (!p->t || (!d->n_tparams && !p->listed[i]))
         return "inline/static; not exported by the library";
     if (p->listed[i]) {
-        int j;
-        for (j = 0; j < p->h->n_decls; j++) {
-            const BtDecl *o = &p->h->decls[j];
-            if (p->used[j] && o->n_tparams == d->n_tparams && strcmp(o->name, d->name) == 0)
-                return bt_arena_printf(p->arena, "an overload with the same template arity "
-                                       "(%d:%d) is bound instead", o->line, o->col);
-        }
+        /* pick() binds only the first bindable decl of a name and arity */
+        int b = p->by_key_bindable[p->key_head[i]];
+        if (b >= 0 && p->used[b])
+            return bt_arena_printf(p->arena, "an overload with the same template arity "
+                                   "(%d:%d) is bound instead", p->h->decls[b].line,
+                                   p->h->decls[b].col);
         return bt_arena_printf(p->arena, "no instantiate.yml entry gives it %d template "
                                "argument%s", d->n_tparams, d->n_tparams == 1 ? "" : "s");
     }
@@ -405,110 +572,163 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
 /* Appends an overload for every exported, bindable untemplated declaration
  * that the table does not list (all of them without a table): BindThem's
  * generator binds those whether or not instantiate.yml names them. */
-static int plan_untemplated(Planner *p, BtOverload *ovs, const char **names, int *n_ovs)
+static int plan_untemplated(Planner *p, int *n_ovs)
 {
     for (int i = 0; i < p->h->n_decls; i++) {
         const BtDecl *d = &p->h->decls[i];
         if (d->unbindable || d->n_tparams || d->is_inline || d->is_static ||
-            is_dunder(d->name) || (p->listed && p->listed[i]))
+            is_dunder(d->name) || p->listed[i])
             continue;
-        if (make_overload(p, d, NULL, &ovs[*n_ovs]) < 0)
+        if (make_overload(p, d, NULL, &p->ovs[*n_ovs]) < 0)
             return -1;
         p->used[i] = 1;
-        names[(*n_ovs)++] = d->name;
+        p->names[(*n_ovs)++] = d->name;
     }
     return 0;
+}
+
+/* The scratch arrays for n overloads: ovs and their Python names. */
+static int alloc_overloads(Planner *p, size_t n)
+{
+    p->ovs = bt_arena_resize(p->arena, NULL, n * sizeof *p->ovs);
+    p->names = bt_arena_resize(p->arena, NULL, n * sizeof *p->names);
+    return p->ovs && p->names ? 0 : nomem(p);
 }
 
 static int plan_table(Planner *p, BtPlan *out, int strict)
 {
     const BtInstTable *t = p->t;
-    int n = t->n_insts, n_ovs = 0, found = 0, i, j;
-    size_t cap = (size_t)n + (size_t)p->h->n_decls; /* listed + unlisted untemplated */
+    int n = t->n_insts, n_ovs = 0, found = 0, i;
     const BtInst *first_missing = NULL;
-    BtOverload *ovs = bt_arena_alloc(p->arena, cap * sizeof *ovs + 1);
-    const char **names = bt_arena_alloc(p->arena, cap * sizeof *names + 1);
 
-    out->missing = bt_arena_alloc(p->arena, (size_t)n * sizeof *out->missing + 1);
-    if (!ovs || !names || !out->missing)
+    /* listed + unlisted untemplated */
+    if (alloc_overloads(p, (size_t)n + (size_t)p->h->n_decls) < 0)
+        return -1;
+    p->name_listed = bt_arena_resize(p->arena, NULL, (size_t)p->h->n_decls);
+    out->missing = bt_arena_array(p->arena, (size_t)n + 1, sizeof *out->missing);
+    if (!p->name_listed || !out->missing || bt_index_init(&p->missing, p->arena, (size_t)n) < 0)
         return nomem(p);
+    for (i = 0; i < n; i++) {
+        int d = find_decl(p, t->insts[i].func, -1);
+        if (d >= 0)
+            p->name_listed[d] = 1;
+    }
     for (i = 0; i < p->h->n_decls; i++)
-        for (j = 0; j < n && !p->listed[i]; j++)
-            p->listed[i] = strcmp(p->h->decls[i].name, t->insts[j].func) == 0;
+        p->listed[i] = p->name_listed[p->name_head[i]];
 
     for (i = 0; i < n; i++) {
         const BtInst *in = &t->insts[i];
         const BtDecl *d;
+        size_t at;
         if (pick(p, in, &d) < 0)
             return -1;
         if (!d) {
-            const BtDecl *hint = suggest(p, in->func, !strict);
+            const BtDecl *hint;
+            /* a name listed with several tuples is looked at once */
+            if (find_name(&p->missing, out->missing, sizeof *out->missing, in->func, &at) >= 0)
+                continue;
+            hint = suggest(p, in->func, !strict);
             if (strict || hint)
                 return missing_error(p, in, hint);
             if (!first_missing)
                 first_missing = in;
-            for (j = 0; j < out->n_missing; j++)
-                if (strcmp(out->missing[j], in->func) == 0)
-                    break;
-            if (j == out->n_missing)
-                out->missing[out->n_missing++] = in->func;
+            bt_index_put(&p->missing, at, out->n_missing);
+            out->missing[out->n_missing++] = in->func;
             continue;
         }
         found = 1;
-        if (check_python_name(p, in) < 0 || make_overload(p, d, in, &ovs[n_ovs]) < 0)
+        if (check_python_name(p, in) < 0 || make_overload(p, d, in, &p->ovs[n_ovs]) < 0)
             return -1;
         p->used[d - p->h->decls] = 1;
-        names[n_ovs++] = python_name(t, in->func);
+        p->names[n_ovs++] = python_name(p, in->func);
     }
-    if (plan_untemplated(p, ovs, names, &n_ovs) < 0)
+    if (plan_untemplated(p, &n_ovs) < 0)
         return -1;
     if (!found && n_ovs == 0 && first_missing)
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, t->file, first_missing->line,
                            first_missing->col,
                            "%s declares none of the functions listed in instantiate.yml "
                            "(the first is '%s')", p->h->file, first_missing->func);
-    return group(p, ovs, names, n_ovs, out);
+    return group(p, p->ovs, p->names, n_ovs, out);
 }
 
 static int plan_auto(Planner *p, BtPlan *out)
 {
-    int n = p->h->n_decls, n_ovs = 0;
-    BtOverload *ovs = bt_arena_alloc(p->arena, (size_t)n * sizeof *ovs + 1);
-    const char **names = bt_arena_alloc(p->arena, (size_t)n * sizeof *names + 1);
+    int n_ovs = 0;
 
-    if (!ovs || !names)
-        return nomem(p);
-    if (plan_untemplated(p, ovs, names, &n_ovs) < 0)
+    if (alloc_overloads(p, (size_t)p->h->n_decls) < 0 || plan_untemplated(p, &n_ovs) < 0)
         return -1;
-    return group(p, ovs, names, n_ovs, out);
+    return group(p, p->ovs, p->names, n_ovs, out);
+}
+
+/* The remaps by C++ name (the YAML reader keeps one per name). */
+static int index_remaps(Planner *p)
+{
+    const BtInstTable *t = p->t;
+    int i;
+
+    if (bt_index_init(&p->remaps, p->arena, t ? (size_t)t->n_remaps : 0) < 0)
+        return nomem(p);
+    for (i = 0; t && i < t->n_remaps; i++) {
+        size_t at;
+        if (find_name(&p->remaps, &t->remaps[0].from, sizeof *t->remaps, t->remaps[i].from,
+                      &at) < 0)
+            bt_index_put(&p->remaps, at, i);
+    }
+    return 0;
 }
 
 int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
                   BtPlan *out, BtDiag *diag)
 {
     Planner p;
-    int i;
+    int i, rc = -1;
 
     memset(out, 0, sizeof *out);
+    memset(&p, 0, sizeof p);
     p.h = h;
     p.t = t;
     p.arena = arena;
     p.diag = diag;
+    p.near_budget = NEAR_MISS_BUDGET;
     p.used = bt_arena_alloc(arena, (size_t)h->n_decls + 1);
     p.listed = bt_arena_alloc(arena, (size_t)h->n_decls + 1);
-    out->skipped = bt_arena_alloc(arena, (size_t)h->n_decls * sizeof *out->skipped + 1);
-    if (!p.used || !p.listed || !out->skipped)
-        return nomem(&p);
-    if ((t ? plan_table(&p, out, strict) : plan_auto(&p, out)) < 0)
-        return -1;
+    if (!p.used || !p.listed) {
+        nomem(&p);
+        goto done;
+    }
+    if (index_decls(&p) < 0 || index_remaps(&p) < 0 ||
+        (t ? plan_table(&p, out, strict) : plan_auto(&p, out)) < 0)
+        goto done;
+    for (i = 0; i < h->n_decls; i++)
+        out->n_skipped += !p.used[i];
+    out->skipped = bt_arena_array(arena, (size_t)out->n_skipped + 1, sizeof *out->skipped);
+    if (!out->skipped) {
+        nomem(&p);
+        goto done;
+    }
+    out->n_skipped = 0;
     for (i = 0; i < h->n_decls; i++) {
         BtSkipped *s;
         if (p.used[i])
             continue;
         s = &out->skipped[out->n_skipped++];
         s->decl = &h->decls[i];
-        if (!(s->reason = skip_reason(&p, s->decl, i)))
-            return nomem(&p);
+        if (!(s->reason = skip_reason(&p, s->decl, i))) {
+            nomem(&p);
+            goto done;
+        }
     }
-    return 0;
+    rc = arena->failed ? nomem(&p) : 0;
+done:
+    /* the planner's lookups and scratch arrays are not part of the plan */
+    bt_index_release(&p.byname, arena);
+    bt_index_release(&p.keys, arena);
+    bt_index_release(&p.missing, arena);
+    bt_index_release(&p.remaps, arena);
+    bt_arena_release(arena, p.name_head);
+    bt_arena_release(arena, p.name_listed);
+    bt_arena_release(arena, p.ovs);
+    bt_arena_release(arena, (void *)p.names);
+    return rc;
 }

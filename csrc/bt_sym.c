@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,52 +46,78 @@ const char *bt_sym_path(void *handle, BtArena *arena)
     return bt_arena_strdup(arena, lm->l_name);
 }
 
-int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n, BtDiag *diag)
+/* Is [off, off + size) inside a buffer of len bytes? (No overflow.) */
+static int inside(uint64_t off, uint64_t size, size_t len)
 {
-    char *data;
-    size_t len;
-    const Elf64_Ehdr *eh;
-    const Elf64_Shdr *sh;
-    int i, count = 0;
+    return off <= len && size <= len - off;
+}
+
+int bt_sym_list_data(const char *data, size_t len, const char *what, BtArena *arena,
+                     const char ***names, int *n, BtDiag *diag)
+{
+    Elf64_Ehdr eh;
+    size_t i;
+    int count = 0;
     const char **out;
 
     *names = NULL;
     *n = 0;
-    if (bt_meta_read_file(path, arena, &data, &len, diag) < 0)
-        return -1;
-    eh = (const Elf64_Ehdr *)data;
-    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
-        eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
-        return bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "not a 64-bit ELF shared object");
-    sh = (const Elf64_Shdr *)(data + eh->e_shoff);
-    for (i = 0; i < eh->e_shnum; i++) {
-        const Elf64_Shdr *s = &sh[i], *strs;
-        const Elf64_Sym *syms;
+    /* headers are copied out: a file's offsets need not be aligned */
+    if (len < sizeof eh)
+        goto not_elf;
+    memcpy(&eh, data, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shoff == 0 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !inside(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), len))
+        goto not_elf;
+    for (i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr s, strs;
+        Elf64_Sym y;
         size_t k, nsyms;
-        if (s->sh_type != SHT_DYNSYM || s->sh_link >= eh->e_shnum)
+
+        memcpy(&s, data + eh.e_shoff + i * sizeof s, sizeof s);
+        if (s.sh_type != SHT_DYNSYM || s.sh_link >= eh.e_shnum)
             continue;
-        strs = &sh[s->sh_link];
-        if (s->sh_offset + s->sh_size > len || strs->sh_offset + strs->sh_size > len ||
-            s->sh_entsize != sizeof(Elf64_Sym))
+        memcpy(&strs, data + eh.e_shoff + (size_t)s.sh_link * sizeof strs, sizeof strs);
+        if (!inside(s.sh_offset, s.sh_size, len) || !inside(strs.sh_offset, strs.sh_size, len) ||
+            s.sh_entsize != sizeof(Elf64_Sym))
             continue;
-        syms = (const Elf64_Sym *)(data + s->sh_offset);
-        nsyms = s->sh_size / sizeof(Elf64_Sym);
-        out = bt_arena_alloc(arena, sizeof(char *) * (nsyms + 1));
+        nsyms = s.sh_size / sizeof y;
+        out = bt_arena_array(arena, nsyms + 1, sizeof *out);
         if (!out)
             return bt_diag_nomem(diag);
         for (k = 0; k < nsyms; k++) {
-            const Elf64_Sym *y = &syms[k];
-            if (y->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(y->st_info) != STT_FUNC ||
-                y->st_name >= strs->sh_size)
+            const char *name;
+            memcpy(&y, data + s.sh_offset + k * sizeof y, sizeof y);
+            if (y.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(y.st_info) != STT_FUNC ||
+                y.st_name >= strs.sh_size)
                 continue;
-            out[count++] = data + strs->sh_offset + y->st_name;
+            /* the name must end inside the string table */
+            name = data + strs.sh_offset + y.st_name;
+            if (!memchr(name, '\0', strs.sh_size - y.st_name))
+                continue;
+            out[count++] = name;
         }
         *names = out;
         *n = count;
         return 0;
     }
     return 0;
+not_elf:
+    return bt_diag_set(diag, BT_DIAG_OS, what, 0, 0, "not a 64-bit ELF shared object");
+}
+
+int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n, BtDiag *diag)
+{
+    char *data;
+    size_t len;
+
+    *names = NULL;
+    *n = 0;
+    if (bt_meta_read_file(path, arena, &data, &len, diag) < 0)
+        return -1;
+    return bt_sym_list_data(data, len, path, arena, names, n, diag);
 }
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);

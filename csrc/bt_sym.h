@@ -20,6 +20,10 @@ BT_HIDDEN const char *bt_sym_path(void *handle, BtArena *arena);
  * Returns 0 and an arena array, or -1 (not ELF, unreadable: diag set). */
 BT_HIDDEN int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n,
                           BtDiag *diag);
+/* The same from the file's len bytes at data (what names it in messages):
+ * every header, section and name is checked against len before it is read. */
+BT_HIDDEN int bt_sym_list_data(const char *data, size_t len, const char *what, BtArena *arena,
+                               const char ***names, int *n, BtDiag *diag);
 
 /* Demangled name (arena string), or NULL when no demangler is loaded (it
  * comes from libstdc++, present once a C++ library is loaded) or the name

@@ -11,12 +11,26 @@
  *   remaps   -> null | [{ident: ident}, ...]       (C++ name -> Python name)
  *
  * Each entry expands function-major: func1 x every tuple, then func2 ...
- * An exact repeat of a (function, tuple) pair is kept once, first wins. */
+ * An exact repeat of a (function, tuple) pair is kept once, first wins.
+ *
+ * Limits keep a small file from costing minutes or gigabytes. libyaml's
+ * scanner is quadratic in nesting depth and its loader in anchors x
+ * aliases, so a pass over the events checks those before the document is
+ * loaded; an alias repeats a whole node each time it is used, so the walk
+ * counts what it expands (names and pairs, an alias's each time). */
 #include "bt_yaml.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <yaml.h>
+
+#include "bt_hash.h"
+
+#define MAX_DEPTH 64            /* the grammar needs 6 */
+#define MAX_ANCHORS 1000
+#define MAX_ALIASES 10000
+#define MAX_NODES 2000000L      /* twice what MAX_EXPANSION lets through */
+#define MAX_EXPANSION 1000000L  /* function and type names read, plus pairs made */
 
 typedef struct Tuple {
     BtTypeId *ids;          /* NULL for `null` */
@@ -33,29 +47,75 @@ typedef struct Reader {
     BtArena *arena;
     BtDiag *diag;
     const char *prefix;     /* "instantiate" (pyamg shape) or "" (README shape) */
-    BtInst *insts;
+    BtInst *insts;          /* a block of its own (bt_arena_resize) */
     int n_insts, cap_insts;
+    BtIndex inst_index;     /* insts by (function, tuple), for repeats */
     BtRemap *remaps;
     int n_remaps, cap_remaps;
+    long budget;            /* of MAX_EXPANSION, what is left */
+    char *seen;             /* per document node: walked already (an alias) */
 } Reader;
 
 static yaml_node_t *child(Reader *r, int id) { return yaml_document_get_node(r->doc, id); }
 
 static int nomem(Reader *r) { return bt_diag_nomem(r->diag); }
 
+static int fail_mark(Reader *r, const yaml_mark_t *m, const char *fmt, ...) BT_PRINTF(3, 4);
 static int fail_at(Reader *r, const yaml_node_t *n, const char *fmt, ...) BT_PRINTF(3, 4);
+
+static int vfail(Reader *r, const yaml_mark_t *m, const char *fmt, va_list ap)
+{
+    char msg[1536];
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, m ? (int)m->line + 1 : 0,
+                       m ? (int)m->column + 1 : 0, "%s", msg);
+}
+
+static int fail_mark(Reader *r, const yaml_mark_t *m, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = vfail(r, m, fmt, ap);
+    va_end(ap);
+    return rc;
+}
 
 static int fail_at(Reader *r, const yaml_node_t *n, const char *fmt, ...)
 {
-    char msg[1536];
     va_list ap;
+    int rc;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    rc = vfail(r, n ? &n->start_mark : NULL, fmt, ap);
     va_end(ap);
-    return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file,
-                       n ? (int)n->start_mark.line + 1 : 0,
-                       n ? (int)n->start_mark.column + 1 : 0, "%s", msg);
+    return rc;
+}
+
+/* Marks node walked; 1 if it was already (it is reached through an alias). */
+static int seen(Reader *r, const yaml_node_t *node)
+{
+    size_t id = (size_t)(node - r->doc->nodes.start);
+    int was = r->seen[id];
+
+    r->seen[id] = 1;
+    return was;
+}
+
+/* Counts n more names or pairs read at node (path names it; alias: the
+ * node was walked before). */
+static int spend(Reader *r, long n, const yaml_node_t *node, const char *path, int alias)
+{
+    if (n <= r->budget) {
+        r->budget -= n;
+        return 0;
+    }
+    return fail_at(r, node, "%s%s takes instantiate.yml past %ld function names, type names "
+                   "and (function, type tuple) pairs in all (an alias counts each time it is "
+                   "used); list fewer, or split the file", path,
+                   alias ? " (an alias of the node here)" : "", MAX_EXPANSION);
 }
 
 static const char *sval(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
@@ -101,6 +161,13 @@ static int is_ident(const char *s)
     return 1;
 }
 
+/* A scalar holding a plain identifier (no NUL inside)? */
+static int is_ident_node(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && !is_null(n) &&
+           strlen(sval(n)) == n->data.scalar.length && is_ident(sval(n));
+}
+
 /* A scalar holding a plain identifier; `what` names it in messages. */
 static const char *ident_at(Reader *r, const yaml_node_t *n, const char *what)
 {
@@ -121,41 +188,96 @@ static const char *ident_at(Reader *r, const yaml_node_t *n, const char *what)
     return v;
 }
 
-static int same_types(const BtInst *a, const BtTypeId *ids, int n)
+/* A (function, tuple) pair, to look up among r->insts. */
+typedef struct Pair {
+    const Reader *r;
+    const char *func;
+    const BtTypeId *ids;
+    int n;
+} Pair;
+
+static int same_pair(const void *ctx, int id)
 {
-    if (a->n_types != n || (a->types == NULL) != (ids == NULL))
+    const Pair *k = ctx;
+    const BtInst *a = &k->r->insts[id];
+
+    if (a->n_types != k->n || (a->types == NULL) != (k->ids == NULL) ||
+        strcmp(a->func, k->func) != 0)
         return 0;
-    return n == 0 || memcmp(a->types, ids, (size_t)n * sizeof *ids) == 0;
+    return k->n == 0 || memcmp(a->types, k->ids, (size_t)k->n * sizeof *k->ids) == 0;
 }
 
-static int add_inst(Reader *r, const char *func, const yaml_node_t *fn, const char *fpath,
-                    const Tuple *tu)
+static uint64_t pair_hash(const BtIndex *x, const char *func, const BtTypeId *ids, int n)
 {
-    BtInst *in;
+    uint64_t h = bt_hash_int(bt_hash_str(x, func), ids ? (uint64_t)n : (uint64_t)-1);
     int i;
 
-    for (i = 0; i < r->n_insts; i++)
-        if (strcmp(r->insts[i].func, func) == 0 && same_types(&r->insts[i], tu->ids, tu->n))
-            return 0; /* exact repeat (pyamg lists filter_matrix_rows twice) */
+    for (i = 0; ids && i < n; i++)
+        h = bt_hash_int(h, (uint64_t)ids[i]);
+    return h;
+}
+
+/* A bigger index of r->insts, when the current one is full. */
+static int grow_index(Reader *r)
+{
+    BtIndex x;
+    int i;
+
+    if (r->inst_index.slot && bt_index_has_room(&r->inst_index, (size_t)r->n_insts))
+        return 0;
+    if (bt_index_init(&x, r->arena, 2 * (size_t)r->n_insts + 64) < 0)
+        return nomem(r);
+    for (i = 0; i < r->n_insts; i++) {
+        const BtInst *in = &r->insts[i];
+        Pair k = {r, in->func, in->types, in->n_types};
+        size_t at;
+        bt_index_find(&x, pair_hash(&x, in->func, in->types, in->n_types), same_pair, &k, &at);
+        bt_index_put(&x, at, i);
+    }
+    bt_index_release(&r->inst_index, r->arena);
+    r->inst_index = x;
+    return 0;
+}
+
+/* Adds (function fn, tuple tu) unless it is a repeat. The function's name
+ * and path ("instantiate[2].functions[1]") are copied into *name and *fpath
+ * on its first new pair only, so that an alias repeating an entry costs no
+ * memory. */
+static int add_inst(Reader *r, const yaml_node_t *fn, const char *epath, int index,
+                    const char **name, const char **fpath, const Tuple *tu)
+{
+    const char *func = sval(fn);
+    Pair k = {r, func, tu->ids, tu->n};
+    BtInst *in;
+    size_t at;
+
+    if (grow_index(r) < 0)
+        return -1;
+    if (bt_index_find(&r->inst_index, pair_hash(&r->inst_index, func, tu->ids, tu->n), same_pair,
+                      &k, &at) >= 0)
+        return 0; /* exact repeat (pyamg lists filter_matrix_rows twice) */
     if (r->n_insts == r->cap_insts) {
-        int cap = r->cap_insts ? 2 * r->cap_insts : 64;
-        BtInst *p = bt_arena_alloc(r->arena, (size_t)cap * sizeof *p);
+        int cap = r->cap_insts < 64 ? 64 : r->cap_insts + r->cap_insts / 2;
+        BtInst *p = bt_arena_resize(r->arena, r->insts, (size_t)cap * sizeof *p);
         if (!p)
             return nomem(r);
-        if (r->n_insts)
-            memcpy(p, r->insts, (size_t)r->n_insts * sizeof *p);
         r->insts = p;
         r->cap_insts = cap;
     }
+    if (!*name && !(*name = bt_arena_strdup(r->arena, func))) /* the document is freed */
+        return nomem(r);
+    if (!*fpath && !(*fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, index)))
+        return nomem(r);
+    bt_index_put(&r->inst_index, at, r->n_insts);
     in = &r->insts[r->n_insts++];
-    in->func = func;
+    in->func = *name;
     in->types = tu->ids;
     in->n_types = tu->n;
     in->line = (int)fn->start_mark.line + 1;
     in->col = (int)fn->start_mark.column + 1;
     in->tline = tu->line;
     in->tcol = tu->col;
-    in->path = fpath;
+    in->path = *fpath;
     in->tpath = tu->path;
     return 0;
 }
@@ -181,6 +303,8 @@ static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *
     if (tu->n == 0)
         return fail_at(r, n, "%s is an empty type tuple; write null for an untemplated "
                        "function", path);
+    if (spend(r, tu->n, n, path, seen(r, n)) < 0)
+        return -1;
     tu->ids = bt_arena_alloc(r->arena, (size_t)tu->n * sizeof *tu->ids);
     if (!tu->ids)
         return nomem(r);
@@ -207,13 +331,14 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
     yaml_node_pair_t *p;
     yaml_node_item_t *it;
     Tuple *tuples;
-    int n_tuples, i, j;
+    int n_tuples, i, j, alias;
 
     if (!epath)
         return nomem(r);
     if (n->type != YAML_MAPPING_NODE)
         return fail_at(r, n, "entry %s must be a mapping with 'types' and 'functions' keys, not %s",
                        epath, describe(r, n));
+    alias = seen(r, n);
     for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = child(r, p->key);
         yaml_node_t **slot = NULL;
@@ -268,17 +393,21 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
                        epath, describe(r, funcs));
     if (funcs->data.sequence.items.top == funcs->data.sequence.items.start)
         return fail_at(r, funcs, "%s.functions is empty", epath);
+    i = (int)(funcs->data.sequence.items.top - funcs->data.sequence.items.start);
+    if (spend(r, (long)i * (n_tuples + 1), n, epath, alias) < 0)
+        return -1;
     for (it = funcs->data.sequence.items.start, i = 0; it < funcs->data.sequence.items.top;
          it++, i++) {
         yaml_node_t *fn = child(r, *it);
-        const char *fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, i);
-        const char *name;
-        if (!fpath)
-            return nomem(r);
-        if (!(name = ident_at(r, fn, fpath)))
+        const char *name = NULL, *fpath = NULL;
+        if (!is_ident_node(fn)) { /* ident_at says why */
+            if (!(fpath = bt_arena_printf(r->arena, "%s.functions[%d]", epath, i)))
+                return nomem(r);
+            ident_at(r, fn, fpath);
             return -1;
+        }
         for (j = 0; j < n_tuples; j++)
-            if (add_inst(r, name, fn, fpath, &tuples[j]) < 0)
+            if (add_inst(r, fn, epath, i, &name, &fpath, &tuples[j]) < 0)
                 return -1;
     }
     return 0;
@@ -301,10 +430,17 @@ static int read_entries(Reader *r, const yaml_node_t *n, const char *what)
 }
 
 /* remaps -> null | [{ident: ident}, ...] */
+static int same_from(const void *ctx, int id)
+{
+    const Pair *k = ctx;
+    return strcmp(k->r->remaps[id].from, k->func) == 0;
+}
+
 static int read_remaps(Reader *r, const yaml_node_t *n)
 {
     yaml_node_item_t *it;
-    int i = 0, j;
+    BtIndex index;
+    int i = 0, j, rc = -1;
 
     if (is_null(n))
         return 0;
@@ -312,8 +448,10 @@ static int read_remaps(Reader *r, const yaml_node_t *n)
         return fail_at(r, n, "remaps must be a sequence of single-pair mappings such as "
                        "'- from_name: to_name', not %s", describe(r, n));
     r->cap_remaps = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-    r->remaps = bt_arena_alloc(r->arena, (size_t)r->cap_remaps * sizeof *r->remaps + 1);
-    if (!r->remaps)
+    if (spend(r, r->cap_remaps, n, "remaps", 0) < 0)
+        return -1;
+    r->remaps = bt_arena_array(r->arena, (size_t)r->cap_remaps + 1, sizeof *r->remaps);
+    if (!r->remaps || bt_index_init(&index, r->arena, (size_t)r->cap_remaps) < 0)
         return nomem(r);
     for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++) {
         yaml_node_t *m = child(r, *it);
@@ -321,30 +459,35 @@ static int read_remaps(Reader *r, const yaml_node_t *n)
         const char *from, *to;
         int pairs;
         BtRemap *rm;
+        Pair k = {r, NULL, NULL, 0};
+        size_t at;
 
-        if (!path)
-            return nomem(r);
+        if (!path) {
+            nomem(r);
+            goto done;
+        }
         pairs = m->type == YAML_MAPPING_NODE
                     ? (int)(m->data.mapping.pairs.top - m->data.mapping.pairs.start) : -1;
-        if (pairs != 1)
-            return fail_at(r, m, "%s must be a single-pair mapping such as "
-                           "'fit_candidates_real: fit_candidates', not %s", path,
-                           pairs < 0 ? describe(r, m)
-                                     : pairs == 0 ? "an empty mapping"
-                                                  : "a mapping with several pairs");
+        if (pairs != 1) {
+            fail_at(r, m, "%s must be a single-pair mapping such as "
+                    "'fit_candidates_real: fit_candidates', not %s", path,
+                    pairs < 0 ? describe(r, m)
+                              : pairs == 0 ? "an empty mapping" : "a mapping with several pairs");
+            goto done;
+        }
         if (!(from = ident_at(r, child(r, m->data.mapping.pairs.start->key), path)) ||
             !(to = ident_at(r, child(r, m->data.mapping.pairs.start->value), path)))
-            return -1;
-        for (j = 0; j < r->n_remaps; j++) {
-            if (strcmp(r->remaps[j].from, from) != 0)
-                continue;
-            if (strcmp(r->remaps[j].to, to) == 0)
-                break;
-            return fail_at(r, m, "'%s' is remapped twice: to '%s' in %s and to '%s' in %s",
-                           from, r->remaps[j].to, r->remaps[j].path, to, path);
+            goto done;
+        k.func = from;
+        j = bt_index_find(&index, bt_hash_str(&index, from), same_from, &k, &at);
+        if (j >= 0 && strcmp(r->remaps[j].to, to) != 0) {
+            fail_at(r, m, "'%s' is remapped twice: to '%s' in %s and to '%s' in %s", from,
+                    r->remaps[j].to, r->remaps[j].path, to, path);
+            goto done;
         }
-        if (j < r->n_remaps)
+        if (j >= 0)
             continue; /* exact repeat */
+        bt_index_put(&index, at, r->n_remaps);
         rm = &r->remaps[r->n_remaps++];
         rm->from = from;
         rm->to = to;
@@ -352,7 +495,10 @@ static int read_remaps(Reader *r, const yaml_node_t *n)
         rm->col = (int)m->start_mark.column + 1;
         rm->path = path;
     }
-    return 0;
+    rc = 0;
+done:
+    bt_index_release(&index, r->arena);
+    return rc;
 }
 
 /* file -> entries | {instantiate: entries, remaps: remaps?} */
@@ -434,6 +580,71 @@ static int yaml_failed(Reader *r, const yaml_parser_t *parser)
     return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, line, col, "%s", msg);
 }
 
+static const yaml_char_t *anchor_of(const yaml_event_t *e)
+{
+    switch (e->type) {
+    case YAML_SCALAR_EVENT: return e->data.scalar.anchor;
+    case YAML_SEQUENCE_START_EVENT: return e->data.sequence_start.anchor;
+    case YAML_MAPPING_START_EVENT: return e->data.mapping_start.anchor;
+    default: return NULL;
+    }
+}
+
+/* The pass over the events before loading: nesting depth, nodes, anchors
+ * and aliases within limits (libyaml's document takes ~100 bytes a node). A
+ * syntax error ends it quietly: the loader then reports it where it would
+ * have. */
+static int prescan(Reader *r)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, anchors = 0, aliases = 0, rc = 0, done = 0;
+    long nodes = 0;
+
+    if (!yaml_parser_initialize(&parser))
+        return nomem(r);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->len);
+    while (!done && rc == 0) {
+        if (!yaml_parser_parse(&parser, &ev)) {
+            if (parser.error == YAML_MEMORY_ERROR)
+                rc = nomem(r);
+            break;
+        }
+        if (anchor_of(&ev) && ++anchors > MAX_ANCHORS)
+            rc = fail_mark(r, &ev.start_mark, "more than %d anchors (&name) in instantiate.yml",
+                           MAX_ANCHORS);
+        if ((ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+             ev.type == YAML_MAPPING_START_EVENT) && ++nodes > MAX_NODES)
+            rc = fail_mark(r, &ev.start_mark, "more than %ld nodes in instantiate.yml",
+                           MAX_NODES);
+        switch (ev.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > MAX_DEPTH)
+                rc = fail_mark(r, &ev.start_mark, "instantiate.yml nests deeper than %d levels",
+                               MAX_DEPTH);
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_ALIAS_EVENT:
+            if (++aliases > MAX_ALIASES)
+                rc = fail_mark(r, &ev.start_mark, "more than %d aliases (*name) in "
+                               "instantiate.yml", MAX_ALIASES);
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
                  BtInstTable *out, BtDiag *diag)
 {
@@ -450,6 +661,9 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
     r.doc = &doc;
     r.arena = arena;
     r.diag = diag;
+    r.budget = MAX_EXPANSION;
+    if (prescan(&r) < 0)
+        return -1;
     if (!yaml_parser_initialize(&parser))
         return bt_diag_nomem(diag);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -458,6 +672,11 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
         goto done;
     }
     have_doc = 1;
+    r.seen = bt_arena_resize(arena, NULL, (size_t)(doc.nodes.top - doc.nodes.start));
+    if (!r.seen) {
+        nomem(&r);
+        goto done;
+    }
     if (read_root(&r, yaml_document_get_root_node(&doc)) < 0)
         goto done;
     if (!yaml_parser_load(&parser, &extra)) {
@@ -472,7 +691,7 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
         goto done;
     }
     out->file = bt_arena_strdup(arena, file);
-    if (!out->file) {
+    if (!out->file || arena->failed) {
         nomem(&r);
         goto done;
     }
@@ -482,6 +701,8 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
     out->n_remaps = r.n_remaps;
     rc = 0;
 done:
+    bt_index_release(&r.inst_index, arena);
+    bt_arena_release(arena, r.seen);
     if (have_extra)
         yaml_document_delete(&extra);
     if (have_doc)

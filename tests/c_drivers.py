@@ -1,6 +1,7 @@
-"""Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c) once
-per test process, against csrc's Python-free files, with ASan/UBSan when
-gcc has them."""
+"""Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c,
+faults.c for allocation failures, and scale.c for sizes and times) once per
+test process, against csrc's Python-free files, with ASan/UBSan when gcc has
+them (not scale.c)."""
 
 import atexit
 import functools
@@ -12,9 +13,13 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(ROOT, "csrc")
 CDIR = os.path.join(ROOT, "tests", "c")
-PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_yaml.c",
-          "bt_plan.c", "bt_meta.c", "bt_mangle.c")
-DRIVERS = ("dump_header", "dump_plan")
+PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
+          "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c")
+DRIVERS = ("dump_header", "dump_plan", "faults")
+# built -O2 without sanitizers: its times and byte counts are the real ones
+OPTIMIZED = ("scale",)
+# every allocation a malloc of its own, each of which can be made to fail
+EXTRA = {"faults": ["-DBT_FAULT_INJECTION", "-DBT_ARENA_EXACT"]}
 CC = os.environ.get("CC", "gcc")
 
 
@@ -31,8 +36,9 @@ def have_sanitizers():
 def flags():
     f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I" + CSRC]
     if have_sanitizers():
+        # one malloc block per arena allocation, so ASan sees overflows
         f += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-              "-fno-sanitize-recover=undefined"]
+              "-fno-sanitize-recover=undefined", "-DBT_ARENA_EXACT"]
     return f
 
 
@@ -46,10 +52,12 @@ def build():
     atexit.register(shutil.rmtree, out, True)
     srcs = [os.path.join(CSRC, f) for f in PURE_C]
     procs = {}
-    for d in DRIVERS:
+    for d in DRIVERS + OPTIMIZED:
         exe = os.path.join(out, d)
-        cmd = [CC] + flags() + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi",
-                                                                     "-o", exe]
+        f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
+                                          "-I" + CSRC]
+        f = [x for x in f if x not in EXTRA.get(d, ())] + EXTRA.get(d, [])
+        cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi", "-o", exe]
         procs[d] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                stderr=subprocess.STDOUT, text=True))
     paths = {}

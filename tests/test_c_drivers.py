@@ -111,3 +111,23 @@ def test_dump_pyamg(drivers):
     r = c_drivers.run("dump_plan", "--yaml-only", yml)
     assert_clean(r)
     assert "remap fit_candidates_complex -> fit_candidates" in r.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("headers/dialect.h", "headers/dialect.yml", "--strict"),
+    ("headers/dialect.h",),
+    ("kernels/names.h", "kernels/names.yml"),
+    ("mangle/decls.h", "mangle/instantiate.yml"),
+    ("bad_yaml/arity.h", "yaml/pyamg_shape.yml"),
+    ("bad_yaml/arity.h", "bad_yaml/near_miss.yml"),
+    ("bad_yaml/unbindable.h", "bad_yaml/unbindable.yml"),
+    ("bad_headers/garbage_param.h",),
+])
+def test_allocation_failures(drivers, args):
+    """Every allocation a header and a YAML need fails in turn (alone, then
+    with every later one): each run reports it, none leaks (tests/c/faults.c)."""
+    r = c_drivers.run("faults", *[a if a.startswith("--") else os.path.join(DATA, a)
+                                  for a in args])
+    assert_clean(r)
+    assert "all failures reported" in r.stdout, r.stdout
+    assert int(r.stdout.split()[1]) >= 20

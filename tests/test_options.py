@@ -147,3 +147,13 @@ def test_copy_const_off_per_call_beats_the_library(copying):
     with bindthem.options(copy_const=False):
         with pytest.raises(ValueError, match="must be an aligned array"):
             copying.sum_const(unaligned([1.0]))
+
+
+def test_copy_const_by_keyword(abi, copying):
+    # keywords take the general call path (bt_dispatch_pick): the same options apply
+    x = unaligned([2.0, 3.0])
+    assert copying.sum_const(x=x) == 5.0
+    with pytest.raises(ValueError, match="must be an aligned array"):
+        abi.sum_const(x=x)
+    with bindthem.options(copy_const=True):
+        assert abi.sum_const(x=x) == 5.0

@@ -6,6 +6,7 @@ sdist into a fresh venv (about 35 s, with the index reachable) runs only with
 BINDTHEM_SLOW_TESTS=1."""
 
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -19,9 +20,8 @@ PREFIX = "bindthem-0.1.0/"
 
 
 def _has_build():
-    """Whether pypa's build is installed (not the setuptools build/ folder of an
-    in-place build, which a checkout on sys.path makes importable as a namespace)."""
-    import importlib.util
+    """pypa/build installed (not a source tree's build/ folder, which imports
+    as a namespace package when the tree is on sys.path)."""
     try:
         return importlib.util.find_spec("build.__main__") is not None
     except ImportError:

@@ -42,7 +42,7 @@ i : int
 
 def P(name, type, const, array, size_of, line, col):
     return {"name": name, "type": type, "const": const, "array": array, "size_of": size_of,
-            "line": line, "col": col}
+            "default": None, "line": line, "col": col}
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,8 @@ EXAMPLE_H = REPO / "examples" / "myheader.h"
 EXAMPLE_YML = REPO / "examples" / "instantiate.yml"
 FEATURES_H = TYPING / "features.h"
 FEATURES_YML = TYPING / "features.yml"
+DEFAULTS_H = REPO / "tests" / "data" / "kernels" / "defaults.h"
+DEFAULTS_YML = REPO / "tests" / "data" / "kernels" / "defaults.yml"
 PYAMG_HEADERS = ("air", "evolution_strength", "graph", "krylov", "linalg", "relaxation",
                  "ruge_stuben", "smoothed_aggregation")
 # -O0: the kernels are only called on tiny inputs, and -O3 builds of all of
@@ -73,14 +75,15 @@ def _skip_without_pyamg():
 
 def _cases():
     cases = [pytest.param(("myheader", EXAMPLE_H, EXAMPLE_YML), id="myheader"),
-             pytest.param(("features", FEATURES_H, FEATURES_YML), id="features")]
+             pytest.param(("features", FEATURES_H, FEATURES_YML), id="features"),
+             pytest.param(("defaults", DEFAULTS_H, DEFAULTS_YML), id="defaults")]
     for h in PYAMG_HEADERS:
         cases.append(pytest.param(("pyamg", h), id="pyamg-" + h, marks=pytest.mark.pyamg))
     return cases
 
 
 CASES = _cases()
-BAD_USAGE_CASES = [c for c in CASES if c.id != "features"]
+BAD_USAGE_CASES = [c for c in CASES if c.id not in ("features", "defaults")]
 
 
 def _resolve(case):
@@ -106,7 +109,8 @@ def checked(tmp_path_factory):
     root = tmp_path_factory.mktemp("stubs")
     src = root / "src"
     src.mkdir()
-    modules = [("myheader", EXAMPLE_H, EXAMPLE_YML), ("features", FEATURES_H, FEATURES_YML)]
+    modules = [("myheader", EXAMPLE_H, EXAMPLE_YML), ("features", FEATURES_H, FEATURES_YML),
+               ("defaults", DEFAULTS_H, DEFAULTS_YML)]
     core = pyamg_amg_core()
     if core is not None:
         modules += [(h, core / (h + ".h"), core / "instantiate.yml") for h in PYAMG_HEADERS]
@@ -116,7 +120,7 @@ def checked(tmp_path_factory):
         (src / (name + ".pyi")).write_text(texts[name], encoding="utf-8")
         meta = bindthem.parse_header(header, yml)
         (src / ("use_good_%s.py" % name)).write_text(usage.good(name, meta))
-        if name != "features":
+        if name not in ("features", "defaults"):
             (src / ("use_bad_%s.py" % name)).write_text(usage.bad(name, meta))
     cache = root / "cache"
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -271,7 +275,8 @@ def test_features_stub():
     assert [a.arg for a in shift.args.posonlyargs] == ["in_", "from_"]
     assert [a.arg for a in shift.args.args] == ["c"]
     assert ast.get_docstring(shift) is None
-    assert "def shift(in_: int, from_: int, /, c: int) -> int: ...\n" in text
+    # a char takes a one-character str too
+    assert "def shift(in_: int, from_: int, /, c: int | str) -> int: ...\n" in text
 
 
 @pytest.mark.pyamg
@@ -304,13 +309,23 @@ def test_deterministic(tmp_path):
     assert str(REPO) not in text and "0.1.0" not in text
 
 
-def test_scalar_default_when_the_metadata_has_one():
-    meta = bindthem.parse_header(FEATURES_H, FEATURES_YML)
-    fn = next(f for f in meta["functions"] if f["name"] == "fill")
-    fn["overloads"][0]["params"][-1]["default"] = "false"
-    text = stubs._render_meta(meta)
-    assert "def fill(y: numpy.typing.NDArray[numpy.float64], value: float, twice: bool = ...)" \
-        in text
+def test_scalar_defaults_stub():
+    text = stubs.render(DEFAULTS_H, DEFAULTS_YML)
+    _, defs = _defs(text)
+    (report,) = defs["report"]
+    defaults = {a.arg: ast.literal_eval(d)
+                for a, d in zip(report.args.args[1:], report.args.defaults)}
+    assert defaults == {"w": 1e-3, "f": 1.5, "n": -7, "u": 16, "on": True, "c": "T",
+                        "nl": "\n", "s": -3, "oct": 15, "neg": -0.25, "off": False}
+    assert "    c: int | str = 'T',\n" in text
+    # complex: no literal; not literals: required
+    assert "def rotate(z: complex, by: complex = ...) -> complex:" in text
+    assert "def opaque(a: int, b: int, c: int, d: float) -> int:" in text
+    # the default of T omega = 0.5 per instantiation: none for T = int
+    relax = [ast.unparse(n.args) for n in defs["relax"]]
+    assert [r.split(", ", 2)[2] for r in relax] == [
+        "omega: float=0.5, shift: int=0", "omega: float=0.5, shift: int=0",
+        "omega: int, shift: int=0"]
 
 
 def test_render_rejects_bad_module_name():

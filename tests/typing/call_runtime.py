@@ -40,7 +40,7 @@ def _value(ann, scheme):
     text = ast.unparse(ann)
     if text.startswith(ARRAY) and text.endswith("]"):
         return numpy.zeros(scheme[0], dtype=getattr(numpy, text[len(ARRAY):-1]))
-    if text == "int":
+    if text in ("int", "int | str"):  # a char takes an int or a 1-character str
         return scheme[1]
     return SCALARS[text][0]
 

@@ -1,7 +1,8 @@
 """Usage files for a generated stub, written from the header's metadata.
 
 ``good(module, meta)`` calls every overload with arguments of its exact
-types and ``typing.assert_type``s the result; mypy --strict must pass it.
+types (and again without the arguments that have defaults) and
+``typing.assert_type``s the result; mypy --strict must pass it.
 
 ``bad(module, meta)`` makes one typing mistake per line, each line ending in
 ``# expect-error: KIND``; mypy must report an error on exactly those lines:
@@ -12,7 +13,7 @@ types and ``typing.assert_type``s the result; mypy --strict must pass it.
 - ``list``: a list where an array is required;
 - ``precision``: float32 and float64 (or complex64 and complex128) mixed
   where the overloads take one precision;
-- ``missing``: an argument left out.
+- ``missing``: an argument without a default left out.
 """
 
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -25,6 +26,10 @@ SCALARS = {"int": "0", "float": "0.0", "complex": "0j", "bool": "False"}
 
 def _params(ov):
     return [p for p in ov["params"] if p["size_of"] is None]
+
+
+def _required(ov):
+    return [p for p in _params(ov) if p.get("default") is None]
 
 
 def _arg(p, dtype=None):
@@ -52,8 +57,10 @@ def good(module, meta):
     for fn in meta["functions"]:
         for ov in fn["overloads"]:
             ret = ov["return"]["python"]
-            call = _call(fn["name"], [_arg(p) for p in _params(ov)])
-            lines.append("assert_type(%s.%s, %s)" % (module, call, ret))
+            calls = [_call(fn["name"], [_arg(p) for p in _params(ov)])]
+            if len(_required(ov)) < len(_params(ov)):
+                calls.append(_call(fn["name"], [_arg(p) for p in _required(ov)]))
+            lines += ["assert_type(%s.%s, %s)" % (module, c, ret) for c in calls]
     return "\n".join(lines) + "\n"
 
 
@@ -120,7 +127,7 @@ def _precision(meta):
 
 def _missing(meta):
     for fn in meta["functions"]:
-        params = _params(fn["overloads"][0])
+        params = _required(fn["overloads"][0])
         if params:
             return _call(fn["name"], [_arg(q) for q in params[:-1]])
     return None

@@ -1,0 +1,38 @@
+#!/bin/sh
+# run_asan.sh - the test suite against an ASan/UBSan build of bindthem.
+#
+#   tests/run_asan.sh [PYTEST ARGS...]        (default: the whole of tests/)
+#
+# Builds bindthem._core with BINDTHEM_SANITIZE=address,undefined (and one
+# malloc block per arena allocation) into build/asan, leaving an in-place
+# build alone, then runs pytest on it with
+#   - LD_PRELOAD of libasan (it must be loaded before anything else, and
+#     python is not built with it) and of libstdc++ (without it, ASan's
+#     __cxa_throw interceptor finds no real one and the first kernel that
+#     throws a C++ exception aborts the interpreter);
+#   - detect_leaks=0 (CPython does not free everything at exit);
+#   - UBSan reports fatal;
+#   - the nvcc tests left out (marker `nvcc`: nvcc's own processes would
+#     start with libasan preloaded) and the gpu ones.
+# $PYTHON (default python3) needs the test dependencies (pyproject.toml).
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-python3}
+cc=${CC:-gcc}
+out=$here/build/asan
+
+cd "$here"
+BINDTHEM_SANITIZE=address,undefined "$py" setup.py -q build_ext -b "$out/lib" -t "$out/tmp"
+cp bindthem/*.py bindthem/*.pyi bindthem/py.typed "$out/lib/bindthem/"
+
+LD_PRELOAD="$($cc -print-file-name=libasan.so) $($cc -print-file-name=libstdc++.so)"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+PYTHONPATH=$out/lib
+export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS PYTHONPATH
+
+# not from the source folder: `python -m` puts the working directory first
+cd "$out"
+[ $# -gt 0 ] || set -- "$here/tests"
+exec "$py" -m pytest -q -p no:cacheprovider -m "not nvcc and not gpu" "$@"
