@@ -118,13 +118,16 @@ def _cached(folder, depsfile):
             if hash_file(p) != h:
                 return None
             stats[p], touched = now, True
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    try:
         if touched:
             _write_json(depsfile, rec)
         else:
             os.utime(depsfile)  # the entry was used now (eviction is least recently used)
-        return out, rec
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+    except OSError:
+        pass  # a cache we may read but not write still serves its hits
+    return out, rec
 
 
 def _write_json(path, obj):
