@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/run_all.py [--quick] [--no-callgrind] [--no-e2e]
 
 The call benchmarks (bench_calls, bench_sizes, bench_threads) run in this one
-process, all backends side by side; bench_callgrind, bench_startup and
-bench_e2e start their own subprocesses (valgrind, fresh interpreters).
+process, all backends side by side; bench_callgrind, bench_startup,
+bench_unpickle and bench_e2e start their own subprocesses (valgrind, fresh
+interpreters).
 First run: fetches pyamg's sdist (tests/pyamg_sdist.py), builds a private
 -O2 copy of bindthem from this checkout, the 8 amg_core libraries and the
 floor extension under /tmp/bindthem-bench (~2 minutes); later runs take
@@ -32,6 +33,7 @@ def main():
     import bench_sizes
     import bench_startup
     import bench_threads
+    import bench_unpickle
     bench_calls.main()
     if "--no-callgrind" not in args:
         import bench_callgrind
@@ -40,6 +42,7 @@ def main():
     if "--quick" in args:
         bench_startup.REPS = 3
     bench_startup.main()
+    bench_unpickle.main()
     if "--no-e2e" not in args:
         import bench_e2e
         if "--quick" in args:

@@ -7,15 +7,31 @@ arrays zero-copy and dispatching on their dtypes. No binding code is
 generated or compiled.
 """
 
-from . import _core
+try:
+    from . import _core
+except ImportError as _e:
+    import os as _os
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if any(n.startswith("_core.") and n.endswith((".so", ".pyd")) for n in _os.listdir(_here)):
+        raise  # built, but it does not load: the loader's own message says why
+    _src = _os.path.exists(_os.path.join(_os.path.dirname(_here), "setup.py"))
+    raise ImportError(
+        "bindthem's C extension bindthem._core is not in %s%s. Install bindthem (`pip install "
+        ".`) and import it from another folder (`pytest tests` from the venv, not `python -m "
+        "pytest` in the checkout), or build it in place: `python setup.py build_ext --inplace`."
+        % (_here, ", bindthem's source folder, which has no compiled extension until it is "
+           "built" if _src else ""), name="bindthem._core") from None
 from ._display import getsource
 from .build import build
-from .errors import BindError, BuildError, HeaderError, InstantiateError, SymbolError
-from .library import Library, load
+from .errors import (BindError, BindWarning, BuildError, BuildWarning, HeaderError,
+                     InstantiateError, SymbolError)
+from .library import Library, load, options
 from . import cuda  # noqa: E402 - opens no driver until used
 
-__all__ = ["BindError", "BuildError", "Function", "HeaderError", "InstantiateError", "Library",
-           "SymbolError", "build", "cuda", "getsource", "load", "parse_header"]
+__all__ = ["BindError", "BindWarning", "BuildError", "BuildWarning", "Function", "HeaderError",
+           "InstantiateError", "Library", "SymbolError", "build", "cuda", "getsource", "load",
+           "options", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"

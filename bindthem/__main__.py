@@ -1,12 +1,17 @@
-"""Command line: ``python -m bindthem show|build ...``."""
+"""Command line: ``python -m bindthem show|build|cache ...``."""
 
 import argparse
 import keyword
+import os
 import sys
+import time
+import warnings
 
 from . import parse_header
+from ._cache import cache_limit, cache_root, entries, remove_entry
 from .build import compile_library
 from .errors import BindError
+from .library import nothing_bound
 
 
 def _first_line(doc):
@@ -53,34 +58,121 @@ def show(args):
 
 
 def build(args):
-    path = compile_library(args.header, args.instantiate, output=args.output,
-                           cxx=args.cxx, cxxflags=args.cxxflags, strict=args.strict)
+    why = nothing_bound(parse_header(args.header, args.instantiate, strict=args.strict))
+    if why:
+        print("error: %s" % why, file=sys.stderr)
+        return 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = compile_library(args.header, args.instantiate, output=args.output, cxx=args.cxx,
+                               cxxflags=args.cxxflags, extra_cxxflags=args.extra_cxxflags,
+                               openmp=args.openmp, cache_dir=args.cache_dir, strict=args.strict)
+    for w in caught:
+        print("warning: %s" % w.message, file=sys.stderr)
     print(path)
     return 0
+
+
+def _size(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return ("%d %s" if unit == "B" else "%.1f %s") % (n, unit)
+        n /= 1024
+
+
+def cache(args):
+    root = cache_root(args.cache_dir)
+    es = entries(root)
+    if args.action == "size":
+        limit = cache_limit()
+        print("%s in %d entries (%s; bound %s)" % (
+            _size(sum(e["size"] for e in es)), len(es), root,
+            "none" if limit is None else _size(limit)))
+        return 0
+    if args.action == "list":
+        for e in reversed(es):  # most recently used first
+            print("%s  %9s  %-7s  %s" % (
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(e["used"])), _size(e["size"]),
+                e["kind"], e["file"] or e["path"]))
+        return 0
+    cutoff = None if args.older_than is None else time.time() - args.older_than * 86400
+    removed = freed = 0
+    for e in es:
+        if cutoff is not None and e["used"] >= cutoff:
+            continue
+        if remove_entry(e["path"]):
+            removed += 1
+            freed += e["size"]
+    print("removed %d entries (%s) from %s" % (removed, _size(freed), root))
+    return 0
+
+
+def _days(text):
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of days, e.g. 30 or 0.5") from None
+    if days < 0:
+        raise argparse.ArgumentTypeError("expected a number of days >= 0")
+    return days
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m bindthem",
                                 description="Bind C/C++ kernels from a header at run time.")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("show", help="print the functions a header and instantiate.yml bind")
-    s.add_argument("header")
-    s.add_argument("-i", "--instantiate")
+    s = sub.add_parser("show", help="print the functions a header and instantiate.yml bind",
+                       description="Print each function a header binds: its Python call, "
+                       "overloads as C signatures, the doc's first line, and the header's "
+                       "unbound functions with the reason.")
+    s.add_argument("header", help="the kernel header")
+    s.add_argument("-i", "--instantiate", metavar="YML",
+                   help="instantiate.yml: the type tuples of the templated functions")
     s.add_argument("--strict", action="store_true",
                    help="a YAML function the header lacks is an error")
     s.set_defaults(run=show)
-    b = sub.add_parser("build", help="compile the header's kernels into a shared library")
-    b.add_argument("header")
-    b.add_argument("-i", "--instantiate")
+    b = sub.add_parser(
+        "build", help="compile the header's kernels into a shared library",
+        description="Compile the header's functions and the instantiations instantiate.yml "
+        "lists into a shared library (through bindthem's cache) and print its path. Flags, "
+        "in order: --cxxflags (default -O3; replaces it), then appended: $CXXFLAGS, "
+        "--extra-cxxflags, -fopenmp for --openmp; -fPIC -shared last. Exit status: 0 built, "
+        "1 nothing to bind (templated functions without -i), 2 an error.")
+    b.add_argument("header", help="the kernel header")
+    b.add_argument("-i", "--instantiate", metavar="YML",
+                   help="instantiate.yml: the type tuples of the templated functions")
     b.add_argument("-o", "--output", help="where to write the library (default: the cache)")
-    b.add_argument("--cxx")
-    b.add_argument("--cxxflags")
-    b.add_argument("--strict", action="store_true")
+    b.add_argument("--cxx", help="the C++ compiler (default: $CXX or c++)")
+    b.add_argument("--cxxflags", metavar="FLAGS",
+                   help='flags that REPLACE the default -O3, e.g. --cxxflags="-O2 -g"')
+    b.add_argument("--extra-cxxflags", metavar="FLAGS",
+                   help='flags APPENDED after -O3 (or --cxxflags) and $CXXFLAGS, e.g. '
+                   '--extra-cxxflags="-march=native"')
+    b.add_argument("--openmp", action="store_true", help="append -fopenmp (compile and link)")
+    b.add_argument("--cache-dir", metavar="DIR",
+                   help="the build cache (default: $BINDTHEM_CACHE or ~/.cache/bindthem)")
+    b.add_argument("--strict", action="store_true",
+                   help="a YAML function the header lacks is an error")
     b.set_defaults(run=build)
+    c = sub.add_parser(
+        "cache", help="list, measure or clear the build cache",
+        description="bindthem.build's cache: $BINDTHEM_CACHE or ~/.cache/bindthem. After each "
+        "compile, least recently used entries are removed until it holds at most "
+        "$BINDTHEM_CACHE_SIZE (default 1G; 0 or none: unbounded).")
+    c.add_argument("action", choices=("list", "size", "clear"),
+                   help="list: entries, most recently used first (last use, size, kind, "
+                   "library); size: the total; clear: remove entries")
+    c.add_argument("--older-than", type=_days, metavar="DAYS",
+                   help="clear: only entries last used more than DAYS days ago")
+    c.add_argument("--cache-dir", metavar="DIR",
+                   help="the cache (default: $BINDTHEM_CACHE or ~/.cache/bindthem)")
+    c.set_defaults(run=cache)
     args = p.parse_args(argv)
+    if args.command == "cache" and args.older_than is not None and args.action != "clear":
+        p.error("--older-than goes with clear")
     try:
         return args.run(args)
-    except (BindError, OSError) as e:
+    except (BindError, OSError, ValueError) as e:
         print("error: %s" % e, file=sys.stderr)
         return 2
 

@@ -11,96 +11,239 @@ name carries those hashes (the loader would return the already loaded old
 library for a reused path). Builds write to a
 temporary file and are renamed into place under a file lock, so two processes
 building at once are safe.
+
+Flags, in order: ``cxxflags`` (default ``-O3``; given, it *replaces* that),
+then, appended, ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` for
+``openmp=True``; ``-fPIC -shared`` always come last.
 """
 
+import hashlib
 import os
+import re
 import shlex
 import subprocess
 
-from . import _core
-from ._cache import compile_cached, flag_list, hash_file
-from .errors import BuildError
-from .library import _make
+from . import _core, _travel
+from ._cache import compile_cached, flag_list
+from .errors import BuildError, BuildWarning, warn
+from .library import _make, _options, nothing_bound
 
-__all__ = ["build", "compile_library", "instantiation_source"]
+__all__ = ["build", "compile_library", "instantiation_source", "resolve_flags"]
 
 DEFAULT_FLAGS = ("-O3",)
 REQUIRED_FLAGS = ("-fPIC", "-shared")
+OPENMP_FLAG = "-fopenmp"
 # Headers written for pybind11 bindings lean on what pybind11 includes (pyamg's
 # linalg.h uses std::vector without <vector>), so the generated source
 # includes the common standard headers before the kernel header.
 PRELUDE = "".join("#include <%s>\n" % h for h in (
     "algorithm", "cmath", "complex", "cstddef", "cstdint", "cstdlib", "cstring", "iostream",
     "limits", "stdexcept", "string", "utility", "vector"))
+_PRAGMA_OMP = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+omp\b[^\n]*", re.M)
 
 
 def instantiation_source(header, instantiate=None, *, strict=False):
     """The C++ source bindthem.build compiles for ``header``: the header and an
     explicit instantiation of every templated overload."""
     meta = _core.parse_header(header, instantiate, strict=strict)
+    return _source_of(header, meta)
+
+
+def _source_of(header, meta):
     lines = [PRELUDE.rstrip("\n"), '#include "%s"' % os.path.abspath(header), ""]
-    decls = {d["name"]: d for d in meta["declarations"]}
     for fn in meta["functions"]:
         for ov in fn["overloads"]:
             if ov["template_args"]:
-                sig = ov["signature"]
-                lines.append("template %s;" % sig)
-    del decls
+                lines.append("template %s;" % ov["signature"])
     return "\n".join(lines) + "\n"
 
 
+_compiler_ids = {}
+
+
 def _compiler_id(cxx):
-    try:
-        out = subprocess.run(cxx + ["--version"], capture_output=True, text=True, timeout=60)
-        return out.stdout + out.stderr
-    except OSError as e:
-        raise BuildError("cannot run the C++ compiler %r: %s" % (" ".join(cxx), e),
-                         output=str(e), command=cxx) from None
+    """What ``cxx --version`` prints, run once per compiler and process."""
+    key = (tuple(cxx), os.environ.get("PATH"))
+    ident = _compiler_ids.get(key)
+    if ident is None:
+        try:
+            out = subprocess.run(cxx + ["--version"], capture_output=True, text=True,
+                                 timeout=60)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise BuildError("cannot run the C++ compiler %r: %s" % (" ".join(cxx), e),
+                             output=str(e), command=cxx) from None
+        ident = _compiler_ids[key] = out.stdout + out.stderr
+    return ident
 
 
-def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags=None,
-                    cache_dir=None, strict=False):
-    """Compile ``header``'s kernels (and instantiations) into a shared library.
+def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
+    """The flags a build passes before ``-fPIC -shared``: ``cxxflags``
+    (default ``-O3``), which replaces the default, then, appended,
+    ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` when ``openmp``.
+    Lists or strings (split as a shell does). A ``cxxflags`` that leaves no
+    ``-O`` option at all warns (:class:`bindthem.BuildWarning`): the
+    kernels would be compiled unoptimised."""
+    flags = (flag_list(cxxflags, DEFAULT_FLAGS) + shlex.split(os.environ.get("CXXFLAGS", ""))
+             + flag_list(extra_cxxflags, ()))
+    if openmp and OPENMP_FLAG not in flags:
+        flags.append(OPENMP_FLAG)
+    if cxxflags is not None and not any(f.startswith("-O") for f in flags):
+        warn("cxxflags=%r replaces bindthem's default -O3 and names no -O level, so the "
+             "kernels are compiled unoptimised (-O0). To add flags and keep -O3, pass them "
+             "as extra_cxxflags= (--extra-cxxflags), or openmp=True (--openmp) for OpenMP; "
+             "write -O0 to mean it." % (" ".join(flag_list(cxxflags, ())),), BuildWarning)
+    return flags
 
-    Returns its path: ``output`` when given, else the cached library.
-    ``cxx`` defaults to ``$CXX`` or ``c++``; ``cxxflags`` (a list or a
-    string) replaces the default ``-O3``; ``-fPIC -shared`` are always added.
-    """
-    header = os.path.abspath(os.fspath(header))
-    if instantiate is not None:
-        instantiate = os.path.abspath(os.fspath(instantiate))
+
+def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
+             output=None, record=None):
     cxx = shlex.split(cxx or os.environ.get("CXX") or "c++")
-    flags = flag_list(cxxflags, DEFAULT_FLAGS)
-    source = instantiation_source(header, instantiate, strict=strict)
+    source = _source_of(header, meta)
     stem = os.path.splitext(os.path.basename(header))[0]
     return compile_cached(
-        key_parts=(header, hash_file(header), instantiate or "",
-                   hash_file(instantiate) if instantiate else "", source, _compiler_id(cxx),
-                   "\0".join(cxx + flags)),
+        key_parts=(header, hashlib.sha256(header_text).hexdigest(), instantiate or "",
+                   hashlib.sha256(yaml_text).hexdigest() if instantiate else "", source,
+                   _compiler_id(cxx), "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
-        suffix=".cpp", what="compiling the kernels", output=output,
+        suffix=".cpp", what="compiling the kernels", output=output, record=record,
         status="compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1])),
         command=lambda src, dep, out: (cxx + flags + list(REQUIRED_FLAGS)
                                        + ["-MD", "-MF", dep, src, "-o", out]))
 
 
-def build(header, instantiate=None, *, name=None, cxx=None, cxxflags=None, cache_dir=None,
-          strict=False):
+def _read_sources(header, instantiate):
+    header_text = _travel._read(header)
+    yaml_text = _travel._read(instantiate) if instantiate else None
+    return header_text, yaml_text
+
+
+def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags=None,
+                    extra_cxxflags=None, openmp=False, cache_dir=None, strict=False):
+    """Compile ``header``'s kernels (and instantiations) into a shared library.
+
+    Returns its path: ``output`` when given, else the cached library.
+    ``cxx`` defaults to ``$CXX`` or ``c++``. Flags (lists or strings):
+    ``cxxflags`` *replaces* the default ``-O3``; ``$CXXFLAGS``,
+    ``extra_cxxflags`` and, with ``openmp=True``, ``-fopenmp`` are *appended*
+    to it; ``-fPIC -shared`` are always added. The compiler's warnings become
+    :class:`bindthem.BuildWarning` warnings.
+    """
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    meta = _core.parse_header(header, instantiate, strict=strict)
+    why = nothing_bound(meta)
+    if why:
+        warn(why)
+    header_text, yaml_text = _read_sources(header, instantiate)
+    record = {}
+    path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
+                    output=output, record=record)
+    _build_warnings(header, record, flags, _local_files(header, record["deps"]), header_text)
+    return path
+
+
+def build(header, instantiate=None, *, name=None, cxx=None, cxxflags=None, extra_cxxflags=None,
+          openmp=False, cache_dir=None, strict=False, gil="auto", copy_const=False):
     """Compile ``header``'s untemplated functions and the explicit
     instantiations ``instantiate`` lists with the system C++ compiler, then
     bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`
-    with the compiler's output when it fails."""
+    with the compiler's output when it fails.
+
+    ``cxx``: the compiler, default ``$CXX`` or ``c++``. Flags (each a list
+    or a string split as a shell does), in the order they are passed:
+
+    - ``cxxflags`` **replaces** the default ``-O3`` (``cxxflags="-O2 -g"``);
+    - ``$CXXFLAGS`` is **appended**, then ``extra_cxxflags``
+      (``extra_cxxflags="-march=native"`` keeps ``-O3``);
+    - ``openmp=True`` **appends** ``-fopenmp`` (compile and link);
+    - ``-fPIC -shared`` always come last.
+
+    The compiler's warnings become :class:`bindthem.BuildWarning` warnings
+    (replayed when the library comes from the cache), as does a header with
+    ``#pragma omp`` built without an OpenMP flag. ``gil`` and ``copy_const``
+    are :func:`bindthem.load`'s. ``cache_dir`` (default ``$BINDTHEM_CACHE``
+    or ``~/.cache/bindthem``) is bounded, see ``python -m bindthem cache``.
+
+    The Library and its functions pickle by value (the header, YAML and local
+    includes' text, the flags and options): unpickling builds that text where
+    the files differ or are missing, never an edited file in its place.
+    """
     header = os.path.abspath(os.fspath(header))
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
-    lib = compile_library(header, instantiate, cxx=cxx, cxxflags=cxxflags, cache_dir=cache_dir,
-                          strict=strict)
-    reduce = (_build_again, (header, instantiate, name, cxx, cxxflags, cache_dir, strict))
-    return _make(lib, header, instantiate, name, strict, reduce)
+    opts = _options(gil, copy_const)
+    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    return _build(header, instantiate, name=name, cxx=cxx, flags=flags, cache_dir=cache_dir,
+                  strict=strict, options=opts)
+
+
+def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options, source=None,
+           quiet=False):
+    """build() with resolved flags. With ``source`` (unpickling), that is the
+    Library's source and nothing is warned: the author saw the warnings."""
+    meta = _core.parse_header(header, instantiate, strict=strict)
+    header_text, yaml_text = _read_sources(header, instantiate)
+    if not quiet:
+        why = nothing_bound(meta)
+        if why:
+            warn(why)
+    record = {}
+    path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
+                    record=record)
+    if source is None:
+        files = _local_files(header, record["deps"])
+        source = _travel.Source(
+            kind="build", name=name, strict=strict, header=header, header_text=header_text,
+            instantiate=instantiate, yaml_text=yaml_text, files=files, cxx=cxx,
+            flags=list(flags), cache_dir=os.fspath(cache_dir) if cache_dir else None,
+            options=options)
+    if not quiet:
+        _build_warnings(header, record, flags, source.files, header_text)
+    return _make(path, header, instantiate, name, strict, source, options)
+
+
+def _local_files(header, deps):
+    """{path relative to the header's folder: text} of the files the compiler
+    read from that folder or below it, other than the header (its local
+    includes: they travel in pickles)."""
+    folder = os.path.dirname(header)
+    files = {}
+    for p in sorted(deps):
+        if p == header or os.path.commonpath([folder, p]) != folder:
+            continue
+        try:
+            files[os.path.relpath(p, folder)] = _travel._read(p)
+        except OSError:
+            pass
+    return files
+
+
+def _build_warnings(header, record, flags, files, header_text):
+    """The compiler's own warnings, and '#pragma omp' without an OpenMP flag."""
+    text = record.get("output", "").strip()
+    if text:
+        warn("the compiler warned while compiling %s%s:\n%s"
+             % (os.path.basename(header), "" if record.get("fresh") else " (cached build)",
+                text), BuildWarning)
+    if any(f.startswith(("-fopenmp", "-qopenmp", "-fiopenmp")) or f in ("-openmp", "-mp")
+           for f in flags):
+        return
+    for rel, text in [(os.path.basename(header), header_text)] + sorted((files or {}).items()):
+        m = _PRAGMA_OMP.search(text)
+        if m:
+            line = text.count(b"\n", 0, m.start()) + 1
+            warn("%s:%d: %r has no effect: the build has no OpenMP flag, so the kernels run on "
+                 "one thread. Pass openmp=True (--openmp for python -m bindthem build and "
+                 "%%%%bindthem)." % (os.path.join(os.path.dirname(header), rel), line,
+                                     m.group().strip().decode(errors="replace")), BuildWarning)
+            return
 
 
 def _build_again(header, instantiate, name, cxx, cxxflags, cache_dir, strict):
+    """Unpickles pickles made before Libraries pickled by value."""
     return build(header, instantiate, name=name, cxx=cxx, cxxflags=cxxflags,
                  cache_dir=cache_dir, strict=strict)

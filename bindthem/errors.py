@@ -6,7 +6,12 @@ instantiate.yml, a library or a build. Errors about a place in a file carry
 print as ``file:line:col: message``.
 """
 
-__all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError"]
+import os
+import sys
+import warnings
+
+__all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError",
+           "BindWarning", "BuildWarning"]
 
 
 class BindError(Exception):
@@ -46,3 +51,26 @@ class BuildError(BindError):
 
     def __reduce__(self):
         return (type(self), (self.args[0], self.output, self.command))
+
+
+class BindWarning(UserWarning):
+    """bindthem bound less than it could have (e.g. nothing: templated
+    functions without an instantiate.yml)."""
+
+
+class BuildWarning(UserWarning):
+    """Something about a build: the compiler's own warnings (its text is the
+    message), an OpenMP pragma without an OpenMP flag, flags that drop -O3."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message, category=BindWarning):
+    """warnings.warn, attributed to the first caller outside bindthem (so that
+    the filters and the ``file:line`` shown are the user's)."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level += 1
+        frame = frame.f_back
+    warnings.warn(message, category, stacklevel=level)

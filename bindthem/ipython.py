@@ -1,6 +1,7 @@
 """IPython and Jupyter integration: ``%load_ext bindthem``.
 
-``%%bindthem NAME [-t TYPES]... [-i instantiate.yml] [--cxxflags=FLAGS] [--openmp] [--cxx CXX]``
+``%%bindthem NAME [-t TYPES]... [-i instantiate.yml] [--cxxflags=FLAGS] [--extra-cxxflags=FLAGS]
+[--openmp] [--cxx CXX]``
 compiles the cell (a kernel header in bindthem's dialect) with
 :func:`bindthem.build` and binds it as the Library ``NAME`` in the user's
 namespace. The extension also makes ``f?`` and ``f??`` on a bound function
@@ -16,6 +17,7 @@ import os
 import re
 import shlex
 import sys
+import warnings
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
@@ -23,8 +25,9 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import _core, _display
 from ._cache import cache_root, flag_list
-from .build import DEFAULT_FLAGS, build
-from .errors import BindError, BuildError, HeaderError, InstantiateError
+from .build import build
+from .errors import (BindError, BindWarning, BuildError, BuildWarning, HeaderError,
+                     InstantiateError)
 from .library import Library
 
 __all__ = ["BindthemMagics", "load_ipython_extension"]
@@ -124,8 +127,13 @@ class BindthemMagics(Magics):
                    'with that many template parameters; repeatable.')
     @argument("-i", "--instantiate", metavar="YML",
               help="an instantiate.yml to use instead of -t.")
-    @argument("--cxxflags", help='compiler flags instead of -O3 (write --cxxflags="-O2 -g").')
-    @argument("--openmp", action="store_true", help="compile and link with -fopenmp.")
+    @argument("--cxxflags", help='compiler flags that replace -O3 (write --cxxflags="-O2 -g"), '
+              'as build(cxxflags=) does.')
+    @argument("--extra-cxxflags", metavar="FLAGS",
+              help='compiler flags appended after -O3 (or --cxxflags) and $CXXFLAGS, as '
+                   'build(extra_cxxflags=) does (write --extra-cxxflags="-march=native").')
+    @argument("--openmp", action="store_true",
+              help="compile and link with -fopenmp, as build(openmp=True) does.")
     @argument("--cxx", help="the C++ compiler (default $CXX or c++).")
     @cell_magic
     def bindthem(self, line, cell):
@@ -149,11 +157,16 @@ class BindthemMagics(Magics):
         if args.types and args.instantiate:
             raise UsageError("%%bindthem takes -t or -i, not both")
         header, yml, where = self._write(args, cell)
-        flags = flag_list(args.cxxflags, DEFAULT_FLAGS) + ["-I" + os.getcwd()]
-        if args.openmp:
-            flags.append("-fopenmp")
+        extra = flag_list(args.extra_cxxflags, ()) + ["-I" + os.getcwd()]
         try:
-            lib = build(header, yml, name=args.name, cxx=args.cxx, cxxflags=flags)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", BuildWarning)
+                warnings.simplefilter("ignore", BindWarning)  # said below, as a UsageError
+                lib = build(header, yml, name=args.name, cxx=args.cxx, cxxflags=args.cxxflags,
+                            extra_cxxflags=extra, openmp=args.openmp)
+            for w in caught:
+                print("%%%%bindthem %s: warning: %s" % (args.name, str(w.message).replace(
+                    header, CELL)), file=sys.stderr)
         except BuildError as e:
             raise _short(e, ["%%%%bindthem %s: the compiler failed:" % args.name]
                          + _compiler_message(e, header)) from None
@@ -189,6 +202,8 @@ class BindthemMagics(Magics):
                                                      args.instantiate)).encode())
         folder = os.path.join(cache_root(), "cells", digest.hexdigest()[:20])
         os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, ".used"), "w"):
+            pass  # last use, for the cache's least-recently-used bound
         header = os.path.join(folder, args.name + ".h")
         _write_once(header, cell)
         yml, where = None, {}

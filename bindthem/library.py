@@ -4,10 +4,14 @@ import errno
 import os
 import stat
 import types
+import weakref
 
-from . import _core, _display
+from . import _core, _display, _travel
+from .errors import BindWarning, warn
 
-__all__ = ["Library", "LibraryInfo", "load"]
+__all__ = ["Library", "LibraryInfo", "load", "options"]
+
+GIL_POLICIES = ("auto", "release", "keep")  # the order of BT_GIL_* in csrc/bt_call.h
 
 
 def _regular_file(path):
@@ -37,15 +41,17 @@ class LibraryInfo:
     ``lib.__bindthem__.metadata`` still the metadata.
     """
 
-    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "reduce")
+    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "source",
+                 "_library")
 
-    def __init__(self, handle, metadata, unexported, not_kernels=(), reduce=None, header=None):
+    def __init__(self, handle, metadata, unexported, not_kernels=(), source=None, header=None):
         self.handle = handle
         self._metadata = metadata  # a dict, or the core's capsule until first asked for
         self.header = header if header is not None else metadata["header"]
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
-        self.reduce = reduce
+        self.source = source  # what pickles carry (bindthem._travel.Source)
+        self._library = None
 
     @property
     def metadata(self):
@@ -58,6 +64,25 @@ class LibraryInfo:
 
     def __repr__(self):
         return "<bindthem.LibraryInfo of %s>" % os.path.basename(self.header)
+
+    @property
+    def library(self):
+        """The Library, or None once it is gone (its functions may outlive it)."""
+        return self._library() if self._library is not None else None
+
+    def _reduce(self):
+        lib = self.library
+        if lib is not None:
+            _travel.remember(lib, self.source)
+        return self.source
+
+    def _reduce_function(self, name):
+        """Function.__reduce__: the function by name, with its kernel's source."""
+        return (_travel.function, (self._reduce(), name))
+
+    def _token(self, name=None):
+        """__dask_tokenize__: the same for the same kernel source, options and name."""
+        return ("bindthem.Library", self.source.key) + ((name,) if name else ())
 
 
 class _Info:
@@ -91,15 +116,20 @@ class Library(types.ModuleType):
     metadata = _Info("What bindthem.parse_header returns for the header.")
     unexported = _Info("Overloads left out because the library lacks them.")
 
-    def __init__(self, name, header, handle, functions, metadata, unexported, reduce):
+    def __init__(self, name, header, handle, functions, metadata, unexported, source,
+                 options=None):
         super().__init__(name, _module_doc(name, header, functions))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
-        self.__bindthem__ = LibraryInfo(handle, metadata, unexported, reduce=reduce,
-                                        header=header)
+        info = LibraryInfo(handle, metadata, unexported, source=source, header=header)
+        info._library = weakref.ref(self)
+        self.__bindthem__ = info
         self.__dict__.update(functions)
-        for f in functions.values():
-            f._set_library(self)
+        policy = _gil_policies(options or {}, functions)
+        copy = bool((options or {}).get("copy_const", False))
+        for fname, f in functions.items():
+            f._set_info(info)
+            f._configure(GIL_POLICIES.index(policy.get(fname, "auto")), copy)
 
     def __dir__(self):
         return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
@@ -110,7 +140,16 @@ class Library(types.ModuleType):
             self.__name__, self.__file__, len(self.__all__))
 
     def __reduce__(self):
-        return self.__bindthem__.reduce
+        return (_travel.library, (self.__bindthem__._reduce(),))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self  # like a module or a function: bound code does not change
+
+    def __dask_tokenize__(self):
+        return self.__bindthem__._token()
 
     def _repr_html_(self):
         return _display.library_html(self)
@@ -119,16 +158,30 @@ class Library(types.ModuleType):
         _display.library_pretty(self, p, cycle)
 
 
-def load(library, header, instantiate=None, *, name=None, strict=False):
+def load(library, header, instantiate=None, *, name=None, strict=False, gil="auto",
+         copy_const=False):
     """Bind the kernels of ``header`` found in the shared library ``library``.
 
     With ``instantiate`` (an instantiate.yml), exactly what it lists is bound:
     templated functions once per type tuple, untemplated ones under ``null``;
     a listed overload the library lacks raises :class:`bindthem.SymbolError`.
     Without it, every bindable untemplated function that the library exports
-    is bound. ``name`` (default: the header's stem, as pyamg names its
-    modules) is the module name. ``strict`` makes a YAML function that this
-    header lacks an error even when the YAML is shared by several headers.
+    is bound (a header whose functions are all templated then binds nothing:
+    a :class:`bindthem.BindWarning` says what to pass). ``name`` (default: the
+    header's stem, as pyamg names its modules) is the module name. ``strict``
+    makes a YAML function that this header lacks an error even when the YAML
+    is shared by several headers.
+
+    ``gil``: when calls release the GIL: ``"auto"`` (when their arrays hold
+    2048 elements or more), ``"release"`` (always: compute-heavy kernels on
+    small arrays), ``"keep"`` (never), or a dict ``{function name: policy}``
+    (the others ``"auto"``). ``copy_const=True``: a ``const`` array argument
+    that is not C-contiguous and aligned is copied into one that is, instead
+    of being refused; writable arrays are never copied.
+    :func:`bindthem.options` overrides both per call.
+
+    The Library pickles by value: the header and YAML texts, this library's
+    path and SHA-256 (unpickling binds only that same file).
     """
     library = os.fspath(library)
     header = os.path.abspath(os.fspath(header))
@@ -139,15 +192,136 @@ def load(library, header, instantiate=None, *, name=None, strict=False):
     if os.sep in library or os.path.exists(library):
         library = os.path.abspath(library)
         _regular_file(library)
-    reduce = (_load_again, (library, header, instantiate, name, strict))
-    return _make(library, header, instantiate, name, strict, reduce)
+    opts = _options(gil, copy_const)
+    lib = _make(library, header, instantiate, name, strict, None, opts)
+    lib.__bindthem__.source = _load_source(lib, header, instantiate, name, strict, opts)
+    _warn_if_nothing_bound(lib)
+    return lib
 
 
-def _make(library, header, instantiate, name, strict, reduce):
+def _load_source(lib, header, instantiate, name, strict, opts):
+    path = lib.__bindthem__.handle.path
+    st = os.stat(path)
+    return _travel.Source(
+        kind="load", name=name, strict=strict, header=header, header_text=_travel._read(header),
+        instantiate=instantiate,
+        yaml_text=_travel._read(instantiate) if instantiate else None,
+        library=path, library_stat=(st.st_size, st.st_mtime_ns, st.st_ino), options=opts)
+
+
+def _make(library, header, instantiate, name, strict, source, options=None):
     handle, functions, metadata, unexported = _core.bind(
         library, header, instantiate, module=name, strict=strict)
-    return Library(name, header, handle, functions, metadata, unexported, reduce)
+    return Library(name, header, handle, functions, metadata, unexported, source, options)
+
+
+def _options(gil, copy_const):
+    """build()/load()'s gil= and copy_const=, checked, as a Source carries them."""
+    if isinstance(gil, dict):
+        for fname, policy in gil.items():
+            _check_gil(policy, "gil[%r]" % (fname,))
+        gil = dict(sorted(gil.items()))
+    else:
+        _check_gil(gil, "gil")
+    if not isinstance(copy_const, bool):
+        raise TypeError("copy_const=%r: expected True or False" % (copy_const,))
+    return {"gil": gil, "copy_const": copy_const}
+
+
+def _check_gil(policy, what):
+    if policy not in GIL_POLICIES:
+        raise ValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold 2048 "
+                         "elements or more), 'release' (always) or 'keep' (never)"
+                         % (what, policy))
+
+
+def _gil_policies(opts, functions):
+    """{function name: policy} for gil= (a policy or a dict of them)."""
+    gil = opts.get("gil", "auto")
+    if not isinstance(gil, dict):
+        return dict.fromkeys(functions, gil)
+    unknown = sorted(set(gil) - set(functions))
+    if unknown:
+        raise ValueError("gil= names %s, which this Library does not bind (it binds %s)"
+                         % (", ".join(map(repr, unknown)), ", ".join(sorted(functions)) or
+                            "nothing"))
+    return gil
+
+
+def nothing_bound(metadata):
+    """Why a header without instantiate.yml binds nothing, with what to pass,
+    or None when it binds something (or has no templated function)."""
+    if metadata["functions"] or metadata.get("instantiate"):
+        return None
+    templated = [d for d in metadata["declarations"] if d["template"] and d["bindable"]]
+    if not templated:
+        return None
+    first = templated[0]
+    names = ", ".join(dict.fromkeys("%s<%s>" % (d["name"], ", ".join(d["template"]))
+                                    for d in templated))
+    return ("%s binds no functions: its functions are templates (%s), and without an "
+            "instantiate.yml nothing says which types to instantiate them with. Write one that "
+            "lists a type tuple per instantiation (one C++ type per template parameter), e.g.\n"
+            "- types:\n    - [%s]\n  functions: [%s]\nand pass it: build(header, "
+            "'instantiate.yml'), load(library, header, 'instantiate.yml'), or -i instantiate.yml "
+            "on the command line" % (metadata["header"], names,
+                                    ", ".join("double" for _ in first["template"]),
+                                    first["name"]))
+
+
+def _warn_if_nothing_bound(lib):
+    if not lib.__all__:
+        why = nothing_bound(lib.__bindthem__.metadata)
+        if why:
+            warn(why, BindWarning)
+
+
+class options:
+    """``with bindthem.options(gil=..., copy_const=...):`` overrides, for the
+    calls made inside the block (in this thread or asyncio task), the options
+    every Function has from its Library's build()/load() arguments:
+
+    ``gil``: ``"release"`` (release the GIL around every call, however small
+    its arrays: compute-heavy kernels on small arrays run in parallel
+    threads), ``"keep"`` (never release it), ``"auto"`` (release it when the
+    arrays hold 2048 elements or more, the default).
+    ``copy_const``: ``True`` lets bindthem copy ``const`` array arguments that
+    are not C-contiguous and aligned (blocks of ``dask.array.from_array``,
+    buffers that arrived over the network) into ones that are; ``False``
+    refuses them. Writable arrays are never copied: the kernel's writes must
+    land in the caller's array.
+
+    ``None`` keeps the enclosing value. Blocks nest.
+    """
+
+    def __init__(self, *, gil=None, copy_const=None):
+        if gil is not None:
+            _check_gil(gil, "gil")
+        if copy_const is not None and not isinstance(copy_const, bool):
+            raise TypeError("copy_const=%r: expected True, False or None" % (copy_const,))
+        self.gil = gil
+        self.copy_const = copy_const
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append(_core._options_push(
+            -1 if self.gil is None else GIL_POLICIES.index(self.gil),
+            -1 if self.copy_const is None else int(self.copy_const)))
+        return self
+
+    def __exit__(self, *exc):
+        _core._options_pop(self._tokens.pop())
+
+    @staticmethod
+    def current():
+        """``{"gil": ..., "copy_const": ...}`` set by the enclosing blocks (None: not set)."""
+        gil, copy = _core._options_get()
+        return {"gil": gil, "copy_const": copy}
+
+    def __repr__(self):
+        return "bindthem.options(gil=%r, copy_const=%r)" % (self.gil, self.copy_const)
 
 
 def _load_again(library, header, instantiate, name, strict):
+    """Unpickles pickles made before Libraries pickled by value."""
     return load(library, header, instantiate, name=name, strict=strict)

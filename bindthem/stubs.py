@@ -31,10 +31,11 @@ import difflib
 import keyword
 import os
 import sys
+import warnings
 
 from . import _core
-from .errors import BindError
-from .library import _module_doc
+from .errors import BindError, BindWarning, warn
+from .library import _module_doc, nothing_bound
 
 __all__ = ["render", "main"]
 
@@ -173,10 +174,15 @@ def render(header, instantiate=None, module=None, *, strict=False):
 
     ``module`` is the name the stub is for (default: the header's stem); it
     is checked but does not change the text, which depends only on the
-    header's and the YAML's contents and the header's file name.
+    header's and the YAML's contents and the header's file name. A header
+    whose templated functions get no instantiate.yml, so that nothing is
+    bound, warns (:class:`bindthem.BindWarning`) and says what to pass.
     """
     _check_module(module)
     meta = _core.parse_header(header, instantiate, strict=strict)
+    why = nothing_bound(meta)
+    if why:
+        warn(why, BindWarning)
     return _render_meta(meta)
 
 
@@ -232,7 +238,11 @@ def main(argv=None):
     try:
         if args.check and not args.output:
             raise ValueError("--check needs -o, the stub to compare with")
-        text = render(args.header, args.instantiate, args.module, strict=args.strict)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            text = render(args.header, args.instantiate, args.module, strict=args.strict)
+        for w in caught:
+            print("warning: %s" % w.message, file=sys.stderr)
         if args.output is None:
             sys.stdout.write(text)
             return 0

@@ -622,8 +622,21 @@ static PyObject *kernel_threw(int kind, const char *what, const char *fname)
     return NULL;
 }
 
+/* Said after the remedy when a const array does not fit. */
+#define COPY_HINT                                                                             \
+    " (or opt in to copies of const arrays: copy_const=True in build()/load() or "             \
+    "bindthem.options())"
+
+/* Whether a call whose arrays hold `total` elements releases the GIL. */
+static int releases_gil(const BtCallOpts *opts, npy_intp total)
+{
+    if (opts->gil == BT_GIL_AUTO)
+        return total >= BT_GIL_RELEASE_MIN;
+    return opts->gil == BT_GIL_RELEASE;
+}
+
 PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
-                         const char *fname, PyObject *names)
+                         const char *fname, PyObject *names, const BtCallOpts *opts)
 {
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
@@ -644,18 +657,19 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
                 PyErr_Format(PyExc_ValueError,
                              "%s(): argument '%U' must be a C-contiguous array (this one is "
                              "%s); bindthem never copies, pass numpy.ascontiguousarray(%U) "
-                             "and use the result",
+                             "and use the result%s",
                              fname, arg_name(names, i),
                              fl & NPY_ARRAY_F_CONTIGUOUS ? "Fortran-ordered" : "strided",
-                             arg_name(names, i));
+                             arg_name(names, i), s->is_const ? COPY_HINT : "");
                 return NULL;
             }
             if (!(fl & NPY_ARRAY_ALIGNED)) {
                 PyErr_Format(PyExc_ValueError,
                              "%s(): argument '%U' (position %d) must be an aligned array; "
                              "bindthem never copies, pass numpy.require(%U, "
-                             "requirements=\"CA\") and use the result",
-                             fname, arg_name(names, i), i + 1, arg_name(names, i));
+                             "requirements=\"CA\") and use the result%s",
+                             fname, arg_name(names, i), i + 1, arg_name(names, i),
+                             s->is_const ? COPY_HINT : "");
                 return NULL;
             }
             if (!s->is_const && !(fl & NPY_ARRAY_WRITEABLE)) {
@@ -681,7 +695,7 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     }
     (void)codes;
     memset(&rv, 0, sizeof rv);
-    if (total >= BT_GIL_RELEASE_MIN) {
+    if (releases_gil(opts, total)) {
         Py_BEGIN_ALLOW_THREADS
         thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
         Py_END_ALLOW_THREADS

@@ -22,6 +22,15 @@
  * 2048 elements already runs for microseconds. */
 #define BT_GIL_RELEASE_MIN 2048
 
+/* How a call treats the GIL and const arrays that are not C-contiguous and
+ * aligned: a Function's own (from its Library's build/load arguments),
+ * overridden inside `with bindthem.options(...)` (bt_opts.c). */
+enum { BT_GIL_AUTO, BT_GIL_RELEASE, BT_GIL_KEEP }; /* by size (above), always, never */
+typedef struct BtCallOpts {
+    uint8_t gil;
+    uint8_t copy_const; /* copy such const arrays instead of refusing them */
+} BtCallOpts;
+
 /* Dispatch codes: one byte per argument.
  *   0          an omitted argument: only a parameter with a default takes it
  *   1 + t      ndarray of (normalized) NumPy type t, native byte order
@@ -101,9 +110,10 @@ BT_HIDDEN int bt_call_defaults(const BtOverload *ov, PyObject **pydefs, void *cv
 /* Checks, marshals and calls. args are the n_py arguments in order (NULL
  * for an omitted one: the slot's default), codes their dispatch codes, pass
  * the pass that selected this overload. fname and names (tuple of str) are
- * for messages. New reference, or NULL. */
+ * for messages; opts->gil decides the GIL. New reference, or NULL. */
 BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args,
-                                   const uint8_t *codes, const char *fname, PyObject *names);
+                                   const uint8_t *codes, const char *fname, PyObject *names,
+                                   const BtCallOpts *opts);
 
 /* New reference: a short description of an argument for messages,
  * e.g. "numpy.ndarray of float32", "int", "numpy.int64", "list". */

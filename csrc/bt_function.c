@@ -4,6 +4,7 @@
 #include "bt_function.h"
 
 #include "bt_dispatch.h"
+#include "bt_opts.h"
 
 #include <string.h>
 
@@ -14,11 +15,34 @@ typedef struct BtFunction {
     PyObject *module;     /* str */
     PyObject *doc;        /* str */
     PyObject *owner;      /* keeps the library loaded */
-    PyObject *library;    /* weakref to the Library module, for pickling, or NULL */
+    PyObject *info;       /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
+    BtCallOpts opts;      /* GIL policy, const copies (its Library's build/load options) */
     BtArena arena;        /* calls and their slots */
     BtCall *calls;
 } BtFunction;
+
+/* Calls overload ov with the Function's options as bindthem.options()
+ * leaves them: the GIL policy, and copies of misfit const arrays. */
+static PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, const uint8_t *codes,
+                        PyObject *names)
+{
+    PyObject *args[BT_MAX_PARAMS], *held[BT_MAX_PARAMS], *r;
+    BtCallOpts opts = f->opts;
+    int n;
+
+    if (bt_opts_current(bt_state_from_type(Py_TYPE(f)), &opts) < 0)
+        return NULL;
+    if (!opts.copy_const)
+        return bt_call_invoke(&f->calls[ov], argv, codes, f->dispatch.cname, names, &opts);
+    n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
+    if (n < 0)
+        return NULL;
+    r = bt_call_invoke(&f->calls[ov], args, codes, f->dispatch.cname, names, &opts);
+    while (n > 0)
+        Py_DECREF(held[--n]);
+    return r;
+}
 
 /* Keywords, left-out defaults or several parameter lists. */
 static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_ssize_t nargs,
@@ -28,7 +52,7 @@ static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_
 
     if (bt_dispatch_pick(&f->dispatch, args, nargs, kwnames, NULL, NULL, &p) < 0)
         return NULL;
-    return bt_call_invoke(&f->calls[p.ov], p.argv, p.codes, f->dispatch.cname, p.names);
+    return invoke(f, p.ov, p.argv, p.codes, p.names);
 }
 
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -48,7 +72,7 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     ov = bt_dispatch_select(d, codes, &pass);
     if (ov < 0)
         return bt_dispatch_no_match(d, args, codes);
-    return bt_call_invoke(&f->calls[ov], args, codes, d->cname, d->names);
+    return invoke(f, ov, args, codes, d->names);
 }
 
 static PyObject *function_repr(BtFunction *f)
@@ -63,27 +87,50 @@ static PyObject *function_descr_get(PyObject *self, PyObject *obj, PyObject *typ
     return Py_NewRef(self);
 }
 
-static PyObject *function_reduce(BtFunction *f, PyObject *unused)
+/* New reference: f->info.<method>(name). Pickling and dask tokens are the
+ * LibraryInfo's business (bindthem/_travel.py): it holds the kernel's source. */
+static PyObject *ask_info(BtFunction *f, const char *method)
 {
-    PyObject *lib = f->library ? PyWeakref_GetObject(f->library) : NULL;
-    PyObject *getattr;
-
-    if (!lib || lib == Py_None) {
-        PyErr_Format(PyExc_TypeError, "cannot pickle %U: its Library is gone", f->dispatch.name);
+    if (!f->info) {
+        PyErr_Format(PyExc_TypeError, "cannot pickle %U: it belongs to no bindthem Library",
+                     f->dispatch.name);
         return NULL;
     }
-    getattr = PyDict_GetItemString(PyEval_GetBuiltins(), "getattr"); /* borrowed */
-    if (!getattr)
-        return NULL;
-    return Py_BuildValue("(O(OO))", getattr, lib, f->dispatch.name);
+    return PyObject_CallMethod(f->info, method, "O", f->dispatch.name);
 }
 
-static PyObject *function_set_library(BtFunction *f, PyObject *lib)
+static PyObject *function_reduce(BtFunction *f, PyObject *unused)
 {
-    PyObject *ref = PyWeakref_NewRef(lib, NULL);
-    if (!ref)
+    return ask_info(f, "_reduce_function");
+}
+
+static PyObject *function_dask_tokenize(BtFunction *f, PyObject *unused)
+{
+    return ask_info(f, "_token");
+}
+
+/* copy.copy and copy.deepcopy: a bound kernel is immutable, as a function is. */
+static PyObject *function_copy(PyObject *self, PyObject *unused) { return Py_NewRef(self); }
+
+static PyObject *function_set_info(BtFunction *f, PyObject *info)
+{
+    Py_XSETREF(f->info, Py_NewRef(info));
+    Py_RETURN_NONE;
+}
+
+/* _configure(gil, copy_const): the options its Library was bound with. */
+static PyObject *function_configure(BtFunction *f, PyObject *args)
+{
+    int gil, copy;
+
+    if (!PyArg_ParseTuple(args, "ip:_configure", &gil, &copy))
         return NULL;
-    Py_XSETREF(f->library, ref);
+    if (gil < BT_GIL_AUTO || gil > BT_GIL_KEEP) {
+        PyErr_SetString(PyExc_ValueError, "_configure: no such GIL policy");
+        return NULL;
+    }
+    f->opts.gil = (uint8_t)gil;
+    f->opts.copy_const = (uint8_t)copy;
     Py_RETURN_NONE;
 }
 
@@ -128,7 +175,11 @@ static PyObject *function_repr_pretty(PyObject *self, PyObject *const *args, Py_
 
 static PyMethodDef function_methods[] = {
     {"__reduce__", (PyCFunction)function_reduce, METH_NOARGS, NULL},
-    {"_set_library", (PyCFunction)function_set_library, METH_O, NULL},
+    {"__copy__", function_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", function_copy, METH_O, NULL},
+    {"__dask_tokenize__", (PyCFunction)function_dask_tokenize, METH_NOARGS, NULL},
+    {"_set_info", (PyCFunction)function_set_info, METH_O, NULL},
+    {"_configure", (PyCFunction)function_configure, METH_VARARGS, NULL},
     {"_repr_html_", (PyCFunction)function_repr_html, METH_NOARGS, NULL},
     {"_repr_pretty_", (PyCFunction)(void (*)(void))function_repr_pretty, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
@@ -151,8 +202,17 @@ static PyObject *get_dispatch_info(BtFunction *f, void *c)
 
 static PyObject *get_library(BtFunction *f, void *c)
 {
-    PyObject *lib = f->library ? PyWeakref_GetObject(f->library) : Py_None; /* borrowed */
-    return lib ? Py_NewRef(lib) : NULL;
+    return f->info ? PyObject_GetAttrString(f->info, "library") : Py_NewRef(Py_None);
+}
+
+static PyObject *get_gil(BtFunction *f, void *c)
+{
+    return PyUnicode_FromString(bt_opts_gil_name(f->opts.gil));
+}
+
+static PyObject *get_copy_const(BtFunction *f, void *c)
+{
+    return PyBool_FromLong(f->opts.copy_const);
 }
 
 static PyObject *get_symbols(BtFunction *f, void *c)
@@ -189,6 +249,13 @@ static PyGetSetDef function_getset[] = {
      "The dispatch cache: keys cached, and calls that scanned the overloads.", NULL},
     {"library", (getter)get_library, NULL, "The Library it belongs to (None once that is gone).",
      NULL},
+    {"gil", (getter)get_gil, NULL,
+     "When calls release the GIL: 'auto' (arrays of 2048 elements or more), 'release' "
+     "(always) or 'keep' (never); bindthem.options(gil=...) overrides it per call.", NULL},
+    {"copy_const", (getter)get_copy_const, NULL,
+     "Whether const array arguments that are not C-contiguous and aligned are copied "
+     "(True) or refused (False); bindthem.options(copy_const=...) overrides it per call.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -196,14 +263,14 @@ static int function_traverse(BtFunction *f, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(f));
     Py_VISIT(f->owner);
-    Py_VISIT(f->library);
+    Py_VISIT(f->info);
     return 0;
 }
 
 static int function_clear(BtFunction *f)
 {
     Py_CLEAR(f->owner);
-    Py_CLEAR(f->library);
+    Py_CLEAR(f->info);
     return 0;
 }
 
@@ -263,7 +330,9 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     f->vectorcall = function_vectorcall;
     memset(&f->dispatch, 0, sizeof f->dispatch);
     f->module = f->doc = NULL;
-    f->library = f->weakreflist = NULL;
+    f->info = f->weakreflist = NULL;
+    f->opts.gil = BT_GIL_AUTO;
+    f->opts.copy_const = 0;
     f->owner = Py_NewRef(owner);
     f->arena = *arena;
     bt_arena_init(arena);

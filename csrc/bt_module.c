@@ -7,6 +7,7 @@
 #include "bt_call.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
+#include "bt_opts.h"
 #include "bt_types.h"
 
 /* bt_types.c stores NumPy's (stable) type numbers as plain ints. */
@@ -98,6 +99,8 @@ static int core_exec(PyObject *module)
         goto done;
     if (bt_cuda_py_add(module) < 0)
         goto done;
+    if (bt_opts_init(st) < 0 || PyModule_AddFunctions(module, bt_opts_methods) < 0)
+        goto done;
     rc = 0;
 done:
     Py_XDECREF(errors);
@@ -114,6 +117,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->BuildError);
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->HandleType);
+    Py_VISIT(st->opts_var);
     return bt_cuda_py_traverse(st, visit, arg);
 }
 
@@ -127,6 +131,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->BuildError);
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->HandleType);
+    Py_CLEAR(st->opts_var);
     bt_cuda_py_clear(st);
     return 0;
 }

@@ -27,6 +27,10 @@ typedef struct BtState {
     PyTypeObject *CudaKernelType;
     PyTypeObject *CudaLaunchType;
     PyTypeObject *DeviceArrayType;
+    /* bindthem.options() (bt_opts.c): the override, and how many blocks
+     * that set one are open */
+    PyObject *opts_var;
+    Py_ssize_t opts_active;
 } BtState;
 
 BT_HIDDEN BtState *bt_state(PyObject *module);

@@ -1,4 +1,4 @@
-"""Helpers for tests that start Python subprocesses.
+"""Helpers for tests that start Python subprocesses, and for thread tests.
 
 A subprocess must import the same bindthem the tests import: the installed
 one in CI (the source folder has no compiled _core there), the in-place build
@@ -8,6 +8,9 @@ PYTHONPATH, and must not run with the source folder as its working directory
 """
 
 import os
+import threading
+
+import numpy as np
 
 import bindthem
 
@@ -21,3 +24,39 @@ def python_env(base=None, **extra):
     env["PYTHONPATH"] = os.pathsep.join([BINDTHEM_PATH] + rest)
     env.update(extra)
     return env
+
+
+def spin_intervals(spin, n, ms, wrap=None):
+    """Runs spin (c_spin) in two threads at once on arrays of n elements;
+    returns the two (start, end) intervals. wrap() is entered around the
+    call inside each thread (context options are per thread)."""
+    xs = [np.ones(n) for _ in range(2)]
+    ts = [np.zeros(2) for _ in range(2)]
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def work(i):
+        try:
+            barrier.wait()
+            if wrap is None:
+                spin(xs[i], ts[i], ms)
+            else:
+                with wrap():
+                    spin(xs[i], ts[i], ms)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    return ts
+
+
+def overlap(ts):
+    """Whether two (start, end) intervals overlap."""
+    (s0, e0), (s1, e1) = ts
+    assert s0 < e0 and s1 < e1
+    return s0 < e1 and s1 < e0

@@ -138,7 +138,9 @@ def test_unaligned_refused(abi):
     assert not x.flags.aligned
     msg = raises(ValueError, abi.sum_const, x)
     assert msg == ("sum_const(): argument 'x' (position 1) must be an aligned array; bindthem "
-                   "never copies, pass numpy.require(x, requirements=\"CA\") and use the result")
+                   "never copies, pass numpy.require(x, requirements=\"CA\") and use the result "
+                   "(or opt in to copies of const arrays: copy_const=True in build()/load() or "
+                   "bindthem.options())")
     # the remedy works
     assert abi.sum_const(np.require(x, requirements="CA")) == x.sum()
     J, xs, y = np.arange(3, dtype=np.int32), np.zeros(3), np.zeros(3)

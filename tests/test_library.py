@@ -10,13 +10,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import types
 
 import numpy as np
 import pytest
 
-from support import python_env
+from support import overlap, python_env, spin_intervals
 
 import bindthem
 from conftest import kernel
@@ -361,48 +360,15 @@ def test_cli_build(project, tmp_path, cache_dir):
 
 
 def test_two_threads_run_a_long_kernel_concurrently(ckernels):
-    n = 4096  # above BT_GIL_RELEASE_MIN (2048): the GIL is released
-    xs = [np.ones(n) for _ in range(2)]
-    ts = [np.zeros(2) for _ in range(2)]
-    barrier = threading.Barrier(2)
-    errors = []
-
-    def work(i):
-        try:
-            barrier.wait()
-            ckernels.c_spin(xs[i], ts[i], 200)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    (s0, e0), (s1, e1) = ts[0], ts[1]
-    assert s0 < e0 and s1 < e1
-    assert s0 < e1 and s1 < e0, "the two kernel runs did not overlap: %r" % ts
+    # 4096 elements: above BT_GIL_RELEASE_MIN (2048), the GIL is released
+    ts = spin_intervals(ckernels.c_spin, 4096, 200)
+    assert overlap(ts), "the two kernel runs did not overlap: %r" % ts
 
 
 def test_small_kernel_keeps_the_gil(ckernels):
     # below the threshold the kernel runs with the GIL held: calls from two
     # threads are serialized, so their intervals cannot overlap
-    xs = [np.ones(8) for _ in range(2)]
-    ts = [np.zeros(2) for _ in range(2)]
-    barrier = threading.Barrier(2)
-
-    def work(i):
-        barrier.wait()
-        ckernels.c_spin(xs[i], ts[i], 50)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    (s0, e0), (s1, e1) = ts[0], ts[1]
-    assert e0 <= s1 or e1 <= s0
+    assert not overlap(spin_intervals(ckernels.c_spin, 8, 50))
 
 
 # --- the README example -------------------------------------------------------

@@ -412,6 +412,20 @@ def test_unbindable_functions_are_named(spmv):
     assert stdout(out).strip() == "['ok']"
 
 
+def test_compiler_warnings_and_extra_flags(spmv):
+    out, _ = spmv.run("%%bindthem warned --extra-cxxflags=-Wall\n"
+                      "// a, with an unused variable.\n"
+                      "int warned(int a) { int unused_here; return a + EXTRA_ONE; }\n"
+                      .replace("EXTRA_ONE", "1"))
+    err = stderr(out)
+    assert err.startswith("%%bindthem warned: warning: the compiler warned while compiling "
+                          "warned.h:\n"), err
+    assert re.search(r"cell:2:\d+: warning: unused variable .unused_here.", err), err
+    out, _ = spmv.run("print(warned.warned(41), warned.__bindthem__.source.flags)")
+    first = stdout(out).split("\n")[0]
+    assert first.startswith("42 ['-O3', ") and "'-Wall', '-I" in first, first  # kept -O3
+
+
 # --- long builds ---------------------------------------------------------------------
 
 def test_long_build_status_in_a_notebook(spmv, tmp_path):
