@@ -23,14 +23,20 @@ exec gcc "$@"
 
 @pytest.mark.parametrize("header, package", [("ffi.h", "libffi-dev"), ("yaml.h", "libyaml-dev")])
 def test_missing_header_names_the_apt_package(tmp_path, header, package):
+    cc = compiler_without(tmp_path, header)
+    assert last_line_of_failed_setup(str(cc)) == (
+        "bindthem: cannot find <%s>; install it with `apt-get install %s`." % (header, package))
+
+
+def compiler_without(tmp_path, header):
+    """A C compiler that cannot find <header>; skips where setup.py can't run."""
     pytest.importorskip("setuptools")
     if not os.path.exists(SETUP):
         pytest.skip("no setup.py beside the tests")
     cc = tmp_path / "cc"
     cc.write_text(FAKE_CC % ("<%s>" % header, header))
     cc.chmod(0o755)
-    assert last_line_of_failed_setup(str(cc)) == (
-        "bindthem: cannot find <%s>; install it with `apt-get install %s`." % (header, package))
+    return cc
 
 
 def last_line_of_failed_setup(cc):
@@ -43,12 +49,7 @@ def last_line_of_failed_setup(cc):
 
 
 def test_missing_python_headers_name_python3_dev(tmp_path):
-    pytest.importorskip("setuptools")
-    if not os.path.exists(SETUP):
-        pytest.skip("no setup.py beside the tests")
-    cc = tmp_path / "cc"
-    cc.write_text(FAKE_CC % ("<Python.h>", "Python.h"))
-    cc.chmod(0o755)
+    cc = compiler_without(tmp_path, "Python.h")
     line = last_line_of_failed_setup(str(cc))
     assert line.startswith("bindthem: cannot find <Python.h> for Python %d.%d (looked in "
                            % sys.version_info[:2])
@@ -65,12 +66,7 @@ def test_missing_c_compiler_says_so(tmp_path):
 
 
 def test_missing_cxx_compiler_names_g_plus_plus(tmp_path):
-    pytest.importorskip("setuptools")
-    if not os.path.exists(SETUP):
-        pytest.skip("no setup.py beside the tests")
-    cc = tmp_path / "cc"
-    cc.write_text(FAKE_CC % ("<exception>", "exception"))
-    cc.chmod(0o755)
+    cc = compiler_without(tmp_path, "exception")
     line = last_line_of_failed_setup(str(cc))
     assert line == ("bindthem: `%s` cannot compile C++ (csrc/bt_guard.cpp); install it "
                     "with `apt-get install g++`." % cc)
