@@ -16,7 +16,6 @@ dumps, made with --dump-instr=yes, for callgrind_annotate / kcachegrind)
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys

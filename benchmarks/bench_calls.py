@@ -17,9 +17,9 @@ import sys
 import timeit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import common  # noqa: E402
-
 import numpy as np  # noqa: E402
+
+import common  # noqa: E402
 
 
 def measure(cases, target_s=0.004, repeat=15):

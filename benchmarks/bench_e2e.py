@@ -46,8 +46,8 @@ res = []
 x = ml.solve(b, tol=1e-8, residuals=res)
 t2, c2 = time.perf_counter(), time.process_time()
 r = float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
-print(json.dumps(dict(backend=backend, setup=t1 - t0, solve=t2 - t1, csetup=c1 - c0, csolve=c2 - c1, iters=len(res) - 1,
-                      relres=r, levels=len(ml.levels))))
+print(json.dumps(dict(backend=backend, setup=t1 - t0, solve=t2 - t1, csetup=c1 - c0,
+                      csolve=c2 - c1, iters=len(res) - 1, relres=r, levels=len(ml.levels))))
 """
 
 

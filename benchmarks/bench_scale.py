@@ -21,8 +21,7 @@ import common  # noqa: E402
 
 sys.path.insert(0, os.path.join(common.ROOT, "tests"))
 import c_drivers  # noqa: E402
-from scale_inputs import (alias_header, alias_yaml, kernels_header,  # noqa: E402
-                          shared_object, untemplated_yaml)
+from scale_inputs import alias_header, alias_yaml, kernels_header, shared_object, untemplated_yaml  # noqa: E402
 
 N = 100_000
 

@@ -25,10 +25,10 @@ import sys
 import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+
 import common  # noqa: E402
 from bench_calls import measure  # noqa: E402
-
-import numpy as np  # noqa: E402
 
 SIZES = (10, 100, 1000, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7)
 PAGE = resource.getpagesize()
@@ -77,7 +77,7 @@ def main():
         rows.append(["%d" % n, "%.1f MB" % (data / 1e6), "%.0f" % t["bt"], "%.0f" % t["floor"],
                      "%.0f" % t["pb"], "%d B" % peak, "%d B" % peak0, "%d B" % after,
                      "%d kB" % ((r1 - r0) // 1024)])
-        del Ap, Aj, Ax, x, b
+        Ap = Aj = Ax = x = b = None  # free this size's arrays before the next
     common.table("Overhead vs array size: gauss_seidel float64, row_start == row_stop "
                  "(ns/call) and memory of 200 bindthem calls",
                  ["n", "arrays", "bindthem", "floor", "pybind11", "bt traced peak",

@@ -19,9 +19,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import common  # noqa: E402
-
 import numpy as np  # noqa: E402
+
+import common  # noqa: E402
 
 GRID = 1000
 SWEEPS = 12

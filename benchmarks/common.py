@@ -8,12 +8,12 @@ Everything built goes under ``$BINDTHEM_BENCH_CACHE`` (default
 
 import ctypes
 import glob
-import shutil
 import hashlib
 import importlib
 import importlib.util
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -219,7 +219,8 @@ def machine():
     return ("CPU: %s, %d cores (os.cpu_count), %s\nPython %s, numpy %s, pyamg (stock wheel) %s\n"
             "bindthem %s from %s (private -O2 build of %s)"
             % (model, os.cpu_count(), platform.platform(), platform.python_version(),
-               numpy.__version__, pv, bindthem.__version__, os.path.dirname(bindthem.__file__), SRC))
+               numpy.__version__, pv, bindthem.__version__, os.path.dirname(bindthem.__file__),
+               SRC))
 
 
 def table(title, header, rows, note=None):

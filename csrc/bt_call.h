@@ -108,9 +108,9 @@ BT_HIDDEN int bt_call_accepts(const BtArgSlot *s, uint8_t code, int pass);
 BT_HIDDEN int bt_call_defaults(const BtOverload *ov, PyObject **pydefs, void *cvals);
 
 /* Checks, marshals and calls. args are the n_py arguments in order (NULL
- * for an omitted one: the slot's default), codes their dispatch codes, pass
- * the pass that selected this overload. fname and names (tuple of str) are
- * for messages; opts->gil decides the GIL. New reference, or NULL. */
+ * for an omitted one: the slot's default), codes their dispatch codes.
+ * fname and names (tuple of str) are for messages; opts->gil decides the
+ * GIL. New reference, or NULL. */
 BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args,
                                    const uint8_t *codes, const char *fname, PyObject *names,
                                    const BtCallOpts *opts);

@@ -484,7 +484,7 @@ void bt_cuda_free(int dev, uint64_t ptr)
         drv.cuCtxSetCurrent(cur);
 }
 
-int bt_cuda_htod(int dev, uint64_t dst, const void *src, size_t n, BtCudaError *e)
+int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n, BtCudaError *e)
 {
     BtCUresult r;
 
@@ -492,23 +492,13 @@ int bt_cuda_htod(int dev, uint64_t dst, const void *src, size_t n, BtCudaError *
         return -1;
     if (n == 0)
         return 0;
-    r = drv.cuMemcpyHtoD(dst, src, n);
+    if (dir == BT_CUDA_HTOD)
+        r = drv.cuMemcpyHtoD(dptr, host, n);
+    else
+        r = drv.cuMemcpyDtoH(host, dptr, n);
     if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuMemcpyHtoD(%zu bytes)", n);
-    return 0;
-}
-
-int bt_cuda_dtoh(int dev, void *dst, uint64_t src, size_t n, BtCudaError *e)
-{
-    BtCUresult r;
-
-    if (bt_cuda_use_device(dev, e) < 0)
-        return -1;
-    if (n == 0)
-        return 0;
-    r = drv.cuMemcpyDtoH(dst, src, n);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuMemcpyDtoH(%zu bytes)", n);
+        return cu_fail(e, r, "%s(%zu bytes)", dir == BT_CUDA_HTOD ? "cuMemcpyHtoD" : "cuMemcpyDtoH",
+                       n);
     return 0;
 }
 

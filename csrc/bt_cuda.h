@@ -68,8 +68,11 @@ BT_HIDDEN int bt_cuda_use_device(int dev, BtCudaError *e);
 BT_HIDDEN int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtCudaError *e);
 /* Frees with dev's primary context current, restoring the thread's context. */
 BT_HIDDEN void bt_cuda_free(int dev, uint64_t ptr);
-BT_HIDDEN int bt_cuda_htod(int dev, uint64_t dst, const void *src, size_t n, BtCudaError *e);
-BT_HIDDEN int bt_cuda_dtoh(int dev, void *dst, uint64_t src, size_t n, BtCudaError *e);
+typedef enum BtCudaCopyDir { BT_CUDA_HTOD, BT_CUDA_DTOH } BtCudaCopyDir;
+/* Copies n bytes between host memory and device pointer dptr on device dev
+ * (synchronous): host -> dptr for BT_CUDA_HTOD, dptr -> host for BT_CUDA_DTOH. */
+BT_HIDDEN int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n,
+                           BtCudaError *e);
 BT_HIDDEN int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e);
 
 /* Loads a cubin/fatbin/PTX image (len bytes; PTX need not be NUL-terminated)

@@ -167,7 +167,7 @@ static PyObject *devarray_copy_to_host(DeviceArray *a, PyObject *unused)
                                                 NULL);
     if (!out)
         return NULL;
-    if (bt_cuda_dtoh(a->device, PyArray_DATA(out), a->ptr, a->nbytes, &e) < 0) {
+    if (bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, PyArray_DATA(out), a->nbytes, &e) < 0) {
         Py_DECREF(out);
         return bt_cuda_py_raise(st, &e);
     }
@@ -571,7 +571,7 @@ PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     Py_INCREF(PyArray_DESCR(arr));
     out = devarray_new(st, shape, PyArray_DESCR(arr), dev);
-    if (out && bt_cuda_htod(dev, ((DeviceArray *)out)->ptr, PyArray_DATA(arr),
+    if (out && bt_cuda_copy(dev, BT_CUDA_HTOD, ((DeviceArray *)out)->ptr, PyArray_DATA(arr),
                             (size_t)PyArray_NBYTES(arr), &e) < 0) {
         Py_CLEAR(out);
         bt_cuda_py_raise(st, &e);

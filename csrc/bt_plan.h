@@ -46,8 +46,8 @@ typedef struct BtPlan {
 BT_HIDDEN int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
                             BtPlan *out, BtDiag *diag);
 
-/* Writes "type" for a concrete type ref, e.g. "const double *" style
- * "const double x[]" is produced by the signature builder. */
+/* The C spelling of a type ("double", "std::complex<float>"), or "?" for an
+ * id outside the table. Static string. */
 BT_HIDDEN const char *bt_plan_cname(BtTypeId id);
 
 /* Optimal string alignment distance (Damerau-Levenshtein without repeated

@@ -25,9 +25,10 @@ BT_HIDDEN int bt_sym_list(const char *path, BtArena *arena, const char ***names,
 BT_HIDDEN int bt_sym_list_data(const char *data, size_t len, const char *what, BtArena *arena,
                                const char ***names, int *n, BtDiag *diag);
 
-/* Demangled name (arena string), or NULL when no demangler is loaded (it
- * comes from libstdc++, present once a C++ library is loaded) or the name
- * isn't mangled. */
+/* Demangled name (arena string), or NULL when the name isn't a mangled one
+ * libstdc++'s __cxa_demangle reads. _core itself needs libstdc++ (bt_guard.cpp),
+ * so the demangler is always there; it is looked up at run time only because
+ * _core's own dependencies are not in the global symbol scope. */
 BT_HIDDEN const char *bt_sym_demangle(const char *symbol, BtArena *arena);
 
 /* From a demangled "void ns::f<int, double>(int const*, int)", given start

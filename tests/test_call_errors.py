@@ -143,7 +143,7 @@ def test_unaligned_refused(abi):
                    "bindthem.options())")
     # the remedy works
     assert abi.sum_const(np.require(x, requirements="CA")) == x.sum()
-    J, xs, y = np.arange(3, dtype=np.int32), np.zeros(3), np.zeros(3)
+    J, xs = np.arange(3, dtype=np.int32), np.zeros(3)
     buf = np.zeros(8 * 3 + 1, np.uint8)
     yu = np.frombuffer(buf.data, dtype=np.float64, count=3, offset=1)
     msg = raises(ValueError, abi.errfunc, J, xs, yu, 1.0)
@@ -183,8 +183,8 @@ def python_message(*a, **kw):
     lambda J, x, y: ((J, x, y, 1.0), {"b": 1}),
     lambda J, x, y: ((J, x, y), {"a": 1.0, "x_size": 3}),
     lambda J, x, y: ((J, x, y), {"A": 1.0}),
-], ids=["none", "J", "J,x", "J,x,y", "a=", "J,y=", "5 args", "6 args+kw", "6 args+unknown", "dup a", "dup J",
-        "unknown b", "unknown x_size", "unknown A"])
+], ids=["none", "J", "J,x", "J,x,y", "a=", "J,y=", "5 args", "6 args+kw", "6 args+unknown",
+        "dup a", "dup J", "unknown b", "unknown x_size", "unknown A"])
 def test_arity_and_keywords_match_python(abi, args, call):
     J, x, y = args
     a, kw = call(J, x, y)

@@ -113,10 +113,10 @@ def test_show_pyamg(capsys):
 
     rc, out, err = show(capsys, os.path.join(core, "linalg.h"), "-i", yml)
     assert (rc, err) == (0, "")
-    assert out.startswith("pinv_array(AA, m, n, TransA)  (8 overloads)\n    Replace each block of A with a "
-                          "Moore-Penrose pseudoinverse of that block.\n    void pinv_array<int, "
-                          "float, float>(float AA[], const int AA_size, const int m, const int n, "
-                          "const char TransA)\n")
+    assert out.startswith("pinv_array(AA, m, n, TransA)  (8 overloads)\n    Replace each block "
+                          "of A with a Moore-Penrose pseudoinverse of that block.\n    void "
+                          "pinv_array<int, float, float>(float AA[], const int AA_size, "
+                          "const int m, const int n, const char TransA)\n")
     unbound = out.split("unbound functions:\n")[1].splitlines()
     assert "    signof (line 18): inline/static; not exported by the library" in unbound
     assert "    conjugate (line 32): unbindable: parameter 'x' is a reference (float &)" \

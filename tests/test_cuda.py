@@ -438,8 +438,9 @@ def test_param_layout_mismatch(mock):
                                                  r"4 bytes at offset 0 by the header, but 8 bytes "
                                                  r"at offset 0 in the module's kernel"):
         cuda.load(module_text(edit={sym: [8, 8, 4, 8, 4]}), HEADER, YAML)
-    with pytest.raises(bindthem.BindError, match=r"takes 4 parameters, but the header declares "
-                                                 r"5: .* \(parameter 'y_size' has no counterpart\)"):
+    with pytest.raises(bindthem.BindError,
+                       match=r"takes 4 parameters, but the header declares "
+                             r"5: .* \(parameter 'y_size' has no counterpart\)"):
         cuda.load(module_text(edit={sym: [4, 8, 4, 8]}), HEADER, YAML)
     with pytest.raises(bindthem.BindError, match="takes more than the 5 parameters"):
         cuda.load(module_text(edit={sym: [4, 8, 4, 8, 4, 4]}), HEADER, YAML)
@@ -885,7 +886,7 @@ def test_device_array_limits(mock_path):
     rc, out = run_py(DEVICE_ARRAY_LIMITS, mock_path)
     assert rc == 0, out
     lines = out.splitlines()
-    assert lines[-1] == "done" and not any(l.startswith("accepted") for l in lines), out
+    assert lines[-1] == "done" and not any(line.startswith("accepted") for line in lines), out
     assert lines[:-1] == [
         "ValueError shape has %d dimensions; arrays have at most %d" % (n, MAXDIMS)
         for n in (MAXDIMS + 1, 200)] + [

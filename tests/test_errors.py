@@ -279,6 +279,7 @@ for f, args in [(bindthem.parse_header, (fifo,)), (bindthem.parse_header, (good_
 def test_fifo_and_devices_are_refused(tmp_path):
     # in a subprocess: a regression would hang on the FIFO, not the suite
     import subprocess
+
     from support import python_env
     proc = subprocess.run([sys.executable, "-c", ODD_FILES, str(tmp_path),
                            os.path.join(EXAMPLES, "myheader.h"),

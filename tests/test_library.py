@@ -6,7 +6,6 @@ import importlib
 import inspect
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,10 +14,10 @@ import types
 import numpy as np
 import pytest
 
+from conftest import kernel
 from support import overlap, python_env, spin_intervals
 
 import bindthem
-from conftest import kernel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 buildmod = importlib.import_module("bindthem.build")

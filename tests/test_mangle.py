@@ -54,7 +54,7 @@ def gxx_symbols(tmp_path_factory):
                    check=True, capture_output=True)
     nm = subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True,
                         capture_output=True, text=True).stdout
-    defined = {parts[2] for parts in (l.split() for l in nm.splitlines())
+    defined = {parts[2] for parts in (line.split() for line in nm.splitlines())
                if len(parts) == 3 and parts[1] in "TW"}
     return meta, refused, defined
 

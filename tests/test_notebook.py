@@ -19,9 +19,9 @@ import textwrap
 
 import pytest
 
-import bindthem
 from support import python_env
 
+import bindthem
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "notebook.ipynb")
@@ -96,7 +96,8 @@ def _client(nb, kernel_dir, cwd):
     from jupyter_client.kernelspec import KernelSpecManager
 
     km = jupyter_client.KernelManager(
-        kernel_name="bindthem-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[kernel_dir]))
+        kernel_name="bindthem-test",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[kernel_dir]))
     return nbclient.NotebookClient(nb, km=km, timeout=TIMEOUT, allow_errors=True,
                                    resources={"metadata": {"path": str(cwd)}})
 
@@ -264,8 +265,8 @@ def test_instantiate_file_openmp_flags_and_local_includes(session):
                 'template <class T> T scaled(T a) { return SCALE * a + OFFSET; }\n'
                 '// OpenMP\'s thread count.\n'
                 'int threads() { return omp_get_max_threads(); }\n')
-    out, _ = session.run("import json\nprint(json.dumps([opts.scaled(2), opts.threads(), opts.__all__, "
-                         "opts.scaled.overloads]))")
+    out, _ = session.run("import json\nprint(json.dumps([opts.scaled(2), opts.threads(), "
+                         "opts.__all__, opts.scaled.overloads]))")
     scaled, threads, names, overloads = json_line(out)
     assert scaled == 17 and threads >= 1 and names == ["scaled", "threads"]
     assert overloads == ["long scaled<long>(long a)"]
@@ -374,8 +375,8 @@ def test_compile_error_shows_the_cell_line_and_the_kernel_lives(spmv):
 
 
 def test_dialect_errors_point_at_the_cell(spmv):
-    out, _ = spmv.run("%%bindthem bad\n// ok\nint f(int a) { return a; }\nint g(int a, ) { return a; }\n",
-                      ok=False)
+    out, _ = spmv.run("%%bindthem bad\n// ok\nint f(int a) { return a; }\n"
+                      "int g(int a, ) { return a; }\n", ok=False)
     (err,) = errors(out)
     assert err["ename"] == "HeaderError"
     assert err["traceback"] == ["%%bindthem bad: cell:3:14: expected parameter declaration "
@@ -406,8 +407,8 @@ def test_unbindable_functions_are_named(spmv):
     out, _ = spmv.run("%%bindthem notes\n"
                       "int ok(int a) { return a; }\n"
                       "void no_size(double *x) { x[0] = 0; }\n")
-    assert stderr(out) == ("%%bindthem notes: not bound: no_size (parameter 'x' is a pointer with no "
-                   "'x_size' after it)\n")
+    assert stderr(out) == ("%%bindthem notes: not bound: no_size (parameter 'x' is a pointer "
+                           "with no 'x_size' after it)\n")
     out, _ = spmv.run("print(notes.__all__)")
     assert stdout(out).strip() == "['ok']"
 

@@ -15,8 +15,11 @@ import tarfile
 
 import pytest
 
+import bindthem
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PREFIX = "bindthem-0.1.0/"
+# bindthem.__version__ is the one place the version is written (pyproject.toml reads it).
+PREFIX = "bindthem-%s/" % bindthem.__version__
 
 
 def _has_build():
@@ -61,6 +64,13 @@ def test_sdist_has_sources(members):
     assert "bindthem/_core.pyi" in members
 
 
+def test_sdist_metadata_has_the_package_version(sdist):
+    with tarfile.open(sdist) as tf:
+        info = tf.extractfile(PREFIX + "PKG-INFO").read().decode()
+    assert "\nVersion: %s\n" % bindthem.__version__ in info
+    assert os.path.basename(sdist) == "bindthem-%s.tar.gz" % bindthem.__version__
+
+
 def test_sdist_has_no_build_products(members):
     bad = [m for m in members if m.endswith((".so", ".o", ".pyc")) or m.startswith(
         (".venv/", "build/", ".git/"))]
@@ -69,6 +79,7 @@ def test_sdist_has_no_build_products(members):
 
 def test_sdist_has_tracked_test_files(members):
     """Every test file git tracks is shipped, so the suite runs from the sdist."""
+    # .git is a file in a worktree
     if not shutil.which("git") or not os.path.exists(os.path.join(ROOT, ".git")):
         pytest.skip("not a git checkout")
     r = subprocess.run(["git", "ls-files", "tests"], cwd=ROOT, capture_output=True, text=True)
@@ -88,10 +99,14 @@ def test_pip_install_sdist(sdist, tmp_path):
     r = subprocess.run([py, "-m", "pip", "install", "-q", sdist], capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    code = ("import bindthem, sys; m = bindthem.parse_header(sys.argv[1], sys.argv[2]); "
-            "print(m['functions'][0]['overloads'][0]['symbol'])")
+    code = ("import bindthem, importlib.metadata, sys; "
+            "m = bindthem.parse_header(sys.argv[1], sys.argv[2]); "
+            "print(m['functions'][0]['overloads'][0]['symbol']); "
+            "print(bindthem.__version__, importlib.metadata.version('bindthem'))")
     r = subprocess.run([py, "-c", code, os.path.join(ROOT, "examples", "myheader.h"),
                         os.path.join(ROOT, "examples", "instantiate.yml")],
                        capture_output=True, text=True, cwd=str(tmp_path), timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "_Z6myfuncIidSt7complexIdEEiPKT_iPT0_iPT1_id"
+    symbol, versions = r.stdout.splitlines()
+    assert symbol == "_Z6myfuncIidSt7complexIdEEiPKT_iPT0_iPT1_id"
+    assert versions == "%s %s" % (bindthem.__version__, bindthem.__version__)

@@ -15,8 +15,9 @@ import re
 
 import pytest
 
-import bindthem
 from pyamg_sdist import HEADERS, amg_core_or_skip
+
+import bindthem
 
 pytestmark = pytest.mark.pyamg
 

@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-import bindthem
 import c_drivers
 from scale_inputs import alias_header, alias_yaml, kernels_header, shared_object, untemplated_yaml
 from support import python_env
+
+import bindthem
 
 N = 100_000
 SLACK = 10  # bounds are this many times the targets

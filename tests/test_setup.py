@@ -14,7 +14,8 @@ SETUP = os.path.join(ROOT, "setup.py")
 FAKE_CC = """#!/bin/sh
 for a in "$@"; do
   case "$a" in
-    *probe.c|*probe.cpp) if grep -q '%s' "$a"; then echo "fatal error: %s: No such file" >&2; exit 1; fi;;
+    *probe.c|*probe.cpp)
+      if grep -q '%s' "$a"; then echo "fatal error: %s: No such file" >&2; exit 1; fi;;
   esac
 done
 exec gcc "$@"

@@ -4,20 +4,18 @@
 
 import ast
 import inspect
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from conftest import compile_cxx, kernel
 from support import python_env
 
 import bindthem
 from bindthem import InstantiateError
 from bindthem.stubs import render
-
-from conftest import compile_cxx, kernel
 
 HEADER = kernel("sizes.h")
 YAML = kernel("sizes.yml")

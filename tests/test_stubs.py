@@ -33,9 +33,8 @@ from bindthem.build import compile_library
 REPO = Path(__file__).resolve().parents[1]
 TYPING = REPO / "tests" / "typing"
 sys.path.insert(0, str(TYPING))
-import usage  # noqa: E402  (tests/typing/usage.py)
-
 import pyamg_sdist  # noqa: E402  (tests/pyamg_sdist.py)
+import usage  # noqa: E402  (tests/typing/usage.py)
 
 EXAMPLE_H = REPO / "examples" / "myheader.h"
 EXAMPLE_YML = REPO / "examples" / "instantiate.yml"
@@ -136,7 +135,8 @@ def checked(tmp_path_factory):
         "mypy": [py, "-m", "mypy", "--strict", "--no-color-output", "--no-error-summary",
                  "--cache-dir", str(root / "mypy-cache"), str(src)],
         "core": [py, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-color-output",
-                 "--cache-dir", str(root / "mypy-cache-core"), str(REPO / "bindthem" / "_core.pyi")],
+                 "--cache-dir", str(root / "mypy-cache-core"),
+                 str(REPO / "bindthem" / "_core.pyi")],
         "stubtest": [py, str(TYPING / "stubtest_runner.py"), str(root / "spec.json")],
         "calls": [py, str(TYPING / "call_runtime.py"), str(root / "spec.json")],
     }
