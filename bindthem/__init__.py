@@ -22,12 +22,19 @@ except ImportError as _e:
         "pytest` in the checkout), or build it in place: `python setup.py build_ext --inplace`."
         % (_here, ", bindthem's source folder, which has no compiled extension until it is "
            "built" if _src else ""), name="bindthem._core") from None
+from . import cuda  # noqa: E402 - opens no driver until used
 from ._display import getsource
 from .build import build
-from .errors import (BindError, BindWarning, BuildError, BuildWarning, HeaderError,
-                     InstantiateError, SymbolError)
+from .errors import (
+    BindError,
+    BindWarning,
+    BuildError,
+    BuildWarning,
+    HeaderError,
+    InstantiateError,
+    SymbolError,
+)
 from .library import Library, load, options
-from . import cuda  # noqa: E402 - opens no driver until used
 
 __all__ = ["BindError", "BindWarning", "BuildError", "BuildWarning", "Function", "HeaderError",
            "InstantiateError", "Library", "SymbolError", "build", "cuda", "getsource", "load",

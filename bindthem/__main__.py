@@ -2,7 +2,6 @@
 
 import argparse
 import keyword
-import os
 import sys
 import time
 import warnings

@@ -26,8 +26,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from . import _core, _display
 from ._cache import cache_root, flag_list
 from .build import build
-from .errors import (BindError, BindWarning, BuildError, BuildWarning, HeaderError,
-                     InstantiateError)
+from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
 from .library import Library
 
 __all__ = ["BindthemMagics", "load_ipython_extension"]

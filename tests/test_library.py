@@ -11,7 +11,6 @@ import sys
 import textwrap
 import types
 
-import numpy as np
 import pytest
 
 from conftest import kernel

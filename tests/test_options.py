@@ -6,9 +6,10 @@ import threading
 import numpy as np
 import pytest
 
-import bindthem
 from conftest import kernel
 from support import overlap, spin_intervals
+
+import bindthem
 
 
 @pytest.fixture(scope="module")

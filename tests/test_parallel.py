@@ -11,8 +11,9 @@ import textwrap
 import numpy as np
 import pytest
 
-import bindthem
 from conftest import kernel
+
+import bindthem
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")

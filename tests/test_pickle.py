@@ -15,10 +15,10 @@ import time
 import numpy as np
 import pytest
 
+from conftest import compile_cxx, kernel
 from support import python_env
 
 import bindthem
-from conftest import compile_cxx, kernel
 
 with open(kernel("rows.h")) as _f:
     HEADER = ('#include "detail/offset.h"\n' + _f.read()
