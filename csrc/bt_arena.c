@@ -39,10 +39,7 @@ static int inject(void)
 static int inject(void) { return 0; }
 #endif
 
-void *bt_mem_realloc(void *p, size_t n)
-{
-    return inject() ? NULL : realloc(p, n ? n : 1);
-}
+void *bt_mem_realloc(void *p, size_t n) { return inject() ? NULL : realloc(p, n ? n : 1); }
 
 void bt_arena_init(BtArena *a)
 {
@@ -122,8 +119,9 @@ void *bt_arena_alloc(BtArena *a, size_t n)
     if (n > (size_t)-1 / 2)
         return nomem(a);
     n = n ? (n + align - 1) & ~(align - 1) : align;
-    cap = a->bytes < BT_BLOCK_MIN ? BT_BLOCK_MIN : a->bytes > BT_BLOCK_MAX ? BT_BLOCK_MAX
-                                                                           : a->bytes;
+    cap = a->bytes < BT_BLOCK_MIN   ? BT_BLOCK_MIN
+          : a->bytes > BT_BLOCK_MAX ? BT_BLOCK_MAX
+                                    : a->bytes;
     if (n > cap / 4) {
         b = new_block(a, n, 0);
         if (!b)
@@ -208,10 +206,7 @@ char *bt_arena_strndup(BtArena *a, const char *s, size_t n)
     return p;
 }
 
-char *bt_arena_strdup(BtArena *a, const char *s)
-{
-    return bt_arena_strndup(a, s, strlen(s));
-}
+char *bt_arena_strdup(BtArena *a, const char *s) { return bt_arena_strndup(a, s, strlen(s)); }
 
 char *bt_arena_printf(BtArena *a, const char *fmt, ...)
 {

@@ -27,10 +27,10 @@
 typedef struct BtArenaBlock BtArenaBlock;
 
 typedef struct BtArena {
-    BtArenaBlock *head;  /* the block being bumped; older blocks follow */
-    size_t bytes;        /* held in blocks now, headers included */
-    size_t peak;         /* the most bytes held at once */
-    int failed;          /* sticky: some allocation returned NULL */
+    BtArenaBlock *head; /* the block being bumped; older blocks follow */
+    size_t bytes;       /* held in blocks now, headers included */
+    size_t peak;        /* the most bytes held at once */
+    int failed;         /* sticky: some allocation returned NULL */
 } BtArena;
 
 BT_HIDDEN void bt_arena_init(BtArena *a);
@@ -64,10 +64,10 @@ BT_HIDDEN long bt_mem_count(void);
 
 /* Growable NUL-terminated byte string on the C heap. */
 typedef struct BtBuf {
-    char *data;  /* NULL until the first append */
+    char *data; /* NULL until the first append */
     size_t len;
     size_t cap;
-    int failed;  /* sticky out-of-memory flag */
+    int failed; /* sticky out-of-memory flag */
 } BtBuf;
 
 BT_HIDDEN void bt_buf_init(BtBuf *b);

@@ -47,11 +47,20 @@ static char npy_kind(int t)
 {
     switch (t) {
     case NPY_BOOL: return 'b';
-    case NPY_BYTE: case NPY_SHORT: case NPY_INT: case NPY_LONG: case NPY_LONGLONG: return 'i';
-    case NPY_UBYTE: case NPY_USHORT: case NPY_UINT: case NPY_ULONG: case NPY_ULONGLONG:
-        return 'u';
-    case NPY_FLOAT: case NPY_DOUBLE: return 'f';
-    case NPY_CFLOAT: case NPY_CDOUBLE: return 'c';
+    case NPY_BYTE:
+    case NPY_SHORT:
+    case NPY_INT:
+    case NPY_LONG:
+    case NPY_LONGLONG: return 'i';
+    case NPY_UBYTE:
+    case NPY_USHORT:
+    case NPY_UINT:
+    case NPY_ULONG:
+    case NPY_ULONGLONG: return 'u';
+    case NPY_FLOAT:
+    case NPY_DOUBLE: return 'f';
+    case NPY_CFLOAT:
+    case NPY_CDOUBLE: return 'c';
     default: return '?';
     }
 }
@@ -103,7 +112,8 @@ static int converts(char from, char to)
     case 'b': return to == 'b' || to == 'i' || to == 'u';
     /* an integer is a truth value in pass 2, as pybind11's bool caster
      * takes it when converting (pyamg passes 0/1 for bool parameters) */
-    case 'i': case 'u': return to == 'i' || to == 'u' || to == 'f' || to == 'c' || to == 'b';
+    case 'i':
+    case 'u': return to == 'i' || to == 'u' || to == 'f' || to == 'c' || to == 'b';
     case 'f': return to == 'f' || to == 'c';
     case 'c': return to == 'c';
     default: return 0;
@@ -240,8 +250,10 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
             BtArgSlot *a = &call->slots[k - 1];
             BtSizeParam *z = &sizes[n_sizes++];
             if (k == 0 || a->cidx != p->size_of) {
-                PyErr_Format(PyExc_SystemError, "bindthem: size parameter '%s' of %s is not "
-                             "right after its array", p->name, ov->signature);
+                PyErr_Format(PyExc_SystemError,
+                             "bindthem: size parameter '%s' of %s is not "
+                             "right after its array",
+                             p->name, ov->signature);
                 return -1;
             }
             z->cidx = i;
@@ -268,8 +280,8 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
     call->n_py = k;
     if (set_defaults(call, ov, arena) < 0)
         return -1;
-    status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params,
-                          bt_type_ffi(ov->ret), call->atypes);
+    status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params, bt_type_ffi(ov->ret),
+                          call->atypes);
     if (status != FFI_OK) {
         PyErr_Format(PyExc_RuntimeError, "libffi cannot prepare a call to %s (ffi_status %d)",
                      ov->signature, (int)status);
@@ -330,8 +342,8 @@ static int conversion_failed(const char *fname, PyObject *name, PyObject *o, con
     PyErr_NormalizeException(&type, &value, &tb);
     v = value_text(o);
     if (v)
-        PyErr_Format(type, "%s(): argument '%U' = %U cannot be converted to %s: %S", fname, name,
-                     v, cname, value);
+        PyErr_Format(type, "%s(): argument '%U' = %U cannot be converted to %s: %S", fname, name, v,
+                     cname, value);
     Py_XDECREF(v);
     Py_XDECREF(type);
     Py_XDECREF(value);
@@ -418,15 +430,16 @@ static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *na
     if (n != 1) {
         PyErr_Format(PyExc_ValueError,
                      "%s(): argument '%U' must be a single character (char), got a string of "
-                     "length %zd", fname, name, n);
+                     "length %zd",
+                     fname, name, n);
         return -1;
     }
     c = PyUnicode_Check(o) ? (unsigned long)PyUnicode_READ_CHAR(o, 0)
                            : (unsigned long)(unsigned char)PyBytes_AS_STRING(o)[0];
     if (c > 0xFF) {
         PyErr_Format(PyExc_ValueError,
-                     "%s(): argument '%U' = %R: character code point not in range(0x100)",
-                     fname, name, o);
+                     "%s(): argument '%U' = %R: character code point not in range(0x100)", fname,
+                     name, o);
         return -1;
     }
     out->i8 = (int8_t)(unsigned char)c;
@@ -484,9 +497,7 @@ static int store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname
             parts[1] = c.imag;
         }
         return 0;
-    default:
-        PyErr_SetString(PyExc_SystemError, "bindthem: void parameter");
-        return -1;
+    default: PyErr_SetString(PyExc_SystemError, "bindthem: void parameter"); return -1;
     }
 }
 
@@ -623,8 +634,8 @@ static PyObject *kernel_threw(int kind, const char *what, const char *fname)
 }
 
 /* Said after the remedy when a const array does not fit. */
-#define COPY_HINT                                                                             \
-    " (or opt in to copies of const arrays: copy_const=True in build()/load() or "             \
+#define COPY_HINT                                                                                  \
+    " (or opt in to copies of const arrays: copy_const=True in build()/load() or "                 \
     "bindthem.options())"
 
 /* Whether a call whose arrays hold `total` elements releases the GIL. */
@@ -734,12 +745,13 @@ int bt_call_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void
             if (nd == 1)
                 PyErr_Format(PyExc_OverflowError,
                              "%s(): argument '%U' has %llu elements, more than its '%s' "
-                             "parameter (%s) can hold", fname, name, n, z->name, st->cname);
+                             "parameter (%s) can hold",
+                             fname, name, n, z->name, st->cname);
             else
                 PyErr_Format(PyExc_OverflowError,
                              "%s(): argument '%U' has shape[%d] = %llu, more than its '%s' "
-                             "parameter (%s) can hold", fname, name, z->axis, n, z->name,
-                             st->cname);
+                             "parameter (%s) can hold",
+                             fname, name, z->axis, n, z->name, st->cname);
             return -1;
         }
         v.u64 = 0;

@@ -45,7 +45,7 @@ enum {
     BT_K_INT,
     BT_K_FLOAT,
     BT_K_COMPLEX,
-    BT_K_CHAR,  /* str or bytes: a char parameter takes a single character */
+    BT_K_CHAR, /* str or bytes: a char parameter takes a single character */
     BT_K_OTHER = 255
 };
 
@@ -54,7 +54,7 @@ typedef struct BtSizeParam {
     int cidx;
     int axis;
     BtTypeId type;
-    const char *name;  /* the C name, for messages */
+    const char *name; /* the C name, for messages */
 } BtSizeParam;
 
 /* One Python-visible parameter of one overload. */
@@ -62,11 +62,11 @@ typedef struct BtArgSlot {
     BtTypeId type;
     int is_array;
     int is_const;
-    int array_code;  /* the code an array argument must have */
-    int cidx;        /* index of the C parameter */
+    int array_code;           /* the code an array argument must have */
+    int cidx;                 /* index of the C parameter */
     const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
     int n_sizes;
-    int min_ndim;    /* array: 1 + the highest axis they name */
+    int min_ndim; /* array: 1 + the highest axis they name */
     int has_default;
     unsigned char defval[16]; /* the default, converted to `type` at bind time */
     const char *defrepr;      /* its Python spelling ("1.0", "'T'"), or NULL */
@@ -77,9 +77,9 @@ typedef struct BtCall {
     void (*fn)(void);
     ffi_cif cif;
     ffi_type **atypes;
-    int n_c;            /* C parameters */
-    int n_py;           /* Python parameters (C minus the size ones) */
-    BtArgSlot *slots;   /* n_py */
+    int n_c;          /* C parameters */
+    int n_py;         /* Python parameters (C minus the size ones) */
+    BtArgSlot *slots; /* n_py */
     BtTypeId ret;
     const char *signature;
     const char *symbol;
@@ -111,9 +111,8 @@ BT_HIDDEN int bt_call_defaults(const BtOverload *ov, PyObject **pydefs, void *cv
  * for an omitted one: the slot's default), codes their dispatch codes.
  * fname and names (tuple of str) are for messages; opts->gil decides the
  * GIL. New reference, or NULL. */
-BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args,
-                                   const uint8_t *codes, const char *fname, PyObject *names,
-                                   const BtCallOpts *opts);
+BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
+                                   const char *fname, PyObject *names, const BtCallOpts *opts);
 
 /* New reference: a short description of an argument for messages,
  * e.g. "numpy.ndarray of float32", "int", "numpy.int64", "list". */

@@ -16,14 +16,14 @@
 #include <string.h>
 
 /* ---- driver API types (cuda.h), as of the versions noted ---- */
-typedef int BtCUresult;               /* enum cudaError_enum */
-typedef int BtCUdevice;               /* CUdevice_v1, CUDA 2.0 */
+typedef int BtCUresult;                   /* enum cudaError_enum */
+typedef int BtCUdevice;                   /* CUdevice_v1, CUDA 2.0 */
 typedef unsigned long long BtCUdeviceptr; /* CUdeviceptr_v2, CUDA 3.2 */
 typedef void *BtCUcontext, *BtCUmodule, *BtCUfunction, *BtCUstream, *BtCUlibrary, *BtCUkernel;
-typedef int BtCUjit_option;           /* enum CUjit_option */
-typedef int BtCUlibraryOption;        /* enum CUlibraryOption, CUDA 12.0 */
-typedef int BtCUpointer_attribute;    /* enum CUpointer_attribute */
-typedef int BtCUprocQuery;            /* CUdriverProcAddressQueryResult, CUDA 12.0 */
+typedef int BtCUjit_option;        /* enum CUjit_option */
+typedef int BtCUlibraryOption;     /* enum CUlibraryOption, CUDA 12.0 */
+typedef int BtCUpointer_attribute; /* enum CUpointer_attribute */
+typedef int BtCUprocQuery;         /* CUdriverProcAddressQueryResult, CUDA 12.0 */
 
 enum {
     CUDA_SUCCESS_ = 0,
@@ -48,7 +48,7 @@ enum {
 typedef BtCUresult (*PFN_cuDriverGetVersion_v2020)(int *);
 typedef BtCUresult (*PFN_cuGetProcAddress_v11030)(const char *, void **, int, uint64_t);
 typedef BtCUresult (*PFN_cuGetProcAddress_v12000)(const char *, void **, int, uint64_t,
-                                                   BtCUprocQuery *);
+                                                  BtCUprocQuery *);
 typedef BtCUresult (*PFN_cuInit_v2000)(unsigned);
 typedef BtCUresult (*PFN_cuGetErrorName_v6000)(BtCUresult, const char **);
 typedef BtCUresult (*PFN_cuGetErrorString_v6000)(BtCUresult, const char **);
@@ -64,19 +64,19 @@ typedef BtCUresult (*PFN_cuMemAlloc_v3020)(BtCUdeviceptr *, size_t);
 typedef BtCUresult (*PFN_cuMemFree_v3020)(BtCUdeviceptr);
 typedef BtCUresult (*PFN_cuMemcpyHtoD_v3020)(BtCUdeviceptr, const void *, size_t);
 typedef BtCUresult (*PFN_cuMemcpyDtoH_v3020)(void *, BtCUdeviceptr, size_t);
-typedef BtCUresult (*PFN_cuPointerGetAttributes_v7000)(unsigned, BtCUpointer_attribute *,
-                                                        void **, BtCUdeviceptr);
+typedef BtCUresult (*PFN_cuPointerGetAttributes_v7000)(unsigned, BtCUpointer_attribute *, void **,
+                                                       BtCUdeviceptr);
 typedef BtCUresult (*PFN_cuModuleLoadDataEx_v2010)(BtCUmodule *, const void *, unsigned,
-                                                    BtCUjit_option *, void **);
+                                                   BtCUjit_option *, void **);
 typedef BtCUresult (*PFN_cuModuleGetFunction_v2000)(BtCUfunction *, BtCUmodule, const char *);
 typedef BtCUresult (*PFN_cuModuleUnload_v2000)(BtCUmodule);
-typedef BtCUresult (*PFN_cuLaunchKernel_v4000)(BtCUfunction, unsigned, unsigned, unsigned,
-                                                unsigned, unsigned, unsigned, unsigned,
-                                                BtCUstream, void **, void **);
+typedef BtCUresult (*PFN_cuLaunchKernel_v4000)(BtCUfunction, unsigned, unsigned, unsigned, unsigned,
+                                               unsigned, unsigned, unsigned, BtCUstream, void **,
+                                               void **);
 typedef BtCUresult (*PFN_cuStreamSynchronize_v2000)(BtCUstream);
 typedef BtCUresult (*PFN_cuLibraryLoadData_v12000)(BtCUlibrary *, const void *, BtCUjit_option *,
-                                                    void **, unsigned, BtCUlibraryOption *,
-                                                    void **, unsigned);
+                                                   void **, unsigned, BtCUlibraryOption *, void **,
+                                                   unsigned);
 typedef BtCUresult (*PFN_cuLibraryUnload_v12000)(BtCUlibrary);
 typedef BtCUresult (*PFN_cuLibraryGetKernel_v12000)(BtCUkernel *, BtCUlibrary, const char *);
 typedef BtCUresult (*PFN_cuKernelGetName_v12030)(const char **, BtCUkernel);
@@ -84,8 +84,7 @@ typedef BtCUresult (*PFN_cuFuncGetName_v12030)(const char **, BtCUfunction);
 typedef BtCUresult (*PFN_cuLibraryGetKernelCount_v12040)(unsigned *, BtCUlibrary);
 typedef BtCUresult (*PFN_cuLibraryEnumerateKernels_v12040)(BtCUkernel *, unsigned, BtCUlibrary);
 typedef BtCUresult (*PFN_cuModuleGetFunctionCount_v12040)(unsigned *, BtCUmodule);
-typedef BtCUresult (*PFN_cuModuleEnumerateFunctions_v12040)(BtCUfunction *, unsigned,
-                                                             BtCUmodule);
+typedef BtCUresult (*PFN_cuModuleEnumerateFunctions_v12040)(BtCUfunction *, unsigned, BtCUmodule);
 typedef BtCUresult (*PFN_cuKernelGetParamInfo_v12040)(BtCUkernel, size_t, size_t *, size_t *);
 typedef BtCUresult (*PFN_cuFuncGetParamInfo_v12040)(BtCUfunction, size_t, size_t *, size_t *);
 
@@ -94,7 +93,7 @@ typedef struct Driver {
     int ready;
     int version;
     char path[1024];
-    PFN_cuGetProcAddress_v12000 getproc2;  /* 12.0+: says why a symbol is missing */
+    PFN_cuGetProcAddress_v12000 getproc2; /* 12.0+: says why a symbol is missing */
     PFN_cuGetProcAddress_v11030 getproc1;
     PFN_cuInit_v2000 cuInit;
     PFN_cuGetErrorName_v6000 cuGetErrorName;
@@ -136,12 +135,15 @@ static Driver drv;
 
 typedef struct EntryPoint {
     const char *name;
-    int version;   /* of the PFN typedef: what we ask cuGetProcAddress for */
-    int optional;  /* 1: asked only when the driver is >= version; may be absent */
+    int version;  /* of the PFN typedef: what we ask cuGetProcAddress for */
+    int optional; /* 1: asked only when the driver is >= version; may be absent */
     size_t offset;
 } EntryPoint;
 
-#define EP(name, ver, opt) {#name, ver, opt, offsetof(Driver, name)}
+#define EP(name, ver, opt)                                                                         \
+    {                                                                                              \
+#name, ver, opt, offsetof(Driver, name)                                                    \
+    }
 static const EntryPoint entry_points[] = {
     EP(cuGetErrorName, 6000, 0),
     EP(cuGetErrorString, 6000, 0),
@@ -179,10 +181,10 @@ static const EntryPoint entry_points[] = {
 #undef EP
 
 struct BtCudaModule {
-    BtCUlibrary lib;   /* cuLibraryLoadData (12.0+) */
-    BtCUmodule mod;    /* cuModuleLoadDataEx, in device's primary context */
+    BtCUlibrary lib; /* cuLibraryLoadData (12.0+) */
+    BtCUmodule mod;  /* cuModuleLoadDataEx, in device's primary context */
     int device;
-    char *image;       /* our NUL-terminated copy, alive as long as the module */
+    char *image; /* our NUL-terminated copy, alive as long as the module */
 };
 
 void bt_cuda_error_init(BtCudaError *e)
@@ -192,8 +194,7 @@ void bt_cuda_error_init(BtCudaError *e)
     e->message[0] = '\0';
 }
 
-static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...)
-    BT_PRINTF(4, 5);
+static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...) BT_PRINTF(4, 5);
 
 static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...)
 {
@@ -288,11 +289,13 @@ static int resolve(const EntryPoint *ep, BtCudaError *e)
                     "misspelled)",
                     ep->name, ep->version, have, drv.path, ep->name, want);
     if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuGetProcAddress(\"%s\", cudaVersion=%d) (a CUDA %s driver's "
-                             "cuGetProcAddress does not say why)",
+        return cu_fail(e, r,
+                       "cuGetProcAddress(\"%s\", cudaVersion=%d) (a CUDA %s driver's "
+                       "cuGetProcAddress does not say why)",
                        ep->name, ep->version, have);
-    return fail(e, BT_CUDA_DRIVER, 0, "cuGetProcAddress(\"%s\", cudaVersion=%d) returned no "
-                                      "function (driver %s, %s)",
+    return fail(e, BT_CUDA_DRIVER, 0,
+                "cuGetProcAddress(\"%s\", cudaVersion=%d) returned no "
+                "function (driver %s, %s)",
                 ep->name, ep->version, have, drv.path);
 }
 
@@ -347,8 +350,9 @@ int bt_cuda_init(BtCudaError *e)
     }
     r = drv.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE_)
-        return fail(e, BT_CUDA_NODRIVER, r, "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE "
-                                            "(driver %s, %s)",
+        return fail(e, BT_CUDA_NODRIVER, r,
+                    "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE "
+                    "(driver %s, %s)",
                     have, drv.path);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuInit");
@@ -402,8 +406,8 @@ static int primary(int dev, BtCUcontext *ctx, BtCudaError *e)
         if (bt_cuda_device_count(&n, e) < 0)
             return -1;
         if (dev >= n)
-            return fail(e, BT_CUDA_DRIVER, 0, "there is no CUDA device %d (%d device%s)", dev,
-                        n, n == 1 ? "" : "s");
+            return fail(e, BT_CUDA_DRIVER, 0, "there is no CUDA device %d (%d device%s)", dev, n,
+                        n == 1 ? "" : "s");
         r = drv.cuDeviceGet(&d, dev);
         if (r != CUDA_SUCCESS_)
             return cu_fail(e, r, "cuDeviceGet(%d)", dev);
@@ -506,10 +510,9 @@ int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e)
 {
     /* the driver writes 4-byte or pointer-sized values; zeroed 8-byte
      * slots read back right either way on a little-endian host */
-    BtCUpointer_attribute attrs[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE_,
-                                      CU_POINTER_ATTRIBUTE_IS_MANAGED_,
-                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_,
-                                      CU_POINTER_ATTRIBUTE_DEVICE_POINTER_};
+    BtCUpointer_attribute attrs[4] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE_, CU_POINTER_ATTRIBUTE_IS_MANAGED_,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_, CU_POINTER_ATTRIBUTE_DEVICE_POINTER_};
     uint64_t vals[4] = {0, 0, 0, 0};
     void *data[4] = {&vals[0], &vals[1], &vals[2], &vals[3]};
     BtCUresult r;
@@ -623,10 +626,10 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
     *names = NULL;
     *n = 0;
     version_text(drv.version, have, sizeof have);
-    if (m->lib ? !(drv.cuLibraryGetKernelCount && drv.cuLibraryEnumerateKernels &&
-                   drv.cuKernelGetName)
-               : !(drv.cuModuleGetFunctionCount && drv.cuModuleEnumerateFunctions &&
-                   drv.cuFuncGetName))
+    if (m->lib
+            ? !(drv.cuLibraryGetKernelCount && drv.cuLibraryEnumerateKernels && drv.cuKernelGetName)
+            : !(drv.cuModuleGetFunctionCount && drv.cuModuleEnumerateFunctions &&
+                drv.cuFuncGetName))
         return fail(e, BT_CUDA_UNSUPPORTED, 0,
                     "the CUDA %s driver cannot list a module's kernels (12.4+ can)", have);
     r = m->lib ? drv.cuLibraryGetKernelCount(&count, m->lib)

@@ -25,24 +25,24 @@
 
 typedef enum BtCudaErrKind {
     BT_CUDA_OK = 0,
-    BT_CUDA_NODRIVER,  /* no libcuda, the toolkit's stub, no device */
-    BT_CUDA_DRIVER,    /* a driver call failed (code = its CUresult) */
-    BT_CUDA_NOMEM,     /* host memory */
+    BT_CUDA_NODRIVER,   /* no libcuda, the toolkit's stub, no device */
+    BT_CUDA_DRIVER,     /* a driver call failed (code = its CUresult) */
+    BT_CUDA_NOMEM,      /* host memory */
     BT_CUDA_UNSUPPORTED /* this driver lacks the entry point (optional features) */
 } BtCudaErrKind;
 
 typedef struct BtCudaError {
     BtCudaErrKind kind;
-    int code;          /* CUresult, or 0 */
+    int code; /* CUresult, or 0 */
     char message[4096];
 } BtCudaError;
 
 /* What cuPointerGetAttributes says about an address. */
 typedef struct BtCudaPtrInfo {
-    int memtype;       /* CUmemorytype: 0 unknown to CUDA, 1 host, 2 device, 4 unified */
+    int memtype; /* CUmemorytype: 0 unknown to CUDA, 1 host, 2 device, 4 unified */
     int managed;
-    int device;        /* ordinal, or -1 */
-    uint64_t devptr;   /* where the device sees it */
+    int device;      /* ordinal, or -1 */
+    uint64_t devptr; /* where the device sees it */
 } BtCudaPtrInfo;
 
 typedef struct BtCudaModule BtCudaModule;
@@ -78,8 +78,7 @@ BT_HIDDEN int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError
 /* Loads a cubin/fatbin/PTX image (len bytes; PTX need not be NUL-terminated)
  * into device dev (context-independent on 12.0+ drivers). PTX JIT errors put
  * the JIT log into e->message. */
-BT_HIDDEN BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev,
-                                            BtCudaError *e);
+BT_HIDDEN BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtCudaError *e);
 BT_HIDDEN void bt_cuda_module_unload(BtCudaModule *m);
 /* The device a cuModuleLoadDataEx module lives on, or -1 (cuLibrary: any). */
 BT_HIDDEN int bt_cuda_module_device(const BtCudaModule *m);

@@ -10,8 +10,13 @@
 #include <string.h>
 
 /* ---- DLPack (dlpack.h 0.8 / 1.0, unversioned "dltensor" capsule) ---- */
-typedef struct { int32_t device_type, device_id; } BtDLDevice;
-typedef struct { uint8_t code, bits; uint16_t lanes; } BtDLDataType;
+typedef struct {
+    int32_t device_type, device_id;
+} BtDLDevice;
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} BtDLDataType;
 typedef struct {
     void *data;
     BtDLDevice device;
@@ -36,10 +41,18 @@ static int npy_of(char kind, long size)
 {
     switch (kind) {
     case 'b': return size == 1 ? NPY_BOOL : -1;
-    case 'i': return size == 1 ? NPY_BYTE : size == 2 ? NPY_SHORT : size == 4 ? NPY_INT
-                   : size == 8 ? NPY_LONG : -1;
-    case 'u': return size == 1 ? NPY_UBYTE : size == 2 ? NPY_USHORT : size == 4 ? NPY_UINT
-                   : size == 8 ? NPY_ULONG : -1;
+    case 'i':
+        return size == 1   ? NPY_BYTE
+               : size == 2 ? NPY_SHORT
+               : size == 4 ? NPY_INT
+               : size == 8 ? NPY_LONG
+                           : -1;
+    case 'u':
+        return size == 1   ? NPY_UBYTE
+               : size == 2 ? NPY_USHORT
+               : size == 4 ? NPY_UINT
+               : size == 8 ? NPY_ULONG
+                           : -1;
     case 'f': return size == 4 ? NPY_FLOAT : size == 8 ? NPY_DOUBLE : -1;
     case 'c': return size == 8 ? NPY_CFLOAT : size == 16 ? NPY_CDOUBLE : -1;
     default: return -1;
@@ -74,7 +87,7 @@ typedef struct DeviceArray {
     Py_ssize_t size;
     int device;
     uint8_t code;
-    PyObject *shape;        /* tuple of int */
+    PyObject *shape; /* tuple of int */
     PyArray_Descr *dtype;
 } DeviceArray;
 
@@ -126,8 +139,7 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
         n *= d;
     }
     if (elsize && n > PY_SSIZE_T_MAX / elsize) {
-        PyErr_Format(PyExc_ValueError, "array is too big: %zd elements of %zd bytes", n,
-                     elsize);
+        PyErr_Format(PyExc_ValueError, "array is too big: %zd elements of %zd bytes", n, elsize);
         goto error;
     }
     a = PyObject_New(DeviceArray, st->DeviceArrayType);
@@ -180,9 +192,9 @@ static PyObject *devarray_cai(DeviceArray *a, void *c)
     if (!typestr)
         return NULL;
     /* copies into the array are synchronous, so no stream to wait on */
-    r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:O}", "shape", a->shape, "typestr", typestr,
-                      "data", (unsigned long long)a->ptr, Py_False, "version", 3, "strides",
-                      Py_None, "stream", Py_None);
+    r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:O}", "shape", a->shape, "typestr", typestr, "data",
+                      (unsigned long long)a->ptr, Py_False, "version", 3, "strides", Py_None,
+                      "stream", Py_None);
     return r;
 }
 
@@ -193,7 +205,10 @@ static PyObject *devarray_get_ndim(DeviceArray *a, void *c)
 {
     return PyLong_FromSsize_t(PyTuple_GET_SIZE(a->shape));
 }
-static PyObject *devarray_get_nbytes(DeviceArray *a, void *c) { return PyLong_FromSize_t(a->nbytes); }
+static PyObject *devarray_get_nbytes(DeviceArray *a, void *c)
+{
+    return PyLong_FromSize_t(a->nbytes);
+}
 static PyObject *devarray_get_device(DeviceArray *a, void *c) { return PyLong_FromLong(a->device); }
 static PyObject *devarray_get_ptr(DeviceArray *a, void *c)
 {
@@ -316,8 +331,7 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
     if (!shape || !PyTuple_Check(shape) || !typestr || !PyUnicode_Check(typestr) || !data ||
         !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !version)
         return arg_error(kname, name,
-                         "__cuda_array_interface__ %R lacks shape, typestr, data or version",
-                         cai);
+                         "__cuda_array_interface__ %R lacks shape, typestr, data or version", cai);
     v = PyLong_AsLong(version);
     if (v == -1 && PyErr_Occurred())
         return -1;
@@ -325,8 +339,10 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
         return arg_error(kname, name, "__cuda_array_interface__ version %R is too old (2+)",
                          version);
     if (mask && mask != Py_None)
-        return arg_error(kname, name, "masked arrays (__cuda_array_interface__ mask=%R) are "
-                                      "not supported", mask);
+        return arg_error(kname, name,
+                         "masked arrays (__cuda_array_interface__ mask=%R) are "
+                         "not supported",
+                         mask);
     nd = PyTuple_GET_SIZE(shape);
     if (nd > 64)
         return arg_error(kname, name, "too many dimensions: %R", shape);
@@ -454,8 +470,8 @@ error:
     return -1;
 }
 
-int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname,
-                     PyObject *name, BtCudaArg *a)
+int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname, PyObject *name,
+                     BtCudaArg *a)
 {
     PyObject *cai, *dev;
     int rc;
@@ -612,4 +628,3 @@ done:
     Py_XDECREF(shape);
     return out;
 }
-

@@ -43,7 +43,7 @@ PyObject *bt_cuda_py_raise(BtState *st, const BtCudaError *e)
 typedef struct CudaModule {
     PyObject_HEAD
     BtCudaModule *m;
-    PyObject *path;   /* str: the file, or "<bytes>" */
+    PyObject *path; /* str: the file, or "<bytes>" */
 } CudaModule;
 
 static void cudamodule_dealloc(CudaModule *h)
@@ -98,8 +98,8 @@ static const char *head_of(const char *dem, BtArena *a)
 }
 
 /* SymbolError: a planned kernel the module lacks, with what it has. */
-static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *ov,
-                                const char *sym, PyObject *file)
+static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *ov, const char *sym,
+                                PyObject *file)
 {
     BtArena a;
     BtBuf have, near, inst;
@@ -137,8 +137,9 @@ static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *
                 int d;
                 if (pass == 0)
                     bt_buf_printf(&have, "%s%s", i ? ", " : "; the module has ",
-                                  !dem ? names[i] : strncmp(dem, "void ", 5) == 0 ? dem + 5
-                                                                                   : dem);
+                                  !dem                            ? names[i]
+                                  : strncmp(dem, "void ", 5) == 0 ? dem + 5
+                                                                  : dem);
                 if (!head)
                     continue;
                 bl = strcspn(head, "<");
@@ -183,8 +184,9 @@ static int check_layout(BtState *st, BtCudaModule *m, void *kernel, const BtOver
         if (i < d->n_params) {
             const BtType *t = bt_type(ov->ptypes[i]);
             size = d->params[i].t.is_array ? sizeof(void *) : t->size;
-            align = d->params[i].t.is_array ? sizeof(void *) : t->kind == 'c' ? t->size / 2
-                                                                              : t->size;
+            align = d->params[i].t.is_array ? sizeof(void *)
+                    : t->kind == 'c'        ? t->size / 2
+                                            : t->size;
             off = (off + align - 1) / align * align;
         }
         rc = bt_cuda_param_info(m, kernel, (size_t)i, &koff, &ksize, &e);
@@ -217,8 +219,8 @@ static int check_layout(BtState *st, BtCudaModule *m, void *kernel, const BtOver
                          "%s: parameter %d '%s' of %s is %zu bytes at offset %zu by the "
                          "header, but %zu bytes at offset %zu in the module's kernel %s (in "
                          "%U); the header does not match the compiled kernel",
-                         d->name, i + 1, d->params[i].name, ov->signature, size, off, ksize,
-                         koff, sym, file);
+                         d->name, i + 1, d->params[i].name, ov->signature, size, off, ksize, koff,
+                         sym, file);
             return -1;
         }
         off += size;
@@ -227,15 +229,15 @@ static int check_layout(BtState *st, BtCudaModule *m, void *kernel, const BtOver
 }
 
 PyDoc_STRVAR(cuda_bind_doc,
-"cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
-"Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
-"kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
-"{name: Kernel}, metadata dict, [unexported signatures], [non-kernels]).");
+             "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
+             "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
+             "kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
+             "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels]).");
 
 static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"image", "header", "instantiate", "module", "filename", "strict",
-                             NULL};
+    static char *kwlist[] = {"image",    "header", "instantiate", "module",
+                             "filename", "strict", NULL};
     BtState *st = bt_state(module);
     PyObject *header = NULL, *inst = NULL, *modname = NULL, *file = NULL, *funcs = NULL;
     PyObject *meta_py = NULL, *unexported = NULL, *skipped = NULL, *r = NULL;
@@ -349,8 +351,7 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
         if (n == 0)
             continue;
         kobj = bt_cuda_kernel_new(st, f, kept, calls, kernels, n, &arena, (PyObject *)handle,
-                                  modname,
-                          bt_cuda_module_device(handle->m));
+                                  modname, bt_cuda_module_device(handle->m));
         bt_arena_init(&arena);
         if (!kobj)
             goto error;
@@ -449,12 +450,11 @@ int bt_cuda_py_add(PyObject *module)
         "bindthem.cuda.NoDriverError",
         "No usable CUDA driver: libcuda missing, the toolkit's stub library, or no device.",
         st->CudaError, NULL);
-    if (!st->NoDriverError ||
-        PyModule_AddObjectRef(module, "NoDriverError", st->NoDriverError) < 0)
+    if (!st->NoDriverError || PyModule_AddObjectRef(module, "NoDriverError", st->NoDriverError) < 0)
         return -1;
-#define TYPE(field, spec, pyname)                                                            \
-    st->field = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);                \
-    if (!st->field || PyModule_AddObjectRef(module, pyname, (PyObject *)st->field) < 0)       \
+#define TYPE(field, spec, pyname)                                                                  \
+    st->field = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);                     \
+    if (!st->field || PyModule_AddObjectRef(module, pyname, (PyObject *)st->field) < 0)            \
         return -1;
     TYPE(CudaModuleType, cudamodule_spec, "CudaModule")
     TYPE(CudaKernelType, bt_cuda_kernel_spec, "CudaKernel")
@@ -487,4 +487,3 @@ void bt_cuda_py_clear(BtState *st)
     Py_CLEAR(st->CudaLaunchType);
     Py_CLEAR(st->DeviceArrayType);
 }
-

@@ -20,7 +20,7 @@
 typedef struct LaunchConfig {
     unsigned grid[3], block[3];
     unsigned shared;
-    uint64_t stream;   /* CUstream value; 0 = legacy default stream */
+    uint64_t stream; /* CUstream value; 0 = legacy default stream */
 } LaunchConfig;
 
 /* ValueError "k[grid, block]: ..."; fmt is PyUnicode_FromFormat's. */
@@ -80,8 +80,8 @@ static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned
         if (overflow || s < 1 || (unsigned long long)s > lim[i]) {
             if (!overflow && s < 1)
                 return config_error(kname, "%s=%R: every dimension must be at least 1", what, o);
-            return config_error(kname, "%s=%R: dimension %c may be at most %llu", what, o,
-                                "xyz"[i], lim[i]);
+            return config_error(kname, "%s=%R: dimension %c may be at most %llu", what, o, "xyz"[i],
+                                lim[i]);
         }
         v = (unsigned long long)s;
         out[i] = (unsigned)v;
@@ -103,8 +103,8 @@ static int is_stream_type(PyObject *o)
     return len >= 6 && strcmp(n + len - 6, "Stream") == 0;
 }
 
-#define STREAM_REMEDY                                                                         \
-    "bindthem.cuda.LEGACY / PER_THREAD, a stream object (__cuda_stream__) or "                \
+#define STREAM_REMEDY                                                                              \
+    "bindthem.cuda.LEGACY / PER_THREAD, a stream object (__cuda_stream__) or "                     \
     "bindthem.cuda.Stream(handle) for a CUstream handle you own"
 
 /* stream: None or 0 (legacy default), the driver's constants 1 and 2,
@@ -144,15 +144,19 @@ static int parse_stream(PyObject *o, const char *kname, uint64_t *out)
             return -1;
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
             !PyLong_Check(PyTuple_GET_ITEM(t, 0))) {
-            config_error(kname, "stream.__cuda_stream__() must return (version, handle), "
-                                "not %R", t);
+            config_error(kname,
+                         "stream.__cuda_stream__() must return (version, handle), "
+                         "not %R",
+                         t);
             goto done;
         }
         version = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
         if (version != 0) {
             PyErr_Clear();
-            config_error(kname, "stream.__cuda_stream__() gave version %R; bindthem knows "
-                                "version 0", PyTuple_GET_ITEM(t, 0));
+            config_error(kname,
+                         "stream.__cuda_stream__() gave version %R; bindthem knows "
+                         "version 0",
+                         PyTuple_GET_ITEM(t, 0));
             goto done;
         }
         h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
@@ -191,8 +195,10 @@ static int parse_shared(PyObject *o, const char *kname, unsigned *out)
     int overflow = 0;
 
     if (PyBool_Check(o) || !PyLong_Check(o))
-        return config_error(kname, "shared must be an int (bytes of dynamic shared memory), "
-                                   "not %.100s", Py_TYPE(o)->tp_name);
+        return config_error(kname,
+                            "shared must be an int (bytes of dynamic shared memory), "
+                            "not %.100s",
+                            Py_TYPE(o)->tp_name);
     v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
@@ -222,22 +228,22 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
 typedef struct CudaKernel {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    BtDispatch d;         /* name, parameter names, signatures, cache */
-    PyObject *module;     /* str: __module__ */
-    PyObject *doc;        /* str */
-    PyObject *owner;      /* the CudaModule: keeps the module loaded */
-    PyObject *symbols;    /* tuple of kernel names in the module */
+    BtDispatch d;      /* name, parameter names, signatures, cache */
+    PyObject *module;  /* str: __module__ */
+    PyObject *doc;     /* str */
+    PyObject *owner;   /* the CudaModule: keeps the module loaded */
+    PyObject *symbols; /* tuple of kernel names in the module */
     PyObject *weakreflist;
-    BtArena arena;        /* calls and their slots */
-    BtCall *calls;        /* argument slots per overload (no ffi call is made) */
-    void **kernels;       /* CUkernel / CUfunction per overload */
-    int module_device;    /* cuModuleLoadDataEx: the device it lives on; else -1 */
+    BtArena arena;     /* calls and their slots */
+    BtCall *calls;     /* argument slots per overload (no ffi call is made) */
+    void **kernels;    /* CUkernel / CUfunction per overload */
+    int module_device; /* cuModuleLoadDataEx: the device it lives on; else -1 */
 } CudaKernel;
 
 typedef struct CudaLaunch {
     PyObject_HEAD
     CudaKernel *kernel;
-    PyObject *stream;     /* as given, for repr */
+    PyObject *stream; /* as given, for repr */
     LaunchConfig cfg;
 } CudaLaunch;
 
@@ -433,8 +439,8 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         if (check_array(r.st, k, s, name, a, &dev, &dev_name) < 0)
             goto done;
         vals[s->cidx].u64 = a->ptr;
-        if (bt_call_store_sizes(s, a->ndim, a->shape, vals, sizeof vals[0], params,
-                                k->d.cname, name) < 0)
+        if (bt_call_store_sizes(s, a->ndim, a->shape, vals, sizeof vals[0], params, k->d.cname,
+                                name) < 0)
             goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
@@ -636,10 +642,16 @@ static PyObject *launch_repr(CudaLaunch *l)
                                 c->block[1], c->block[2], c->shared, l->stream);
 }
 
-static PyObject *dims_tuple(const unsigned d[3]) { return Py_BuildValue("(III)", d[0], d[1], d[2]); }
+static PyObject *dims_tuple(const unsigned d[3])
+{
+    return Py_BuildValue("(III)", d[0], d[1], d[2]);
+}
 static PyObject *launch_get_grid(CudaLaunch *l, void *c) { return dims_tuple(l->cfg.grid); }
 static PyObject *launch_get_block(CudaLaunch *l, void *c) { return dims_tuple(l->cfg.block); }
-static PyObject *launch_get_shared(CudaLaunch *l, void *c) { return PyLong_FromUnsignedLong(l->cfg.shared); }
+static PyObject *launch_get_shared(CudaLaunch *l, void *c)
+{
+    return PyLong_FromUnsignedLong(l->cfg.shared);
+}
 static PyObject *launch_get_stream(CudaLaunch *l, void *c) { return Py_NewRef(l->stream); }
 static PyObject *launch_get_kernel(CudaLaunch *l, void *c) { return Py_NewRef(l->kernel); }
 

@@ -21,18 +21,18 @@ BT_HIDDEN PyObject *bt_cuda_py_raise(BtState *st, const BtCudaError *e);
 
 /* One argument, as a launch sees it. */
 typedef struct BtCudaArg {
-    uint8_t code;         /* dispatch code */
-    int kind;             /* BT_CUDA_ARG_* */
+    uint8_t code; /* dispatch code */
+    int kind;     /* BT_CUDA_ARG_* */
     uint64_t ptr;
-    Py_ssize_t n;         /* elements */
+    Py_ssize_t n; /* elements */
     int ndim;
     Py_ssize_t shape[BT_MAX_SIZE_AXES]; /* the axes a size parameter can name */
     int readonly;
     int contiguous;
-    int has_stream;       /* CAI v3 'stream' to wait on */
+    int has_stream; /* CAI v3 'stream' to wait on */
     uint64_t stream;
-    const char *via;      /* "__cuda_array_interface__", "DLPack", ... */
-    PyObject *keep;       /* DLPack capsule, released after the launch */
+    const char *via; /* "__cuda_array_interface__", "DLPack", ... */
+    PyObject *keep;  /* DLPack capsule, released after the launch */
 } BtCudaArg;
 
 enum { BT_CUDA_ARG_SCALAR = 0, BT_CUDA_ARG_DEVICE, BT_CUDA_ARG_HOST };

@@ -6,8 +6,8 @@
 
 void bt_diag_init(BtDiag *d) { memset(d, 0, sizeof *d); }
 
-int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col,
-                const char *fmt, ...)
+int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col, const char *fmt,
+                ...)
 {
     va_list ap;
 
@@ -23,10 +23,7 @@ int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col,
     return -1;
 }
 
-int bt_diag_nomem(BtDiag *d)
-{
-    return bt_diag_set(d, BT_DIAG_NOMEM, NULL, 0, 0, "out of memory");
-}
+int bt_diag_nomem(BtDiag *d) { return bt_diag_set(d, BT_DIAG_NOMEM, NULL, 0, 0, "out of memory"); }
 
 void bt_diag_format(const BtDiag *d, char *buf, size_t size)
 {

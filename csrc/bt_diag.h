@@ -21,7 +21,7 @@ typedef struct BtDiag {
     int line;
     int col;
     char message[2048];
-    int err;             /* BT_DIAG_OS: the errno, or 0 (becomes OSError's subclass) */
+    int err; /* BT_DIAG_OS: the errno, or 0 (becomes OSError's subclass) */
 } BtDiag;
 
 BT_HIDDEN void bt_diag_init(BtDiag *d);

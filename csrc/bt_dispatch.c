@@ -14,10 +14,10 @@
 /* C++ parameter names that Python can't use as names. */
 static int is_py_keyword(const char *s)
 {
-    static const char *const kw[] = {
-        "False", "None", "True", "as", "assert", "async", "await", "def", "del", "elif",
-        "except", "finally", "from", "global", "import", "in", "is", "lambda", "nonlocal",
-        "pass", "raise", "with", "yield", NULL};
+    static const char *const kw[] = {"False",    "None",   "True",   "as",   "assert", "async",
+                                     "await",    "def",    "del",    "elif", "except", "finally",
+                                     "from",     "global", "import", "in",   "is",     "lambda",
+                                     "nonlocal", "pass",   "raise",  "with", "yield",  NULL};
     int i;
     for (i = 0; kw[i]; i++)
         if (strcmp(s, kw[i]) == 0)
@@ -315,9 +315,9 @@ static int missing_args(const BtDispatch *d, PyObject *const *slots)
         PyObject *head = PyList_GetSlice(list, 0, n - 1), *sep = PyUnicode_FromString(", ");
         PyObject *joined = head && sep ? PyUnicode_Join(sep, head) : NULL;
         if (joined)
-            msg = PyUnicode_FromFormat("%U() missing %zd required positional arguments: %U%s and %U",
-                                       d->qualname, n, joined, n > 2 ? "," : "",
-                                       PyList_GET_ITEM(list, n - 1));
+            msg = PyUnicode_FromFormat(
+                "%U() missing %zd required positional arguments: %U%s and %U", d->qualname, n,
+                joined, n > 2 ? "," : "", PyList_GET_ITEM(list, n - 1));
         Py_XDECREF(head);
         Py_XDECREF(sep);
         Py_XDECREF(joined);
@@ -360,8 +360,7 @@ static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
             return 0;
         }
     }
-    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'", d->qualname,
-                 kw);
+    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'", d->qualname, kw);
     return -1;
 }
 
@@ -392,8 +391,8 @@ static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t
             continue;
         }
         if (slots[found]) {
-            PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%S'",
-                         d->qualname, kw);
+            PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%S'", d->qualname,
+                         kw);
             return -1;
         }
         slots[found] = args[nargs + k];
@@ -552,8 +551,8 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
 typedef struct Given {
     Py_ssize_t nargs;
     int nkw;
-    int kid[BT_MAX_PARAMS];          /* keyword: its name id */
-    PyObject *kw[BT_MAX_PARAMS];     /* keyword: its name */
+    int kid[BT_MAX_PARAMS];      /* keyword: its name id */
+    PyObject *kw[BT_MAX_PARAMS]; /* keyword: its name */
     PyObject *obj[BT_MAX_PARAMS];
     uint8_t code[BT_MAX_PARAMS];
 } Given;
@@ -600,7 +599,8 @@ static PyObject *overload_list(const BtDispatch *d)
     int o, same = 1;
 
     for (o = 1; o < d->n_ovs && same; o++) {
-        same = PyUnicode_Compare(PyTuple_GET_ITEM(d->pysigs, 0), PyTuple_GET_ITEM(d->pysigs, o)) == 0;
+        same = PyUnicode_Compare(PyTuple_GET_ITEM(d->pysigs, 0), PyTuple_GET_ITEM(d->pysigs, o)) ==
+               0;
         if (PyErr_Occurred())
             return NULL;
     }
@@ -661,8 +661,9 @@ static PyObject *no_bind(const BtDispatch *d, Py_ssize_t nargs, PyObject *kwname
                  "%U(): no overload takes %zd positional argument%s%s%U; the overloads "
                  "are:\n    %U",
                  d->name, nargs, nargs == 1 ? "" : "s",
-                 PyList_GET_SIZE(kws) == 0 ? "" : PyList_GET_SIZE(kws) == 1 ? " and keyword "
-                                                                              : " and keywords ",
+                 PyList_GET_SIZE(kws) == 0   ? ""
+                 : PyList_GET_SIZE(kws) == 1 ? " and keyword "
+                                             : " and keywords ",
                  joined, sigs);
 done:
     Py_XDECREF(sigs);
@@ -680,8 +681,8 @@ done:
 static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *p,
                           const BtDispatchHow *how)
 {
-    const char *(*wants_fn)(const BtArgSlot *, char *, size_t) =
-        how && how->wants ? how->wants : bt_call_slot_wants;
+    const char *(*wants_fn)(const BtArgSlot *, char *,
+                            size_t) = how && how->wants ? how->wants : bt_call_slot_wants;
     int best = -1, first = 0, o, i, k, g, n;
     PyObject *given = NULL, *wants = NULL, *sigs = NULL, *msg = NULL, *w = NULL, *sep = NULL;
     char buf[128];

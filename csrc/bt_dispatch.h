@@ -26,43 +26,43 @@
 
 typedef struct BtDispatchEntry {
     uint64_t hash;
-    int32_t ov;    /* overload index; -1 = empty slot */
-    int32_t pass;  /* pass that matched */
+    int32_t ov;   /* overload index; -1 = empty slot */
+    int32_t pass; /* pass that matched */
 } BtDispatchEntry;
 
 /* The overloads that share one list of Python parameter names. */
 typedef struct BtDispatchGroup {
-    PyObject *names;    /* tuple of parameter names (str, interned) */
+    PyObject *names; /* tuple of parameter names (str, interned) */
     int n_py;
-    uint8_t *optional;  /* n_py flags: some overload of the group has a default there */
-    int *pos;           /* several groups: per name id, the parameter's position or -1 */
+    uint8_t *optional; /* n_py flags: some overload of the group has a default there */
+    int *pos;          /* several groups: per name id, the parameter's position or -1 */
 } BtDispatchGroup;
 
 typedef struct BtDispatch {
-    PyObject *name;           /* str, interned */
-    PyObject *qualname;       /* str */
-    PyObject *names;          /* the first group's names (a new reference) */
-    PyObject *overloads;      /* tuple of C signatures (str) */
-    PyObject *pysigs;         /* tuple, per overload: its Python signature "f(x, w=1.0)" */
-    PyObject *text_sig;       /* the first overload's "(x, w=1.0)", for __text_signature__ */
-    PyObject *all_names;      /* several groups: every name once (ids index it), else NULL */
-    const char *cname;        /* UTF-8 of name, for messages */
-    const BtArgSlot **slots;  /* per overload: its slots (the calls own them) */
-    int *ov_group;            /* per overload: its group */
+    PyObject *name;          /* str, interned */
+    PyObject *qualname;      /* str */
+    PyObject *names;         /* the first group's names (a new reference) */
+    PyObject *overloads;     /* tuple of C signatures (str) */
+    PyObject *pysigs;        /* tuple, per overload: its Python signature "f(x, w=1.0)" */
+    PyObject *text_sig;      /* the first overload's "(x, w=1.0)", for __text_signature__ */
+    PyObject *all_names;     /* several groups: every name once (ids index it), else NULL */
+    const char *cname;       /* UTF-8 of name, for messages */
+    const BtArgSlot **slots; /* per overload: its slots (the calls own them) */
+    int *ov_group;           /* per overload: its group */
     BtDispatchGroup *groups;
     int n_groups;
     int n_ovs;
-    int n_py;                 /* the first group's */
-    int fast_n;               /* n_py with one group, else -1: a call of exactly fast_n
+    int n_py;               /* the first group's */
+    int fast_n;             /* n_py with one group, else -1: a call of exactly fast_n
                                * positional arguments binds to them as they are */
-    int max_py;               /* the most parameters of a group */
-    int terse_missing;        /* "missing required argument 'y' (position 2)" */
-    BtDispatchEntry *cache;   /* cache_cap entries, keys beside them */
-    uint8_t *cache_keys;      /* cache_cap * key_len */
+    int max_py;             /* the most parameters of a group */
+    int terse_missing;      /* "missing required argument 'y' (position 2)" */
+    BtDispatchEntry *cache; /* cache_cap entries, keys beside them */
+    uint8_t *cache_keys;    /* cache_cap * key_len */
     int key_len;
     int cache_cap;
     int cache_used;
-    Py_ssize_t scans;         /* cache misses that scanned the overloads (tests read it) */
+    Py_ssize_t scans; /* cache misses that scanned the overloads (tests read it) */
 } BtDispatch;
 
 /* Keywords a caller takes besides the parameters (a launch's grid=, ...):
@@ -70,7 +70,7 @@ typedef struct BtDispatch {
 typedef struct BtDispatchExtra {
     const char *const *names;
     int n;
-    PyObject **out;  /* n borrowed references, NULL when not given */
+    PyObject **out; /* n borrowed references, NULL when not given */
 } BtDispatchExtra;
 
 /* How a caller reads and describes arguments; NULL members (or a NULL
@@ -78,19 +78,19 @@ typedef struct BtDispatchExtra {
  * j numbers the given arguments: the positional ones, then the keyword
  * ones that name parameters, in call order. */
 typedef struct BtDispatchHow {
-    int (*ready)(void *ctx);  /* keywords sorted, extra's filled, no code read yet; -1 stops */
-    int (*code)(PyObject *o, int j, PyObject *name, void *ctx);  /* -1: exception set */
-    PyObject *(*given)(PyObject *o, int j, void *ctx);           /* new reference */
+    int (*ready)(void *ctx); /* keywords sorted, extra's filled, no code read yet; -1 stops */
+    int (*code)(PyObject *o, int j, PyObject *name, void *ctx); /* -1: exception set */
+    PyObject *(*given)(PyObject *o, int j, void *ctx);          /* new reference */
     const char *(*wants)(const BtArgSlot *s, char *buf, size_t size);
     void *ctx;
 } BtDispatchHow;
 
 /* A call bound to the overload bt_dispatch_pick chose. */
 typedef struct BtDispatchPick {
-    PyObject *argv[BT_MAX_PARAMS];  /* its group's arguments in order; NULL = omitted */
+    PyObject *argv[BT_MAX_PARAMS]; /* its group's arguments in order; NULL = omitted */
     uint8_t codes[BT_MAX_PARAMS];
-    int src[BT_MAX_PARAMS];         /* the given number j of each, or -1 */
-    PyObject *names;                /* borrowed: its group's parameter names */
+    int src[BT_MAX_PARAMS]; /* the given number j of each, or -1 */
+    PyObject *names;        /* borrowed: its group's parameter names */
     int ov, pass;
 } BtDispatchPick;
 

@@ -11,14 +11,14 @@
 typedef struct BtFunction {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    BtDispatch dispatch;  /* name, qualname, parameter names, signatures, cache */
-    PyObject *module;     /* str */
-    PyObject *doc;        /* str */
-    PyObject *owner;      /* keeps the library loaded */
-    PyObject *info;       /* its Library's LibraryInfo (pickling, .library), or NULL */
+    BtDispatch dispatch; /* name, qualname, parameter names, signatures, cache */
+    PyObject *module;    /* str */
+    PyObject *doc;       /* str */
+    PyObject *owner;     /* keeps the library loaded */
+    PyObject *info;      /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
-    BtCallOpts opts;      /* GIL policy, const copies (its Library's build/load options) */
-    BtArena arena;        /* calls and their slots */
+    BtCallOpts opts; /* GIL policy, const copies (its Library's build/load options) */
+    BtArena arena;   /* calls and their slots */
     BtCall *calls;
 } BtFunction;
 
@@ -78,7 +78,8 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
 static PyObject *function_repr(BtFunction *f)
 {
     return PyUnicode_FromFormat("<bindthem function %U.%U with %d overload%s>", f->module,
-                                f->dispatch.qualname, f->dispatch.n_ovs, f->dispatch.n_ovs == 1 ? "" : "s");
+                                f->dispatch.qualname, f->dispatch.n_ovs,
+                                f->dispatch.n_ovs == 1 ? "" : "s");
 }
 
 static PyObject *function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
@@ -196,8 +197,7 @@ static PyObject *get_pysigs(BtFunction *f, void *c) { return Py_NewRef(f->dispat
 
 static PyObject *get_dispatch_info(BtFunction *f, void *c)
 {
-    return Py_BuildValue("{s:i,s:n}", "cached", f->dispatch.cache_used, "scans",
-                         f->dispatch.scans);
+    return Py_BuildValue("{s:i,s:n}", "cached", f->dispatch.cache_used, "scans", f->dispatch.scans);
 }
 
 static PyObject *get_library(BtFunction *f, void *c)
@@ -251,7 +251,8 @@ static PyGetSetDef function_getset[] = {
      NULL},
     {"gil", (getter)get_gil, NULL,
      "When calls release the GIL: 'auto' (arrays of 2048 elements or more), 'release' "
-     "(always) or 'keep' (never); bindthem.options(gil=...) overrides it per call.", NULL},
+     "(always) or 'keep' (never); bindthem.options(gil=...) overrides it per call.",
+     NULL},
     {"copy_const", (getter)get_copy_const, NULL,
      "Whether const array arguments that are not C-contiguous and aligned are copied "
      "(True) or refused (False); bindthem.options(copy_const=...) overrides it per call.",
@@ -297,16 +298,11 @@ static PyMemberDef function_members[] = {
 };
 
 static PyType_Slot function_slots[] = {
-    {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_repr, function_repr},
-    {Py_tp_descr_get, function_descr_get},
-    {Py_tp_methods, function_methods},
-    {Py_tp_getset, function_getset},
-    {Py_tp_members, function_members},
-    {Py_tp_traverse, function_traverse},
-    {Py_tp_clear, function_clear},
-    {Py_tp_dealloc, function_dealloc},
-    {0, NULL},
+    {Py_tp_call, PyVectorcall_Call},       {Py_tp_repr, function_repr},
+    {Py_tp_descr_get, function_descr_get}, {Py_tp_methods, function_methods},
+    {Py_tp_getset, function_getset},       {Py_tp_members, function_members},
+    {Py_tp_traverse, function_traverse},   {Py_tp_clear, function_clear},
+    {Py_tp_dealloc, function_dealloc},     {0, NULL},
 };
 
 PyType_Spec bt_function_spec = {

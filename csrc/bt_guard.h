@@ -14,11 +14,11 @@
 
 typedef enum BtGuardKind {
     BT_GUARD_OK = 0,
-    BT_GUARD_RUNTIME,   /* std::exception (others) or anything else thrown */
-    BT_GUARD_MEMORY,    /* std::bad_alloc */
-    BT_GUARD_VALUE,     /* std::invalid_argument, std::domain_error, std::length_error */
-    BT_GUARD_INDEX,     /* std::out_of_range */
-    BT_GUARD_OVERFLOW   /* std::overflow_error, std::range_error, std::underflow_error */
+    BT_GUARD_RUNTIME, /* std::exception (others) or anything else thrown */
+    BT_GUARD_MEMORY,  /* std::bad_alloc */
+    BT_GUARD_VALUE,   /* std::invalid_argument, std::domain_error, std::length_error */
+    BT_GUARD_INDEX,   /* std::out_of_range */
+    BT_GUARD_OVERFLOW /* std::overflow_error, std::range_error, std::underflow_error */
 } BtGuardKind;
 
 /* ffi_call(cif, fn, rvalue, avalues); returns BT_GUARD_OK, or the kind of
@@ -26,7 +26,8 @@ typedef enum BtGuardKind {
 #ifdef __cplusplus
 extern "C"
 #endif
-BT_HIDDEN int bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void **avalues,
-                            char *msg, size_t msgsize);
+    BT_HIDDEN int
+    bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void **avalues, char *msg,
+                  size_t msgsize);
 
 #endif

@@ -55,8 +55,8 @@ uint64_t bt_hash_str(const BtIndex *x, const char *s) { return bt_hash(x, s, str
 
 uint64_t bt_hash_int(uint64_t h, uint64_t v) { return mix(h ^ mix(v + 0x9E3779B97F4A7C15u)); }
 
-int bt_index_find(const BtIndex *x, uint64_t h, int (*eq)(const void *ctx, int id),
-                  const void *ctx, size_t *at)
+int bt_index_find(const BtIndex *x, uint64_t h, int (*eq)(const void *ctx, int id), const void *ctx,
+                  size_t *at)
 {
     size_t i;
 

@@ -14,7 +14,7 @@
 #include "bt_arena.h"
 
 typedef struct BtIndex {
-    int *slot;       /* 0: empty, else 1 + an element id */
+    int *slot; /* 0: empty, else 1 + an element id */
     size_t mask;
     uint64_t seed;
 } BtIndex;

@@ -81,8 +81,8 @@ static void adv(BtLexer *lx)
 
 static int is_ident_char(int c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c >= 0x80;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c >= 0x80;
 }
 
 static int is_digit(int c) { return c >= '0' && c <= '9'; }
@@ -520,8 +520,7 @@ static size_t indent_of(const DocLine *l)
     return i;
 }
 
-int bt_lex_doc(BtArena *arena, const char *begin, const char *end, const char **out,
-               BtDiag *diag)
+int bt_lex_doc(BtArena *arena, const char *begin, const char *end, const char **out, BtDiag *diag)
 {
     DocLines dl = {NULL, 0, 0};
     BtBuf buf;
@@ -725,8 +724,8 @@ int bt_lex_literal(const char *text, BtLiteral *out)
         return lit_char(s + 1, out);
     for (e = s; is_ident_char((unsigned char)*e); e++)
         ;
-    if (!*skip_blanks(e) && ((e - s == 4 && !memcmp(s, "true", 4)) ||
-                             (e - s == 5 && !memcmp(s, "false", 5)))) {
+    if (!*skip_blanks(e) &&
+        ((e - s == 4 && !memcmp(s, "true", 4)) || (e - s == 5 && !memcmp(s, "false", 5)))) {
         out->kind = BT_LIT_BOOL;
         out->u = *s == 't';
         return 0;

@@ -15,8 +15,8 @@
 
 typedef enum BtTokKind {
     BT_TOK_EOF = 0,
-    BT_TOK_ERROR,  /* stands for BtTokens.err; always the last token */
-    BT_TOK_IDENT,  /* identifiers and keywords */
+    BT_TOK_ERROR, /* stands for BtTokens.err; always the last token */
+    BT_TOK_IDENT, /* identifiers and keywords */
     BT_TOK_NUMBER,
     BT_TOK_STRING, /* "..", L"..", u8"..", R"d(..)d" */
     BT_TOK_CHAR,   /* '..' */
@@ -27,10 +27,10 @@ typedef enum BtTokKind {
  * The column comes from the line table (bt_lex_col), the comment block
  * above from a side table (bt_lex_doc_span). */
 typedef struct BtToken {
-    const char *s;       /* into the source text */
-    unsigned len : 28;   /* < BT_LEX_MAX_TOKEN */
-    unsigned kind : 4;   /* BtTokKind */
-    int line;            /* 1-based */
+    const char *s;     /* into the source text */
+    unsigned len : 28; /* < BT_LEX_MAX_TOKEN */
+    unsigned kind : 4; /* BtTokKind */
+    int line;          /* 1-based */
 } BtToken;
 
 #define BT_LEX_MAX_TOKEN (1 << 27)
@@ -39,27 +39,27 @@ typedef struct BtLexer {
     const char *file;
     const char *p, *end;
     int line, col;
-    int tok_line;        /* line of the last token, 0 before the first */
+    int tok_line;              /* line of the last token, 0 before the first */
     const char *blk, *blk_end; /* comment block being collected */
-    int blk_line;        /* line on which that block ends */
+    int blk_line;              /* line on which that block ends */
     const char *doc, *doc_end; /* the block above the last token, or NULL */
-    int tok_col;         /* column of the token being read */
+    int tok_col;               /* column of the token being read */
 } BtLexer;
 
 typedef struct BtTokDoc {
-    int tok;             /* index of the token the block is above */
+    int tok; /* index of the token the block is above */
     const char *doc, *doc_end;
 } BtTokDoc;
 
 typedef struct BtTokens {
     BtToken *v;
-    int n;               /* v[n - 1] is BT_TOK_EOF or BT_TOK_ERROR */
+    int n; /* v[n - 1] is BT_TOK_EOF or BT_TOK_ERROR */
     const char *text;
     const unsigned *line_start; /* byte offset of each line in text */
     int n_lines;
-    BtTokDoc *docs;      /* by token index */
+    BtTokDoc *docs; /* by token index */
     int n_docs;
-    BtDiag err;          /* the lexical error a BT_TOK_ERROR token stands for */
+    BtDiag err; /* the lexical error a BT_TOK_ERROR token stands for */
 } BtTokens;
 
 BT_HIDDEN void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len);
@@ -92,9 +92,9 @@ typedef enum BtLitKind { BT_LIT_BOOL = 1, BT_LIT_INT, BT_LIT_FLOAT, BT_LIT_CHAR 
 
 typedef struct BtLiteral {
     BtLitKind kind;
-    int neg;                 /* INT: written with a unary minus */
-    unsigned long long u;    /* BOOL (0/1), INT (magnitude), CHAR (code) */
-    double d;                /* FLOAT, sign included */
+    int neg;              /* INT: written with a unary minus */
+    unsigned long long u; /* BOOL (0/1), INT (magnitude), CHAR (code) */
+    double d;             /* FLOAT, sign included */
 } BtLiteral;
 
 /* Reads text (a default argument as the header writes it) as one literal:

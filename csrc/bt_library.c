@@ -73,8 +73,8 @@ static PyObject *open_handle(BtState *st, PyObject *path)
     h->handle = lib;
     bt_arena_init(&scratch);
     real = bt_sym_path(lib, &scratch);
-    h->path = real && real[0] ? PyUnicode_DecodeFSDefault(real) : PyUnicode_DecodeFSDefault(
-                                                                      PyBytes_AS_STRING(path));
+    h->path = real && real[0] ? PyUnicode_DecodeFSDefault(real)
+                              : PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(path));
     bt_arena_free(&scratch);
     if (!h->path) {
         Py_DECREF(h);
@@ -140,9 +140,8 @@ static PyObject *missing_symbol(BtState *st, const BtOverload *ov, const char *s
                      "bindthem.build(header, instantiate) compile the header and its "
                      "instantiations for you",
                      d->name, bt_buf_str(&inst), symbol, libpath, near ? "it has " : "",
-                     near ? near : "it has no function of that name",
-                     near ? " only" : "", bt_type(ov->ret)->cname, bt_buf_str(&inst),
-                     paren ? paren : "()");
+                     near ? near : "it has no function of that name", near ? " only" : "",
+                     bt_type(ov->ret)->cname, bt_buf_str(&inst), paren ? paren : "()");
     }
     Py_XDECREF(path);
     bt_buf_free(&inst);
@@ -169,9 +168,9 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 
     memset(&meta, 0, sizeof meta);
     bt_arena_init(&arena);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&|O&$Up:bind", kwlist,
-                                     PyUnicode_FSConverter, &lib, PyUnicode_FSConverter, &header,
-                                     bt_path_converter, &inst, &modname, &strict))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&|O&$Up:bind", kwlist, PyUnicode_FSConverter,
+                                     &lib, PyUnicode_FSConverter, &header, bt_path_converter, &inst,
+                                     &modname, &strict))
         goto error;
     if (!modname) {
         PyErr_SetString(PyExc_TypeError, "bind() needs module=");

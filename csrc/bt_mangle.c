@@ -29,17 +29,17 @@
 enum { LV_BASE, LV_CONST, LV_PTR }; /* how much of a BtTypeRef to mangle */
 
 typedef struct Cand {
-    size_t off;   /* of the expanded mangling in pool */
-    int seq;      /* substitution index */
+    size_t off; /* of the expanded mangling in pool */
+    int seq;    /* substitution index */
 } Cand;
 
 typedef struct Mangler {
     BtBuf out;
-    BtBuf pool;   /* type candidates' expanded manglings, each NUL-terminated */
-    Cand *cands;  /* type candidates (a block of the arena's own) */
+    BtBuf pool;  /* type candidates' expanded manglings, each NUL-terminated */
+    Cand *cands; /* type candidates (a block of the arena's own) */
     int n_cands, cap_cands;
-    BtIndex index;/* cands by expanded mangling */
-    int n_subs;   /* candidates of every kind so far */
+    BtIndex index; /* cands by expanded mangling */
+    int n_subs;    /* candidates of every kind so far */
     int failed;
 } Mangler;
 
@@ -200,10 +200,7 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
 }
 
 /* source-name -> <length> <identifier> */
-static void put_source_name(BtBuf *b, const char *id)
-{
-    bt_buf_printf(b, "%zu%s", strlen(id), id);
-}
+static void put_source_name(BtBuf *b, const char *id) { bt_buf_printf(b, "%zu%s", strlen(id), id); }
 
 /* name -> N prefix* source-name [targs] E | source-name [targs] */
 static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)

@@ -19,8 +19,11 @@ static int os_error(BtDiag *diag, const char *path, const char *what, int err)
 
 static const char *file_kind(mode_t m)
 {
-    return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
-           : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
 }
 
 int bt_meta_read_file(const char *path, BtArena *arena, char **text, size_t *len, BtDiag *diag)
@@ -45,7 +48,8 @@ int bt_meta_read_file(const char *path, BtArena *arena, char **text, size_t *len
         goto done;
     }
     if (!S_ISREG(st.st_mode)) {
-        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0, "cannot read: the file is %s; bindthem "
+        bt_diag_set(diag, BT_DIAG_OS, path, 0, 0,
+                    "cannot read: the file is %s; bindthem "
                     "reads headers and instantiate.yml from regular files",
                     file_kind(st.st_mode));
         if (diag->kind == BT_DIAG_OS)

@@ -15,28 +15,21 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
 
     bt_diag_format(d, msg, sizeof msg);
     switch (d->kind) {
-    case BT_DIAG_NOMEM:
-        PyErr_SetString(PyExc_MemoryError, msg);
-        return NULL;
+    case BT_DIAG_NOMEM: PyErr_SetString(PyExc_MemoryError, msg); return NULL;
     case BT_DIAG_OS:
         if (d->err && d->file[0]) {
             /* OSError(errno, text, filename) picks the subclass
              * (FileNotFoundError, IsADirectoryError, ...); the text is ours
              * ("cannot open: No such file or directory") */
-            exc = Py_BuildValue("(isN)", d->err, d->message,
-                                PyUnicode_DecodeFSDefault(d->file));
+            exc = Py_BuildValue("(isN)", d->err, d->message, PyUnicode_DecodeFSDefault(d->file));
             if (exc)
                 PyErr_SetObject(PyExc_OSError, exc);
             goto done;
         }
         PyErr_Format(PyExc_OSError, "%s", msg);
         return NULL;
-    case BT_DIAG_INSTANTIATE:
-        exc_type = st->InstantiateError;
-        break;
-    default:
-        exc_type = st->HeaderError;
-        break;
+    case BT_DIAG_INSTANTIATE: exc_type = st->InstantiateError; break;
+    default: exc_type = st->HeaderError; break;
     }
     /* the message may quote a string literal of a header in another encoding */
     text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
@@ -97,8 +90,8 @@ static PyObject *param_dict(const BtDecl *d, const BtParam *p)
 
     if (!type)
         return NULL;
-    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:z,s:i,s:i}", "name", p->name, "type", type,
-                      "const", p->t.is_const ? Py_True : Py_False, "array",
+    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:z,s:i,s:i}", "name", p->name, "type", type, "const",
+                      p->t.is_const ? Py_True : Py_False, "array",
                       p->t.is_array ? Py_True : Py_False, "size_of",
                       p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default", p->defval,
                       "line", p->line, "col", p->col);
@@ -127,15 +120,14 @@ static PyObject *decl_dict(const BtDecl *d)
     if (!ns || !tps || !ret)
         goto error;
     r = Py_BuildValue(
-        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}",
-        "name", d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
+        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}", "name",
+        d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
         d->ret.is_const ? Py_True : Py_False, "array", d->ret.is_array ? Py_True : Py_False,
-        "params", params, "doc", d->doc ? d->doc : "", "line", d->line, "col", d->col,
-        "first_line", d->first_line, "last_line", d->last_line,
-        "extern_c", d->extern_c ? Py_True : Py_False, "inline", d->is_inline ? Py_True : Py_False,
-        "static", d->is_static ? Py_True : Py_False, "global", d->is_global ? Py_True : Py_False,
-        "device", d->is_device ? Py_True : Py_False, "bindable",
-        d->unbindable ? Py_False : Py_True, "reason", d->unbindable);
+        "params", params, "doc", d->doc ? d->doc : "", "line", d->line, "col", d->col, "first_line",
+        d->first_line, "last_line", d->last_line, "extern_c", d->extern_c ? Py_True : Py_False,
+        "inline", d->is_inline ? Py_True : Py_False, "static", d->is_static ? Py_True : Py_False,
+        "global", d->is_global ? Py_True : Py_False, "device", d->is_device ? Py_True : Py_False,
+        "bindable", d->unbindable ? Py_False : Py_True, "reason", d->unbindable);
 error:
     Py_XDECREF(params);
     Py_XDECREF(ns);
@@ -174,12 +166,12 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
     for (i = 0; i < d->n_params; i++) {
         const BtParam *p = &d->params[i];
         const BtType *t = bt_type(ov->ptypes[i]);
-        PyObject *pd = Py_BuildValue(
-            "{s:s,s:s,s:s,s:s,s:O,s:O,s:z,s:O}", "name", p->name, "type", t->cname, "dtype",
-            t->npname, "python", t->pyname, "const", p->t.is_const ? Py_True : Py_False, "array",
-            p->t.is_array ? Py_True : Py_False, "size_of",
-            p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default",
-            i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None);
+        PyObject *pd = Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:z,s:O}", "name", p->name, "type",
+                                     t->cname, "dtype", t->npname, "python", t->pyname, "const",
+                                     p->t.is_const ? Py_True : Py_False, "array",
+                                     p->t.is_array ? Py_True : Py_False, "size_of",
+                                     p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default",
+                                     i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None);
         if (!pd)
             goto error;
         PyList_SET_ITEM(params, i, pd);
@@ -237,8 +229,8 @@ PyObject *bt_meta_to_py(const BtMeta *m)
     }
     for (i = 0; i < m->plan.n_skipped; i++) {
         const BtSkipped *s = &m->plan.skipped[i];
-        PyObject *sd = Py_BuildValue("{s:s,s:i,s:s}", "name", s->decl->name, "line",
-                                     s->decl->line, "reason", s->reason);
+        PyObject *sd = Py_BuildValue("{s:s,s:i,s:s}", "name", s->decl->name, "line", s->decl->line,
+                                     "reason", s->reason);
         if (!sd)
             goto error;
         PyList_SET_ITEM(skipped, i, sd);
@@ -318,7 +310,8 @@ int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instanti
 
     bt_diag_init(&diag);
     rc = bt_meta_load(m, PyBytes_AS_STRING(header),
-                      instantiate == Py_None ? NULL : PyBytes_AS_STRING(instantiate), strict, &diag);
+                      instantiate == Py_None ? NULL : PyBytes_AS_STRING(instantiate), strict,
+                      &diag);
     if (rc < 0)
         bt_raise_diag(st, &diag);
     return rc;

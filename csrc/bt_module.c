@@ -13,26 +13,23 @@
 /* bt_types.c stores NumPy's (stable) type numbers as plain ints. */
 _Static_assert(NPY_BOOL == 0 && NPY_BYTE == 1 && NPY_UBYTE == 2 && NPY_SHORT == 3 &&
                    NPY_USHORT == 4 && NPY_INT == 5 && NPY_UINT == 6 && NPY_LONG == 7 &&
-                   NPY_ULONG == 8 && NPY_LONGLONG == 9 && NPY_ULONGLONG == 10 &&
-                   NPY_FLOAT == 11 && NPY_DOUBLE == 12 && NPY_CFLOAT == 14 && NPY_CDOUBLE == 15,
+                   NPY_ULONG == 8 && NPY_LONGLONG == 9 && NPY_ULONGLONG == 10 && NPY_FLOAT == 11 &&
+                   NPY_DOUBLE == 12 && NPY_CFLOAT == 14 && NPY_CDOUBLE == 15,
                "NumPy type numbers changed");
 
 BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
 
-BtState *bt_state_from_type(PyTypeObject *tp)
-{
-    return (BtState *)PyType_GetModuleState(tp);
-}
+BtState *bt_state_from_type(PyTypeObject *tp) { return (BtState *)PyType_GetModuleState(tp); }
 
 PyDoc_STRVAR(parse_header_doc,
-"parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
-"Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
-"Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
-"the header declares, bindable or not, with the reason), 'functions' (the\n"
-"Python callables to make: name, doc and concrete overloads with their C\n"
-"signature and symbol), 'skipped' (header functions not bound, and why) and\n"
-"'missing' (instantiate.yml names that this header lacks; with strict=True\n"
-"any such name is an error instead).");
+             "parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
+             "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
+             "Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
+             "the header declares, bindable or not, with the reason), 'functions' (the\n"
+             "Python callables to make: name, doc and concrete overloads with their C\n"
+             "signature and symbol), 'skipped' (header functions not bound, and why) and\n"
+             "'missing' (instantiate.yml names that this header lacks; with strict=True\n"
+             "any such name is an error instead).");
 
 static PyObject *parse_header(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -78,10 +75,10 @@ static int core_exec(PyObject *module)
     errors = PyImport_ImportModule("bindthem.errors");
     if (!errors)
         goto done;
-#define GET(name)                                                                             \
-    if (!(st->name = PyObject_GetAttrString(errors, #name)))                                  \
-        goto done;                                                                            \
-    if (PyModule_AddObjectRef(module, #name, st->name) < 0)                                   \
+#define GET(name)                                                                                  \
+    if (!(st->name = PyObject_GetAttrString(errors, #name)))                                       \
+        goto done;                                                                                 \
+    if (PyModule_AddObjectRef(module, #name, st->name) < 0)                                        \
         goto done;
     GET(BindError)
     GET(HeaderError)
@@ -155,7 +152,4 @@ static struct PyModuleDef core_def = {
     .m_free = core_free,
 };
 
-PyMODINIT_FUNC PyInit__core(void)
-{
-    return PyModuleDef_Init(&core_def);
-}
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_def); }

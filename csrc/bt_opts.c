@@ -47,8 +47,7 @@ int bt_opts_current(BtState *st, BtCallOpts *opts)
     return 0;
 }
 
-int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out,
-                       PyObject **held)
+int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out, PyObject **held)
 {
     int i, n = 0;
 

@@ -57,12 +57,12 @@ typedef struct Parser {
     BtDiag *diag;
     const char **ns;
     int n_ns;
-    int extern_c;  /* inside extern "C" { } */
-    int anon_ns;   /* inside namespace { } */
+    int extern_c; /* inside extern "C" { } */
+    int anon_ns;  /* inside namespace { } */
     int depth;
-    BtDecl *decls;         /* a block of its own (bt_arena_resize) */
+    BtDecl *decls; /* a block of its own (bt_arena_resize) */
     int n_decls, cap_decls;
-    struct Range *ranges;  /* split_params' output, reused for every function */
+    struct Range *ranges; /* split_params' output, reused for every function */
     int cap_ranges;
 } Parser;
 
@@ -149,14 +149,14 @@ static int is_any(const BtToken *t, const char *const *list)
 }
 
 static const char *const builtin_words[] = {
-    "void", "bool", "char", "short", "int", "long", "signed", "unsigned", "float",
+    "void",   "bool",    "char",    "short",    "int",      "long", "signed",   "unsigned", "float",
     "double", "wchar_t", "char8_t", "char16_t", "char32_t", "auto", "__int128", NULL};
-static const char *const cv_words[] = {"const", "volatile", "restrict", "__restrict",
-                                       "__restrict__", NULL};
+static const char *const cv_words[] = {"const",      "volatile",     "restrict",
+                                       "__restrict", "__restrict__", NULL};
 static const char *const elaborated_words[] = {"struct", "union", "class", "enum", NULL};
 static const char *const other_words[] = {
-    "struct", "class", "union", "enum", "typedef", "using", "static_assert", "friend",
-    "template", "namespace", "asm", "__asm__", NULL};
+    "struct", "class",    "union",     "enum", "typedef", "using", "static_assert",
+    "friend", "template", "namespace", "asm",  "__asm__", NULL};
 
 /* ---- skipping ---- */
 
@@ -331,8 +331,10 @@ static int parse_type(Parser *p, int a, int b, int allow_name, const char *what,
                 ti->is_const = 1;
             i++;
         } else if (is_any(t, elaborated_words) && !seen_ptr) {
-            ti->elaborated = bt_lex_is(t, "struct") ? "struct" : bt_lex_is(t, "union") ? "union"
-                             : bt_lex_is(t, "enum") ? "enum" : "class";
+            ti->elaborated = bt_lex_is(t, "struct")  ? "struct"
+                             : bt_lex_is(t, "union") ? "union"
+                             : bt_lex_is(t, "enum")  ? "enum"
+                                                     : "class";
             append(raw, sizeof raw, ti->elaborated, strlen(ti->elaborated));
             append(raw, sizeof raw, " ", 1);
             i++;
@@ -592,8 +594,8 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     if (resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.nref && ti.nptr + ndims < 2)
         *reason = bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb, ti.spelling);
     if (ti.nref)
-        *reason = bt_arena_printf(p->arena, "parameter %s is a reference (%s %s)", lb,
-                                  ti.spelling, ti.nref > 1 ? "&&" : "&");
+        *reason = bt_arena_printf(p->arena, "parameter %s is a reference (%s %s)", lb, ti.spelling,
+                                  ti.nref > 1 ? "&&" : "&");
     else if (ndims > 1)
         *reason = bt_arena_printf(p->arena, "parameter %s is a multi-dimensional array", lb);
     else if (ti.nptr + ndims > 1)
@@ -607,8 +609,9 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     else if (eq < r.b && pr->t.is_array)
         *reason = bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
     else if (!*reason && pr->t.tparam < 0 && pr->t.type == BT_VOID)
-        *reason = bt_arena_printf(p->arena, pr->t.is_array ? "parameter %s is a void pointer"
-                                                           : "parameter %s has type void", lb);
+        *reason = bt_arena_printf(
+            p->arena,
+            pr->t.is_array ? "parameter %s is a void pointer" : "parameter %s has type void", lb);
     return 0;
 }
 
@@ -676,12 +679,13 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
                 break;
             if (axis == -2)
                 d->unbindable = bt_arena_printf(
-                    p->arena, "parameter '%s' names an axis of '%s' past the last one bindthem "
-                    "passes ('%s_size%d')", s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
+                    p->arena,
+                    "parameter '%s' names an axis of '%s' past the last one bindthem "
+                    "passes ('%s_size%d')",
+                    s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
             else if (!why[j] && !is_size_type(&s->t))
                 d->unbindable = bt_arena_printf(
-                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name,
-                    x->name);
+                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
             if (d->unbindable)
                 break;
             s->size_of = i;
@@ -809,8 +813,8 @@ static int function_head(const Parser *p)
             angle++;
         else if (bt_lex_is(t, ">") && angle > 0)
             angle--;
-        else if (angle == 0 && (t->kind == BT_TOK_PUNCT && strchr("(=[:,)]", *t->s) &&
-                                !bt_lex_is(t, "::")))
+        else if (angle == 0 &&
+                 (t->kind == BT_TOK_PUNCT && strchr("(=[:,)]", *t->s) && !bt_lex_is(t, "::")))
             break;
     }
     if (!is(p, j, "(") || j < p->pos + 2 || tok(p, j - 1)->kind != BT_TOK_IDENT ||
@@ -1130,8 +1134,8 @@ static int parse_items(Parser *p, int inside)
     }
 }
 
-int bt_parse_header(const char *file, const char *text, size_t len, BtArena *arena,
-                    BtHeader *out, BtDiag *diag)
+int bt_parse_header(const char *file, const char *text, size_t len, BtArena *arena, BtHeader *out,
+                    BtDiag *diag)
 {
     Parser p;
 
@@ -1148,8 +1152,8 @@ int bt_parse_header(const char *file, const char *text, size_t len, BtArena *are
         return bt_diag_nomem(diag);
     /* the tokens are most of the memory; the declarations hold copies */
     bt_lex_release(&p.toks, arena);
-    if (p.n_decls && !(p.decls = bt_arena_resize(arena, p.decls, (size_t)p.n_decls *
-                                                                 sizeof *p.decls)))
+    if (p.n_decls &&
+        !(p.decls = bt_arena_resize(arena, p.decls, (size_t)p.n_decls * sizeof *p.decls)))
         return bt_diag_nomem(diag);
     out->file = bt_arena_strdup(arena, file ? file : "");
     if (!out->file)

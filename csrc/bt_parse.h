@@ -18,10 +18,10 @@
 
 /* A parameter's or return value's type. */
 typedef struct BtTypeRef {
-    int tparam;      /* index into BtDecl.tparams, or -1 for a concrete type */
-    BtTypeId type;   /* the concrete type when tparam < 0 */
-    int is_const;    /* const on the scalar, or on the pointee of an array */
-    int is_array;    /* `T *x` or `T x[]` */
+    int tparam;               /* index into BtDecl.tparams, or -1 for a concrete type */
+    BtTypeId type;            /* the concrete type when tparam < 0 */
+    int is_const;             /* const on the scalar, or on the pointee of an array */
+    int is_array;             /* `T *x` or `T x[]` */
     int is_complex_of_tparam; /* `std::complex<T>` with T a template param */
 } BtTypeRef;
 
@@ -32,17 +32,17 @@ typedef struct BtTypeRef {
 typedef struct BtParam {
     const char *name;
     BtTypeRef t;
-    int size_of;     /* for a size parameter of array x: index of x; else -1 */
-    int size_axis;   /* for a size parameter: the axis K it gets (0 for `x_size`) */
+    int size_of;        /* for a size parameter of array x: index of x; else -1 */
+    int size_axis;      /* for a size parameter: the axis K it gets (0 for `x_size`) */
     const char *defval; /* a scalar's default argument, as written ("2"), or NULL */
-    int line, col;   /* of the parameter's name */
+    int line, col;      /* of the parameter's name */
 } BtParam;
 
 typedef struct BtDecl {
     const char *name;
-    const char **ns;      /* enclosing namespaces, outermost first */
+    const char **ns; /* enclosing namespaces, outermost first */
     int n_ns;
-    int extern_c;         /* extern "C" prefix or inside an extern "C" block */
+    int extern_c; /* extern "C" prefix or inside an extern "C" block */
     int is_inline;
     int is_static;
     int is_global;        /* CUDA __global__ */
@@ -52,11 +52,11 @@ typedef struct BtDecl {
     BtTypeRef ret;
     BtParam *params;
     int n_params;
-    const char *doc;      /* comment markers and common indentation stripped; "" if none */
+    const char *doc;        /* comment markers and common indentation stripped; "" if none */
     const char *unbindable; /* reason, or NULL when bindable */
-    int line, col;        /* of the function's name */
-    int first_line;       /* its doc comment's (or template's, or first word's) line */
-    int last_line;        /* of its closing '}' or ';' */
+    int line, col;          /* of the function's name */
+    int first_line;         /* its doc comment's (or template's, or first word's) line */
+    int last_line;          /* of its closing '}' or ';' */
 } BtDecl;
 
 typedef struct BtHeader {

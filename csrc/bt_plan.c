@@ -27,8 +27,8 @@ typedef struct Planner {
     const BtInstTable *t;
     BtArena *arena;
     BtDiag *diag;
-    char *used;             /* per decl: some overload binds it */
-    char *listed;           /* per decl: the table names it */
+    char *used;   /* per decl: some overload binds it */
+    char *listed; /* per decl: the table names it */
     /* Lookups in time independent of the header's size. Per decl i:
      * name_head[i] is the first decl of its name, key_head[i] the first of
      * its name and template arity; at a head, the first bindable decl of
@@ -38,10 +38,10 @@ typedef struct Planner {
     int *name_head, *key_head;
     int *by_name_bindable, *by_key_bindable, *by_key_unbindable;
     long near_budget;
-    BtOverload *ovs;        /* in YAML (or header) order, before grouping */
-    const char **names;     /* their Python names */
-    BtIndex missing;        /* out->missing by name */
-    char *name_listed;      /* per name head: the table names it */
+    BtOverload *ovs;    /* in YAML (or header) order, before grouping */
+    const char **names; /* their Python names */
+    BtIndex missing;    /* out->missing by name */
+    char *name_listed;  /* per name head: the table names it */
 } Planner;
 
 /* A key to look up: a name, and for the keys index a template arity. */
@@ -173,8 +173,8 @@ static int missing_error(Planner *p, const BtInst *in, const BtDecl *hint)
     if (hint)
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                            "'%s' is listed in instantiate.yml but not declared in %s; did you "
-                           "mean '%s' (declared at %s:%d:%d)?", in->func, p->h->file, hint->name,
-                           p->h->file, hint->line, hint->col);
+                           "mean '%s' (declared at %s:%d:%d)?",
+                           in->func, p->h->file, hint->name, p->h->file, hint->line, hint->col);
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                        "'%s' is listed in instantiate.yml but not declared in %s", in->func,
                        p->h->file);
@@ -320,12 +320,13 @@ static int pick(Planner *p, const BtInst *in, const BtDecl **decl)
     }
     if ((kh < 0 || p->by_key_unbindable[kh] < 0) && p->by_name_bindable[first] >= 0)
         return arity_error(p, in, &decls[p->by_name_bindable[first]]);
-    unbindable_match = &decls[kh >= 0 && p->by_key_unbindable[kh] >= 0 ? p->by_key_unbindable[kh]
-                                                                          : first];
+    unbindable_match =
+        &decls[kh >= 0 && p->by_key_unbindable[kh] >= 0 ? p->by_key_unbindable[kh] : first];
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                        "instantiate.yml lists '%s', which the header declares at %s:%d:%d but "
-                       "cannot bind: %s", in->func, p->h->file, unbindable_match->line,
-                       unbindable_match->col, unbindable_match->unbindable);
+                       "cannot bind: %s",
+                       in->func, p->h->file, unbindable_match->line, unbindable_match->col,
+                       unbindable_match->unbindable);
 }
 
 /* A type ref with the template arguments substituted. */
@@ -354,9 +355,9 @@ static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTyp
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t ? p->t->file : p->h->file,
                        in ? in->tline : d->line, in ? in->tcol : d->col,
                        "std::complex<%s> is not supported (%s = %s in %s for '%s'; "
-                       "std::complex takes float or double)", bt_plan_cname(id),
-                       d->tparams[r->tparam], bt_plan_cname(id), in ? in->tpath : "?",
-                       d->name);
+                       "std::complex takes float or double)",
+                       bt_plan_cname(id), d->tparams[r->tparam], bt_plan_cname(id),
+                       in ? in->tpath : "?", d->name);
 }
 
 static void put_type(BtBuf *b, const BtTypeRef *r, BtTypeId id)
@@ -493,12 +494,13 @@ static int check_python_name(Planner *p, const BtInst *in)
     if ((r = find_remap(p, in->func)) >= 0)
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, p->t->remaps[r].line,
                            p->t->remaps[r].col,
-                           "%s remaps '%s' to '%s', which cannot be a kernel's name: "
-                           DUNDER_WHY "; pick another name", p->t->remaps[r].path,
-                           in->func, name);
+                           "%s remaps '%s' to '%s', which cannot be a kernel's name: " DUNDER_WHY
+                           "; pick another name",
+                           p->t->remaps[r].path, in->func, name);
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                        "'%s' cannot be a kernel's Python name: " DUNDER_WHY "; bind it under "
-                       "another name with a remap ('remaps: [{%s: name}]')", name, name);
+                       "another name with a remap ('remaps: [{%s: name}]')",
+                       name, name);
 }
 
 /* Files ovs[0..n) under names[0..n) into out->funcs, first appearance first. */
@@ -560,11 +562,14 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
         /* pick() binds only the first bindable decl of a name and arity */
         int b = p->by_key_bindable[p->key_head[i]];
         if (b >= 0 && p->used[b])
-            return bt_arena_printf(p->arena, "an overload with the same template arity "
-                                   "(%d:%d) is bound instead", p->h->decls[b].line,
-                                   p->h->decls[b].col);
-        return bt_arena_printf(p->arena, "no instantiate.yml entry gives it %d template "
-                               "argument%s", d->n_tparams, d->n_tparams == 1 ? "" : "s");
+            return bt_arena_printf(p->arena,
+                                   "an overload with the same template arity "
+                                   "(%d:%d) is bound instead",
+                                   p->h->decls[b].line, p->h->decls[b].col);
+        return bt_arena_printf(p->arena,
+                               "no instantiate.yml entry gives it %d template "
+                               "argument%s",
+                               d->n_tparams, d->n_tparams == 1 ? "" : "s");
     }
     return "not listed in instantiate.yml";
 }
@@ -576,8 +581,8 @@ static int plan_untemplated(Planner *p, int *n_ovs)
 {
     for (int i = 0; i < p->h->n_decls; i++) {
         const BtDecl *d = &p->h->decls[i];
-        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static ||
-            is_dunder(d->name) || p->listed[i])
+        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static || is_dunder(d->name) ||
+            p->listed[i])
             continue;
         if (make_overload(p, d, NULL, &p->ovs[*n_ovs]) < 0)
             return -1;
@@ -654,12 +659,13 @@ static int plan_table(Planner *p, BtPlan *out, int strict)
                                first_missing->col,
                                "%s declares none of the functions listed in instantiate.yml "
                                "(the first is '%s'); its templates, such as '%s' (line %d), "
-                               "need an entry with their types", p->h->file,
-                               first_missing->func, tmpl->name, tmpl->line);
+                               "need an entry with their types",
+                               p->h->file, first_missing->func, tmpl->name, tmpl->line);
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, t->file, first_missing->line,
                            first_missing->col,
                            "%s declares none of the functions listed in instantiate.yml "
-                           "(the first is '%s')", p->h->file, first_missing->func);
+                           "(the first is '%s')",
+                           p->h->file, first_missing->func);
     }
     return group(p, p->ovs, p->names, n_ovs, out);
 }
@@ -683,15 +689,15 @@ static int index_remaps(Planner *p)
         return nomem(p);
     for (i = 0; t && i < t->n_remaps; i++) {
         size_t at;
-        if (find_name(&p->remaps, &t->remaps[0].from, sizeof *t->remaps, t->remaps[i].from,
-                      &at) < 0)
+        if (find_name(&p->remaps, &t->remaps[0].from, sizeof *t->remaps, t->remaps[i].from, &at) <
+            0)
             bt_index_put(&p->remaps, at, i);
     }
     return 0;
 }
 
-int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
-                  BtPlan *out, BtDiag *diag)
+int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena, BtPlan *out,
+                  BtDiag *diag)
 {
     Planner p;
     int i, rc = -1;

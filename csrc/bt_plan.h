@@ -11,31 +11,31 @@
 
 typedef struct BtOverload {
     const BtDecl *decl;
-    const BtTypeId *targs;  /* one per decl->n_tparams; NULL when untemplated */
-    BtTypeId ret;           /* concrete return type */
-    BtTypeId *ptypes;       /* concrete type of each decl->params[i] */
-    const char *signature;  /* C signature: "int myfunc<int, double>(const int J[], ...)" */
-    const BtInst *inst;     /* the YAML entry, or NULL */
+    const BtTypeId *targs; /* one per decl->n_tparams; NULL when untemplated */
+    BtTypeId ret;          /* concrete return type */
+    BtTypeId *ptypes;      /* concrete type of each decl->params[i] */
+    const char *signature; /* C signature: "int myfunc<int, double>(const int J[], ...)" */
+    const BtInst *inst;    /* the YAML entry, or NULL */
 } BtOverload;
 
 typedef struct BtFunc {
-    const char *name;       /* Python name (after remaps) */
+    const char *name; /* Python name (after remaps) */
     BtOverload *ovs;
     int n_ovs;
-    const char *doc;        /* the first overload's declaration's doc */
+    const char *doc; /* the first overload's declaration's doc */
 } BtFunc;
 
 typedef struct BtSkipped {
     const BtDecl *decl;
-    const char *reason;     /* "unbindable: ...", "not listed in instantiate.yml", ... */
+    const char *reason; /* "unbindable: ...", "not listed in instantiate.yml", ... */
 } BtSkipped;
 
 typedef struct BtPlan {
     BtFunc *funcs;
     int n_funcs;
-    BtSkipped *skipped;     /* header functions that are not bound, with why */
+    BtSkipped *skipped; /* header functions that are not bound, with why */
     int n_skipped;
-    const char **missing;   /* YAML names absent from this header (shared YAML) */
+    const char **missing; /* YAML names absent from this header (shared YAML) */
     int n_missing;
 } BtPlan;
 

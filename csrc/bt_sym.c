@@ -20,8 +20,7 @@ void *bt_sym_open(const char *path, BtDiag *diag)
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         const char *e = dlerror();
-        bt_diag_set(diag, BT_DIAG_OS, NULL, 0, 0, "cannot load library: %s",
-                    e ? e : path);
+        bt_diag_set(diag, BT_DIAG_OS, NULL, 0, 0, "cannot load library: %s", e ? e : path);
     }
     return h;
 }

@@ -25,8 +25,8 @@ static const BtType table[BT_NTYPES] = {
     {BT_ULLONG, "unsigned long long", "y", 10, 'u', sizeof(unsigned long long), "int", "ulonglong"},
     {BT_FLOAT, "float", "f", 11, 'f', sizeof(float), "float", "float32"},
     {BT_DOUBLE, "double", "d", 12, 'f', sizeof(double), "float", "float64"},
-    {BT_CFLOAT, "std::complex<float>", "St7complexIfE", 14, 'c', sizeof(float complex),
-     "complex", "complex64"},
+    {BT_CFLOAT, "std::complex<float>", "St7complexIfE", 14, 'c', sizeof(float complex), "complex",
+     "complex64"},
     {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', sizeof(double complex),
      "complex", "complex128"},
 };
@@ -87,10 +87,7 @@ static const Alias aliases[] = {
     {"uintptr_t", BT_ULONG},
 };
 
-const BtType *bt_type(BtTypeId id)
-{
-    return (unsigned)id < BT_NTYPES ? &table[id] : NULL;
-}
+const BtType *bt_type(BtTypeId id) { return (unsigned)id < BT_NTYPES ? &table[id] : NULL; }
 
 static int is_punct(char c) { return c == '<' || c == '>' || c == ':' || c == ','; }
 

@@ -26,14 +26,14 @@
 
 #include "bt_hash.h"
 
-#define MAX_DEPTH 64            /* the grammar needs 6 */
+#define MAX_DEPTH 64 /* the grammar needs 6 */
 #define MAX_ANCHORS 1000
 #define MAX_ALIASES 10000
-#define MAX_NODES 2000000L      /* twice what MAX_EXPANSION lets through */
-#define MAX_EXPANSION 1000000L  /* function and type names read, plus pairs made */
+#define MAX_NODES 2000000L     /* twice what MAX_EXPANSION lets through */
+#define MAX_EXPANSION 1000000L /* function and type names read, plus pairs made */
 
 typedef struct Tuple {
-    BtTypeId *ids;          /* NULL for `null` */
+    BtTypeId *ids; /* NULL for `null` */
     int n;
     int line, col;
     const char *path;
@@ -46,14 +46,14 @@ typedef struct Reader {
     yaml_document_t *doc;
     BtArena *arena;
     BtDiag *diag;
-    const char *prefix;     /* "instantiate" (pyamg shape) or "" (README shape) */
-    BtInst *insts;          /* a block of its own (bt_arena_resize) */
+    const char *prefix; /* "instantiate" (pyamg shape) or "" (README shape) */
+    BtInst *insts;      /* a block of its own (bt_arena_resize) */
     int n_insts, cap_insts;
-    BtIndex inst_index;     /* insts by (function, tuple), for repeats */
+    BtIndex inst_index; /* insts by (function, tuple), for repeats */
     BtRemap *remaps;
     int n_remaps, cap_remaps;
-    long budget;            /* of MAX_EXPANSION, what is left */
-    char *seen;             /* per document node: walked already (an alias) */
+    long budget; /* of MAX_EXPANSION, what is left */
+    char *seen;  /* per document node: walked already (an alias) */
 } Reader;
 
 static yaml_node_t *child(Reader *r, int id) { return yaml_document_get_node(r->doc, id); }
@@ -112,10 +112,11 @@ static int spend(Reader *r, long n, const yaml_node_t *node, const char *path, i
         r->budget -= n;
         return 0;
     }
-    return fail_at(r, node, "%s%s takes instantiate.yml past %ld function names, type names "
+    return fail_at(r, node,
+                   "%s%s takes instantiate.yml past %ld function names, type names "
                    "and (function, type tuple) pairs in all (an alias counts each time it is "
-                   "used); list fewer, or split the file", path,
-                   alias ? " (an alias of the node here)" : "", MAX_EXPANSION);
+                   "used); list fewer, or split the file",
+                   path, alias ? " (an alias of the node here)" : "", MAX_EXPANSION);
 }
 
 static const char *sval(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
@@ -131,8 +132,7 @@ static int is_null(const yaml_node_t *n)
     if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return 0;
     v = sval(n);
-    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
-           !strcmp(v, "NULL");
+    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
 }
 
 /* "a sequence", "null", "'foo'" - for "..., not X" messages. */
@@ -164,8 +164,8 @@ static int is_ident(const char *s)
 /* A scalar holding a plain identifier (no NUL inside)? */
 static int is_ident_node(const yaml_node_t *n)
 {
-    return n->type == YAML_SCALAR_NODE && !is_null(n) &&
-           strlen(sval(n)) == n->data.scalar.length && is_ident(sval(n));
+    return n->type == YAML_SCALAR_NODE && !is_null(n) && strlen(sval(n)) == n->data.scalar.length &&
+           is_ident(sval(n));
 }
 
 /* A scalar holding a plain identifier; `what` names it in messages. */
@@ -298,11 +298,14 @@ static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *
     if (n->type != YAML_SEQUENCE_NODE)
         return fail_at(r, n,
                        "%s must be a sequence of type names such as [int, double], or null "
-                       "for an untemplated function; got %s", path, describe(r, n));
+                       "for an untemplated function; got %s",
+                       path, describe(r, n));
     tu->n = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (tu->n == 0)
-        return fail_at(r, n, "%s is an empty type tuple; write null for an untemplated "
-                       "function", path);
+        return fail_at(r, n,
+                       "%s is an empty type tuple; write null for an untemplated "
+                       "function",
+                       path);
     if (spend(r, tu->n, n, path, seen(r, n)) < 0)
         return -1;
     tu->ids = bt_arena_alloc(r->arena, (size_t)tu->n * sizeof *tu->ids);
@@ -313,10 +316,9 @@ static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *
         if (tn->type != YAML_SCALAR_NODE || is_null(tn))
             return fail_at(r, tn, "type %d of %s must be a type name, not %s", i, path,
                            describe(r, tn));
-        if (strlen(sval(tn)) != tn->data.scalar.length ||
-            bt_type_lookup(sval(tn), &tu->ids[i]) < 0)
-            return fail_at(r, tn, "unknown type '%.200s' in %s; known types: %s", sval(tn),
-                           path, bt_type_known_spellings());
+        if (strlen(sval(tn)) != tn->data.scalar.length || bt_type_lookup(sval(tn), &tu->ids[i]) < 0)
+            return fail_at(r, tn, "unknown type '%.200s' in %s; known types: %s", sval(tn), path,
+                           bt_type_known_spellings());
         if (tu->ids[i] == BT_VOID)
             return fail_at(r, tn, "'void' in %s cannot be a template argument", path);
     }
@@ -356,8 +358,10 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
     if (!funcs)
         return fail_at(r, n, "entry %s has no 'functions' key", epath);
     if (!types)
-        return fail_at(r, n, "entry %s has no 'types' key (write 'types: null' for untemplated "
-                       "functions)", epath);
+        return fail_at(r, n,
+                       "entry %s has no 'types' key (write 'types: null' for untemplated "
+                       "functions)",
+                       epath);
 
     /* types */
     if (is_null(types)) {
@@ -369,12 +373,16 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
             return -1;
     } else {
         if (types->type != YAML_SEQUENCE_NODE)
-            return fail_at(r, types, "%s.types must be a sequence of type tuples or null, "
-                           "not %s", epath, describe(r, types));
+            return fail_at(r, types,
+                           "%s.types must be a sequence of type tuples or null, "
+                           "not %s",
+                           epath, describe(r, types));
         n_tuples = (int)(types->data.sequence.items.top - types->data.sequence.items.start);
         if (n_tuples == 0)
-            return fail_at(r, types, "%s.types is empty; write 'types: null' for untemplated "
-                           "functions", epath);
+            return fail_at(r, types,
+                           "%s.types is empty; write 'types: null' for untemplated "
+                           "functions",
+                           epath);
         tuples = bt_arena_alloc(r->arena, (size_t)n_tuples * sizeof *tuples);
         if (!tuples)
             return nomem(r);
@@ -389,8 +397,8 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
 
     /* functions, function-major */
     if (funcs->type != YAML_SEQUENCE_NODE)
-        return fail_at(r, funcs, "%s.functions must be a sequence of function names, not %s",
-                       epath, describe(r, funcs));
+        return fail_at(r, funcs, "%s.functions must be a sequence of function names, not %s", epath,
+                       describe(r, funcs));
     if (funcs->data.sequence.items.top == funcs->data.sequence.items.start)
         return fail_at(r, funcs, "%s.functions is empty", epath);
     i = (int)(funcs->data.sequence.items.top - funcs->data.sequence.items.start);
@@ -419,8 +427,8 @@ static int read_entries(Reader *r, const yaml_node_t *n, const char *what)
     int i = 0;
 
     if (n->type != YAML_SEQUENCE_NODE)
-        return fail_at(r, n, "%s must be a sequence of {types, functions} entries, not %s",
-                       what, describe(r, n));
+        return fail_at(r, n, "%s must be a sequence of {types, functions} entries, not %s", what,
+                       describe(r, n));
     if (n->data.sequence.items.top == n->data.sequence.items.start)
         return fail_at(r, n, "%s lists no entries", what);
     for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++)
@@ -445,8 +453,10 @@ static int read_remaps(Reader *r, const yaml_node_t *n)
     if (is_null(n))
         return 0;
     if (n->type != YAML_SEQUENCE_NODE)
-        return fail_at(r, n, "remaps must be a sequence of single-pair mappings such as "
-                       "'- from_name: to_name', not %s", describe(r, n));
+        return fail_at(r, n,
+                       "remaps must be a sequence of single-pair mappings such as "
+                       "'- from_name: to_name', not %s",
+                       describe(r, n));
     r->cap_remaps = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (spend(r, r->cap_remaps, n, "remaps", 0) < 0)
         return -1;
@@ -467,12 +477,16 @@ static int read_remaps(Reader *r, const yaml_node_t *n)
             goto done;
         }
         pairs = m->type == YAML_MAPPING_NODE
-                    ? (int)(m->data.mapping.pairs.top - m->data.mapping.pairs.start) : -1;
+                    ? (int)(m->data.mapping.pairs.top - m->data.mapping.pairs.start)
+                    : -1;
         if (pairs != 1) {
-            fail_at(r, m, "%s must be a single-pair mapping such as "
-                    "'fit_candidates_real: fit_candidates', not %s", path,
-                    pairs < 0 ? describe(r, m)
-                              : pairs == 0 ? "an empty mapping" : "a mapping with several pairs");
+            fail_at(r, m,
+                    "%s must be a single-pair mapping such as "
+                    "'fit_candidates_real: fit_candidates', not %s",
+                    path,
+                    pairs < 0    ? describe(r, m)
+                    : pairs == 0 ? "an empty mapping"
+                                 : "a mapping with several pairs");
             goto done;
         }
         if (!(from = ident_at(r, child(r, m->data.mapping.pairs.start->key), path)) ||
@@ -508,14 +522,14 @@ static int read_root(Reader *r, const yaml_node_t *root)
     yaml_node_pair_t *p;
 
     if (!root || is_null(root))
-        return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, 0, 0,
-                           "empty instantiate.yml");
+        return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, 0, 0, "empty instantiate.yml");
     if (root->type == YAML_SEQUENCE_NODE) {
         r->prefix = "";
         return read_entries(r, root, "instantiate.yml");
     }
     if (root->type != YAML_MAPPING_NODE)
-        return fail_at(r, root, "instantiate.yml must be a sequence of {types, functions} "
+        return fail_at(r, root,
+                       "instantiate.yml must be a sequence of {types, functions} "
                        "entries or a mapping with an 'instantiate' key, not %s",
                        describe(r, root));
     r->prefix = "instantiate";
@@ -527,7 +541,8 @@ static int read_root(Reader *r, const yaml_node_t *root)
         else if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "remaps") == 0)
             slot = &remaps;
         if (!slot)
-            return fail_at(r, k, "unknown top-level key %s (expected 'instantiate' and "
+            return fail_at(r, k,
+                           "unknown top-level key %s (expected 'instantiate' and "
                            "'remaps'; a single entry is written '- types: ...')",
                            describe(r, k));
         if (*slot)
@@ -571,9 +586,9 @@ static int yaml_failed(Reader *r, const yaml_parser_t *parser)
         line = (int)parser->problem_mark.line + 1;
         col = (int)parser->problem_mark.column + 1;
         if (parser->context)
-            snprintf(msg, sizeof msg, "%s (%s at line %d, column %d)%s", problem,
-                     parser->context, (int)parser->context_mark.line + 1,
-                     (int)parser->context_mark.column + 1, hint);
+            snprintf(msg, sizeof msg, "%s (%s at line %d, column %d)%s", problem, parser->context,
+                     (int)parser->context_mark.line + 1, (int)parser->context_mark.column + 1,
+                     hint);
         else
             snprintf(msg, sizeof msg, "%s%s", problem, hint);
     }
@@ -614,9 +629,9 @@ static int prescan(Reader *r)
             rc = fail_mark(r, &ev.start_mark, "more than %d anchors (&name) in instantiate.yml",
                            MAX_ANCHORS);
         if ((ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
-             ev.type == YAML_MAPPING_START_EVENT) && ++nodes > MAX_NODES)
-            rc = fail_mark(r, &ev.start_mark, "more than %ld nodes in instantiate.yml",
-                           MAX_NODES);
+             ev.type == YAML_MAPPING_START_EVENT) &&
+            ++nodes > MAX_NODES)
+            rc = fail_mark(r, &ev.start_mark, "more than %ld nodes in instantiate.yml", MAX_NODES);
         switch (ev.type) {
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
@@ -625,19 +640,16 @@ static int prescan(Reader *r)
                                MAX_DEPTH);
             break;
         case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            depth--;
-            break;
+        case YAML_MAPPING_END_EVENT: depth--; break;
         case YAML_ALIAS_EVENT:
             if (++aliases > MAX_ALIASES)
-                rc = fail_mark(r, &ev.start_mark, "more than %d aliases (*name) in "
-                               "instantiate.yml", MAX_ALIASES);
+                rc = fail_mark(r, &ev.start_mark,
+                               "more than %d aliases (*name) in "
+                               "instantiate.yml",
+                               MAX_ALIASES);
             break;
-        case YAML_STREAM_END_EVENT:
-            done = 1;
-            break;
-        default:
-            break;
+        case YAML_STREAM_END_EVENT: done = 1; break;
+        default: break;
         }
         yaml_event_delete(&ev);
     }
@@ -645,8 +657,8 @@ static int prescan(Reader *r)
     return rc;
 }
 
-int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
-                 BtInstTable *out, BtDiag *diag)
+int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena, BtInstTable *out,
+                 BtDiag *diag)
 {
     yaml_parser_t parser;
     yaml_document_t doc, extra;

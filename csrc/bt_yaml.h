@@ -17,17 +17,17 @@
 /* One (function, type tuple) pair, in YAML order. */
 typedef struct BtInst {
     const char *func;
-    const BtTypeId *types;  /* NULL for an untemplated (`null`) entry */
+    const BtTypeId *types; /* NULL for an untemplated (`null`) entry */
     int n_types;
-    int line, col;          /* of the function name in the YAML */
-    int tline, tcol;        /* of the type tuple (or of `null`) */
-    const char *path;       /* "instantiate[2].functions[1]" for messages */
-    const char *tpath;      /* "instantiate[2].types[0]" */
+    int line, col;     /* of the function name in the YAML */
+    int tline, tcol;   /* of the type tuple (or of `null`) */
+    const char *path;  /* "instantiate[2].functions[1]" for messages */
+    const char *tpath; /* "instantiate[2].types[0]" */
 } BtInst;
 
 typedef struct BtRemap {
-    const char *from;       /* C++ function name */
-    const char *to;         /* Python name */
+    const char *from; /* C++ function name */
+    const char *to;   /* Python name */
     int line, col;
     const char *path;
 } BtRemap;
