@@ -26,14 +26,16 @@ import os
 import pickle
 import threading
 import weakref
+from typing import Any
 
 from ._cache import cache_root
 from .errors import BindError
 
 __all__ = ["Source", "function", "library"]
 
-_unpickled = {}                          # key -> Library this process unpickled
-_live = weakref.WeakValueDictionary()    # key -> Library made here by build/load
+_unpickled: dict[Any, Any] = {}  # key -> Library this process unpickled
+# key -> Library made here by build/load
+_live: "weakref.WeakValueDictionary[Any, Any]" = weakref.WeakValueDictionary()
 _lock = threading.RLock()
 
 

@@ -22,6 +22,7 @@ import os
 import re
 import shlex
 import subprocess
+from typing import Any
 
 from . import _core, _travel
 from ._cache import compile_cached, flag_list
@@ -58,7 +59,7 @@ def _source_of(header, meta):
     return "\n".join(lines) + "\n"
 
 
-_compiler_ids = {}
+_compiler_ids: dict[Any, str] = {}
 
 
 def _compiler_id(cxx):
