@@ -7,6 +7,8 @@ arrays zero-copy and dispatching on their dtypes. No binding code is
 generated or compiled.
 """
 
+from __future__ import annotations
+
 try:
     from . import _core
 except ImportError as _e:
@@ -24,6 +26,7 @@ except ImportError as _e:
            "built" if _src else ""), name="bindthem._core") from None
 from . import cuda  # noqa: E402 - opens no driver until used
 from ._display import getsource
+from ._types import StrPath
 from .build import build
 from .errors import (
     BindError,
@@ -44,7 +47,8 @@ Function = _core.Function
 __version__ = "0.1.0"
 
 
-def parse_header(header, instantiate=None, *, strict=False):
+def parse_header(header: StrPath, instantiate: StrPath | None = None, *,
+                 strict: bool = False) -> _core._Metadata:
     """Read a kernel header and an optional instantiate.yml into plain Python
     objects (dicts, lists, strings), as the C core sees them.
 

@@ -17,6 +17,8 @@ then, appended, ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` for
 ``openmp=True``; ``-fPIC -shared`` always come last.
 """
 
+from __future__ import annotations
+
 import hashlib
 import os
 import re
@@ -26,8 +28,9 @@ from typing import Any
 
 from . import _core, _travel
 from ._cache import compile_cached, flag_list
+from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
-from .library import _make, _options, nothing_bound
+from .library import Library, _make, _options, nothing_bound
 
 __all__ = ["build", "compile_library", "instantiation_source", "resolve_flags"]
 
@@ -118,8 +121,11 @@ def _read_sources(header, instantiate):
     return header_text, yaml_text
 
 
-def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags=None,
-                    extra_cxxflags=None, openmp=False, cache_dir=None, strict=False):
+def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
+                    output: StrPath | None = None, cxx: str | None = None,
+                    cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
+                    openmp: bool = False, cache_dir: StrPath | None = None,
+                    strict: bool = False) -> str:
     """Compile ``header``'s kernels (and instantiations) into a shared library.
 
     Returns its path: ``output`` when given, else the cached library.
@@ -138,15 +144,18 @@ def compile_library(header, instantiate=None, *, output=None, cxx=None, cxxflags
     if why:
         warn(why)
     header_text, yaml_text = _read_sources(header, instantiate)
-    record = {}
+    record: dict[str, Any] = {}
     path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
                     output=output, record=record)
     _build_warnings(header, record, flags, _local_files(header, record["deps"]), header_text)
     return path
 
 
-def build(header, instantiate=None, *, name=None, cxx=None, cxxflags=None, extra_cxxflags=None,
-          openmp=False, cache_dir=None, strict=False, gil="auto", copy_const=False):
+def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | None = None,
+          cxx: str | None = None, cxxflags: Flags | None = None,
+          extra_cxxflags: Flags | None = None, openmp: bool = False,
+          cache_dir: StrPath | None = None, strict: bool = False, gil: GilOption = "auto",
+          copy_const: bool = False) -> Library:
     """Compile ``header``'s untemplated functions and the explicit
     instantiations ``instantiate`` lists with the system C++ compiler, then
     bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`

@@ -17,6 +17,8 @@ The driver (``libcuda.so.1``, or ``$BINDTHEM_LIBCUDA``) is opened on first
 use, never at import: ``import bindthem.cuda`` works without one.
 """
 
+from __future__ import annotations
+
 import functools
 import operator
 import os
@@ -24,9 +26,11 @@ import re
 import shutil
 import subprocess
 import types
+from typing import Any
 
 from . import _core
 from ._cache import compile_cached, flag_list, hash_file
+from ._types import Archs, Flags, StrPath
 from .errors import BuildError
 from .library import LibraryInfo, _Info, _regular_file
 
@@ -123,7 +127,8 @@ class Library(types.ModuleType):
             self.__name__, self.__file__, len(self.__all__))
 
 
-def load(module, header, instantiate=None, *, name=None, strict=False):
+def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None = None, *,
+         name: str | None = None, strict: bool = False) -> Library:
     """Load a CUDA module and bind the ``__global__`` kernels of ``header``.
 
     ``module`` is a .cubin/.fatbin/.ptx path or the image as bytes. With
@@ -222,8 +227,10 @@ def kernel_source(header, instantiate=None, *, strict=False):
     return "\n".join(lines) + "\n"
 
 
-def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=None, flags=None,
-                   cache_dir=None, strict=False):
+def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
+                   output: StrPath | None = None, arch: Archs | None = None,
+                   nvcc: str | None = None, flags: Flags | None = None,
+                   cache_dir: StrPath | None = None, strict: bool = False) -> str:
     """Compile ``header``'s kernels with nvcc into a fatbin; returns its path.
 
     ``arch``: compute capabilities to build SASS for (default: those of
@@ -239,7 +246,7 @@ def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=Non
     nvcc = _find_nvcc(nvcc)
     version, supported = _nvcc_info(nvcc)
     caps = _archs(arch, supported)
-    flags = flag_list(flags, DEFAULT_FLAGS)
+    flag_args: list[str] = flag_list(flags, DEFAULT_FLAGS)
     gencode = []
     for c in caps:
         gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
@@ -249,16 +256,18 @@ def compile_fatbin(header, instantiate=None, *, output=None, arch=None, nvcc=Non
     return compile_cached(
         key_parts=(header, hash_file(header), instantiate or "",
                    hash_file(instantiate) if instantiate else "", source, version,
-                   "\0".join([nvcc] + flags + gencode)),
+                   "\0".join([nvcc] + flag_args + gencode)),
         cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
         source=source, suffix=".cu", what="nvcc", output=output,
         status="compiling %s with nvcc" % os.path.basename(header),
-        command=lambda src, dep, out: ([nvcc, "-fatbin"] + flags + gencode
+        command=lambda src, dep, out: ([nvcc, "-fatbin"] + flag_args + gencode
                                        + ["-MD", "-MF", dep, src, "-o", out]))
 
 
-def build(header, instantiate=None, *, arch=None, nvcc=None, flags=None, cache_dir=None,
-          name=None, strict=False):
+def build(header: StrPath, instantiate: StrPath | None = None, *,
+          arch: Archs | None = None, nvcc: str | None = None,
+          flags: Flags | None = None, cache_dir: StrPath | None = None, name: str | None = None,
+          strict: bool = False) -> Library:
     """Compile ``header``'s ``__global__`` kernels (and the instantiations
     ``instantiate`` lists) with nvcc into a cached fatbin (see
     :func:`compile_fatbin`), then :func:`load` it. nvcc failing raises
@@ -270,7 +279,7 @@ def build(header, instantiate=None, *, arch=None, nvcc=None, flags=None, cache_d
 
 # ---- helpers ----
 
-def to_device(array, *, device=None):
+def to_device(array: Any, *, device: int | None = None) -> Any:
     """Copy ``array`` (anything NumPy takes; made C-contiguous) to a new
     :class:`DeviceArray` on ``device`` (default: the current context's device,
     else 0). The copy is synchronous; the memory is freed with the object."""

@@ -1,12 +1,16 @@
 """bindthem.Library and bindthem.load: a shared library's kernels as a module."""
 
+from __future__ import annotations
+
 import errno
 import os
 import stat
 import types
 import weakref
+from typing import Any
 
 from . import _core, _display, _travel
+from ._types import GilOption, GilPolicy, StrPath
 from .errors import BindWarning, warn
 
 __all__ = ["Library", "LibraryInfo", "load", "options"]
@@ -158,8 +162,9 @@ class Library(types.ModuleType):
         _display.library_pretty(self, p, cycle)
 
 
-def load(library, header, instantiate=None, *, name=None, strict=False, gil="auto",
-         copy_const=False):
+def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, *,
+         name: str | None = None, strict: bool = False, gil: GilOption = "auto",
+         copy_const: bool = False) -> Library:
     """Bind the kernels of ``header`` found in the shared library ``library``.
 
     With ``instantiate`` (an instantiate.yml), exactly what it lists is bound:
@@ -294,14 +299,14 @@ class options:
     ``None`` keeps the enclosing value. Blocks nest.
     """
 
-    def __init__(self, *, gil=None, copy_const=None):
+    def __init__(self, *, gil: GilPolicy | None = None, copy_const: bool | None = None) -> None:
         if gil is not None:
             _check_gil(gil, "gil")
         if copy_const is not None and not isinstance(copy_const, bool):
             raise TypeError("copy_const=%r: expected True, False or None" % (copy_const,))
         self.gil = gil
         self.copy_const = copy_const
-        self._tokens = []
+        self._tokens: list[Any] = []
 
     def __enter__(self):
         self._tokens.append(_core._options_push(
