@@ -2,6 +2,7 @@
 (no "call to untyped function"), and wrong argument types are caught."""
 
 import os
+import site
 import subprocess
 import sys
 
@@ -47,7 +48,10 @@ def _mypy(tmp_path, name, text):
     pytest.importorskip("mypy")
     f = tmp_path / name
     f.write_text(text)
-    env = dict(os.environ, MYPYPATH=BINDTHEM_PATH)
+    env = dict(os.environ)
+    installed = {os.path.realpath(p) for p in site.getsitepackages() + [site.getusersitepackages()]}
+    if os.path.realpath(BINDTHEM_PATH) not in installed:  # an in-place build
+        env["MYPYPATH"] = BINDTHEM_PATH  # (mypy finds installed packages itself)
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-color-output",
                            "--cache-dir", str(tmp_path / "cache"), str(f)],
                           capture_output=True, text=True, env=env, timeout=600)
