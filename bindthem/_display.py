@@ -22,14 +22,23 @@ def _summary(doc):
 
 
 def _signature(f):
-    return f.__name__ + (getattr(f, "__text_signature__", None) or "(...)")
+    sig = getattr(f, "__text_signature__", None)
+    if sig:
+        return f.__name__ + sig
+    sigs = getattr(f, "signatures", None)  # a CUDA kernel's, "axpy(a, x, y)"
+    return sigs[0] if sigs else f.__name__ + "(...)"
+
+
+def _meta(lib):
+    """lib's metadata, even when a kernel is called ``metadata``."""
+    return lib.__bindthem__.metadata
 
 
 def _entry(lib, name):
     """The metadata ``functions`` entry of ``name``, or None."""
     if lib is None:
         return None
-    for fn in lib.metadata["functions"]:
+    for fn in _meta(lib)["functions"]:
         if fn["name"] == name:
             return fn
     return None
@@ -46,17 +55,19 @@ def _declarations(lib, name):
         if key in seen:
             continue
         seen.add(key)
-        decls += [d for d in lib.metadata["declarations"]
+        decls += [d for d in _meta(lib)["declarations"]
                   if d["name"] == ov["function"] and d["line"] == ov["line"]]
     return decls
 
 
 def _origins(f):
     """``header:line`` of each declaration behind f."""
-    lib = f.library
+    from .library import library_of
+
+    lib = library_of(f)
     if lib is None:
         return []
-    header = lib.metadata["header"]
+    header = _meta(lib)["header"]
     return ["%s:%d" % (header, d["line"]) for d in _declarations(lib, f.__name__)]
 
 
@@ -71,17 +82,18 @@ def getsource(obj):
     come from, for a Python name several C functions serve). For a Library,
     the whole header. Like :func:`inspect.getsource`, the header is read now;
     raises ``OSError`` when it is gone or no longer has the function where it
-    was bound, ``TypeError`` for other objects."""
-    from .library import Library
+    was bound, ``TypeError`` for other objects. CUDA kernels and Libraries
+    too."""
+    from .library import Library, library_of
 
     if isinstance(obj, Library):
-        with open(obj.metadata["header"], encoding="utf-8", errors="replace") as fh:
+        with open(_meta(obj)["header"], encoding="utf-8", errors="replace") as fh:
             return fh.read()
-    lib = getattr(obj, "library", None)
+    lib = library_of(obj)
     if not isinstance(lib, Library):
-        raise TypeError("bindthem.getsource() takes a bindthem Function or Library, not %s"
-                        % type(obj).__name__)
-    header = lib.metadata["header"]
+        raise TypeError("bindthem.getsource() takes a bindthem Function, CUDA kernel or "
+                        "Library, not %s" % type(obj).__name__)
+    header = _meta(lib)["header"]
     lines = _read_lines(header)
     parts = []
     for d in _declarations(lib, obj.__name__):
@@ -118,10 +130,16 @@ def function_text(f):
     return "\n".join(lines)
 
 
-def library_text(lib):
-    meta = lib.metadata
+def _count(lib):
+    """"3 functions", "1 CUDA kernel"."""
     n = len(lib.__all__)
-    lines = ["bindthem.Library %r: %d function%s" % (lib.__name__, n, "" if n == 1 else "s"),
+    noun = lib.__bindthem__.backend.noun
+    return "%d %s" % (n, noun[:-1] if n == 1 else noun)
+
+
+def library_text(lib):
+    meta = _meta(lib)
+    lines = ["bindthem.Library %r: %s" % (lib.__name__, _count(lib)),
              "  header      " + meta["header"]]
     if meta.get("instantiate"):
         lines.append("  instantiate " + meta["instantiate"])
@@ -188,11 +206,10 @@ def function_html(f):
 
 def library_html(lib):
     """Library._repr_html_."""
-    meta = lib.metadata
+    meta = _meta(lib)
     header = meta["header"]
-    n = len(lib.__all__)
-    title = "<b>bindthem.Library</b> %s: %d function%s from %s" % (
-        _code(lib.__name__), n, "" if n == 1 else "s", _code(header))
+    title = "<b>bindthem.Library</b> %s: %s from %s" % (
+        _code(lib.__name__), _count(lib), _code(header))
     if meta.get("instantiate"):
         title += " and %s" % _code(meta["instantiate"])
     title += "<br>library %s" % _code(lib.__file__)

@@ -4,8 +4,10 @@ A Library made by :func:`bindthem.build` pickles as its kernel's source: the
 header's text, instantiate.yml's text, the text of every file the compiler
 read from the header's folder (its local includes), the compiler flags and
 options; one made by :func:`bindthem.load` as the header and YAML texts plus
-the shared library's path and SHA-256. A Function pickles as that and its
-name, on its own, whether or not its Library object still exists.
+the shared library's path and SHA-256; a CUDA one (:func:`bindthem.cuda.load`
+or ``build``) as the header and YAML texts plus the module image's bytes. A
+Function or CUDA kernel pickles as that and its name, on its own, whether or
+not its Library object still exists.
 
 Unpickling binds, in this order:
 
@@ -16,7 +18,9 @@ Unpickling binds, in this order:
    ``<cache>/sources/<hash>/`` and built there once. A header edited on the
    unpickling side is never used in place of the pickled one;
 3. for a load: the library at the pickled path, only if its SHA-256 is the
-   pickled one, else a :class:`bindthem.BindError` saying so.
+   pickled one, else a :class:`bindthem.BindError` saying so;
+4. for CUDA: the carried image, loaded as :func:`bindthem.cuda.load` would
+   (so without a driver, :class:`bindthem.cuda.NoDriverError`).
 
 A process keeps every Library it unpickles (the code stays mapped anyway).
 """
@@ -51,7 +55,7 @@ def _read(path):
 class Source:
     """A kernel by value: what a Library's pickle carries.
 
-    kind        "build" or "load"
+    kind        "build", "load" or "cuda"
     name        the module name; strict as given
     header      the header's path on the machine that bound it, and its text
     instantiate the YAML's path (or None) and its text
@@ -61,14 +65,16 @@ class Source:
     library     the shared library's path and SHA-256 (load; the hash is taken on first
                 need, checked against the file's stat at load time)
     options     {"gil": ..., "copy_const": ...} as given
+    image       the CUDA module's bytes (cuda; library is then its file name, or "<bytes>")
     """
 
     __slots__ = ("kind", "name", "strict", "header", "header_text", "instantiate",
                  "yaml_text", "files", "cxx", "flags", "cache_dir", "library",
-                 "library_hash", "library_stat", "options", "_key")
+                 "library_hash", "library_stat", "options", "image", "_key")
 
     FIELDS = ("kind", "name", "strict", "header", "header_text", "instantiate", "yaml_text",
-              "files", "cxx", "flags", "cache_dir", "library", "library_hash", "options")
+              "files", "cxx", "flags", "cache_dir", "library", "library_hash", "options",
+              "image")
 
     def __init__(self, **fields):
         for f in self.FIELDS:
@@ -110,6 +116,8 @@ class Source:
                      repr(self.flags), repr(sorted((self.options or {}).items(), key=str))]
             if self.kind == "load":
                 parts.append(self._library_hash())
+            if self.image is not None:
+                parts.append(self.image)
             for p in parts:
                 h.update(p if isinstance(p, bytes) else repr(p).encode())
                 h.update(b"\0")
@@ -164,6 +172,10 @@ class Source:
             return _build(header, inst, name=self.name, cxx=self.cxx, flags=list(self.flags),
                           cache_dir=self._cache_dir(), strict=self.strict,
                           options=self.options, source=self, quiet=True)
+        if self.kind == "cuda":
+            from .cuda import _bind
+            header, inst = self._materialise()
+            return _bind(self.image, header, inst, self.name, self.strict, self.library, self)
         from .library import _make
         if not os.path.exists(self.library):
             raise BindError(

@@ -19,20 +19,22 @@ use, never at import: ``import bindthem.cuda`` works without one.
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import operator
 import os
+import pickle
 import re
 import shutil
 import subprocess
-import types
 from typing import Any
 
-from . import _core
+from . import _core, _travel
+from . import library as _library
 from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
 from .errors import BuildError
-from .library import LibraryInfo, _Info, _regular_file
+from .library import Backend, _infos, _regular_file, warn_if_nothing_bound
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
            "PER_THREAD", "Stream", "build", "compile_fatbin", "device_count", "driver", "empty",
@@ -90,41 +92,35 @@ LEGACY = Stream(_core.CUDA_STREAM_LEGACY, "LEGACY")
 PER_THREAD = Stream(_core.CUDA_STREAM_PER_THREAD, "PER_THREAD")
 
 
-def _module_doc(header, kernels):
-    lines = ["CUDA kernels of %s, bound by bindthem." % os.path.basename(header), "",
-             "Kernels", "-------"]
-    return "\n".join(lines + sorted(kernels)) + "\n"
+class _CudaBackend(Backend):
+    """The CUDA back end of :class:`bindthem.Library`: kernels launch rather
+    than call (no GIL or copy options), and keep their LibraryInfo in
+    :data:`bindthem.library._infos` (the kernel type has no slot for it)."""
+
+    name = "cuda"
+    noun = "CUDA kernels"
+    what = "CUDA kernels"
+
+    def attach(self, info, functions, options):
+        for k in functions.values():
+            _infos[k] = info
 
 
-class Library(types.ModuleType):
-    """The kernels of one header, served from one loaded CUDA module.
+CUDA = _CudaBackend()
 
-    Like :class:`bindthem.Library`: each kernel is an attribute, ``__all__``
-    lists them, ``__file__`` is the module file. ``metadata`` is what
-    :func:`bindthem.parse_header` returns; ``unexported`` the overloads the
-    module lacks (only without an instantiate.yml); ``not_kernels`` the host
-    functions of the header, which bindthem.cuda does not bind. A kernel of
-    one of those names takes the name; all three stay at ``lib.__bindthem__``.
-    """
+#: One Library class for every back end; ``bindthem.cuda.Library`` is it.
+Library = _library.Library
 
-    metadata = _Info("What bindthem.parse_header returns for the header.")
-    unexported = _Info("Overloads left out because the module lacks them.")
-    not_kernels = _Info("The header's host functions, which bindthem.cuda does not bind.")
 
-    def __init__(self, name, handle, kernels, metadata, unexported, not_kernels):
-        super().__init__(name, _module_doc(metadata["header"], kernels))
-        self.__file__ = handle.path
-        self.__all__ = sorted(kernels)
-        self.__bindthem__ = LibraryInfo(handle, metadata, unexported, not_kernels)
-        self.__dict__.update(kernels)
+def _reduce_kernel(kernel):
+    """Pickles a kernel alone, like a Function: its Library's source and its name."""
+    info = _infos.get(kernel)
+    if info is None or info.source is None:
+        raise pickle.PicklingError("cannot pickle %r: it belongs to no bindthem Library" % kernel)
+    return info._reduce_function(kernel.__name__)
 
-    def __dir__(self):
-        return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
-                                           "__name__", "metadata", "unexported", "not_kernels"})
 
-    def __repr__(self):
-        return "<bindthem.cuda.Library %r from %r (%d kernels)>" % (
-            self.__name__, self.__file__, len(self.__all__))
+copyreg.pickle(Kernel, _reduce_kernel)
 
 
 def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None = None, *,
@@ -139,6 +135,10 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
     The module is loaded with cuLibraryLoadData (12.0+ drivers: usable on any
     device) or else cuModuleLoadDataEx into the current device's primary
     context; a PTX JIT failure raises :class:`CudaError` with the JIT log.
+
+    Returns a :class:`bindthem.Library`. It and its kernels pickle by value:
+    the module image, the header's and the YAML's text; unpickling loads that
+    image (:class:`NoDriverError` where there is no driver).
     """
     if isinstance(module, (bytes, bytearray, memoryview)):
         image, filename = bytes(module), "<bytes>"
@@ -152,9 +152,22 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
         instantiate = os.path.abspath(os.fspath(instantiate))
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
+    lib = _bind(image, header, instantiate, name, strict, filename, None)
+    lib.__bindthem__.source = _travel.Source(
+        kind="cuda", name=name, strict=strict, header=header,
+        header_text=_travel._read(header), instantiate=instantiate,
+        yaml_text=_travel._read(instantiate) if instantiate else None, library=filename,
+        image=image)
+    warn_if_nothing_bound(lib)
+    return lib
+
+
+def _bind(image, header, instantiate, name, strict, filename, source):
+    """load() of a module image, and unpickling (with its Source)."""
     handle, kernels, metadata, unexported, not_kernels = _core.cuda_bind(
         image, header, instantiate, module=name, filename=filename, strict=strict)
-    return Library(name, handle, kernels, metadata, unexported, not_kernels)
+    return Library(name, header, handle, kernels, metadata, unexported, source, backend=CUDA,
+                   not_kernels=not_kernels)
 
 
 # ---- nvcc ----

@@ -13,7 +13,7 @@ from . import _core, _display, _travel
 from ._types import GilOption, GilPolicy, StrPath
 from .errors import BindWarning, warn
 
-__all__ = ["Library", "LibraryInfo", "load", "options"]
+__all__ = ["Backend", "Library", "LibraryInfo", "library_of", "load", "options"]
 
 GIL_POLICIES = ("auto", "release", "keep")  # the order of BT_GIL_* in csrc/bt_call.h
 
@@ -30,8 +30,8 @@ def _regular_file(path):
                       % ("a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"), path)
 
 
-def _module_doc(name, header, functions):
-    lines = ["Kernels of %s, bound by bindthem." % os.path.basename(header), "",
+def _module_doc(name, header, functions, what="Kernels"):
+    lines = ["%s of %s, bound by bindthem." % (what, os.path.basename(header)), "",
              "Methods", "-------"]
     lines += sorted(functions)
     return "\n".join(lines) + "\n"
@@ -46,10 +46,12 @@ class LibraryInfo:
     """
 
     __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "source",
-                 "_library")
+                 "backend", "_library")
 
-    def __init__(self, handle, metadata, unexported, not_kernels=(), source=None, header=None):
+    def __init__(self, handle, metadata, unexported, not_kernels=(), source=None, header=None,
+                 backend=None):
         self.handle = handle
+        self.backend = backend if backend is not None else CPU
         self._metadata = metadata  # a dict, or the core's capsule until first asked for
         self.header = header if header is not None else metadata["header"]
         self.unexported = list(unexported)
@@ -105,43 +107,85 @@ class _Info:
         return getattr(lib.__dict__["__bindthem__"], self.name)
 
 
-class Library(types.ModuleType):
-    """The kernels of one header, served from one shared library.
+class Backend:
+    """What one back end does differently, for the one :class:`Library` class:
+    its name, what its callables are called, and how they learn their
+    Library and options. ``lib.__bindthem__.backend`` is one of these."""
 
-    A module object (it can sit in ``sys.modules``): each bound kernel is an
-    attribute, ``__all__`` and ``dir()`` list them, ``__file__`` is the shared
-    library. ``metadata`` is what :func:`bindthem.parse_header` returns for
-    the header (built on first access, from what was bound), ``unexported``
-    the overloads left out because the library lacks them (only without an
-    instantiate.yml). A kernel of one of those names takes the name; both
-    stay at ``lib.__bindthem__`` (:class:`LibraryInfo`).
-    """
+    name = "cpu"
+    noun = "functions"  # the repr's "(3 functions)"
+    what = "Kernels"  # the module docstring's "Kernels of x.h, bound by bindthem."
 
-    metadata = _Info("What bindthem.parse_header returns for the header.")
-    unexported = _Info("Overloads left out because the library lacks them.")
-
-    def __init__(self, name, header, handle, functions, metadata, unexported, source,
-                 options=None):
-        super().__init__(name, _module_doc(name, header, functions))
-        self.__file__ = handle.path
-        self.__all__ = sorted(functions)
-        info = LibraryInfo(handle, metadata, unexported, source=source, header=header)
-        info._library = weakref.ref(self)
-        self.__bindthem__ = info
-        self.__dict__.update(functions)
+    def attach(self, info, functions, options):
+        """Give each bound callable its LibraryInfo and options."""
         policy = _gil_policies(options or {}, functions)
         copy = bool((options or {}).get("copy_const", False))
         for fname, f in functions.items():
             f._set_info(info)
             f._configure(GIL_POLICIES.index(policy.get(fname, "auto")), copy)
 
+    def __repr__(self):
+        return "<bindthem back end %s>" % self.name
+
+
+CPU = Backend()
+
+# LibraryInfo of callables that cannot hold it themselves (CUDA kernels), for
+# pickling them alone and for getsource(); weak, like Function.library.
+_infos: "weakref.WeakKeyDictionary[Any, LibraryInfo]" = weakref.WeakKeyDictionary()
+
+
+def library_of(obj):
+    """The Library a bound callable (a Function or a CUDA kernel) belongs to,
+    or None (gone, or not a bindthem callable)."""
+    if isinstance(obj, _core.Function):
+        return obj.library
+    try:
+        info = _infos.get(obj)
+    except TypeError:  # unhashable: not ours
+        return None
+    return info.library if info is not None else None
+
+
+class Library(types.ModuleType):
+    """The kernels of one header, served from one shared library or CUDA module.
+
+    :func:`bindthem.load`, :func:`bindthem.build`, :func:`bindthem.cuda.load`
+    and :func:`bindthem.cuda.build` all return one. A module object (it can
+    sit in ``sys.modules``): each bound kernel is an attribute, ``__all__`` and
+    ``dir()`` list them, ``__file__`` is the shared library or CUDA module.
+    ``metadata`` is what :func:`bindthem.parse_header` returns for the header
+    (built on first access, from what was bound), ``unexported`` the
+    overloads left out because the library lacks them (only without an
+    instantiate.yml), ``not_kernels`` the header's host functions that a CUDA
+    Library does not bind (empty on the CPU). A kernel of one of those names
+    takes the name; all stay at ``lib.__bindthem__`` (:class:`LibraryInfo`,
+    whose ``backend`` says which back end bound it).
+    """
+
+    metadata = _Info("What bindthem.parse_header returns for the header.")
+    unexported = _Info("Overloads left out because the library lacks them.")
+    not_kernels = _Info("The header's host functions, which a CUDA Library does not bind.")
+
+    def __init__(self, name, header, handle, functions, metadata, unexported, source,
+                 options=None, *, backend=CPU, not_kernels=()):
+        super().__init__(name, _module_doc(name, header, functions, backend.what))
+        self.__file__ = handle.path
+        self.__all__ = sorted(functions)
+        info = LibraryInfo(handle, metadata, unexported, not_kernels, source=source,
+                           header=header, backend=backend)
+        info._library = weakref.ref(self)
+        self.__bindthem__ = info
+        self.__dict__.update(functions)
+        backend.attach(info, functions, options)
+
     def __dir__(self):
         return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
-                                           "__name__", "metadata", "unexported"})
+                                           "__name__", "metadata", "unexported", "not_kernels"})
 
     def __repr__(self):
-        return "<bindthem.Library %r from %r (%d functions)>" % (
-            self.__name__, self.__file__, len(self.__all__))
+        return "<bindthem.Library %r from %r (%d %s)>" % (
+            self.__name__, self.__file__, len(self.__all__), self.__bindthem__.backend.noun)
 
     def __reduce__(self):
         return (_travel.library, (self.__bindthem__._reduce(),))
@@ -200,7 +244,7 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
     opts = _options(gil, copy_const)
     lib = _make(library, header, instantiate, name, strict, None, opts)
     lib.__bindthem__.source = _load_source(lib, header, instantiate, name, strict, opts)
-    _warn_if_nothing_bound(lib)
+    warn_if_nothing_bound(lib)
     return lib
 
 
@@ -253,12 +297,15 @@ def _gil_policies(opts, functions):
     return gil
 
 
-def nothing_bound(metadata):
+def nothing_bound(metadata, kernels_only=False):
     """Why a header without instantiate.yml binds nothing, with what to pass,
-    or None when it binds something (or has no templated function)."""
-    if metadata["functions"] or metadata.get("instantiate"):
+    or None when it binds something (or has no templated function).
+    ``kernels_only``: only ``__global__`` templates count, and the caller
+    knows that nothing was bound (a CUDA Library binds no host function)."""
+    if (metadata["functions"] and not kernels_only) or metadata.get("instantiate"):
         return None
-    templated = [d for d in metadata["declarations"] if d["template"] and d["bindable"]]
+    templated = [d for d in metadata["declarations"]
+                 if d["template"] and d["bindable"] and (d["global"] or not kernels_only)]
     if not templated:
         return None
     first = templated[0]
@@ -274,9 +321,12 @@ def nothing_bound(metadata):
                                     first["name"]))
 
 
-def _warn_if_nothing_bound(lib):
+def warn_if_nothing_bound(lib):
+    """BindWarning when a Library binds nothing because its header's
+    (kernel) templates have no instantiate.yml."""
     if not lib.__all__:
-        why = nothing_bound(lib.__bindthem__.metadata)
+        info = lib.__bindthem__
+        why = nothing_bound(info.metadata, kernels_only=info.backend is not CPU)
         if why:
             warn(why, BindWarning)
 

@@ -9,10 +9,12 @@ so tests of other driver versions and failure modes run in a subprocess.
 The nvcc tests compile tests/data/cuda/kernels.cuh for real (no GPU needed).
 """
 
+import copy
 import ctypes
 import gc
 import json
 import os
+import pickle
 import shutil
 import struct
 import subprocess
@@ -1047,3 +1049,98 @@ def test_remapped_kernels_with_other_parameters_and_defaults(mock, clean):
         k[1, 1](yd, y)
     with pytest.raises(TypeError, match=r"needs grid= and block="):
         k(y)
+
+
+# ---- one Library class; pickling ----
+
+def test_one_library_class_for_cpu_and_cuda(lib):
+    assert cuda.Library is bindthem.Library and isinstance(lib, bindthem.Library)
+    assert repr(lib) == "<bindthem.Library 'kernels' from '<bytes>' (4 CUDA kernels)>"
+    assert lib.__doc__.startswith("CUDA kernels of kernels.cuh, bound by bindthem.\n\n"
+                                  "Methods\n-------\n")
+    assert lib.__doc__.split("-------\n")[1].split() == lib.__all__
+    info = lib.__bindthem__
+    assert info.backend.name == "cuda" and info.library is lib
+    assert info.header == HEADER and info.metadata["header"] == HEADER
+    assert set(dir(lib)) == set(lib.__all__) | {
+        "__all__", "__bindthem__", "__doc__", "__file__", "__name__", "metadata",
+        "unexported", "not_kernels"}
+    assert bindthem.library.library_of(lib.axpy) is lib
+    # the same display as a CPU Library's, kernels by their Python signatures
+    html = lib._repr_html_()
+    assert "<b>bindthem.Library</b> <code>kernels</code>: 4 CUDA kernels from" in html
+    assert "<code>axpy(a, x, y)</code>" in html
+    assert "void axpy&lt;float&gt;(const float a" in html
+    text = bindthem._display.library_text(lib)
+    assert text.startswith("bindthem.Library 'kernels': 4 CUDA kernels\n")
+    assert "\naxpy(a, x, y)  # line " in text
+    assert bindthem.getsource(lib.axpy).count("axpy(") == 1
+    assert "__global__ void axpy" in bindthem.getsource(lib.axpy)
+
+
+def test_cuda_library_pickles_by_value(mock, mock_path, tmp_path, clean):
+    src = tmp_path / "src"
+    src.mkdir()
+    h, y = src / "k.cuh", src / "k.yml"
+    shutil.copy(HEADER, h)
+    shutil.copy(YAML, y)
+    image = tmp_path / "k.fatbin"
+    image.write_bytes(module_text())
+    lib = cuda.load(str(image), str(h), str(y))
+    # in this process: the live Library, and each kernel alone
+    assert pickle.loads(pickle.dumps(lib)) is lib
+    assert pickle.loads(pickle.dumps(lib.axpy)) is lib.axpy
+    assert copy.copy(lib) is lib and copy.deepcopy(lib.scale) is lib.scale
+    data = pickle.dumps((lib, lib.axpy))
+    assert module_text() in data  # the image travels, not its path
+    shutil.rmtree(src)
+    image.unlink()
+    # another process, without the files: the carried header, YAML and image
+    p = tmp_path / "lib.pickle"
+    p.write_bytes(data)
+    rc, out = run_py(PRELUDE + """
+        import pickle
+        lib, axpy = pickle.load(open(%r, "rb"))
+        print(repr(lib), lib.__file__ == %r, axpy is lib.axpy)
+        print(lib.__bindthem__.header.startswith(%r), lib.__all__)
+        x = cuda.to_device(np.arange(4, dtype=np.float32))
+        y = cuda.to_device(np.ones(4, dtype=np.float32))
+        axpy[1, 4](2.0, x, y)
+        print(y.copy_to_host().tolist())
+        print(pickle.loads(pickle.dumps(axpy)) is axpy)
+    """ % (str(p), str(image), str(tmp_path / "cache")), mock_path,
+        BINDTHEM_CACHE=tmp_path / "cache")
+    assert rc == 0, out
+    assert out.splitlines() == [
+        "<bindthem.Library 'k' from %r (4 CUDA kernels)> True True" % str(image),
+        "True ['axpy', 'fill_i', 'negate', 'scale']",
+        "[1.0, 3.0, 5.0, 7.0]", "True"]
+
+
+def test_cuda_unpickle_without_a_driver_is_no_driver_error(lib, tmp_path):
+    p = tmp_path / "lib.pickle"
+    p.write_bytes(pickle.dumps(lib.scale))
+    rc, out = run_py(PRELUDE + """
+        import pickle
+        for what, f in (("load", lambda: cuda.load(module_text(), HEADER, YAML)),
+                        ("unpickle", lambda: pickle.load(open(%r, "rb")))):
+            try:
+                f()
+            except cuda.NoDriverError as e:
+                print(what, type(e).__name__, e)
+    """ % str(p), "/nonexistent/libcuda.so.1")
+    assert rc == 0, out
+    load, unpickle = out.splitlines()
+    assert load.startswith("load NoDriverError no CUDA driver: cannot load "
+                           "/nonexistent/libcuda.so.1")
+    assert unpickle == load.replace("load", "unpickle", 1)
+
+
+def test_cuda_library_of_templates_without_yaml_warns(mock, tmp_path):
+    h = tmp_path / "t.cuh"
+    h.write_text("// Scale.\ntemplate <class T>\n__global__ void sc(T y[], const int y_size) {}\n"
+                 "// host\nint host(int n) { return n; }\n")
+    with pytest.warns(bindthem.BindWarning, match=r"t\.cuh binds no functions: its functions "
+                                                  r"are templates \(sc<T>\)"):
+        lib = cuda.load(b"bindthem-mock-module\n", str(h))
+    assert lib.__all__ == [] and lib.not_kernels == ["int host(int n)"]

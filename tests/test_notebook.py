@@ -526,7 +526,7 @@ def test_getsource_refuses_a_changed_header(tmp_path):
     header.write_text("\n\n// One.\nint one() { return 1; }\n")
     with pytest.raises(OSError, match=r"g\.h:2 no longer declares one"):
         bindthem.getsource(lib.one)
-    with pytest.raises(TypeError, match="takes a bindthem Function or Library"):
+    with pytest.raises(TypeError, match="takes a bindthem Function, CUDA kernel or Library"):
         bindthem.getsource(len)
 
 
