@@ -27,6 +27,7 @@ import pickle
 import re
 import shutil
 import subprocess
+import warnings
 from typing import Any
 
 from . import _core, _travel
@@ -240,19 +241,43 @@ def kernel_source(header, instantiate=None, *, strict=False):
     return "\n".join(lines) + "\n"
 
 
+def _nvcc_flags(cxxflags, extra_cxxflags, flags, where):
+    """nvcc's flags from ``cxxflags=`` (replaces ``-O3``) and ``extra_cxxflags=``
+    (appended), the names bindthem.build has; None for the default.
+    ``flags=`` is the old name of ``cxxflags=``, deprecated."""
+    if flags is not None:
+        if cxxflags is not None:
+            raise TypeError("bindthem.cuda.%s(): cxxflags= and flags= both given; flags= is "
+                            "the deprecated name of cxxflags=, pass that alone" % where)
+        warnings.warn("bindthem.cuda.%s(flags=...) is deprecated: the option is called "
+                      "cxxflags=, as in bindthem.build (flags= will be removed in the next "
+                      "release)" % where, DeprecationWarning, stacklevel=3)
+        cxxflags = flags
+    if extra_cxxflags is None:
+        return cxxflags
+    return flag_list(cxxflags, DEFAULT_FLAGS) + flag_list(extra_cxxflags, ())
+
+
 def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
                    output: StrPath | None = None, arch: Archs | None = None,
-                   nvcc: str | None = None, flags: Flags | None = None,
-                   cache_dir: StrPath | None = None, strict: bool = False) -> str:
+                   nvcc: str | None = None, cxxflags: Flags | None = None,
+                   extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
+                   strict: bool = False, flags: Flags | None = None) -> str:
     """Compile ``header``'s kernels with nvcc into a fatbin; returns its path.
 
     ``arch``: compute capabilities to build SASS for (default: those of
     sm_70, 75, 80, 86, 89, 90 this nvcc supports), plus PTX for the newest.
-    ``flags`` (list or string) replaces the default ``-O3``. The fatbin is
+    Flags (lists or strings), as :func:`bindthem.build` names them:
+    ``cxxflags`` **replaces** the default ``-O3``, ``extra_cxxflags`` is
+    **appended** (``$CXXFLAGS`` is not: it holds host compiler flags).
+    ``flags`` is the deprecated name of ``cxxflags`` (a
+    :class:`DeprecationWarning`; removed in the next release). The fatbin is
     cached under ``cache_dir`` (``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``)
     by a hash of the header, the YAML, the source, nvcc's version and the
     command line; included headers are tracked (``-MD``).
     """
+    # From here on, flags is what cxxflags= and extra_cxxflags= make.
+    flags = _nvcc_flags(cxxflags, extra_cxxflags, flags, "compile_fatbin")
     header = os.path.abspath(os.fspath(header))
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))
@@ -278,15 +303,19 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
 
 
 def build(header: StrPath, instantiate: StrPath | None = None, *,
-          arch: Archs | None = None, nvcc: str | None = None,
-          flags: Flags | None = None, cache_dir: StrPath | None = None, name: str | None = None,
-          strict: bool = False) -> Library:
+          arch: Archs | None = None, nvcc: str | None = None, cxxflags: Flags | None = None,
+          extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
+          name: str | None = None, strict: bool = False, flags: Flags | None = None) -> Library:
     """Compile ``header``'s ``__global__`` kernels (and the instantiations
     ``instantiate`` lists) with nvcc into a cached fatbin (see
-    :func:`compile_fatbin`), then :func:`load` it. nvcc failing raises
-    :class:`bindthem.BuildError` with its output."""
-    path = compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, flags=flags,
-                          cache_dir=cache_dir, strict=strict)
+    :func:`compile_fatbin` for ``arch``, ``cxxflags``, ``extra_cxxflags`` and
+    the deprecated ``flags``), then :func:`load` it. nvcc failing raises
+    :class:`bindthem.BuildError` with its output. The Library pickles by
+    value, as :func:`load`'s does: the fatbin travels, nvcc is not needed
+    where it is unpickled."""
+    cxxflags = _nvcc_flags(cxxflags, None, flags, "build")
+    path = compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, cxxflags=cxxflags,
+                          extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict)
     return load(path, header, instantiate, name=name, strict=strict)
 
 

@@ -25,7 +25,8 @@ def use() -> None:
                                            gil={"f": "release"}, copy_const=True)
     meta = bindthem.parse_header("k.h", "k.yml")
     names: list[str] = [f["name"] for f in meta["functions"]]
-    klib = bindthem.cuda.build("k.cuh", arch=[80, "sm_90"], flags="-O3")
+    klib = bindthem.cuda.build("k.cuh", arch=[80, "sm_90"], cxxflags="-O3",
+                                   extra_cxxflags=["-lineinfo"])
     kmod = bindthem.cuda.load(b"\\x00", "k.cuh")
     dev: Any = bindthem.cuda.to_device([1.0], device=0)
     with bindthem.options(gil="release", copy_const=False):

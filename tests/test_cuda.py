@@ -954,7 +954,7 @@ def elf_function_symbols(blob):
 @needs_nvcc
 def test_build_fatbin(tmp_path):
     out = cuda.compile_fatbin(HEADER, YAML, arch=75, cache_dir=str(tmp_path),
-                              flags=["-O3", "--no-compress"])
+                              cxxflags=["-O3", "--no-compress"])
     blob = open(out, "rb").read()
     meta = bindthem.parse_header(HEADER, YAML)
     kernels = {d["name"] for d in meta["declarations"] if d["global"]}
@@ -971,7 +971,20 @@ def test_build_fatbin(tmp_path):
     # cached: a second build is the same file, untouched
     mtime = os.path.getmtime(out)
     assert cuda.compile_fatbin(HEADER, YAML, arch=75, cache_dir=str(tmp_path),
-                               flags=["-O3", "--no-compress"]) == out
+                               cxxflags=["-O3", "--no-compress"]) == out
+    assert os.path.getmtime(out) == mtime
+    # bindthem.build's option names: extra_cxxflags= is appended to -O3, so
+    # this is the same command line, hence the same cached fatbin
+    assert cuda.compile_fatbin(HEADER, YAML, arch=75, cache_dir=str(tmp_path),
+                               extra_cxxflags="--no-compress") == out
+    # flags=, the old name of cxxflags=, still works for one release
+    with pytest.warns(DeprecationWarning, match=r"bindthem.cuda.compile_fatbin\(flags=...\) is "
+                                                r"deprecated: the option is called cxxflags=") as w:
+        assert cuda.compile_fatbin(HEADER, YAML, arch=75, cache_dir=str(tmp_path),
+                                   flags=["-O3", "--no-compress"]) == out
+    assert w[0].filename == __file__  # points at the caller's line
+    with pytest.raises(TypeError, match="cxxflags= and flags= both given"):
+        cuda.compile_fatbin(HEADER, YAML, cxxflags="-O2", flags="-O3")
     assert os.path.getmtime(out) == mtime
 
 
@@ -996,6 +1009,10 @@ def test_build_error(tmp_path):
     yml.write_text("instantiate:\n  - functions: [k]\n    types:\n      - [float]\n")
     with pytest.raises(bindthem.BuildError) as ei:
         cuda.build(str(bad), str(yml), arch=75, cache_dir=str(tmp_path / "cache"))
+    with pytest.warns(DeprecationWarning, match=r"cuda.build\(flags=...\)") as w, \
+            pytest.raises(bindthem.BuildError):
+        cuda.build(str(bad), str(yml), arch=75, cache_dir=str(tmp_path / "cache"), flags="-O2")
+    assert w[0].filename == __file__
     assert "nvcc failed (exit" in str(ei.value)
     assert "undeclared_name" in ei.value.output
     assert ei.value.command[0].endswith("nvcc")
