@@ -146,8 +146,11 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
     else:
         filename = os.path.abspath(os.fspath(module))
         _regular_file(filename)
-        with open(filename, "rb") as f:
-            image = f.read()
+        try:
+            with open(filename, "rb") as f:
+                image = f.read()
+        except OSError as e:  # worded as the core words a header or YAML it cannot open
+            raise type(e)(e.errno, "cannot open: %s" % e.strerror, filename) from None
     header = os.path.abspath(os.fspath(header))
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))

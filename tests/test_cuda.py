@@ -399,6 +399,17 @@ def test_kernels_named_like_library_attributes(mock, tmp_path):
     assert lib.unexported == []  # no kernel of that name: bindthem's list
 
 
+def test_missing_files_are_worded_alike(mock, tmp_path):
+    # the module, the header and the YAML: one wording, the path named
+    for args in ((str(tmp_path / "k.fatbin"), HEADER), (module_text(), str(tmp_path / "k.cuh")),
+                 (module_text(), HEADER, str(tmp_path / "k.yml"))):
+        missing = next(a for a in args if isinstance(a, str) and a.startswith(str(tmp_path)))
+        with pytest.raises(FileNotFoundError) as ei:
+            cuda.load(*args)
+        assert str(ei.value) == ("[Errno 2] cannot open: No such file or directory: %r"
+                                 % missing)
+
+
 def test_host_function_listed(mock):
     with pytest.raises(bindthem.BindError, match=r"lists 'host_count' \(.*kernels.cuh:\d+\), "
                                                  r"which is not a __global__ kernel"):
