@@ -135,11 +135,12 @@ CPU = Backend()
 _infos: "weakref.WeakKeyDictionary[Any, LibraryInfo]" = weakref.WeakKeyDictionary()
 
 
-def library_of(obj):
+def library_of(obj: object) -> Library | None:
     """The Library a bound callable (a Function or a CUDA kernel) belongs to,
     or None (gone, or not a bindthem callable)."""
     if isinstance(obj, _core.Function):
-        return obj.library
+        lib = obj.library
+        return lib if isinstance(lib, Library) else None
     try:
         info = _infos.get(obj)
     except TypeError:  # unhashable: not ours

@@ -25,13 +25,14 @@ def use() -> None:
                                            gil={"f": "release"}, copy_const=True)
     meta = bindthem.parse_header("k.h", "k.yml")
     names: list[str] = [f["name"] for f in meta["functions"]]
-    klib = bindthem.cuda.build("k.cuh", arch=[80, "sm_90"], cxxflags="-O3",
-                                   extra_cxxflags=["-lineinfo"])
-    kmod = bindthem.cuda.load(b"\\x00", "k.cuh")
+    klib: bindthem.Library = bindthem.cuda.build("k.cuh", arch=[80, "sm_90"], cxxflags="-O3",
+                                                  extra_cxxflags=["-lineinfo"])
+    kmod: bindthem.cuda.Library = bindthem.cuda.load(b"\\x00", "k.cuh")
+    owner: bindthem.Library | None = bindthem.library.library_of(klib.axpy)
     dev: Any = bindthem.cuda.to_device([1.0], device=0)
     with bindthem.options(gil="release", copy_const=False):
         pass
-    print(lib, lib2, names, klib, kmod, dev)
+    print(lib, lib2, names, klib, kmod, owner, dev)
 '''
 
 BAD = '''\
