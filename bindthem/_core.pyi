@@ -14,6 +14,21 @@ from .errors import SymbolError as SymbolError
 
 GIL_RELEASE_MIN_ELEMENTS: Final[int]
 
+# The C scalar types (csrc/bt_types.c's table, through csrc/bt_slot.c).
+class _ScalarType(TypedDict):
+    c: str  # the C++ spelling: "unsigned long", "std::complex<float>"
+    mangle: str  # Itanium code
+    npy_type: int  # NumPy type number (-1 for void)
+    kind: str  # NumPy's dtype.kind, "v" for void
+    size: int
+    python: str  # a scalar's Python type, as stubs write it: "int", "None"
+    numpy: str  # the dtype's name: "float64", "bool_"
+    dlpack: int  # DLPack type code (-1 for void)
+    typestr: str  # __cuda_array_interface__ typestr: "<f8", "|b1"
+
+def scalar_types() -> tuple[_ScalarType, ...]:
+    """The C scalar types bindthem knows, one dict per type."""
+
 # bindthem.options() (csrc/bt_opts.c): gil is an index into
 # bindthem.library.GIL_POLICIES, -1 or None for "not set".
 def _options_push(gil: int, copy_const: int, /) -> Any: ...

@@ -41,7 +41,6 @@ __all__ = ["render", "main"]
 
 _ARRAY = "numpy.typing.NDArray[numpy.%s]"
 _CHAR = "int | str"
-_PYTHON = {"int": "int", "float": "float", "complex": "complex", "bool": "bool", "None": "None"}
 _MAX_LINE = 99
 _INDENT = "    "
 
@@ -86,12 +85,10 @@ def _default(p, annotation):
 
 
 def _annotation(t, array):
+    # both names come from the C core's type table (_core.scalar_types())
     if array:
         return _ARRAY % t["dtype"]
-    try:
-        return _PYTHON[t["python"]]
-    except KeyError:
-        raise BindError("no Python type for C type %r" % t["type"]) from None
+    return t["python"]
 
 
 def _def_line(name, params, returns, body):

@@ -33,51 +33,6 @@ typedef struct BtDLManagedTensor {
 } BtDLManagedTensor;
 enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
 
-/* ---- dtype codes ---- */
-
-/* NumPy type number of (kind, itemsize), normalized as dispatch codes are
- * (int64 is `long`); -1 when no kernel parameter has that type. */
-static int npy_of(char kind, long size)
-{
-    switch (kind) {
-    case 'b': return size == 1 ? NPY_BOOL : -1;
-    case 'i':
-        return size == 1   ? NPY_BYTE
-               : size == 2 ? NPY_SHORT
-               : size == 4 ? NPY_INT
-               : size == 8 ? NPY_LONG
-                           : -1;
-    case 'u':
-        return size == 1   ? NPY_UBYTE
-               : size == 2 ? NPY_USHORT
-               : size == 4 ? NPY_UINT
-               : size == 8 ? NPY_ULONG
-                           : -1;
-    case 'f': return size == 4 ? NPY_FLOAT : size == 8 ? NPY_DOUBLE : -1;
-    case 'c': return size == 8 ? NPY_CFLOAT : size == 16 ? NPY_CDOUBLE : -1;
-    default: return -1;
-    }
-}
-
-static uint8_t code_of(int npy) { return npy < 0 ? BT_K_ARRAY_OTHER : (uint8_t)(BT_K_ARRAY + npy); }
-
-const char *bt_cuda_code_name(uint8_t code)
-{
-    int id;
-    for (id = 1; id < BT_NTYPES; id++)
-        if (code == BT_K_ARRAY + bt_type((BtTypeId)id)->npy_type)
-            return bt_type((BtTypeId)id)->npname;
-    return "an unsupported dtype";
-}
-
-static uint8_t code_of_descr(PyArray_Descr *d)
-{
-    /* float16, long double, object, ... have no (kind, size) row */
-    if (!PyArray_ISNBO(d->byteorder))
-        return BT_K_ARRAY_OTHER;
-    return code_of(npy_of(d->kind, (long)PyDataType_ELSIZE(d)));
-}
-
 /* ================= DeviceArray ================= */
 
 typedef struct DeviceArray {
@@ -149,7 +104,7 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
-    a->code = code_of_descr(dtype);
+    a->code = bt_slot_descr_code((PyObject *)dtype);
     a->shape = dims;
     a->dtype = dtype;
     if (bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
@@ -316,7 +271,6 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
     const char *ts;
     long v, size;
     Py_ssize_t nd, i;
-    int npy;
 
     a->via = "__cuda_array_interface__";
     if (!PyDict_Check(cai))
@@ -350,8 +304,7 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
     if (!ts)
         return -1;
     size = strlen(ts) >= 3 ? strtol(ts + 2, NULL, 10) : 0;
-    npy = strlen(ts) >= 3 && ts[0] != '>' ? npy_of(ts[1], size) : -1;
-    a->code = code_of(npy);
+    a->code = bt_slot_array_code(bt_type_from_typestr(ts));
     a->n = 1;
     for (i = 0; i < nd; i++) {
         dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
@@ -395,8 +348,6 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
     BtDLManagedTensor *mt;
     const BtDLTensor *t;
     long dtype, did;
-    int npy = -1;
-    char kind = '?';
 
     a->via = "DLPack";
     if (!PyTuple_Check(dev) || PyTuple_GET_SIZE(dev) != 2)
@@ -433,16 +384,7 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
         goto error;
     }
     t = &mt->dl_tensor;
-    switch (t->dtype.code) {
-    case 0: kind = 'i'; break;
-    case 1: kind = 'u'; break;
-    case 2: kind = 'f'; break;
-    case 5: kind = 'c'; break;
-    case 6: kind = 'b'; break;
-    }
-    if (t->dtype.lanes == 1 && t->dtype.bits % 8 == 0)
-        npy = npy_of(kind, t->dtype.bits / 8);
-    a->code = code_of(npy);
+    a->code = bt_slot_array_code(bt_type_from_dlpack(t->dtype.code, t->dtype.bits, t->dtype.lanes));
     a->n = 1;
     for (int i = 0; i < t->ndim; i++)
         a->n *= (Py_ssize_t)t->shape[i];
@@ -495,7 +437,7 @@ int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *knam
         a->code = BT_K_OTHER;
         return 0;
     }
-    a->code = bt_call_code(o);
+    a->code = bt_slot_code(o);
     if (a->code != BT_K_OTHER)
         return 0;
     cai = PyObject_GetAttrString(o, "__cuda_array_interface__");

@@ -184,9 +184,7 @@ static int check_layout(BtState *st, BtCudaModule *m, void *kernel, const BtOver
         if (i < d->n_params) {
             const BtType *t = bt_type(ov->ptypes[i]);
             size = d->params[i].t.is_array ? sizeof(void *) : t->size;
-            align = d->params[i].t.is_array ? sizeof(void *)
-                    : t->kind == 'c'        ? t->size / 2
-                                            : t->size;
+            align = d->params[i].t.is_array ? sizeof(void *) : t->align;
             off = (off + align - 1) / align * align;
         }
         rc = bt_cuda_param_info(m, kernel, (size_t)i, &koff, &ksize, &e);

@@ -316,8 +316,8 @@ static PyObject *describe(PyObject *o, int j, void *ctx)
     const BtCudaArg *a = &((Reading *)ctx)->a[j];
     if (a->kind == BT_CUDA_ARG_DEVICE)
         return PyUnicode_FromFormat("%s (a device array of %s, via %s)", Py_TYPE(o)->tp_name,
-                                    bt_cuda_code_name(a->code), a->via);
-    return bt_call_describe(o);
+                                    bt_slot_code_name(a->code), a->via);
+    return bt_slot_describe(o);
 }
 
 static const char *wants(const BtArgSlot *s, char *buf, size_t size)
@@ -326,39 +326,18 @@ static const char *wants(const BtArgSlot *s, char *buf, size_t size)
         snprintf(buf, size, "%s device array", bt_type(s->type)->npname);
         return buf;
     }
-    return bt_call_slot_wants(s, buf, size);
+    return bt_slot_wants(s, buf, size);
 }
 
-/* Storage of one kernel parameter. */
-typedef union Val {
-    uint64_t u64;
-    double d;
-    unsigned char bytes[16];
-    long double align;
-} Val;
-
-/* Checks one array argument for slot s; fills *dev (first device seen). */
-static int check_array(BtState *st, const CudaKernel *k, const BtArgSlot *s, PyObject *name,
-                       const BtCudaArg *a, int *dev, PyObject **dev_name)
+/* Checks that array argument a is device memory, on the launch's one
+ * device; fills *dev (first device seen). */
+static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const BtCudaArg *a,
+                        int *dev, PyObject **dev_name)
 {
     BtCudaPtrInfo info;
     BtCudaError e;
     char label[300], other[300], addr[32];
 
-    if (!a->contiguous) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s(): argument '%U' must be a C-contiguous array (this one, via %s, is "
-                     "strided); bindthem never copies: make a contiguous copy and pass that",
-                     k->d.cname, name, a->via);
-        return -1;
-    }
-    if (!s->is_const && a->readonly) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s(): argument '%U' is a read-only array, but the kernel writes to it "
-                     "(the parameter is not const)",
-                     k->d.cname, name);
-        return -1;
-    }
     if (a->n == 0 && a->ptr == 0)
         return 0;
     bt_cuda_error_init(&e);
@@ -405,7 +384,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     Reading r;
     BtDispatchHow how = {read_config, read_code, describe, wants, &r};
     BtDispatchPick p;
-    Val vals[BT_MAX_PARAMS];
+    BtValue vals[BT_MAX_PARAMS];
     void *params[BT_MAX_PARAMS];
     PyObject *dev_name = NULL, *res = NULL;
     const BtCall *call;
@@ -425,22 +404,27 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         const BtArgSlot *s = &call->slots[i];
         PyObject *name = PyTuple_GET_ITEM(p.names, i);
         const BtCudaArg *a;
+        BtArrayArg arr;
         params[s->cidx] = &vals[s->cidx];
         if (!s->is_array) {
             if (!p.argv[i]) { /* omitted: the default, converted at bind time */
-                memcpy(&vals[s->cidx], s->defval, sizeof s->defval);
+                vals[s->cidx] = s->defval;
                 continue;
             }
-            if (bt_call_store_scalar(&vals[s->cidx], s->type, p.argv[i], k->d.cname, name) < 0)
+            if (bt_slot_store_scalar(&vals[s->cidx], s->type, p.argv[i], k->d.cname, name) < 0)
                 goto done;
             continue;
         }
         a = &r.a[p.src[i]];
-        if (check_array(r.st, k, s, name, a, &dev, &dev_name) < 0)
-            goto done;
-        vals[s->cidx].u64 = a->ptr;
-        if (bt_call_store_sizes(s, a->ndim, a->shape, vals, sizeof vals[0], params, k->d.cname,
-                                name) < 0)
+        /* device memory is aligned for any element type */
+        arr.addr = a->ptr;
+        arr.flags = (a->contiguous ? BT_ARR_C_CONTIGUOUS : 0) | BT_ARR_ALIGNED |
+                    (a->readonly ? 0 : BT_ARR_WRITEABLE);
+        arr.ndim = a->ndim;
+        arr.dims = a->shape;
+        arr.via = a->via;
+        if (bt_slot_store_array(s, &arr, vals, sizeof vals[0], params, k->d.cname, name, i) < 0 ||
+            check_device(r.st, k, name, a, &dev, &dev_name) < 0)
             goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {

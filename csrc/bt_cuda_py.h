@@ -47,9 +47,6 @@ BT_HIDDEN extern PyType_Spec bt_cuda_devarray_spec;
 BT_HIDDEN int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname,
                                PyObject *name, BtCudaArg *a);
 
-/* "float32" for an array dispatch code, "an unsupported dtype" for others. */
-BT_HIDDEN const char *bt_cuda_code_name(uint8_t code);
-
 /* The module functions cuda_to_device(array, *, device) and
  * cuda_empty(shape, dtype, *, device): new references. */
 BT_HIDDEN PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs);

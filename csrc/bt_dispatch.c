@@ -506,7 +506,7 @@ static int accepts_all(const BtArgSlot *s, const uint8_t *codes, int n, int pass
 {
     int i;
     for (i = 0; i < n; i++)
-        if (!bt_call_accepts(&s[i], codes[i], pass))
+        if (!bt_slot_accepts(&s[i], codes[i], pass))
             return 0;
     return 1;
 }
@@ -681,8 +681,8 @@ done:
 static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *p,
                           const BtDispatchHow *how)
 {
-    const char *(*wants_fn)(const BtArgSlot *, char *,
-                            size_t) = how && how->wants ? how->wants : bt_call_slot_wants;
+    const char *(*wants_fn)(const BtArgSlot *, char *, size_t) = how && how->wants ? how->wants
+                                                                                   : bt_slot_wants;
     int best = -1, first = 0, o, i, k, g, n;
     PyObject *given = NULL, *wants = NULL, *sigs = NULL, *msg = NULL, *w = NULL, *sep = NULL;
     char buf[128];
@@ -692,7 +692,7 @@ static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *
             continue;
         n = d->groups[d->ov_group[o]].n_py;
         for (i = 0; i < n; i++)
-            if (!bt_call_accepts(&d->slots[o][i], p->codes[i], 2))
+            if (!bt_slot_accepts(&d->slots[o][i], p->codes[i], 2))
                 break;
         if (i > best) {
             best = i;
@@ -715,7 +715,7 @@ static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *
         if (d->ov_group[o] != g)
             continue;
         for (i = 0; i < k; i++)
-            if (!bt_call_accepts(&d->slots[o][i], p->codes[i], 2))
+            if (!bt_slot_accepts(&d->slots[o][i], p->codes[i], 2))
                 break;
         if (i < k)
             continue;
@@ -734,7 +734,7 @@ static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *
     else if (how && how->given)
         given = how->given(p->argv[k], p->src[k], how->ctx);
     else
-        given = bt_call_describe(p->argv[k]);
+        given = bt_slot_describe(p->argv[k]);
     sigs = overload_list(d);
     sep = PyUnicode_FromString(" or ");
     w = sep ? PyUnicode_Join(sep, wants) : NULL;
@@ -774,7 +774,7 @@ PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args, const
 
 static int read_code(PyObject *o, int j, PyObject *name, const BtDispatchHow *how)
 {
-    return how && how->code ? how->code(o, j, name, how->ctx) : bt_call_code(o);
+    return how && how->code ? how->code(o, j, name, how->ctx) : bt_slot_code(o);
 }
 
 /* Sorts the keywords (parameters of some group, extra's, or an error) and

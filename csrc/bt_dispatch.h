@@ -74,7 +74,7 @@ typedef struct BtDispatchExtra {
 } BtDispatchExtra;
 
 /* How a caller reads and describes arguments; NULL members (or a NULL
- * BtDispatchHow) mean bt_call_code / bt_call_describe / bt_call_slot_wants.
+ * BtDispatchHow) mean bt_slot_code / bt_slot_describe / bt_slot_wants.
  * j numbers the given arguments: the positional ones, then the keyword
  * ones that name parameters, in call order. */
 typedef struct BtDispatchHow {

@@ -68,7 +68,7 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     if (nargs != d->fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0))
         return function_call_general(f, args, nargs, kwnames);
     for (i = 0; i < d->n_py; i++)
-        codes[i] = bt_call_code(args[i]);
+        codes[i] = bt_slot_code(args[i]);
     ov = bt_dispatch_select(d, codes, &pass);
     if (ov < 0)
         return bt_dispatch_no_match(d, args, codes);

@@ -125,7 +125,7 @@ static int is_complex(const BtTypeRef *t)
 {
     if (t->tparam >= 0)
         return t->is_complex_of_tparam;
-    return t->type == BT_CFLOAT || t->type == BT_CDOUBLE;
+    return bt_type(t->type)->kind == 'c';
 }
 
 /* The level below lv: P -> K (if const) -> base. */
@@ -166,7 +166,7 @@ static void emit_complex(Mangler *m, const BtTypeRef *t)
     }
     arg.is_complex_of_tparam = 0;
     if (t->tparam < 0)
-        arg.type = t->type == BT_CFLOAT ? BT_FLOAT : BT_DOUBLE;
+        arg.type = bt_type(t->type)->part;
     bt_buf_putc(&m->out, 'I');
     emit_type(m, &arg, LV_BASE);
     bt_buf_putc(&m->out, 'E');

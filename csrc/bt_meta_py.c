@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "bt_call.h"
+#include "bt_slot.h"
 #include "bt_mangle.h"
 
 PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
@@ -137,7 +137,7 @@ error:
 }
 
 /* New reference: one concrete overload as a dict; a parameter's "default"
- * is the value a call that leaves it out passes (bt_call_defaults), or None. */
+ * is the value a call that leaves it out passes (bt_slot_defaults), or None. */
 static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
@@ -151,7 +151,7 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
         return PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
     if (d->n_params > BT_MAX_PARAMS) /* bind() refuses it; no defaults to show */
         memset(pydefs, 0, sizeof pydefs);
-    else if (bt_call_defaults(ov, pydefs, NULL) < 0)
+    else if (bt_slot_defaults(ov, pydefs, NULL) < 0)
         return NULL;
     targs = PyTuple_New(d->n_tparams);
     params = PyList_New(d->n_params);

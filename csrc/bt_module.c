@@ -8,14 +8,8 @@
 #include "bt_library.h"
 #include "bt_meta_py.h"
 #include "bt_opts.h"
+#include "bt_slot.h"
 #include "bt_types.h"
-
-/* bt_types.c stores NumPy's (stable) type numbers as plain ints. */
-_Static_assert(NPY_BOOL == 0 && NPY_BYTE == 1 && NPY_UBYTE == 2 && NPY_SHORT == 3 &&
-                   NPY_USHORT == 4 && NPY_INT == 5 && NPY_UINT == 6 && NPY_LONG == 7 &&
-                   NPY_ULONG == 8 && NPY_LONGLONG == 9 && NPY_ULONGLONG == 10 && NPY_FLOAT == 11 &&
-                   NPY_DOUBLE == 12 && NPY_CFLOAT == 14 && NPY_CDOUBLE == 15,
-               "NumPy type numbers changed");
 
 BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
 
@@ -70,7 +64,7 @@ static int core_exec(PyObject *module)
     PyObject *errors = NULL;
     int rc = -1;
 
-    if (_import_array() < 0)
+    if (_import_array() < 0 || bt_slot_init() < 0)
         goto done;
     errors = PyImport_ImportModule("bindthem.errors");
     if (!errors)
@@ -97,6 +91,8 @@ static int core_exec(PyObject *module)
     if (bt_cuda_py_add(module) < 0)
         goto done;
     if (bt_opts_init(st) < 0 || PyModule_AddFunctions(module, bt_opts_methods) < 0)
+        goto done;
+    if (PyModule_AddFunctions(module, bt_slot_methods) < 0)
         goto done;
     rc = 0;
 done:

@@ -53,12 +53,10 @@ int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
-        int fl;
         out[i] = args[i];
         if (!s->is_array || !s->is_const || !args[i] || !PyArray_Check(args[i]))
             continue;
-        fl = PyArray_FLAGS((PyArrayObject *)args[i]);
-        if ((fl & NPY_ARRAY_C_CONTIGUOUS) && (fl & NPY_ARRAY_ALIGNED))
+        if ((PyArray_FLAGS((PyArrayObject *)args[i]) & s->need) == s->need)
             continue;
         /* a new buffer from NumPy's allocator is aligned for its dtype */
         out[i] = held[n] = PyArray_NewCopy((PyArrayObject *)args[i], NPY_CORDER);

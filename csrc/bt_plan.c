@@ -348,8 +348,8 @@ static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTyp
         *out = id;
         return 0;
     }
-    if (id == BT_FLOAT || id == BT_DOUBLE) {
-        *out = id == BT_FLOAT ? BT_CFLOAT : BT_CDOUBLE;
+    if (bt_type_complex_of(id) >= 0) {
+        *out = (BtTypeId)bt_type_complex_of(id);
         return 0;
     }
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t ? p->t->file : p->h->file,

@@ -1,35 +1,41 @@
 /* bt_types.c - the scalar type table (Linux x86-64, LP64). */
 #include "bt_types.h"
 
-#include <complex.h>
 #include <ctype.h>
 #include <ffi.h>
-#include <stdbool.h>
+#include <limits.h>
 #include <string.h>
 
-/* NumPy's type numbers are part of its stable ABI; bt_module.c checks them
- * against numpy's headers with static asserts. */
+/* Sizes and alignments are LP64's (bt_slot_init checks them against NumPy's
+ * descriptors, and the NumPy type numbers, at import). Columns: id, C++
+ * spelling, Itanium code, NumPy number, kind, size, alignment, Python type,
+ * NumPy name, libffi type, DLPack code, CAI typestr, parts of a complex,
+ * integer range. */
+_Static_assert(sizeof(short) == 2 && sizeof(int) == 4 && sizeof(long) == 8 &&
+                   sizeof(long long) == 8 && sizeof(_Bool) == 1,
+               "the table's sizes are LP64's");
+
+/* clang-format off */
 static const BtType table[BT_NTYPES] = {
-    {BT_VOID, "void", "v", -1, 'v', 0, "None", "None"},
-    {BT_BOOL, "bool", "b", 0, 'b', sizeof(bool), "bool", "bool_"},
-    {BT_CHAR, "char", "c", 1, 'i', 1, "int", "int8"},
-    {BT_SCHAR, "signed char", "a", 1, 'i', 1, "int", "int8"},
-    {BT_UCHAR, "unsigned char", "h", 2, 'u', 1, "int", "uint8"},
-    {BT_SHORT, "short", "s", 3, 'i', sizeof(short), "int", "int16"},
-    {BT_USHORT, "unsigned short", "t", 4, 'u', sizeof(unsigned short), "int", "uint16"},
-    {BT_INT, "int", "i", 5, 'i', sizeof(int), "int", "int32"},
-    {BT_UINT, "unsigned int", "j", 6, 'u', sizeof(unsigned), "int", "uint32"},
-    {BT_LONG, "long", "l", 7, 'i', sizeof(long), "int", "int64"},
-    {BT_ULONG, "unsigned long", "m", 8, 'u', sizeof(unsigned long), "int", "uint64"},
-    {BT_LLONG, "long long", "x", 9, 'i', sizeof(long long), "int", "longlong"},
-    {BT_ULLONG, "unsigned long long", "y", 10, 'u', sizeof(unsigned long long), "int", "ulonglong"},
-    {BT_FLOAT, "float", "f", 11, 'f', sizeof(float), "float", "float32"},
-    {BT_DOUBLE, "double", "d", 12, 'f', sizeof(double), "float", "float64"},
-    {BT_CFLOAT, "std::complex<float>", "St7complexIfE", 14, 'c', sizeof(float complex), "complex",
-     "complex64"},
-    {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', sizeof(double complex),
-     "complex", "complex128"},
+    {BT_VOID,    "void",                 "v",             -1, 'v', 0,            1, "None",    "None",       &ffi_type_void,           -1, "",     BT_VOID,   0,         0},
+    {BT_BOOL,    "bool",                 "b",             0,  'b', 1,            1, "bool",    "bool_",      &ffi_type_uint8,          6,  "|b1",  BT_VOID,   0,         1},
+    {BT_CHAR,    "char",                 "c",             1,  'i', 1,            1, "int",     "int8",       &ffi_type_sint8,          0,  "|i1",  BT_VOID,   SCHAR_MIN, SCHAR_MAX},
+    {BT_SCHAR,   "signed char",          "a",             1,  'i', 1,            1, "int",     "int8",       &ffi_type_sint8,          0,  "|i1",  BT_VOID,   SCHAR_MIN, SCHAR_MAX},
+    {BT_UCHAR,   "unsigned char",        "h",             2,  'u', 1,            1, "int",     "uint8",      &ffi_type_uint8,          1,  "|u1",  BT_VOID,   0,         UCHAR_MAX},
+    {BT_SHORT,   "short",                "s",             3,  'i', 2,            2, "int",     "int16",      &ffi_type_sint16,         0,  "<i2",  BT_VOID,   SHRT_MIN,  SHRT_MAX},
+    {BT_USHORT,  "unsigned short",       "t",             4,  'u', 2,            2, "int",     "uint16",     &ffi_type_uint16,         1,  "<u2",  BT_VOID,   0,         USHRT_MAX},
+    {BT_INT,     "int",                  "i",             5,  'i', 4,            4, "int",     "int32",      &ffi_type_sint32,         0,  "<i4",  BT_VOID,   INT_MIN,   INT_MAX},
+    {BT_UINT,    "unsigned int",         "j",             6,  'u', 4,            4, "int",     "uint32",     &ffi_type_uint32,         1,  "<u4",  BT_VOID,   0,         UINT_MAX},
+    {BT_LONG,    "long",                 "l",             7,  'i', 8,            8, "int",     "int64",      &ffi_type_sint64,         0,  "<i8",  BT_VOID,   LONG_MIN,  LONG_MAX},
+    {BT_ULONG,   "unsigned long",        "m",             8,  'u', 8,            8, "int",     "uint64",     &ffi_type_uint64,         1,  "<u8",  BT_VOID,   0,         ULONG_MAX},
+    {BT_LLONG,   "long long",            "x",             9,  'i', 8,            8, "int",     "longlong",   &ffi_type_sint64,         0,  "<i8",  BT_VOID,   LLONG_MIN, LLONG_MAX},
+    {BT_ULLONG,  "unsigned long long",   "y",             10, 'u', 8,            8, "int",     "ulonglong",  &ffi_type_uint64,         1,  "<u8",  BT_VOID,   0,         ULLONG_MAX},
+    {BT_FLOAT,   "float",                "f",             11, 'f', 4,            4, "float",   "float32",    &ffi_type_float,          2,  "<f4",  BT_VOID,   0,         0},
+    {BT_DOUBLE,  "double",               "d",             12, 'f', 8,            8, "float",   "float64",    &ffi_type_double,         2,  "<f8",  BT_VOID,   0,         0},
+    {BT_CFLOAT,  "std::complex<float>",  "St7complexIfE", 14, 'c', 8,            4, "complex", "complex64",  &ffi_type_complex_float,  5,  "<c8",  BT_FLOAT,  0,         0},
+    {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', 16,           8, "complex", "complex128", &ffi_type_complex_double, 5,  "<c16", BT_DOUBLE, 0,         0},
 };
+/* clang-format on */
 
 typedef struct Alias {
     const char *spelling; /* normalized */
@@ -133,28 +139,58 @@ int bt_type_lookup(const char *spelling, BtTypeId *out)
     return -1;
 }
 
-void *bt_type_ffi(BtTypeId id)
+void *bt_type_ffi(BtTypeId id) { return table[id].ffi; }
+
+BtTypeId bt_type_canonical(BtTypeId id)
 {
-    switch (id) {
-    case BT_VOID: return &ffi_type_void;
-    case BT_BOOL: return &ffi_type_uint8;
-    case BT_CHAR:
-    case BT_SCHAR: return &ffi_type_sint8;
-    case BT_UCHAR: return &ffi_type_uint8;
-    case BT_SHORT: return &ffi_type_sint16;
-    case BT_USHORT: return &ffi_type_uint16;
-    case BT_INT: return &ffi_type_sint32;
-    case BT_UINT: return &ffi_type_uint32;
-    case BT_LONG:
-    case BT_LLONG: return &ffi_type_sint64;
-    case BT_ULONG:
-    case BT_ULLONG: return &ffi_type_uint64;
-    case BT_FLOAT: return &ffi_type_float;
-    case BT_DOUBLE: return &ffi_type_double;
-    case BT_CFLOAT: return &ffi_type_complex_float;
-    case BT_CDOUBLE: return &ffi_type_complex_double;
-    default: return NULL;
-    }
+    int i;
+
+    for (i = 0; i < (int)id; i++)
+        if (table[i].kind == table[id].kind && table[i].size == table[id].size)
+            return (BtTypeId)i;
+    return id;
+}
+
+int bt_type_from_npy(int npy)
+{
+    int i;
+
+    for (i = 1; i < BT_NTYPES; i++)
+        if (table[i].npy_type == npy)
+            return (int)bt_type_canonical((BtTypeId)i);
+    return -1;
+}
+
+int bt_type_from_dlpack(int code, int bits, int lanes)
+{
+    int i;
+
+    for (i = 1; i < BT_NTYPES && lanes == 1; i++)
+        if (table[i].dl_code == code && (int)table[i].size * 8 == bits)
+            return (int)bt_type_canonical((BtTypeId)i);
+    return -1;
+}
+
+int bt_type_from_typestr(const char *ts)
+{
+    int i;
+
+    if (ts[0] != '<' && ts[0] != '|' && ts[0] != '=')
+        return -1;
+    for (i = 1; i < BT_NTYPES; i++)
+        if (strcmp(table[i].typestr + 1, ts + 1) == 0)
+            return (int)bt_type_canonical((BtTypeId)i);
+    return -1;
+}
+
+int bt_type_complex_of(BtTypeId part)
+{
+    int i;
+
+    for (i = 1; i < BT_NTYPES; i++)
+        if (table[i].kind == 'c' && table[i].part == part)
+            return i;
+    return -1;
 }
 
 const char *bt_type_known_spellings(void)

@@ -1,8 +1,9 @@
 /* bt_types.h - the one table of scalar types bindthem understands.
  *
- * Pure C (libffi's ffi.h, no Python.h). Each row maps a canonical C++ spelling
- * to its NumPy type number, ffi_type, Itanium mangling code and size, for the
- * Linux x86-64 (LP64) ABI. Aliases (int64_t, size_t, long int, ...) resolve to
+ * Pure C (libffi's ffi.h, no Python.h). Each row (BtType) is everything
+ * bindthem knows of one type, for the Linux x86-64 (LP64) ABI. Other files
+ * read rows rather than list types: conversions go by a row's kind and
+ * size (char taking a 1-character str is the one rule for a type). Aliases (int64_t, size_t, long int, ...) resolve to
  * a row, so int64_t *is* long, as on the C++ side. */
 #ifndef BT_TYPES_H
 #define BT_TYPES_H
@@ -32,16 +33,27 @@ typedef enum BtTypeId {
     BT_NTYPES
 } BtTypeId;
 
-/* Kinds, as NumPy's dtype.kind spells them ('v' for void). */
+/* One row per type: everything bindthem knows of a dtype. Kinds are NumPy's
+ * dtype.kind ('v' for void). Rows of one kind and size are one dtype to a
+ * call (long and long long, char and signed char): the first such row is
+ * the canonical one (bt_type_canonical). */
 typedef struct BtType {
     BtTypeId id;
-    const char *cname;  /* canonical C++ spelling: "unsigned long", "std::complex<float>" */
-    const char *mangle; /* Itanium code: "m", "St7complexIfE" */
-    int npy_type;       /* NumPy type number (stable ABI values: NPY_INT == 5, ...) */
-    char kind;          /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex, 'v' void */
-    size_t size;
-    const char *pyname; /* Python scalar: "bool", "int", "float", "complex", "None" */
-    const char *npname; /* numpy scalar type name: "int32", "complex128" */
+    const char *cname;   /* canonical C++ spelling: "unsigned long", "std::complex<float>" */
+    const char *mangle;  /* Itanium code: "m", "St7complexIfE" */
+    int npy_type;        /* NumPy type number (stable ABI; checked against NumPy at import) */
+    char kind;           /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex, 'v' void */
+    size_t size;         /* bytes */
+    size_t align;        /* as a parameter: a complex aligns as its parts */
+    const char *pyname;  /* Python scalar type, for messages and .pyi stubs: "int", "None" */
+    const char *npname;  /* numpy scalar type name: "int32", "complex128" */
+    void *ffi;           /* the libffi type (an ffi_type *; void * keeps ffi.h out) */
+    int dl_code;         /* DLPack type code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLComplex 5,
+                          * kDLBool 6), -1 for void; its bits are size * 8 */
+    const char *typestr; /* __cuda_array_interface__ typestr: "<f8", "|b1" */
+    BtTypeId part;       /* a complex: the type of its two parts; else BT_VOID */
+    long long min;       /* integers and bool: the range a scalar argument must be in */
+    unsigned long long max;
 } BtType;
 
 /* The row of a type id (never NULL for a valid id). */
@@ -56,9 +68,21 @@ BT_HIDDEN int bt_type_lookup(const char *spelling, BtTypeId *out);
  * at most n chars of s into out (size outsize). Used for messages and lookup. */
 BT_HIDDEN void bt_type_normalize(const char *s, size_t n, char *out, size_t outsize);
 
-/* libffi type of a scalar (void included). Declared as void* so this header
- * stays free of ffi.h; bt_types.c casts. */
+/* libffi type of a scalar (void included): bt_type(id)->ffi. */
 BT_HIDDEN void *bt_type_ffi(BtTypeId id);
+
+/* The canonical row of id's kind and size (see BtType). */
+BT_HIDDEN BtTypeId bt_type_canonical(BtTypeId id);
+
+/* The canonical row with NumPy type number npy, DLPack (code, bits,
+ * lanes), or __cuda_array_interface__ typestr ("<f4"; '<', '|' or '='
+ * byte order); -1 when no row has it. */
+BT_HIDDEN int bt_type_from_npy(int npy);
+BT_HIDDEN int bt_type_from_dlpack(int code, int bits, int lanes);
+BT_HIDDEN int bt_type_from_typestr(const char *typestr);
+
+/* The complex type whose parts are `part` (std::complex<part>), or -1. */
+BT_HIDDEN int bt_type_complex_of(BtTypeId part);
 
 /* Comma-separated list of accepted spellings, for "unknown type" messages. */
 BT_HIDDEN const char *bt_type_known_spellings(void);

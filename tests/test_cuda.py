@@ -29,6 +29,7 @@ from support import python_env
 
 import bindthem
 import bindthem.cuda as cuda
+from bindthem import _core
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -1172,3 +1173,25 @@ def test_cuda_library_of_templates_without_yaml_warns(mock, tmp_path):
                                                   r"are templates \(sc<T>\)"):
         lib = cuda.load(b"bindthem-mock-module\n", str(h))
     assert lib.__all__ == [] and lib.not_kernels == ["int host(int n)"]
+
+def test_every_table_dtype_through_cai_and_dlpack(lib, clean, mock):
+    """Each row of the dtype table, as a __cuda_array_interface__ typestr and
+    as a DLPack code, reads as that dtype: scale<float>/<double>/<int> take
+    theirs, any other is named in the no-match message by its dtype (the
+    first row of its kind and size: int64 and longlong are one)."""
+    rows = [t for t in _core.scalar_types() if t["c"] != "void"]
+    canonical = {(t["kind"], t["size"]): t["numpy"] for t in reversed(rows)}
+    kernels = {"float32": "_Z5scaleIfEvT_PS0_l", "float64": "_Z5scaleIdEvT_PS0_l",
+               "int32": "_Z5scaleIiEvT_PS0_l"}
+    p = mock.mock_malloc(64, 0, 0)
+    for t in rows:
+        name = canonical[(t["kind"], t["size"])]
+        cai = FakeCAI(p, (3,), t["typestr"])
+        for arr in (cai, FakeDLPack(p, (3,), t["dlpack"], t["size"] * 8)):
+            if name in kernels:
+                lib.scale[1, 4](2, arr)
+                assert last_launch(clean)["kernel"] == kernels[name], (t, arr)
+            else:
+                with pytest.raises(TypeError, match=r"\(a device array of %s, via " % name):
+                    lib.scale[1, 4](2, arr)
+    mock.mock_free(p)

@@ -1,0 +1,663 @@
+/* bt_slot.c - argument slots: dispatch codes, array checks, sizes, scalar conversion. */
+#include "bt_slot.h"
+
+#include "bt_numpy.h"
+
+#include "bt_lex.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "integers are stored as 64-bit values whose low bytes the narrower parameters read"
+#endif
+
+_Static_assert(BT_ARR_C_CONTIGUOUS == NPY_ARRAY_C_CONTIGUOUS &&
+                   BT_ARR_F_CONTIGUOUS == NPY_ARRAY_F_CONTIGUOUS &&
+                   BT_ARR_ALIGNED == NPY_ARRAY_ALIGNED && BT_ARR_WRITEABLE == NPY_ARRAY_WRITEABLE,
+               "BT_ARR_* are NumPy's flags");
+_Static_assert(BT_K_ARRAY + BT_NTYPES <= BT_K_ARRAY_OTHER && BT_K_NPSCALAR + BT_NTYPES <= BT_K_BOOL,
+               "dispatch codes of every type id fit their range");
+_Static_assert(sizeof(BtValue) == 16, "16 bytes per argument");
+
+/* NumPy type number -> canonical type id (or -1), from the table at import.
+ * Built-in type numbers are small; others (user types: 256+) are no dtype
+ * of ours. */
+enum { N_NPY = 32 };
+static int8_t npy_ids[N_NPY];
+
+int bt_slot_init(void)
+{
+    int t, id;
+
+    for (t = 0; t < N_NPY; t++)
+        npy_ids[t] = (int8_t)bt_type_from_npy(t);
+    for (id = 1; id < BT_NTYPES; id++) {
+        const BtType *ty = bt_type((BtTypeId)id);
+        PyArray_Descr *d = PyArray_DescrFromType(ty->npy_type);
+        int ok = d && d->kind == ty->kind && PyDataType_ELSIZE(d) == (Py_ssize_t)ty->size;
+        Py_XDECREF(d);
+        PyErr_Clear();
+        /* the conversions know these representations (bt_slot_store_scalar, bt_call.c's return) */
+        ok = ok && ty->npy_type < N_NPY &&
+             (ty->kind == 'i' || ty->kind == 'u' || (ty->kind == 'b' && ty->size == 1) ||
+              (ty->kind == 'f' && (ty->size == 4 || ty->size == 8)) ||
+              (ty->kind == 'c' && (ty->size == 8 || ty->size == 16)));
+        if (!ok) {
+            PyErr_Format(PyExc_ImportError,
+                         "bindthem: the type table's row for %s (NumPy type %d, kind '%c', %zu "
+                         "bytes) does not match this NumPy, or has no conversion in bt_slot.c",
+                         ty->cname, ty->npy_type, ty->kind, ty->size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* New reference: a tuple with one dict per row of the type table. */
+static PyObject *scalar_types(PyObject *module, PyObject *unused)
+{
+    PyObject *r = PyTuple_New(BT_NTYPES), *row;
+    int id;
+
+    for (id = 0; r && id < BT_NTYPES; id++) {
+        const BtType *t = bt_type((BtTypeId)id);
+        row = Py_BuildValue("{s:s,s:s,s:i,s:C,s:n,s:s,s:s,s:i,s:s}", "c", t->cname, "mangle",
+                            t->mangle, "npy_type", t->npy_type, "kind", t->kind, "size",
+                            (Py_ssize_t)t->size, "python", t->pyname, "numpy", t->npname, "dlpack",
+                            t->dl_code, "typestr", t->typestr);
+        if (!row)
+            Py_CLEAR(r);
+        else
+            PyTuple_SET_ITEM(r, id, row);
+    }
+    return r;
+}
+
+PyMethodDef bt_slot_methods[] = {
+    {"scalar_types", scalar_types, METH_NOARGS,
+     "scalar_types($module, /)\n--\n\nThe C scalar types bindthem knows, one dict per type: "
+     "'c' (the C++ spelling), 'mangle', 'npy_type', 'kind', 'size', 'python' (the Python "
+     "type of a scalar, as stubs write it), 'numpy' (the dtype's name), 'dlpack' (its DLPack "
+     "type code) and 'typestr' (__cuda_array_interface__)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ================= dispatch codes ================= */
+
+static int npy_id(int t) { return (unsigned)t < N_NPY ? npy_ids[t] : -1; }
+
+uint8_t bt_slot_array_code(int id)
+{
+    return id < 0 ? BT_K_ARRAY_OTHER : (uint8_t)(BT_K_ARRAY + bt_type_canonical((BtTypeId)id));
+}
+
+uint8_t bt_slot_descr_code(PyObject *descr)
+{
+    PyArray_Descr *d = (PyArray_Descr *)descr;
+    int id = npy_id(d->type_num);
+
+    if (id < 0 || !PyArray_ISNBO(d->byteorder))
+        return BT_K_ARRAY_OTHER;
+    return (uint8_t)(BT_K_ARRAY + id);
+}
+
+const char *bt_slot_code_name(uint8_t code)
+{
+    if (code >= BT_K_ARRAY && code < BT_K_ARRAY + BT_NTYPES)
+        return bt_type((BtTypeId)(code - BT_K_ARRAY))->npname;
+    return "an unsupported dtype";
+}
+
+uint8_t bt_slot_code(PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+
+    if (tp == &PyLong_Type)
+        return BT_K_INT;
+    if (tp == &PyFloat_Type)
+        return BT_K_FLOAT;
+    if (PyArray_Check(o))
+        return bt_slot_descr_code((PyObject *)PyArray_DESCR((PyArrayObject *)o));
+    if (tp == &PyBool_Type)
+        return BT_K_BOOL;
+    if (tp == &PyComplex_Type)
+        return BT_K_COMPLEX;
+    if (PyArray_IsScalar(o, Generic)) {
+        PyArray_Descr *d = PyArray_DescrFromScalar(o);
+        int id = d ? npy_id(d->type_num) : -1;
+        Py_XDECREF(d);
+        if (!d)
+            PyErr_Clear();
+        return id >= 0 ? (uint8_t)(BT_K_NPSCALAR + id) : BT_K_OTHER;
+    }
+    if (PyBool_Check(o))
+        return BT_K_BOOL;
+    if (PyLong_Check(o))
+        return BT_K_INT;
+    if (PyFloat_Check(o))
+        return BT_K_FLOAT;
+    if (PyComplex_Check(o))
+        return BT_K_COMPLEX;
+    if (PyUnicode_Check(o) || PyBytes_Check(o))
+        return BT_K_CHAR;
+    return BT_K_OTHER;
+}
+
+/* Scalar conversions of pass 2: from a value of kind `from` into `to`. */
+static int converts(char from, char to)
+{
+    switch (from) {
+    case 'b': return to == 'b' || to == 'i' || to == 'u';
+    /* an integer is a truth value in pass 2, as pybind11's bool caster
+     * takes it when converting (pyamg passes 0/1 for bool parameters) */
+    case 'i':
+    case 'u': return to == 'i' || to == 'u' || to == 'f' || to == 'c' || to == 'b';
+    case 'f': return to == 'f' || to == 'c';
+    case 'c': return to == 'c';
+    default: return 0;
+    }
+}
+
+int bt_slot_accepts(const BtArgSlot *s, uint8_t code, int pass)
+{
+    char kind, from;
+
+    if (s->is_array)
+        return code == s->array_code;
+    if (code == BT_K_OMITTED)
+        return s->has_default;
+    if (code == BT_K_CHAR) /* exact, as pybind11's char caster */
+        return s->type == BT_CHAR;
+    kind = bt_type(s->type)->kind;
+    if (code >= BT_K_NPSCALAR && code < BT_K_NPSCALAR + BT_NTYPES) {
+        BtTypeId n = (BtTypeId)(code - BT_K_NPSCALAR);
+        if (n == bt_type_canonical(s->type))
+            return 1;
+        return pass == 2 && converts(bt_type(n)->kind, kind);
+    }
+    switch (code) {
+    case BT_K_BOOL: from = 'b'; break;
+    case BT_K_INT: from = 'i'; break;
+    case BT_K_FLOAT: from = 'f'; break;
+    case BT_K_COMPLEX: from = 'c'; break;
+    default: return 0;
+    }
+    if (pass == 1)
+        return from == kind || (from == 'i' && kind == 'u');
+    return converts(from, kind);
+}
+
+PyObject *bt_slot_describe(PyObject *o)
+{
+    if (PyArray_Check(o)) {
+        PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)o);
+        PyObject *s = PyObject_Str((PyObject *)d), *r;
+        if (!s)
+            return NULL;
+        if (!PyArray_ISNBO(d->byteorder))
+            r = PyUnicode_FromFormat("numpy.ndarray of %U (non-native byte order)", s);
+        else
+            r = PyUnicode_FromFormat("numpy.ndarray of %U", s);
+        Py_DECREF(s);
+        return r;
+    }
+    /* NumPy's scalar types are already named "numpy.int64" */
+    return PyUnicode_FromString(Py_TYPE(o)->tp_name);
+}
+
+const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
+{
+    const BtType *t = bt_type(s->type);
+
+    if (s->is_array)
+        snprintf(buf, size, "%s array", t->npname);
+    else if (s->type == BT_CHAR)
+        snprintf(buf, size, "int (char) or a 1-character str");
+    else
+        snprintf(buf, size, "%s (%s)", t->pyname, t->cname);
+    return buf;
+}
+
+/* ================= arrays and sizes ================= */
+
+/* Said after the remedy when a const ndarray does not fit. */
+#define COPY_HINT                                                                                  \
+    " (or opt in to copies of const arrays: copy_const=True in build()/load() or "                 \
+    "bindthem.options())"
+
+int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
+                          PyObject *name, int pos)
+{
+    const char *hint = s->is_const && !a->via ? COPY_HINT : "";
+    int missing = s->need & ~a->flags;
+
+    if (missing & BT_ARR_C_CONTIGUOUS) {
+        if (a->via)
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): argument '%U' must be a C-contiguous array (this one, via %s, "
+                         "is strided); bindthem never copies: make a contiguous copy and pass "
+                         "that",
+                         fname, name, a->via);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): argument '%U' must be a C-contiguous array (this one is %s); "
+                         "bindthem never copies, pass numpy.ascontiguousarray(%U) and use the "
+                         "result%s",
+                         fname, name,
+                         a->flags & BT_ARR_F_CONTIGUOUS ? "Fortran-ordered" : "strided", name,
+                         hint);
+    } else if (missing & BT_ARR_ALIGNED) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' (position %d) must be an aligned array; bindthem never "
+                     "copies, pass numpy.require(%U, requirements=\"CA\") and use the result%s",
+                     fname, name, pos + 1, name, hint);
+    } else {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is a read-only array, but the kernel writes to it (the "
+                     "parameter is not const)",
+                     fname, name);
+    }
+    return -1;
+}
+
+int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
+                        size_t stride, void **ptrs, const char *fname, PyObject *name)
+{
+    int j;
+
+    if (nd < s->min_ndim) {
+        const BtSizeParam *z = s->sizes;
+        for (j = 1; j < s->n_sizes; j++)
+            if (s->sizes[j].axis > z->axis)
+                z = &s->sizes[j];
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is a %d-d array, but the kernel's size parameter '%s' "
+                     "takes its shape[%d]: pass an array of at least %d dimension%s",
+                     fname, name, nd, z->name, z->axis, s->min_ndim, s->min_ndim > 1 ? "s" : "");
+        return -1;
+    }
+    for (j = 0; j < s->n_sizes; j++) {
+        const BtSizeParam *z = &s->sizes[j];
+        unsigned long long n = (unsigned long long)dims[z->axis];
+        if (z->bits < 63 && n >> z->bits) {
+            const char *cname = bt_type(z->type)->cname;
+            if (nd == 1)
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' has %llu elements, more than its '%s' "
+                             "parameter (%s) can hold",
+                             fname, name, n, z->name, cname);
+            else
+                PyErr_Format(PyExc_OverflowError,
+                             "%s(): argument '%U' has shape[%d] = %llu, more than its '%s' "
+                             "parameter (%s) can hold",
+                             fname, name, z->axis, n, z->name, cname);
+            return -1;
+        }
+        /* little-endian: a narrower parameter reads the low bytes */
+        ptrs[z->cidx] = (char *)vals + (size_t)z->cidx * stride;
+        memcpy(ptrs[z->cidx], &n, sizeof n);
+    }
+    return 0;
+}
+
+/* ================= scalars ================= */
+
+/* New reference: repr(o) for a message, cut to 30 characters ("1234...
+ * (603 digits)" for a long int) so that 2**2000 doesn't fill the screen. */
+static PyObject *value_text(PyObject *o)
+{
+    PyObject *r = PyObject_Repr(o), *cut;
+    Py_ssize_t n;
+    int sign;
+
+    if (!r || (n = PyUnicode_GET_LENGTH(r)) <= 32)
+        return r;
+    sign = PyUnicode_READ_CHAR(r, 0) == '-';
+    cut = PyUnicode_Substring(r, 0, 30);
+    Py_DECREF(r);
+    if (!cut)
+        return NULL;
+    if (PyLong_Check(o))
+        r = PyUnicode_FromFormat("%U... (%zd digits)", cut, n - sign);
+    else
+        r = PyUnicode_FromFormat("%U...", cut);
+    Py_DECREF(cut);
+    return r;
+}
+
+/* OverflowError "f(): argument 'x' = 1e+300 does not fit in float". Returns -1. */
+static int does_not_fit(const char *fname, PyObject *name, PyObject *o, const char *cname)
+{
+    PyObject *v = value_text(o);
+    if (v) {
+        PyErr_Format(PyExc_OverflowError, "%s(): argument '%U' = %U does not fit in %s", fname,
+                     name, v, cname);
+        Py_DECREF(v);
+    }
+    return -1;
+}
+
+/* A conversion of o into C type cname failed (NumPy's or CPython's error
+ * set): the same error, naming the function and argument. Returns -1. */
+static int conversion_failed(const char *fname, PyObject *name, PyObject *o, const char *cname)
+{
+    PyObject *type, *value, *tb, *v;
+
+    if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        return does_not_fit(fname, name, o, cname);
+    }
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    v = value_text(o);
+    if (v)
+        PyErr_Format(type, "%s(): argument '%U' = %U cannot be converted to %s: %S", fname, name, v,
+                     cname, value);
+    Py_XDECREF(v);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+/* An integer in the row's range [min, max], stored as 64 bits (the
+ * parameter reads its low bytes). */
+static int store_int(BtValue *out, const BtType *ty, PyObject *o, const char *fname, PyObject *name)
+{
+    long long v;
+    unsigned long long u;
+    int overflow = 0;
+    PyObject *idx = NULL;
+
+    if (!PyLong_Check(o)) {
+        /* NumPy integer scalars; numpy.bool has no __index__ but is 0 or 1,
+         * as Python's bool is */
+        if (PyArray_IsScalar(o, Bool))
+            idx = PyLong_FromLong(PyObject_IsTrue(o));
+        else
+            idx = PyNumber_Index(o);
+        if (!idx)
+            return conversion_failed(fname, name, o, ty->cname);
+        o = idx;
+    }
+    v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        goto error;
+    if (overflow > 0 && ty->min == 0) { /* above LLONG_MAX: an unsigned 64-bit value? */
+        u = PyLong_AsUnsignedLongLong(o);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto range;
+        }
+    } else if (overflow || v < ty->min || (v >= 0 && (unsigned long long)v > ty->max)) {
+        goto range;
+    } else {
+        u = (unsigned long long)v;
+    }
+    if (u > ty->max && ty->min == 0)
+        goto range;
+    out->u64 = u;
+    Py_XDECREF(idx);
+    return 0;
+range:
+    does_not_fit(fname, name, o, ty->cname);
+error:
+    Py_XDECREF(idx);
+    return -1;
+}
+
+/* A one-character str (code point < 256, as pybind11) or bytes into a char. */
+static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *name)
+{
+    Py_ssize_t n = PyUnicode_Check(o) ? PyUnicode_GET_LENGTH(o) : PyBytes_GET_SIZE(o);
+    unsigned long c;
+
+    if (n != 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' must be a single character (char), got a string of "
+                     "length %zd",
+                     fname, name, n);
+        return -1;
+    }
+    c = PyUnicode_Check(o) ? (unsigned long)PyUnicode_READ_CHAR(o, 0)
+                           : (unsigned long)(unsigned char)PyBytes_AS_STRING(o)[0];
+    if (c > 0xFF) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' = %R: character code point not in range(0x100)", fname,
+                     name, o);
+        return -1;
+    }
+    out->i64 = (int8_t)(unsigned char)c;
+    return 0;
+}
+
+/* A real part value d into a float (4 bytes) or double part at p. */
+static int store_real(void *p, size_t size, double d)
+{
+    if (size == 4) {
+        if (isfinite(d) && fabs(d) > FLT_MAX)
+            return -1;
+        *(float *)p = (float)d;
+    } else {
+        *(double *)p = d;
+    }
+    return 0;
+}
+
+int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
+{
+    const BtType *ty = bt_type(t);
+    Py_complex c;
+    int b;
+
+    switch (ty->kind) {
+    case 'b':
+        b = PyObject_IsTrue(o);
+        if (b < 0)
+            return conversion_failed(fname, name, o, ty->cname);
+        out->u64 = (uint64_t)b;
+        return 0;
+    case 'i':
+    case 'u':
+        if (t == BT_CHAR && (PyUnicode_Check(o) || PyBytes_Check(o)))
+            return store_char(out, o, fname, name);
+        return store_int(out, ty, o, fname, name);
+    case 'f':
+        c.real = PyFloat_AsDouble(o);
+        if (c.real == -1.0 && PyErr_Occurred())
+            return conversion_failed(fname, name, o, ty->cname);
+        if (store_real(out->bytes, ty->size, c.real) < 0)
+            return does_not_fit(fname, name, o, ty->cname);
+        return 0;
+    case 'c':
+        c = PyComplex_AsCComplex(o);
+        if (c.real == -1.0 && PyErr_Occurred())
+            return conversion_failed(fname, name, o, ty->cname);
+        /* by parts, not CMPLX (glibc with clang lacks it) nor re + im*I
+         * (wrong for infinities): C11 6.2.5p13 lays a complex out as an
+         * array of two */
+        if (store_real(out->bytes, ty->size / 2, c.real) < 0 ||
+            store_real(out->bytes + ty->size / 2, ty->size / 2, c.imag) < 0)
+            return does_not_fit(fname, name, o, ty->cname);
+        return 0;
+    default: PyErr_SetString(PyExc_SystemError, "bindthem: void parameter"); return -1;
+    }
+}
+
+/* ================= defaults ================= */
+
+/* New reference: the Python value of a literal. */
+static PyObject *literal_object(const BtLiteral *l)
+{
+    PyObject *v, *r;
+
+    switch (l->kind) {
+    case BT_LIT_BOOL: return PyBool_FromLong((long)l->u);
+    case BT_LIT_FLOAT: return PyFloat_FromDouble(l->d);
+    case BT_LIT_CHAR: return PyUnicode_FromOrdinal((int)l->u);
+    default: break;
+    }
+    v = PyLong_FromUnsignedLongLong(l->u);
+    if (!v || !l->neg)
+        return v;
+    r = PyNumber_Negative(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* One scalar parameter's default (see bt_slot_defaults): a new reference
+ * to the value shown (as the parameter's Python type: `double w = 1` shows
+ * 1.0), the C value in *out; NULL without an exception when it has none. */
+static PyObject *param_default(const BtParam *p, BtTypeId t, BtValue *out)
+{
+    BtArgSlot s;
+    BtLiteral lit;
+    PyObject *o = NULL, *name = NULL, *shown = NULL;
+    Py_complex c;
+
+    if (!p->defval || bt_lex_literal(p->defval, &lit) < 0)
+        return NULL;
+    memset(&s, 0, sizeof s);
+    s.type = t;
+    o = literal_object(&lit);
+    name = PyUnicode_FromString(p->name);
+    if (!o || !name)
+        goto done;
+    /* as a passed argument: a float for an int, or -1 for an unsigned, is refused */
+    if (!bt_slot_accepts(&s, bt_slot_code(o), 2) || bt_slot_store_scalar(out, t, o, "", name) < 0) {
+        if (!PyErr_Occurred() || !PyErr_ExceptionMatches(PyExc_MemoryError))
+            PyErr_Clear();
+        goto done;
+    }
+    switch (bt_type(t)->kind) {
+    case 'b': shown = PyBool_FromLong(out->u8); break;
+    case 'f': shown = PyNumber_Float(o); break;
+    case 'c':
+        c = PyComplex_AsCComplex(o);
+        shown = PyErr_Occurred() ? NULL : PyComplex_FromCComplex(c);
+        break;
+    default: shown = PyBool_Check(o) ? PyLong_FromLong(o == Py_True) : Py_NewRef(o); break;
+    }
+done:
+    Py_XDECREF(o);
+    Py_XDECREF(name);
+    return shown;
+}
+
+int bt_slot_defaults(const BtOverload *ov, PyObject **pydefs, BtValue *cvals)
+{
+    const BtDecl *d = ov->decl;
+    int i;
+
+    for (i = 0; i < d->n_params; i++)
+        pydefs[i] = NULL;
+    /* trailing Python parameters only: a required one ends the run */
+    for (i = d->n_params - 1; i >= 0; i--) {
+        const BtParam *p = &d->params[i];
+        BtValue v;
+        memset(&v, 0, sizeof v);
+        if (p->size_of >= 0)
+            continue;
+        if (!p->t.is_array)
+            pydefs[i] = param_default(p, ov->ptypes[i], &v);
+        if (!pydefs[i])
+            break;
+        if (cvals)
+            cvals[i] = v;
+    }
+    if (!PyErr_Occurred())
+        return 0;
+    for (i = 0; i < d->n_params; i++)
+        Py_CLEAR(pydefs[i]);
+    return -1;
+}
+
+/* Fills the slots' defaults: the C value a call copies, and its spelling. */
+static int set_defaults(BtArgSlot *slots, int n_py, const BtOverload *ov, BtArena *arena)
+{
+    PyObject *pydefs[BT_MAX_PARAMS];
+    BtValue cvals[BT_MAX_PARAMS];
+    int k, rc = 0;
+
+    if (bt_slot_defaults(ov, pydefs, cvals) < 0)
+        return -1;
+    for (k = 0; k < n_py; k++) {
+        BtArgSlot *s = &slots[k];
+        PyObject *r;
+        const char *u;
+        if (!pydefs[s->cidx])
+            continue;
+        r = PyObject_Repr(pydefs[s->cidx]);
+        u = r ? PyUnicode_AsUTF8(r) : NULL;
+        s->defrepr = u ? bt_arena_strdup(arena, u) : NULL;
+        Py_XDECREF(r);
+        if (!s->defrepr) {
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            rc = -1;
+            break;
+        }
+        s->has_default = 1;
+        s->defval = cvals[s->cidx];
+    }
+    for (k = 0; k < ov->decl->n_params; k++)
+        Py_XDECREF(pydefs[k]);
+    return rc;
+}
+
+/* ================= building slots ================= */
+
+int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *arena)
+{
+    const BtDecl *d = ov->decl;
+    BtSizeParam *sizes;
+    int i, k = 0, n_sizes = 0;
+
+    sizes = bt_arena_alloc(arena, sizeof(BtSizeParam) * (size_t)(d->n_params + 1));
+    if (!sizes) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(slots, 0, sizeof(BtArgSlot) * (size_t)d->n_params);
+    for (i = 0; i < d->n_params; i++) {
+        const BtParam *p = &d->params[i];
+        const BtType *t = bt_type(ov->ptypes[i]);
+        BtArgSlot *s;
+        if (p->size_of >= 0) {
+            /* the parser marks sizes only right after their array: its slot is the last one */
+            BtArgSlot *a = &slots[k - 1];
+            BtSizeParam *z = &sizes[n_sizes++];
+            if (k == 0 || a->cidx != p->size_of) {
+                PyErr_Format(PyExc_SystemError,
+                             "bindthem: size parameter '%s' of %s is not right after its array",
+                             p->name, ov->signature);
+                return -1;
+            }
+            z->cidx = i;
+            z->axis = p->size_axis;
+            z->type = ov->ptypes[i];
+            z->bits = (unsigned)t->size * 8 - (t->kind == 'i');
+            if (!(z->name = bt_arena_strdup(arena, p->name))) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (!a->n_sizes)
+                a->sizes = z;
+            a->n_sizes++;
+            if (a->min_ndim <= z->axis)
+                a->min_ndim = z->axis + 1;
+            continue;
+        }
+        s = &slots[k++];
+        s->type = ov->ptypes[i];
+        s->is_array = p->t.is_array;
+        s->is_const = p->t.is_const;
+        s->array_code = bt_slot_array_code(ov->ptypes[i]);
+        s->need = BT_ARR_C_CONTIGUOUS | BT_ARR_ALIGNED | (s->is_const ? 0 : BT_ARR_WRITEABLE);
+        s->cidx = i;
+    }
+    *n_py = k;
+    return set_defaults(slots, k, ov, arena);
+}

@@ -1,0 +1,176 @@
+/* bt_slot.h - the argument-slot layer: dispatch codes, array checks, size
+ * parameters and scalar conversion, for CPU calls and CUDA launches alike.
+ *
+ * A slot is one Python-visible parameter of one overload. Everything that
+ * can be decided at bind time is (bt_slot_build): an array slot's dispatch
+ * code and the array flags it needs, a scalar slot's default. A call then
+ * computes one byte per argument (bt_slot_code: ndarrays and NumPy scalars
+ * through a lookup built from the bt_types table at import), the dispatcher
+ * matches codes against slots (bt_slot_accepts), and the caller stores each
+ * argument into its C parameter (bt_slot_store_array / _scalar), with the
+ * same checks and messages whatever runs the kernel. */
+#ifndef BT_SLOT_H
+#define BT_SLOT_H
+
+#include "bt_state.h"
+
+#include <stdint.h>
+
+#include "bt_plan.h"
+
+/* Dispatch codes: one byte per argument.
+ *   0          an omitted argument: only a parameter with a default takes it
+ *   1 + t      array of canonical type id t (bt_type_canonical), native byte order
+ *   64 + t     NumPy scalar of canonical type id t
+ *   BT_K_*     Python objects by kind */
+enum {
+    BT_K_OMITTED = 0,
+    BT_K_ARRAY = 1,
+    BT_K_ARRAY_OTHER = 40, /* an array of a dtype no kernel takes */
+    BT_K_NPSCALAR = 64,
+    BT_K_BOOL = 128,
+    BT_K_INT,
+    BT_K_FLOAT,
+    BT_K_COMPLEX,
+    BT_K_CHAR, /* str or bytes: a char parameter takes a single character */
+    BT_K_OTHER = 255
+};
+
+/* Array flags, NumPy's values (bt_slot.c checks): what an array argument
+ * has, and what a slot needs of it. */
+enum {
+    BT_ARR_C_CONTIGUOUS = 0x1,
+    BT_ARR_F_CONTIGUOUS = 0x2,
+    BT_ARR_ALIGNED = 0x100,
+    BT_ARR_WRITEABLE = 0x400
+};
+
+/* Storage for one C argument or return value (16 bytes, aligned for
+ * double complex). */
+typedef union BtValue {
+    int8_t i8;
+    uint8_t u8;
+    int64_t i64;
+    uint64_t u64;
+    float f;
+    double d;
+    void *p;
+    unsigned char bytes[16];
+    long double align;
+} BtValue;
+
+/* A size parameter: C parameter cidx gets its array's shape[axis]. */
+typedef struct BtSizeParam {
+    int cidx;
+    int axis;
+    BtTypeId type;
+    unsigned bits;    /* values must be below 1 << bits (64: any extent) */
+    const char *name; /* the C name, for messages */
+} BtSizeParam;
+
+/* One Python-visible parameter of one overload. */
+typedef struct BtArgSlot {
+    BtTypeId type;
+    int is_array;
+    int is_const;
+    uint8_t array_code;       /* the code an array argument must have */
+    int need;                 /* BT_ARR_* an array argument must have */
+    int cidx;                 /* index of the C parameter */
+    const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
+    int n_sizes;
+    int min_ndim; /* array: 1 + the highest axis they name */
+    int has_default;
+    BtValue defval;      /* the default, converted to `type` at bind time */
+    const char *defrepr; /* its Python spelling ("1.0", "'T'"), or NULL */
+} BtArgSlot;
+
+/* An array argument as a caller read it. */
+typedef struct BtArrayArg {
+    uint64_t addr; /* data pointer (host or device) */
+    int flags;     /* BT_ARR_* */
+    int ndim;
+    const Py_ssize_t *dims; /* at least the axes the slot's size parameters name */
+    const char *via;        /* NULL: an ndarray; else how it came ("DLPack", ...) */
+} BtArrayArg;
+
+/* At import: checks the bt_types table against NumPy (type numbers, kinds,
+ * sizes) and builds the NumPy-number -> code lookup. Returns 0, or -1 with
+ * ImportError set. */
+BT_HIDDEN int bt_slot_init(void);
+
+/* _core.scalar_types(): the table, for Python (bindthem.stubs). */
+BT_HIDDEN extern PyMethodDef bt_slot_methods[];
+
+/* The slots of overload ov: slots (room for ov's C parameter count) and
+ * *n_py are filled, sizes and defaults included, allocating from arena.
+ * Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *arena);
+
+/* The dispatch code of one argument. */
+BT_HIDDEN uint8_t bt_slot_code(PyObject *o);
+
+/* The dispatch code of an array of type id (-1: none we know), and of one
+ * with NumPy descriptor descr (a PyArray_Descr). */
+BT_HIDDEN uint8_t bt_slot_array_code(int id);
+BT_HIDDEN uint8_t bt_slot_descr_code(PyObject *descr);
+
+/* "float32" for an array dispatch code, "an unsupported dtype" for others. */
+BT_HIDDEN const char *bt_slot_code_name(uint8_t code);
+
+/* Whether an argument of dispatch code `code` fits slot s; pass 1 is exact,
+ * pass 2 adds the scalar conversions (int -> floating/complex, float ->
+ * complex, NumPy integers of other widths). */
+BT_HIDDEN int bt_slot_accepts(const BtArgSlot *s, uint8_t code, int pass);
+
+/* New reference: a short description of an argument for messages,
+ * e.g. "numpy.ndarray of float32", "int", "numpy.int64", "list". */
+BT_HIDDEN PyObject *bt_slot_describe(PyObject *o);
+
+/* What a slot takes, for messages: "float64 array", "int", "float". */
+BT_HIDDEN const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size);
+
+/* Raises the ValueError for array a that lacks some of s->need (not
+ * C-contiguous, not aligned, read-only for a non-const parameter), with
+ * the remedy. pos is the argument's position (from 0). Returns -1. */
+BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
+                                    PyObject *name, int pos);
+
+/* Fills the size parameters of array slot s from the argument's shape (nd
+ * dimensions, dims): the value of C parameter z->cidx is written at
+ * vals + z->cidx * stride and ptrs[z->cidx] points at it. A ValueError when
+ * the array has fewer than s->min_ndim dimensions, an OverflowError when an
+ * extent does not fit its parameter's type, both before any kernel runs.
+ * Returns 0 or -1. */
+BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
+                                  size_t stride, void **ptrs, const char *fname, PyObject *name);
+
+/* Array argument a into slot s: the checks (s->need, then the sizes), its
+ * address into vals + s->cidx * stride (ptrs[s->cidx] must already point
+ * there), its size parameters as bt_slot_store_sizes. Returns 0 or -1. */
+static inline int bt_slot_store_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
+                                      size_t stride, void **ptrs, const char *fname, PyObject *name,
+                                      int pos)
+{
+    if ((a->flags & s->need) != s->need)
+        return bt_slot_array_refused(s, a, fname, name, pos);
+    *(uint64_t *)((char *)vals + (size_t)s->cidx * stride) = a->addr;
+    if (s->n_sizes == 0)
+        return 0;
+    return bt_slot_store_sizes(s, a->ndim, a->dims, vals, stride, ptrs, fname, name);
+}
+
+/* Converts scalar o to type t into out, with the conversions, range checks
+ * and messages of a passed argument. Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname,
+                                   PyObject *name);
+
+/* The Python defaults of ov's parameters: pydefs[i] (one per C parameter)
+ * is a new reference to what a call that omits argument i passes, or NULL
+ * when it must be given; cvals (one per C parameter), when not NULL,
+ * receives them converted to the parameter's type. A header default counts
+ * when it is a literal (bt_lex_literal) that the parameter takes as a passed
+ * argument (the same conversions and range checks) and every later Python
+ * parameter has one too. Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_slot_defaults(const BtOverload *ov, PyObject **pydefs, BtValue *cvals);
+
+#endif
