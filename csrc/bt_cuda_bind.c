@@ -15,29 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- errors ---- */
-PyObject *bt_cuda_py_raise(BtState *st, const BtCudaError *e)
-{
-    PyObject *exc, *code;
-
-    if (e->kind == BT_CUDA_NOMEM)
-        return PyErr_NoMemory();
-    exc = PyObject_CallFunction(e->kind == BT_CUDA_NODRIVER ? st->NoDriverError : st->CudaError,
-                                "s", e->message);
-    if (!exc)
-        return NULL;
-    code = e->code ? PyLong_FromLong(e->code) : Py_NewRef(Py_None);
-    if (!code || PyObject_SetAttrString(exc, "code", code) < 0) {
-        Py_XDECREF(code);
-        Py_DECREF(exc);
-        return NULL;
-    }
-    Py_DECREF(code);
-    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_DECREF(exc);
-    return NULL;
-}
-
 /* ================= module handle ================= */
 
 typedef struct CudaModule {
@@ -103,7 +80,7 @@ static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *
 {
     BtArena a;
     BtBuf have, near, inst;
-    BtCudaError e;
+    BtDiag e;
     const char **names;
     const char *q;
     int n, i, best = 1 << 30;
@@ -112,7 +89,7 @@ static PyObject *missing_kernel(BtState *st, BtCudaModule *m, const BtOverload *
     bt_buf_init(&have);
     bt_buf_init(&near);
     bt_buf_init(&inst);
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     q = qualified(ov->decl, &a);
     bt_buf_puts(&inst, q ? q : ov->decl->name);
     if (ov->decl->n_tparams) {
@@ -175,10 +152,10 @@ static int check_layout(BtState *st, BtCudaModule *m, void *kernel, const BtOver
 {
     const BtDecl *d = ov->decl;
     size_t off = 0, koff, ksize;
-    BtCudaError e;
+    BtDiag e;
     int i, rc;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     for (i = 0; i <= d->n_params; i++) {
         size_t size = 0, align = 1;
         if (i < d->n_params) {
@@ -190,10 +167,10 @@ static int check_layout(BtState *st, BtCudaModule *m, void *kernel, const BtOver
             off = (off + align - 1) / align * align;
         }
         rc = bt_cuda_param_info(m, kernel, (size_t)i, &koff, &ksize, &e);
-        if (rc < 0 && e.kind == BT_CUDA_UNSUPPORTED)
+        if (rc < 0 && e.kind == BT_DIAG_UNSUPPORTED)
             return 0;
         if (rc < 0) {
-            bt_cuda_py_raise(st, &e);
+            bt_raise_diag(st, &e);
             return -1;
         }
         if (i == d->n_params) {
@@ -243,14 +220,14 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *meta_py = NULL, *unexported = NULL, *skipped = NULL, *r = NULL;
     CudaModule *handle = NULL;
     Py_buffer image = {0};
-    BtCudaError e;
+    BtDiag e;
     BtMeta meta;
     BtArena arena;
     int strict = 0, dev, i, j;
 
     memset(&meta, 0, sizeof meta);
     bt_arena_init(&arena);
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*O&|O&$UUp:cuda_bind", kwlist, &image,
                                      PyUnicode_FSConverter, &header, bt_path_converter, &inst,
                                      &modname, &file, &strict))
@@ -264,7 +241,7 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     if (bt_meta_load_py(st, &meta, header, inst, strict) < 0)
         goto error;
     if (bt_cuda_current_device(&dev, &e) < 0) {
-        bt_cuda_py_raise(st, &e);
+        bt_raise_diag(st, &e);
         goto error;
     }
     handle = PyObject_New(CudaModule, st->CudaModuleType);
@@ -273,7 +250,7 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     handle->path = Py_NewRef(file);
     handle->m = bt_cuda_module_load(image.buf, (size_t)image.len, dev, &e);
     if (!handle->m) {
-        bt_cuda_py_raise(st, &e);
+        bt_raise_diag(st, &e);
         goto error;
     }
     funcs = PyDict_New();
@@ -323,7 +300,7 @@ static PyObject *cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
             }
             kern = bt_cuda_module_kernel(handle->m, sym, &missing, &e);
             if (!kern && !missing) {
-                bt_cuda_py_raise(st, &e);
+                bt_raise_diag(st, &e);
                 goto error;
             }
             if (!kern) {
@@ -384,35 +361,35 @@ error:
 
 static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
 {
-    BtCudaError e;
+    BtDiag e;
     int n;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (bt_cuda_device_count(&n, &e) < 0) {
-        if (e.kind == BT_CUDA_NODRIVER)
+        if (e.kind == BT_DIAG_NODRIVER)
             return PyLong_FromLong(0);
-        return bt_cuda_py_raise(bt_state(module), &e);
+        return bt_raise_diag(bt_state(module), &e);
     }
     return PyLong_FromLong(n);
 }
 
 static PyObject *cuda_synchronize(PyObject *module, PyObject *unused)
 {
-    BtCudaError e;
+    BtDiag e;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (bt_cuda_sync(&e) < 0)
-        return bt_cuda_py_raise(bt_state(module), &e);
+        return bt_raise_diag(bt_state(module), &e);
     Py_RETURN_NONE;
 }
 
 static PyObject *cuda_driver(PyObject *module, PyObject *unused)
 {
-    BtCudaError e;
+    BtDiag e;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (bt_cuda_init(&e) < 0)
-        return bt_cuda_py_raise(bt_state(module), &e);
+        return bt_raise_diag(bt_state(module), &e);
     return Py_BuildValue("{s:i,s:s,s:O}", "version", bt_cuda_driver_version(), "path",
                          bt_cuda_driver_path(), "library_api",
                          bt_cuda_uses_library_api() ? Py_True : Py_False);

@@ -10,12 +10,8 @@
 
 #include "bt_call.h"
 #include "bt_cuda.h"
-
-/* ---- bt_cuda_bind.c ---- */
-
-/* Raises CudaError / NoDriverError (with `code`) or MemoryError for e.
- * Always NULL. */
-BT_HIDDEN PyObject *bt_cuda_py_raise(BtState *st, const BtCudaError *e);
+#include "bt_diag_py.h"
+#include "bt_diag_py.h"
 
 /* ---- bt_cuda_array.c ---- */
 

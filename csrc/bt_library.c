@@ -8,6 +8,7 @@
  * it). */
 #include "bt_library.h"
 
+#include "bt_diag_py.h"
 #include "bt_function.h"
 #include "bt_mangle.h"
 #include "bt_meta_py.h"

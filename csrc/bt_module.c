@@ -1,7 +1,6 @@
 /* bt_module.c - module state, exec slot and PyInit__core. */
 #include "bt_state.h"
 
-#define BT_NUMPY_IMPORT
 #include "bt_numpy.h"
 
 #include "bt_call.h"
@@ -16,10 +15,6 @@ _Static_assert(NPY_BOOL == 0 && NPY_BYTE == 1 && NPY_UBYTE == 2 && NPY_SHORT == 
                    NPY_ULONG == 8 && NPY_LONGLONG == 9 && NPY_ULONGLONG == 10 && NPY_FLOAT == 11 &&
                    NPY_DOUBLE == 12 && NPY_CFLOAT == 14 && NPY_CDOUBLE == 15,
                "NumPy type numbers changed");
-
-BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
-
-BtState *bt_state_from_type(PyTypeObject *tp) { return (BtState *)PyType_GetModuleState(tp); }
 
 PyDoc_STRVAR(parse_header_doc,
              "parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
@@ -70,7 +65,7 @@ static int core_exec(PyObject *module)
     PyObject *errors = NULL;
     int rc = -1;
 
-    if (_import_array() < 0)
+    if (bt_numpy_import() < 0)
         goto done;
     errors = PyImport_ImportModule("bindthem.errors");
     if (!errors)

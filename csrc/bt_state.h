@@ -33,12 +33,14 @@ typedef struct BtState {
     Py_ssize_t opts_active;
 } BtState;
 
-BT_HIDDEN BtState *bt_state(PyObject *module);
+/* Inline, as CPython's _csv.c reaches its state (get_csv_state): a file
+ * that needs the state then depends on no other file for it. */
+static inline BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
 /* The state of the module that defined type tp (a heap type of ours). */
-BT_HIDDEN BtState *bt_state_from_type(PyTypeObject *tp);
-
-/* Raises the Python exception for a recorded diagnostic. Always NULL. */
-BT_HIDDEN PyObject *bt_raise_diag(BtState *st, const BtDiag *d);
+static inline BtState *bt_state_from_type(PyTypeObject *tp)
+{
+    return (BtState *)PyType_GetModuleState(tp);
+}
 
 /* Type specs and helpers of the other Python-facing files. */
 BT_HIDDEN extern PyType_Spec bt_function_spec;

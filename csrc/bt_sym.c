@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bt_meta.h"
+#include "bt_file.h"
 
 void *bt_sym_open(const char *path, BtDiag *diag)
 {
@@ -114,7 +114,7 @@ int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n, B
 
     *names = NULL;
     *n = 0;
-    if (bt_meta_read_file(path, arena, &data, &len, diag) < 0)
+    if (bt_file_read(path, arena, &data, &len, diag) < 0)
         return -1;
     return bt_sym_list_data(data, len, path, arena, names, n, diag);
 }
