@@ -20,7 +20,7 @@ typedef struct BtState {
     PyObject *BuildError;
     PyTypeObject *FunctionType;
     PyTypeObject *HandleType;
-    /* bindthem.cuda (bt_cuda_bind.c registers them) */
+    /* bindthem.cuda (bt_cudapy_module.c registers them) */
     PyObject *CudaError;
     PyObject *NoDriverError;
     PyTypeObject *CudaModuleType;
@@ -46,7 +46,7 @@ static inline BtState *bt_state_from_type(PyTypeObject *tp)
 BT_HIDDEN extern PyType_Spec bt_function_spec;
 BT_HIDDEN extern PyType_Spec bt_handle_spec;
 
-/* bt_cuda_bind.c: the CUDA types, exceptions and cuda_* functions of _core.
+/* bt_cudapy_module.c: the CUDA types, exceptions and cuda_* functions of _core.
  * Adding them loads no driver. */
 BT_HIDDEN int bt_cuda_py_add(PyObject *module);
 BT_HIDDEN int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg);
