@@ -31,7 +31,7 @@ from typing import Any
 from . import _core
 from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
-from .errors import BuildError
+from .errors import BindValueError, BuildError
 from .library import LibraryInfo, _Info, _regular_file
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
@@ -203,7 +203,7 @@ def _archs(arch, supported):
     for a in items:
         m = re.fullmatch(r"(?:sm_|compute_)?(\d+)[af]?", str(a))
         if not m:
-            raise ValueError("arch=%r: expected an int like 80 or 'sm_80'" % (a,))
+            raise BindValueError("arch=%r: expected an int like 80 or 'sm_80'" % (a,))
         out.append(int(m.group(1)))
     bad = [a for a in out if supported and a not in supported]
     if bad:
