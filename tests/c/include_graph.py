@@ -13,8 +13,10 @@ build cannot hide a cycle.
 
 import glob
 import os
+import shlex
 import subprocess
 import sys
+import sysconfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CSRC = os.path.join(ROOT, "csrc")
@@ -29,6 +31,30 @@ def sources():
 def default_objdir():
     dirs = sorted(glob.glob(os.path.join(ROOT, "build", "temp*", "csrc")), key=os.path.getmtime)
     return dirs[-1] if dirs else None
+
+
+def compile_objects(outdir, cc=None):
+    """Compiles every csrc source into outdir (-O0: only the symbols matter)."""
+    import numpy
+
+    cc = cc or os.environ.get("CC", "gcc")
+    flags = ["-c", "-O0", "-I" + CSRC, "-I" + numpy.get_include(),
+             "-I" + sysconfig.get_paths()["include"]]
+    for pkg in ("libffi", "yaml-0.1"):
+        r = subprocess.run(["pkg-config", "--cflags", pkg], capture_output=True, text=True)
+        if r.returncode == 0:
+            flags += shlex.split(r.stdout)
+    procs = []
+    for stem, src in sorted(sources().items()):
+        std = "-std=c++11" if src.endswith(".cpp") else "-std=c11"
+        cmd = [cc if std == "-std=c11" else "g++", std] + flags + [src, "-o",
+                                                                  os.path.join(outdir, stem + ".o")]
+        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                            text=True)))
+    for cmd, p in procs:
+        out, _ = p.communicate()
+        if p.returncode:
+            raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), out))
 
 
 def symbols(obj):
