@@ -137,7 +137,8 @@ static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, con
     }
     if (best > 0 || (best == 0 && be->lists_all))
         bt_buf_printf(&tail, "; did you mean %s?", bt_buf_str(&near));
-    bt_buf_printf(&tail, "%sCompile an explicit instantiation `template %s%s %s%s;` into the %s, or %s",
+    bt_buf_printf(&tail,
+                  "%sCompile an explicit instantiation `template %s%s %s%s;` into the %s, or %s",
                   best > 0 || (best == 0 && be->lists_all) ? " " : ". ", be->qualifier,
                   bt_type(ov->ret)->cname, bt_buf_str(&inst), paren ? paren : "()", be->container,
                   be->remedy);

@@ -332,8 +332,8 @@ int bt_cuda_init(BtDiag *e)
     drv.getproc2 = (PFN_cuGetProcAddress_v12000)dlsym(drv.dl, "cuGetProcAddress_v2");
     drv.getproc1 = (PFN_cuGetProcAddress_v11030)dlsym(drv.dl, "cuGetProcAddress");
     if (!drv.getproc2 && !drv.getproc1)
-        return fail(e, BT_DIAG_CUDA, 0, "the CUDA %s driver (%s) exports no cuGetProcAddress",
-                    have, drv.path);
+        return fail(e, BT_DIAG_CUDA, 0, "the CUDA %s driver (%s) exports no cuGetProcAddress", have,
+                    drv.path);
     for (i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
         const EntryPoint *ep = &entry_points[i];
         if (ep->optional && drv.version < ep->version)
@@ -607,8 +607,7 @@ void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtD
     return k;
 }
 
-int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n,
-                         BtDiag *e)
+int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n, BtDiag *e)
 {
     unsigned count = 0, i;
     void **ks;

@@ -69,8 +69,7 @@ BT_HIDDEN void bt_cuda_module_unload(BtCudaModule *m);
 BT_HIDDEN int bt_cuda_module_device(const BtCudaModule *m);
 /* The kernel handle of `name`, or NULL: *missing = 1 when the module has no
  * such kernel (e not set), else an error in e. */
-BT_HIDDEN void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing,
-                                      BtDiag *e);
+BT_HIDDEN void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtDiag *e);
 /* The kernels' (mangled) names as an arena array; -1 with
  * BT_DIAG_UNSUPPORTED when the driver can't enumerate (before 12.4). */
 BT_HIDDEN int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n,

@@ -126,10 +126,10 @@ static const BtBackend cuda_backend = {
 };
 
 const char bt_cuda_bind_doc[] =
-             "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
-             "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
-             "kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
-             "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels]).";
+    "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
+    "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
+    "kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
+    "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels]).";
 
 PyObject *bt_cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {

@@ -50,8 +50,7 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
     if (!text)
         return NULL;
     if (!exc_type) {
-        raise_cuda(d->kind == BT_DIAG_NODRIVER ? st->NoDriverError : st->CudaError, text,
-                   d->code);
+        raise_cuda(d->kind == BT_DIAG_NODRIVER ? st->NoDriverError : st->CudaError, text, d->code);
         goto done;
     }
     exc = PyObject_CallFunction(exc_type, "Osii", text, d->file, d->line, d->col);
