@@ -30,26 +30,6 @@ static void put_instance(BtBuf *b, const BtOverload *ov)
     bt_buf_putc(b, '>');
 }
 
-/* In a demangled "double ns::f<int, double>(int*)", where the name starts
- * (after the return type, if any). */
-static const char *name_start(const char *dem)
-{
-    const char *p, *start = dem;
-    int depth = 0;
-
-    for (p = dem; *p; p++) {
-        if (*p == '<')
-            depth++;
-        else if (*p == '>')
-            depth--;
-        else if (*p == '(' && depth == 0)
-            break;
-        else if (*p == ' ' && depth == 0)
-            start = p + 1;
-    }
-    return start;
-}
-
 /* The near misses of q ("ns::f") among names: those whose function name
  * (template arguments aside) is closest in spelling, at distance 0 or, for
  * names of 5 characters or more, up to 2. Joined by sep into *near; with
@@ -59,33 +39,33 @@ static int near_misses(const char **names, int n, const char *q, const char *sep
                        BtBuf *all, BtArena *a)
 {
     const char *plain_q = strrchr(q, ':');
-    int pass, i, best = -1;
+    const char **heads = bt_arena_array(a, (size_t)n + 1, sizeof *heads);
+    int *dist = bt_arena_array(a, (size_t)n + 1, sizeof *dist);
+    int i, best = -1;
 
+    if (!heads || !dist)
+        return -1;
     plain_q = plain_q ? plain_q + 1 : q; /* what an extern "C" symbol spells */
-    /* two passes: the best distance, then every name at it */
-    for (pass = 0; pass < 2; pass++) {
-        for (i = 0; i < n; i++) {
-            const char *dem = bt_sym_demangle(names[i], a);
-            const char *start = dem ? name_start(dem) : names[i];
-            const char *head = bt_sym_cut_name(start, a);
-            char base[256];
-            int d;
-            if (pass == 0 && all)
-                bt_buf_printf(all, "%s%s", i ? ", " : "", start);
-            if (!head)
-                continue;
-            snprintf(base, sizeof base, "%.*s", (int)strcspn(head, "<"), head);
-            d = bt_plan_distance(base, dem ? q : plain_q);
-            if (!(d == 0 || (strlen(q) >= 5 && d <= 2)))
-                continue;
-            if (pass == 0 && (best < 0 || d < best))
-                best = d;
-            else if (pass == 1 && d == best)
-                bt_buf_printf(near, "%s%s", near->len ? sep : "", head);
-        }
-        if (best < 0)
-            break;
+    for (i = 0; i < n; i++) {
+        const char *dem = bt_sym_demangle(names[i], a);
+        const char *start = names[i];
+        char base[256];
+        heads[i] = dem ? bt_sym_cut_name(dem, &start, a) : names[i];
+        if (all)
+            bt_buf_printf(all, "%s%s", i ? ", " : "", start);
+        dist[i] = -1;
+        if (!heads[i])
+            continue;
+        snprintf(base, sizeof base, "%.*s", (int)strcspn(heads[i], "<"), heads[i]);
+        dist[i] = bt_plan_distance(base, dem ? q : plain_q);
+        if (!(dist[i] == 0 || (strlen(q) >= 5 && dist[i] <= 2)))
+            dist[i] = -1;
+        else if (best < 0 || dist[i] < best)
+            best = dist[i];
     }
+    for (i = 0; best >= 0 && i < n; i++)
+        if (dist[i] == best)
+            bt_buf_printf(near, "%s%s", near->len ? sep : "", heads[i]);
     return best;
 }
 
@@ -136,12 +116,16 @@ static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, con
         bt_buf_puts(&tail, "; it has no function of that name");
     }
     if (best > 0 || (best == 0 && be->lists_all))
-        bt_buf_printf(&tail, "; did you mean %s?", bt_buf_str(&near));
-    bt_buf_printf(&tail,
-                  "%sCompile an explicit instantiation `template %s%s %s%s;` into the %s, or %s",
-                  best > 0 || (best == 0 && be->lists_all) ? " " : ". ", be->qualifier,
-                  bt_type(ov->ret)->cname, bt_buf_str(&inst), paren ? paren : "()", be->container,
-                  be->remedy);
+        bt_buf_printf(&tail, "; did you mean %s? ", bt_buf_str(&near));
+    else
+        bt_buf_puts(&tail, ". ");
+    if (d->n_tparams)
+        bt_buf_printf(&tail, "Compile an explicit instantiation `template %s%s %s%s;`",
+                      be->qualifier, bt_type(ov->ret)->cname, bt_buf_str(&inst),
+                      paren ? paren : "()");
+    else
+        bt_buf_printf(&tail, "Compile %s's definition", bt_buf_str(&inst));
+    bt_buf_printf(&tail, " into the %s, or %s", be->container, be->remedy);
     if (inst.failed || q.failed || tail.failed || all.failed || near.failed)
         PyErr_NoMemory();
     else

@@ -148,18 +148,22 @@ const char *bt_sym_demangle(const char *symbol, BtArena *arena)
     return r;
 }
 
-const char *bt_sym_cut_name(const char *start, BtArena *arena)
+const char *bt_sym_cut_name(const char *dem, const char **start, BtArena *arena)
 {
-    const char *p = start;
+    const char *p, *from = dem;
     int depth = 0;
 
-    for (; *p; p++) {
+    for (p = dem; *p; p++) {
         if (*p == '<')
             depth++;
         else if (*p == '>')
             depth--;
         else if (*p == '(' && depth == 0)
             break;
+        else if (*p == ' ' && depth == 0)
+            from = p + 1; /* what came before was the return type */
     }
-    return bt_arena_strndup(arena, start, (size_t)(p - start));
+    if (start)
+        *start = from;
+    return bt_arena_strndup(arena, from, (size_t)(p - from));
 }
