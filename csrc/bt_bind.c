@@ -1,34 +1,11 @@
 /* bt_bind.c - the binder: mangle, resolve, explain, check, prepare, once for every back end. */
 #include "bt_bind.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bt_mangle.h"
 #include "bt_sym.h"
-
-/* "ns::f" into b. */
-static void put_qualified(BtBuf *b, const BtDecl *d)
-{
-    int i;
-
-    for (i = 0; i < d->n_ns; i++)
-        bt_buf_printf(b, "%s::", d->ns[i]);
-    bt_buf_puts(b, d->name);
-}
-
-/* "ns::f<int, double>" into b: the overload as C++ names it. */
-static void put_instance(BtBuf *b, const BtOverload *ov)
-{
-    int i;
-
-    put_qualified(b, ov->decl);
-    if (!ov->decl->n_tparams)
-        return;
-    bt_buf_putc(b, '<');
-    for (i = 0; i < ov->decl->n_tparams; i++)
-        bt_buf_printf(b, "%s%s", i ? ", " : "", bt_type(ov->targs[i])->cname);
-    bt_buf_putc(b, '>');
-}
 
 /* The near misses of q ("ns::f") among names: those whose function name
  * (template arguments aside) is closest in spelling, at distance 0 or, for
@@ -74,7 +51,6 @@ static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, con
                                 const char *sym, PyObject *file, const char *header)
 {
     const BtDecl *d = ov->decl;
-    const char *paren = strchr(ov->signature, '(');
     const char **names = NULL;
     BtBuf inst, q, tail, why, near, all;
     BtArena a;
@@ -87,8 +63,8 @@ static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, con
     bt_buf_init(&why);
     bt_buf_init(&near);
     bt_buf_init(&all);
-    put_instance(&inst, ov);
-    put_qualified(&q, d);
+    bt_plan_put_name(&inst, d, ov->targs);
+    bt_plan_put_name(&q, d, NULL);
     if (be->linkage_hides && (d->is_inline || d->is_static)) {
         const char *how = d->is_inline ? "inline" : "static";
         PyErr_Format(st->SymbolError,
@@ -120,9 +96,8 @@ static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, con
     else
         bt_buf_puts(&tail, ". ");
     if (d->n_tparams)
-        bt_buf_printf(&tail, "Compile an explicit instantiation `template %s%s %s%s;`",
-                      be->qualifier, bt_type(ov->ret)->cname, bt_buf_str(&inst),
-                      paren ? paren : "()");
+        bt_buf_printf(&tail, "Compile an explicit instantiation `template %s%s;`", be->qualifier,
+                      ov->signature);
     else
         bt_buf_printf(&tail, "Compile %s's definition", bt_buf_str(&inst));
     bt_buf_printf(&tail, " into the %s, or %s", be->container, be->remedy);
