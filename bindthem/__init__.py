@@ -30,6 +30,8 @@ from ._types import StrPath
 from .build import build
 from .errors import (
     BindError,
+    BindTypeError,
+    BindValueError,
     BindWarning,
     BuildError,
     BuildWarning,
@@ -39,9 +41,9 @@ from .errors import (
 )
 from .library import Library, load, options
 
-__all__ = ["BindError", "BindWarning", "BuildError", "BuildWarning", "Function", "HeaderError",
-           "InstantiateError", "Library", "SymbolError", "build", "cuda", "getsource", "load",
-           "options", "parse_header"]
+__all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
+           "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "SymbolError",
+           "build", "cuda", "getsource", "load", "options", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"

@@ -34,7 +34,7 @@ from . import _core, _travel
 from . import library as _library
 from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
-from .errors import BuildError
+from .errors import BindValueError, BuildError
 from .library import Backend, _infos, _regular_file, warn_if_nothing_bound
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
@@ -220,7 +220,7 @@ def _archs(arch, supported):
     for a in items:
         m = re.fullmatch(r"(?:sm_|compute_)?(\d+)[af]?", str(a))
         if not m:
-            raise ValueError("arch=%r: expected an int like 80 or 'sm_80'" % (a,))
+            raise BindValueError("arch=%r: expected an int like 80 or 'sm_80'" % (a,))
         out.append(int(m.group(1)))
     bad = [a for a in out if supported and a not in supported]
     if bad:

@@ -11,7 +11,7 @@ import sys
 import warnings
 
 __all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError",
-           "BindWarning", "BuildWarning"]
+           "BindValueError", "BindTypeError", "BindWarning", "BuildWarning"]
 
 
 class BindError(Exception):
@@ -51,6 +51,17 @@ class BuildError(BindError):
 
     def __reduce__(self):
         return (type(self), (self.args[0], self.output, self.command))
+
+
+class BindValueError(BindError, ValueError):
+    """load() or build() refuses an argument's value (``gil=`` naming a
+    function the library does not bind, an ``arch=`` it cannot read). Also a
+    ValueError, as it was before it was a BindError."""
+
+
+class BindTypeError(BindError, TypeError):
+    """load() or build() refuses an argument's type (``copy_const=`` that is
+    not a bool). Also a TypeError, as it was before it was a BindError."""
 
 
 class BindWarning(UserWarning):

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core, _display, _travel
 from ._types import GilOption, GilPolicy, StrPath
-from .errors import BindWarning, warn
+from .errors import BindTypeError, BindValueError, BindWarning, warn
 
 __all__ = ["Backend", "Library", "LibraryInfo", "library_of", "load", "options"]
 
@@ -274,15 +274,15 @@ def _options(gil, copy_const):
     else:
         _check_gil(gil, "gil")
     if not isinstance(copy_const, bool):
-        raise TypeError("copy_const=%r: expected True or False" % (copy_const,))
+        raise BindTypeError("copy_const=%r: expected True or False" % (copy_const,))
     return {"gil": gil, "copy_const": copy_const}
 
 
 def _check_gil(policy, what):
     if policy not in GIL_POLICIES:
-        raise ValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold 2048 "
-                         "elements or more), 'release' (always) or 'keep' (never)"
-                         % (what, policy))
+        raise BindValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold 2048 "
+                             "elements or more), 'release' (always) or 'keep' (never)"
+                             % (what, policy))
 
 
 def _gil_policies(opts, functions):
@@ -292,9 +292,9 @@ def _gil_policies(opts, functions):
         return dict.fromkeys(functions, gil)
     unknown = sorted(set(gil) - set(functions))
     if unknown:
-        raise ValueError("gil= names %s, which this Library does not bind (it binds %s)"
-                         % (", ".join(map(repr, unknown)), ", ".join(sorted(functions)) or
-                            "nothing"))
+        raise BindValueError("gil= names %s, which this Library does not bind (it binds %s)"
+                             % (", ".join(map(repr, unknown)), ", ".join(sorted(functions)) or
+                                "nothing"))
     return gil
 
 

@@ -187,20 +187,13 @@ struct BtCudaModule {
     char *image; /* our NUL-terminated copy, alive as long as the module */
 };
 
-void bt_cuda_error_init(BtCudaError *e)
-{
-    e->kind = BT_CUDA_OK;
-    e->code = 0;
-    e->message[0] = '\0';
-}
+static int fail(BtDiag *e, BtDiagKind kind, int code, const char *fmt, ...) BT_PRINTF(4, 5);
 
-static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...) BT_PRINTF(4, 5);
-
-static int fail(BtCudaError *e, BtCudaErrKind kind, int code, const char *fmt, ...)
+static int fail(BtDiag *e, BtDiagKind kind, int code, const char *fmt, ...)
 {
     va_list ap;
 
-    if (e->kind != BT_CUDA_OK)
+    if (e->kind != BT_DIAG_NONE)
         return -1;
     e->kind = kind;
     e->code = code;
@@ -228,9 +221,9 @@ static void describe(BtCUresult r, char *buf, size_t size)
 }
 
 /* Records a failed driver call: "cuMemAlloc(64 bytes): CUDA_ERROR_..." */
-static int cu_fail(BtCudaError *e, BtCUresult r, const char *fmt, ...) BT_PRINTF(3, 4);
+static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...) BT_PRINTF(3, 4);
 
-static int cu_fail(BtCudaError *e, BtCUresult r, const char *fmt, ...)
+static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...)
 {
     char what[1024], why[512];
     va_list ap;
@@ -240,12 +233,12 @@ static int cu_fail(BtCudaError *e, BtCUresult r, const char *fmt, ...)
     va_end(ap);
     describe(r, why, sizeof why);
     if (r == CUDA_ERROR_STUB_LIBRARY_)
-        return fail(e, BT_CUDA_NODRIVER, r,
+        return fail(e, BT_DIAG_NODRIVER, r,
                     "no CUDA driver: %s is the CUDA toolkit's stub library "
                     "(CUDA_ERROR_STUB_LIBRARY from %s); install the NVIDIA driver, or point "
                     "BINDTHEM_LIBCUDA at the real libcuda.so.1",
                     drv.path, what);
-    return fail(e, BT_CUDA_DRIVER, r, "%s failed: %s", what, why);
+    return fail(e, BT_DIAG_CUDA, r, "%s failed: %s", what, why);
 }
 
 static void version_text(int v, char *buf, size_t size)
@@ -254,7 +247,7 @@ static void version_text(int v, char *buf, size_t size)
 }
 
 /* One entry point at exactly ep->version. 0, or -1 with why in e. */
-static int resolve(const EntryPoint *ep, BtCudaError *e)
+static int resolve(const EntryPoint *ep, BtDiag *e)
 {
     void *fn = NULL;
     BtCUprocQuery q = CU_GET_PROC_ADDRESS_SUCCESS_;
@@ -276,13 +269,13 @@ static int resolve(const EntryPoint *ep, BtCudaError *e)
     if (r == CUDA_ERROR_STUB_LIBRARY_)
         return cu_fail(e, r, "cuGetProcAddress(\"%s\")", ep->name);
     if (q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT_)
-        return fail(e, BT_CUDA_DRIVER, r,
+        return fail(e, BT_DIAG_CUDA, r,
                     "cuGetProcAddress(\"%s\", cudaVersion=%d): "
                     "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: the CUDA %s driver (%s) has "
                     "%s, but no version of it as old as the CUDA %s ABI bindthem calls",
                     ep->name, ep->version, have, drv.path, ep->name, want);
     if (q == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND_)
-        return fail(e, BT_CUDA_DRIVER, r,
+        return fail(e, BT_DIAG_CUDA, r,
                     "cuGetProcAddress(\"%s\", cudaVersion=%d): "
                     "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: the CUDA %s driver (%s) has no "
                     "entry point %s (the driver is older than CUDA %s, or the name is "
@@ -293,13 +286,13 @@ static int resolve(const EntryPoint *ep, BtCudaError *e)
                        "cuGetProcAddress(\"%s\", cudaVersion=%d) (a CUDA %s driver's "
                        "cuGetProcAddress does not say why)",
                        ep->name, ep->version, have);
-    return fail(e, BT_CUDA_DRIVER, 0,
+    return fail(e, BT_DIAG_CUDA, 0,
                 "cuGetProcAddress(\"%s\", cudaVersion=%d) returned no "
                 "function (driver %s, %s)",
                 ep->name, ep->version, have, drv.path);
 }
 
-int bt_cuda_init(BtCudaError *e)
+int bt_cuda_init(BtDiag *e)
 {
     const char *path = getenv("BINDTHEM_LIBCUDA");
     PFN_cuDriverGetVersion_v2020 getversion;
@@ -315,7 +308,7 @@ int bt_cuda_init(BtCudaError *e)
         drv.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!drv.dl) {
             const char *why = dlerror();
-            return fail(e, BT_CUDA_NODRIVER, 0,
+            return fail(e, BT_DIAG_NODRIVER, 0,
                         "no CUDA driver: cannot load %s (%s); install the NVIDIA driver, or "
                         "set BINDTHEM_LIBCUDA to the path of libcuda.so.1",
                         path, why ? why : "dlopen failed");
@@ -324,14 +317,14 @@ int bt_cuda_init(BtCudaError *e)
     }
     getversion = (PFN_cuDriverGetVersion_v2020)dlsym(drv.dl, "cuDriverGetVersion");
     if (!getversion)
-        return fail(e, BT_CUDA_NODRIVER, 0, "no CUDA driver: %s has no cuDriverGetVersion",
+        return fail(e, BT_DIAG_NODRIVER, 0, "no CUDA driver: %s has no cuDriverGetVersion",
                     drv.path);
     r = getversion(&drv.version);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuDriverGetVersion");
     version_text(drv.version, have, sizeof have);
     if (drv.version < 11030)
-        return fail(e, BT_CUDA_DRIVER, 0,
+        return fail(e, BT_DIAG_CUDA, 0,
                     "the CUDA driver (%s) is version %s; bindthem needs 11.3 or newer "
                     "(cuGetProcAddress)",
                     drv.path, have);
@@ -339,8 +332,8 @@ int bt_cuda_init(BtCudaError *e)
     drv.getproc2 = (PFN_cuGetProcAddress_v12000)dlsym(drv.dl, "cuGetProcAddress_v2");
     drv.getproc1 = (PFN_cuGetProcAddress_v11030)dlsym(drv.dl, "cuGetProcAddress");
     if (!drv.getproc2 && !drv.getproc1)
-        return fail(e, BT_CUDA_DRIVER, 0, "the CUDA %s driver (%s) exports no cuGetProcAddress",
-                    have, drv.path);
+        return fail(e, BT_DIAG_CUDA, 0, "the CUDA %s driver (%s) exports no cuGetProcAddress", have,
+                    drv.path);
     for (i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
         const EntryPoint *ep = &entry_points[i];
         if (ep->optional && drv.version < ep->version)
@@ -350,7 +343,7 @@ int bt_cuda_init(BtCudaError *e)
     }
     r = drv.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE_)
-        return fail(e, BT_CUDA_NODRIVER, r,
+        return fail(e, BT_DIAG_NODRIVER, r,
                     "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE "
                     "(driver %s, %s)",
                     have, drv.path);
@@ -367,7 +360,7 @@ int bt_cuda_driver_version(void) { return drv.ready ? drv.version : 0; }
 const char *bt_cuda_driver_path(void) { return drv.path; }
 int bt_cuda_uses_library_api(void) { return drv.cuLibraryLoadData != NULL; }
 
-int bt_cuda_device_count(int *n, BtCudaError *e)
+int bt_cuda_device_count(int *n, BtDiag *e)
 {
     BtCUresult r;
 
@@ -392,7 +385,7 @@ void bt_cuda_device_label(int dev, char *buf, size_t size)
         snprintf(buf, size, "device %d", dev);
 }
 
-static int primary(int dev, BtCUcontext *ctx, BtCudaError *e)
+static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
 {
     BtCUdevice d;
     BtCUresult r;
@@ -401,12 +394,12 @@ static int primary(int dev, BtCUcontext *ctx, BtCudaError *e)
     if (bt_cuda_init(e) < 0)
         return -1;
     if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES)
-        return fail(e, BT_CUDA_DRIVER, 0, "device %d is out of range", dev);
+        return fail(e, BT_DIAG_CUDA, 0, "device %d is out of range", dev);
     if (!drv.primary[dev]) {
         if (bt_cuda_device_count(&n, e) < 0)
             return -1;
         if (dev >= n)
-            return fail(e, BT_CUDA_DRIVER, 0, "there is no CUDA device %d (%d device%s)", dev, n,
+            return fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev, n,
                         n == 1 ? "" : "s");
         r = drv.cuDeviceGet(&d, dev);
         if (r != CUDA_SUCCESS_)
@@ -419,7 +412,7 @@ static int primary(int dev, BtCUcontext *ctx, BtCudaError *e)
     return 0;
 }
 
-int bt_cuda_use_device(int dev, BtCudaError *e)
+int bt_cuda_use_device(int dev, BtDiag *e)
 {
     BtCUcontext want = NULL, cur = NULL;
     BtCUresult r;
@@ -437,7 +430,7 @@ int bt_cuda_use_device(int dev, BtCudaError *e)
     return 0;
 }
 
-int bt_cuda_current_device(int *dev, BtCudaError *e)
+int bt_cuda_current_device(int *dev, BtDiag *e)
 {
     BtCUcontext cur = NULL;
     BtCUdevice d = 0;
@@ -458,7 +451,7 @@ int bt_cuda_current_device(int *dev, BtCudaError *e)
     return 0;
 }
 
-int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtCudaError *e)
+int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e)
 {
     BtCUdeviceptr p = 0;
     BtCUresult r;
@@ -476,9 +469,9 @@ int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtCudaError *e)
 void bt_cuda_free(int dev, uint64_t ptr)
 {
     BtCUcontext cur = NULL;
-    BtCudaError e;
+    BtDiag e;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (!drv.ready || !ptr || drv.cuCtxGetCurrent(&cur) != CUDA_SUCCESS_)
         return;
     if (bt_cuda_use_device(dev, &e) < 0)
@@ -488,7 +481,7 @@ void bt_cuda_free(int dev, uint64_t ptr)
         drv.cuCtxSetCurrent(cur);
 }
 
-int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n, BtCudaError *e)
+int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n, BtDiag *e)
 {
     BtCUresult r;
 
@@ -506,7 +499,7 @@ int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n
     return 0;
 }
 
-int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e)
+int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtDiag *e)
 {
     /* the driver writes 4-byte or pointer-sized values; zeroed 8-byte
      * slots read back right either way on a little-endian host */
@@ -531,7 +524,7 @@ int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e)
     return 0;
 }
 
-BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtCudaError *e)
+BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag *e)
 {
     BtCudaModule *m = NULL;
     char log[4096];
@@ -546,7 +539,7 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtCuda
         m->image = malloc(len + 1);
     if (!m || !m->image) {
         free(m);
-        fail(e, BT_CUDA_NOMEM, 0, "out of memory");
+        fail(e, BT_DIAG_NOMEM, 0, "out of memory");
         return NULL;
     }
     memcpy(m->image, image, len);
@@ -566,7 +559,7 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtCuda
     if (r != CUDA_SUCCESS_) {
         log[sizeof log - 1] = '\0';
         if (log[0])
-            fail(e, BT_CUDA_DRIVER, r, "%s failed (PTX JIT log follows):\n%s",
+            fail(e, BT_DIAG_CUDA, r, "%s failed (PTX JIT log follows):\n%s",
                  drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx", log);
         else
             cu_fail(e, r, "%s", drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx");
@@ -593,7 +586,7 @@ void bt_cuda_module_unload(BtCudaModule *m)
 
 int bt_cuda_module_device(const BtCudaModule *m) { return m->lib ? -1 : m->device; }
 
-void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtCudaError *e)
+void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtDiag *e)
 {
     void *k = NULL;
     BtCUresult r;
@@ -614,8 +607,7 @@ void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtC
     return k;
 }
 
-int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n,
-                         BtCudaError *e)
+int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n, BtDiag *e)
 {
     unsigned count = 0, i;
     void **ks;
@@ -630,7 +622,7 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
             ? !(drv.cuLibraryGetKernelCount && drv.cuLibraryEnumerateKernels && drv.cuKernelGetName)
             : !(drv.cuModuleGetFunctionCount && drv.cuModuleEnumerateFunctions &&
                 drv.cuFuncGetName))
-        return fail(e, BT_CUDA_UNSUPPORTED, 0,
+        return fail(e, BT_DIAG_UNSUPPORTED, 0,
                     "the CUDA %s driver cannot list a module's kernels (12.4+ can)", have);
     r = m->lib ? drv.cuLibraryGetKernelCount(&count, m->lib)
                : drv.cuModuleGetFunctionCount(&count, m->mod);
@@ -639,7 +631,7 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
     ks = bt_arena_alloc(arena, sizeof(void *) * (count + 1));
     out = bt_arena_alloc(arena, sizeof(char *) * (count + 1));
     if (!ks || !out)
-        return fail(e, BT_CUDA_NOMEM, 0, "out of memory");
+        return fail(e, BT_DIAG_NOMEM, 0, "out of memory");
     r = m->lib ? drv.cuLibraryEnumerateKernels(ks, count, m->lib)
                : drv.cuModuleEnumerateFunctions(ks, count, m->mod);
     if (r != CUDA_SUCCESS_)
@@ -651,7 +643,7 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
         if (r != CUDA_SUCCESS_)
             return cu_fail(e, r, "%s", m->lib ? "cuKernelGetName" : "cuFuncGetName");
         if (!(out[i] = bt_arena_strdup(arena, s ? s : "?")))
-            return fail(e, BT_CUDA_NOMEM, 0, "out of memory");
+            return fail(e, BT_DIAG_NOMEM, 0, "out of memory");
     }
     *names = out;
     *n = (int)count;
@@ -659,14 +651,14 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
 }
 
 int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset, size_t *size,
-                       BtCudaError *e)
+                       BtDiag *e)
 {
     BtCUresult r;
     char have[32];
 
     if (m->lib ? !drv.cuKernelGetParamInfo : !drv.cuFuncGetParamInfo) {
         version_text(drv.version, have, sizeof have);
-        return fail(e, BT_CUDA_UNSUPPORTED, 0,
+        return fail(e, BT_DIAG_UNSUPPORTED, 0,
                     "the CUDA %s driver cannot report kernel parameters (12.4+ can)", have);
     }
     r = m->lib ? drv.cuKernelGetParamInfo(kernel, i, offset, size)
@@ -680,7 +672,7 @@ int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset, 
 }
 
 int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared,
-                   uint64_t stream, void **params, BtCudaError *e)
+                   uint64_t stream, void **params, BtDiag *e)
 {
     /* a CUkernel (12.0+) is accepted where a CUfunction is, in the current
      * context */
@@ -693,7 +685,7 @@ int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3]
     return 0;
 }
 
-int bt_cuda_stream_sync(uint64_t stream, BtCudaError *e)
+int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
 {
     BtCUresult r = drv.cuStreamSynchronize((BtCUstream)(uintptr_t)stream);
     if (r != CUDA_SUCCESS_)
@@ -701,7 +693,7 @@ int bt_cuda_stream_sync(uint64_t stream, BtCudaError *e)
     return 0;
 }
 
-int bt_cuda_sync(BtCudaError *e)
+int bt_cuda_sync(BtDiag *e)
 {
     BtCUcontext cur = NULL;
     BtCUresult r;

@@ -7,14 +7,15 @@
  * Only primary contexts are used. The driver table is process-wide; callers
  * serialize (the Python layer holds the GIL). CUresult is translated here
  * and nowhere else: functions return 0/-1 (or a pointer/NULL) and fill a
- * BtCudaError. */
+ * BtDiag (BT_DIAG_CUDA with the CUresult as code, BT_DIAG_NODRIVER,
+ * BT_DIAG_UNSUPPORTED, BT_DIAG_NOMEM). */
 #ifndef BT_CUDA_H
 #define BT_CUDA_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bt_arena.h"
+#include "bt_diag.h"
 
 /* CUDA 2.0: the stream handles of the two default streams. */
 #define BT_CUDA_STREAM_LEGACY 0x1
@@ -22,20 +23,6 @@
 
 /* Most devices bindthem tracks primary contexts for. */
 #define BT_CUDA_MAX_DEVICES 64
-
-typedef enum BtCudaErrKind {
-    BT_CUDA_OK = 0,
-    BT_CUDA_NODRIVER,   /* no libcuda, the toolkit's stub, no device */
-    BT_CUDA_DRIVER,     /* a driver call failed (code = its CUresult) */
-    BT_CUDA_NOMEM,      /* host memory */
-    BT_CUDA_UNSUPPORTED /* this driver lacks the entry point (optional features) */
-} BtCudaErrKind;
-
-typedef struct BtCudaError {
-    BtCudaErrKind kind;
-    int code; /* CUresult, or 0 */
-    char message[4096];
-} BtCudaError;
 
 /* What cuPointerGetAttributes says about an address. */
 typedef struct BtCudaPtrInfo {
@@ -47,61 +34,58 @@ typedef struct BtCudaPtrInfo {
 
 typedef struct BtCudaModule BtCudaModule;
 
-BT_HIDDEN void bt_cuda_error_init(BtCudaError *e);
-
 /* Opens the driver once (a failure is retried on the next call). */
-BT_HIDDEN int bt_cuda_init(BtCudaError *e);
+BT_HIDDEN int bt_cuda_init(BtDiag *e);
 /* cuDriverGetVersion's value (0 before a successful init), the loaded path. */
 BT_HIDDEN int bt_cuda_driver_version(void);
 BT_HIDDEN const char *bt_cuda_driver_path(void);
 /* Whether the module loader is cuLibraryLoadData (12.0+) or cuModuleLoadDataEx. */
 BT_HIDDEN int bt_cuda_uses_library_api(void);
 
-BT_HIDDEN int bt_cuda_device_count(int *n, BtCudaError *e);
+BT_HIDDEN int bt_cuda_device_count(int *n, BtDiag *e);
 /* "NVIDIA H100 (device 0)" style text into buf; never fails. */
 BT_HIDDEN void bt_cuda_device_label(int dev, char *buf, size_t size);
 /* The device of the calling thread's current context, else 0. */
-BT_HIDDEN int bt_cuda_current_device(int *dev, BtCudaError *e);
+BT_HIDDEN int bt_cuda_current_device(int *dev, BtDiag *e);
 /* Makes dev's primary context current on the calling thread when it isn't. */
-BT_HIDDEN int bt_cuda_use_device(int dev, BtCudaError *e);
+BT_HIDDEN int bt_cuda_use_device(int dev, BtDiag *e);
 
-BT_HIDDEN int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtCudaError *e);
+BT_HIDDEN int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e);
 /* Frees with dev's primary context current, restoring the thread's context. */
 BT_HIDDEN void bt_cuda_free(int dev, uint64_t ptr);
 typedef enum BtCudaCopyDir { BT_CUDA_HTOD, BT_CUDA_DTOH } BtCudaCopyDir;
 /* Copies n bytes between host memory and device pointer dptr on device dev
  * (synchronous): host -> dptr for BT_CUDA_HTOD, dptr -> host for BT_CUDA_DTOH. */
 BT_HIDDEN int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n,
-                           BtCudaError *e);
-BT_HIDDEN int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtCudaError *e);
+                           BtDiag *e);
+BT_HIDDEN int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtDiag *e);
 
 /* Loads a cubin/fatbin/PTX image (len bytes; PTX need not be NUL-terminated)
  * into device dev (context-independent on 12.0+ drivers). PTX JIT errors put
  * the JIT log into e->message. */
-BT_HIDDEN BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtCudaError *e);
+BT_HIDDEN BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag *e);
 BT_HIDDEN void bt_cuda_module_unload(BtCudaModule *m);
 /* The device a cuModuleLoadDataEx module lives on, or -1 (cuLibrary: any). */
 BT_HIDDEN int bt_cuda_module_device(const BtCudaModule *m);
 /* The kernel handle of `name`, or NULL: *missing = 1 when the module has no
  * such kernel (e not set), else an error in e. */
-BT_HIDDEN void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing,
-                                      BtCudaError *e);
+BT_HIDDEN void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtDiag *e);
 /* The kernels' (mangled) names as an arena array; -1 with
- * BT_CUDA_UNSUPPORTED when the driver can't enumerate (before 12.4). */
+ * BT_DIAG_UNSUPPORTED when the driver can't enumerate (before 12.4). */
 BT_HIDDEN int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, int *n,
-                                   BtCudaError *e);
+                                   BtDiag *e);
 /* Parameter i of a kernel: 0 with offset and size, 1 when the kernel has
- * fewer parameters, -1 on error (BT_CUDA_UNSUPPORTED before 12.4). */
+ * fewer parameters, -1 on error (BT_DIAG_UNSUPPORTED before 12.4). */
 BT_HIDDEN int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset,
-                                 size_t *size, BtCudaError *e);
+                                 size_t *size, BtDiag *e);
 
 /* Queues a launch. kernel from bt_cuda_module_kernel; stream is a CUstream
  * handle value (0: the legacy default stream). */
 BT_HIDDEN int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
-                             unsigned shared, uint64_t stream, void **params, BtCudaError *e);
-BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtCudaError *e);
+                             unsigned shared, uint64_t stream, void **params, BtDiag *e);
+BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtDiag *e);
 /* cuCtxSynchronize on the current context (dev's primary one made current
  * if none is). */
-BT_HIDDEN int bt_cuda_sync(BtCudaError *e);
+BT_HIDDEN int bt_cuda_sync(BtDiag *e);
 
 #endif

@@ -64,10 +64,10 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
 {
     DeviceArray *a = NULL;
     PyObject *dims = NULL;
-    BtCudaError e;
+    BtDiag e;
     Py_ssize_t i, n = 1, nd = PyTuple_GET_SIZE(shape), elsize = PyDataType_ELSIZE(dtype);
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (nd > NPY_MAXDIMS) {
         PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; arrays have at most %d", nd,
                      NPY_MAXDIMS);
@@ -109,7 +109,7 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
     a->dtype = dtype;
     if (bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
         Py_DECREF(a);
-        return bt_cuda_py_raise(st, &e);
+        return bt_raise_diag(st, &e);
     }
     return (PyObject *)a;
 error:
@@ -123,10 +123,10 @@ static PyObject *devarray_copy_to_host(DeviceArray *a, PyObject *unused)
     BtState *st = bt_state_from_type(Py_TYPE(a));
     PyArrayObject *out;
     npy_intp dims[NPY_MAXDIMS];
-    BtCudaError e;
+    BtDiag e;
     int nd = (int)PyTuple_GET_SIZE(a->shape), i; /* <= NPY_MAXDIMS: devarray_new */
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     for (i = 0; i < nd; i++)
         dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(a->shape, i));
     Py_INCREF(a->dtype);
@@ -136,7 +136,7 @@ static PyObject *devarray_copy_to_host(DeviceArray *a, PyObject *unused)
         return NULL;
     if (bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, PyArray_DATA(out), a->nbytes, &e) < 0) {
         Py_DECREF(out);
-        return bt_cuda_py_raise(st, &e);
+        return bt_raise_diag(st, &e);
     }
     return (PyObject *)out;
 }
@@ -467,14 +467,14 @@ int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *knam
 
 static int device_arg(BtState *st, PyObject *o, int *dev)
 {
-    BtCudaError e;
+    BtDiag e;
     long v;
     int overflow = 0;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (o == NULL || o == Py_None) {
         if (bt_cuda_current_device(dev, &e) < 0) {
-            bt_cuda_py_raise(st, &e);
+            bt_raise_diag(st, &e);
             return -1;
         }
         return 0;
@@ -502,10 +502,10 @@ PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
     BtState *st = bt_state(module);
     PyObject *obj, *devo = NULL, *shape = NULL, *out = NULL;
     PyArrayObject *arr = NULL;
-    BtCudaError e;
+    BtDiag e;
     int dev, i;
 
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:to_device", kwlist, &obj, &devo))
         return NULL;
     arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
@@ -532,7 +532,7 @@ PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
     if (out && bt_cuda_copy(dev, BT_CUDA_HTOD, ((DeviceArray *)out)->ptr, PyArray_DATA(arr),
                             (size_t)PyArray_NBYTES(arr), &e) < 0) {
         Py_CLEAR(out);
-        bt_cuda_py_raise(st, &e);
+        bt_raise_diag(st, &e);
     }
 done:
     Py_XDECREF(arr);

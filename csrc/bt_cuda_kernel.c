@@ -335,14 +335,14 @@ static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const 
                         int *dev, PyObject **dev_name)
 {
     BtCudaPtrInfo info;
-    BtCudaError e;
+    BtDiag e;
     char label[300], other[300], addr[32];
 
     if (a->n == 0 && a->ptr == 0)
         return 0;
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (bt_cuda_pointer_info(a->ptr, &info, &e) < 0) {
-        bt_cuda_py_raise(st, &e);
+        bt_raise_diag(st, &e);
         return -1;
     }
     if (!(info.memtype == 2 || info.memtype == 4 || info.managed ||
@@ -388,7 +388,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     void *params[BT_MAX_PARAMS];
     PyObject *dev_name = NULL, *res = NULL;
     const BtCall *call;
-    BtCudaError e;
+    BtDiag e;
     int i, dev = -1;
 
     r.st = bt_state_from_type(Py_TYPE(k));
@@ -396,7 +396,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     r.cfg = cfg;
     r.cfg_kw = cfg_kw;
     memset(r.read, 0, sizeof r.read);
-    bt_cuda_error_init(&e);
+    bt_diag_init(&e);
     if (bt_dispatch_pick(&k->d, args, nargs, kwnames, cfg_kw ? &extra : NULL, &how, &p) < 0)
         goto done;
     call = &k->calls[p.ov];
@@ -428,7 +428,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
             goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
-        bt_cuda_py_raise(r.st, &e);
+        bt_raise_diag(r.st, &e);
         goto done;
     }
     if (k->module_device >= 0 && dev != k->module_device) {
@@ -440,7 +440,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         goto done;
     }
     if (bt_cuda_use_device(dev, &e) < 0) {
-        bt_cuda_py_raise(r.st, &e);
+        bt_raise_diag(r.st, &e);
         goto done;
     }
     /* CAI v3: wait for the producer's stream unless it is ours */
@@ -448,13 +448,13 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         uint64_t ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
         if (r.read[i] && r.a[i].has_stream && r.a[i].stream != ours &&
             bt_cuda_stream_sync(r.a[i].stream, &e) < 0) {
-            bt_cuda_py_raise(r.st, &e);
+            bt_raise_diag(r.st, &e);
             goto done;
         }
     }
     if (bt_cuda_launch(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
                        &e) < 0) {
-        bt_cuda_py_raise(r.st, &e);
+        bt_raise_diag(r.st, &e);
         goto done;
     }
     res = Py_NewRef(Py_None);

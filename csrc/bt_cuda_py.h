@@ -1,8 +1,8 @@
 /* bt_cuda_py.h - what the files of bindthem.cuda's Python side share. */
 
 /* bt_cuda_array.c: device arrays, reading array arguments;
- * bt_cuda_kernel.c: kernels and launches; bt_cuda_bind.c: cuda_bind, module
- * functions, registration. */
+ * bt_cuda_kernel.c: kernels and launches; bt_cuda_bind.c: cuda_bind and the
+ * module handle; bt_cudapy_module.c: registration, cuda_* functions. */
 #ifndef BT_CUDA_PY_H
 #define BT_CUDA_PY_H
 
@@ -10,12 +10,15 @@
 
 #include "bt_call.h"
 #include "bt_cuda.h"
+#include "bt_diag_py.h"
+#include "bt_diag_py.h"
 
 /* ---- bt_cuda_bind.c ---- */
 
-/* Raises CudaError / NoDriverError (with `code`) or MemoryError for e.
- * Always NULL. */
-BT_HIDDEN PyObject *bt_cuda_py_raise(BtState *st, const BtCudaError *e);
+/* The CudaModule type (a loaded module image) and _core.cuda_bind. */
+BT_HIDDEN extern PyType_Spec bt_cuda_handle_spec;
+BT_HIDDEN extern const char bt_cuda_bind_doc[];
+BT_HIDDEN PyObject *bt_cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs);
 
 /* ---- bt_cuda_array.c ---- */
 

@@ -1,7 +1,9 @@
-/* bt_diag.h - diagnostics: {kind, file, line, col, message}; first error wins.
+/* bt_diag.h - diagnostics: {kind, code, file, line, col, message}; first error wins.
  *
  * Pure C. Formatted as Lua does: "relaxation.h:42:17: expected ')' near 'const'".
- * Lines and columns are 1-based; 0 means "unknown". */
+ * Lines and columns are 1-based; 0 means "unknown". The one error record of
+ * every pure layer, the CUDA driver's included; bt_diag_py.c turns it into
+ * a Python exception. */
 #ifndef BT_DIAG_H
 #define BT_DIAG_H
 
@@ -12,7 +14,10 @@ typedef enum BtDiagKind {
     BT_DIAG_HEADER,      /* header syntax or dialect error -> HeaderError */
     BT_DIAG_INSTANTIATE, /* instantiate.yml error -> InstantiateError */
     BT_DIAG_NOMEM,       /* out of memory -> MemoryError */
-    BT_DIAG_OS           /* file could not be read -> OSError */
+    BT_DIAG_OS,          /* file could not be read -> OSError */
+    BT_DIAG_CUDA,        /* a CUDA driver call failed -> CudaError */
+    BT_DIAG_NODRIVER,    /* no usable CUDA driver (stub library, no device) -> NoDriverError */
+    BT_DIAG_UNSUPPORTED  /* the driver lacks an optional entry point -> CudaError */
 } BtDiagKind;
 
 typedef struct BtDiag {
@@ -20,8 +25,10 @@ typedef struct BtDiag {
     char file[1024];
     int line;
     int col;
-    char message[2048];
-    int err; /* BT_DIAG_OS: the errno, or 0 (becomes OSError's subclass) */
+    char message[4096]; /* a PTX JIT log can be long */
+    /* BT_DIAG_OS: the errno, or 0 (becomes OSError's subclass); CUDA kinds:
+     * the CUresult, or 0 (the exception's `code`, None for 0) */
+    int code;
 } BtDiag;
 
 BT_HIDDEN void bt_diag_init(BtDiag *d);

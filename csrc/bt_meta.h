@@ -21,8 +21,4 @@ BT_HIDDEN int bt_meta_load(BtMeta *m, const char *header_path, const char *yaml_
                            BtDiag *diag);
 BT_HIDDEN void bt_meta_free(BtMeta *m);
 
-/* Reads a whole file into the arena (NUL-terminated). 0 or -1 (BT_DIAG_OS). */
-BT_HIDDEN int bt_meta_read_file(const char *path, BtArena *arena, char **text, size_t *len,
-                                BtDiag *diag);
-
 #endif

@@ -1,56 +1,13 @@
-/* bt_meta_py.c - metadata to plain Python objects, and diagnostics to
- * exceptions. The one place where declarations become dicts; the stub
- * emitter and the CLI read only what this file produces. */
+/* bt_meta_py.c - metadata to plain Python objects. The one place where
+ * declarations become dicts; the stub emitter and the CLI read only what
+ * this file produces. */
 #include "bt_meta_py.h"
 
 #include <string.h>
 
+#include "bt_diag_py.h"
 #include "bt_slot.h"
 #include "bt_mangle.h"
-
-PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
-{
-    char msg[4096];
-    PyObject *exc_type, *exc = NULL, *text = NULL;
-
-    bt_diag_format(d, msg, sizeof msg);
-    switch (d->kind) {
-    case BT_DIAG_NOMEM: PyErr_SetString(PyExc_MemoryError, msg); return NULL;
-    case BT_DIAG_OS:
-        if (d->err && d->file[0]) {
-            /* OSError(errno, text, filename) picks the subclass
-             * (FileNotFoundError, IsADirectoryError, ...); the text is ours
-             * ("cannot open: No such file or directory") */
-            exc = Py_BuildValue("(isN)", d->err, d->message, PyUnicode_DecodeFSDefault(d->file));
-            if (exc)
-                PyErr_SetObject(PyExc_OSError, exc);
-            goto done;
-        }
-        PyErr_Format(PyExc_OSError, "%s", msg);
-        return NULL;
-    case BT_DIAG_INSTANTIATE: exc_type = st->InstantiateError; break;
-    default: exc_type = st->HeaderError; break;
-    }
-    /* the message may quote a string literal of a header in another encoding */
-    text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
-    if (!text)
-        return NULL;
-    exc = PyObject_CallFunction(exc_type, "Osii", text, d->file, d->line, d->col);
-    if (exc) {
-        if (d->line <= 0 || d->col <= 0) {
-            /* unknown position: None, not 0 */
-            if (d->col <= 0 && PyObject_SetAttrString(exc, "colno", Py_None) < 0)
-                goto done;
-            if (d->line <= 0 && PyObject_SetAttrString(exc, "lineno", Py_None) < 0)
-                goto done;
-        }
-        PyErr_SetObject(exc_type, exc);
-    }
-done:
-    Py_XDECREF(text);
-    Py_XDECREF(exc);
-    return NULL;
-}
 
 /* New reference: the spelling of a type ref in its declaration ("I",
  * "std::complex<T>", "double"). */

@@ -1,7 +1,6 @@
 /* bt_module.c - module state, exec slot and PyInit__core. */
 #include "bt_state.h"
 
-#define BT_NUMPY_IMPORT
 #include "bt_numpy.h"
 
 #include "bt_call.h"
@@ -11,9 +10,6 @@
 #include "bt_slot.h"
 #include "bt_types.h"
 
-BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
-
-BtState *bt_state_from_type(PyTypeObject *tp) { return (BtState *)PyType_GetModuleState(tp); }
 
 PyDoc_STRVAR(parse_header_doc,
              "parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
@@ -64,7 +60,7 @@ static int core_exec(PyObject *module)
     PyObject *errors = NULL;
     int rc = -1;
 
-    if (_import_array() < 0 || bt_slot_init() < 0)
+    if (bt_numpy_import() < 0 || bt_slot_init() < 0)
         goto done;
     errors = PyImport_ImportModule("bindthem.errors");
     if (!errors)

@@ -1,4 +1,4 @@
-/* bt_numpy.h - the NumPy C-API, imported once in bt_module.c. */
+/* bt_numpy.h - the NumPy C-API; its table lives in bt_numpy.c. */
 #ifndef BT_NUMPY_H
 #define BT_NUMPY_H
 
@@ -15,5 +15,9 @@
 #if NPY_ABI_VERSION < 0x02000000 && !defined(PyDataType_ELSIZE)
 #define PyDataType_ELSIZE(d) ((Py_ssize_t)(d)->elsize)
 #endif
+
+/* Imports NumPy's C-API table (the module's exec slot calls it once).
+ * 0, or -1 with an exception set. */
+BT_HIDDEN int bt_numpy_import(void);
 
 #endif

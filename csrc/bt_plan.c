@@ -365,6 +365,21 @@ static void put_type(BtBuf *b, const BtTypeRef *r, BtTypeId id)
     bt_buf_printf(b, "%s%s", r->is_const ? "const " : "", bt_plan_cname(id));
 }
 
+void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTypeId *targs)
+{
+    int i;
+
+    for (i = 0; i < d->n_ns; i++)
+        bt_buf_printf(b, "%s::", d->ns[i]);
+    bt_buf_puts(b, d->name);
+    if (!targs || !d->n_tparams)
+        return;
+    bt_buf_putc(b, '<');
+    for (i = 0; i < d->n_tparams; i++)
+        bt_buf_printf(b, "%s%s", i ? ", " : "", bt_plan_cname(targs[i]));
+    bt_buf_putc(b, '>');
+}
+
 /* "int ns::f<int, double>(const int J[], const int J_size, double a)" */
 static const char *signature(Planner *p, const BtOverload *ov)
 {
@@ -376,15 +391,7 @@ static const char *signature(Planner *p, const BtOverload *ov)
     bt_buf_init(&b);
     put_type(&b, &d->ret, ov->ret);
     bt_buf_puts(&b, d->ret.is_array ? " *" : " ");
-    for (i = 0; i < d->n_ns; i++)
-        bt_buf_printf(&b, "%s::", d->ns[i]);
-    bt_buf_puts(&b, d->name);
-    if (d->n_tparams) {
-        bt_buf_putc(&b, '<');
-        for (i = 0; i < d->n_tparams; i++)
-            bt_buf_printf(&b, "%s%s", i ? ", " : "", bt_plan_cname(ov->targs[i]));
-        bt_buf_putc(&b, '>');
-    }
+    bt_plan_put_name(&b, d, ov->targs);
     bt_buf_putc(&b, '(');
     for (i = 0; i < d->n_params; i++) {
         const BtParam *pa = &d->params[i];

@@ -46,6 +46,10 @@ typedef struct BtPlan {
 BT_HIDDEN int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *arena,
                             BtPlan *out, BtDiag *diag);
 
+/* "ns::f" into b, and with targs (one per template parameter; NULL for
+ * none) "ns::f<int, double>": an overload as C++ names it. */
+BT_HIDDEN void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTypeId *targs);
+
 /* The C spelling of a type ("double", "std::complex<float>"), or "?" for an
  * id outside the table. Static string. */
 BT_HIDDEN const char *bt_plan_cname(BtTypeId id);

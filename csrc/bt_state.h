@@ -20,7 +20,7 @@ typedef struct BtState {
     PyObject *BuildError;
     PyTypeObject *FunctionType;
     PyTypeObject *HandleType;
-    /* bindthem.cuda (bt_cuda_bind.c registers them) */
+    /* bindthem.cuda (bt_cudapy_module.c registers them) */
     PyObject *CudaError;
     PyObject *NoDriverError;
     PyTypeObject *CudaModuleType;
@@ -33,18 +33,20 @@ typedef struct BtState {
     Py_ssize_t opts_active;
 } BtState;
 
-BT_HIDDEN BtState *bt_state(PyObject *module);
+/* Inline, as CPython's _csv.c reaches its state (get_csv_state): a file
+ * that needs the state then depends on no other file for it. */
+static inline BtState *bt_state(PyObject *module) { return (BtState *)PyModule_GetState(module); }
 /* The state of the module that defined type tp (a heap type of ours). */
-BT_HIDDEN BtState *bt_state_from_type(PyTypeObject *tp);
-
-/* Raises the Python exception for a recorded diagnostic. Always NULL. */
-BT_HIDDEN PyObject *bt_raise_diag(BtState *st, const BtDiag *d);
+static inline BtState *bt_state_from_type(PyTypeObject *tp)
+{
+    return (BtState *)PyType_GetModuleState(tp);
+}
 
 /* Type specs and helpers of the other Python-facing files. */
 BT_HIDDEN extern PyType_Spec bt_function_spec;
 BT_HIDDEN extern PyType_Spec bt_handle_spec;
 
-/* bt_cuda_bind.c: the CUDA types, exceptions and cuda_* functions of _core.
+/* bt_cudapy_module.c: the CUDA types, exceptions and cuda_* functions of _core.
  * Adding them loads no driver. */
 BT_HIDDEN int bt_cuda_py_add(PyObject *module);
 BT_HIDDEN int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bt_meta.h"
+#include "bt_file.h"
 
 void *bt_sym_open(const char *path, BtDiag *diag)
 {
@@ -114,7 +114,7 @@ int bt_sym_list(const char *path, BtArena *arena, const char ***names, int *n, B
 
     *names = NULL;
     *n = 0;
-    if (bt_meta_read_file(path, arena, &data, &len, diag) < 0)
+    if (bt_file_read(path, arena, &data, &len, diag) < 0)
         return -1;
     return bt_sym_list_data(data, len, path, arena, names, n, diag);
 }
@@ -148,66 +148,22 @@ const char *bt_sym_demangle(const char *symbol, BtArena *arena)
     return r;
 }
 
-const char *bt_sym_cut_name(const char *start, BtArena *arena)
+const char *bt_sym_cut_name(const char *dem, const char **start, BtArena *arena)
 {
-    const char *p = start;
+    const char *p, *from = dem;
     int depth = 0;
 
-    for (; *p; p++) {
+    for (p = dem; *p; p++) {
         if (*p == '<')
             depth++;
         else if (*p == '>')
             depth--;
         else if (*p == '(' && depth == 0)
             break;
+        else if (*p == ' ' && depth == 0)
+            from = p + 1; /* what came before was the return type */
     }
-    return bt_arena_strndup(arena, start, (size_t)(p - start));
-}
-
-const char *bt_sym_near_misses(const char *path, const char *qualname, BtArena *arena)
-{
-    BtDiag diag;
-    const char **syms;
-    const char *base;
-    int n, i;
-    size_t qlen = strlen(qualname);
-    BtBuf out;
-    const char *r = NULL;
-    char lenname[256];
-
-    bt_diag_init(&diag);
-    if (!path || bt_sym_list(path, arena, &syms, &n, &diag) < 0)
-        return NULL;
-    base = strrchr(qualname, ':');
-    base = base ? base + 1 : qualname;
-    snprintf(lenname, sizeof lenname, "%zu%s", strlen(base), base);
-    bt_buf_init(&out);
-    for (i = 0; i < n; i++) {
-        const char *dem, *at, *name;
-        if (strcmp(syms[i], base) == 0) {
-            name = syms[i];
-        } else {
-            if (!strstr(syms[i], lenname))
-                continue;
-            dem = bt_sym_demangle(syms[i], arena);
-            if (!dem)
-                continue;
-            at = strstr(dem, qualname);
-            while (at && ((at > dem && at[-1] != ' ' && at[-1] != '(') ||
-                          (at[qlen] != '<' && at[qlen] != '(')))
-                at = strstr(at + 1, qualname);
-            if (!at)
-                continue;
-            name = bt_sym_cut_name(at, arena);
-            if (!name)
-                continue;
-        }
-        if (out.len)
-            bt_buf_puts(&out, ", ");
-        bt_buf_puts(&out, name);
-    }
-    if (out.len && !out.failed)
-        r = bt_arena_strdup(arena, bt_buf_str(&out));
-    bt_buf_free(&out);
-    return r;
+    if (start)
+        *start = from;
+    return bt_arena_strndup(arena, from, (size_t)(p - from));
 }

@@ -1,5 +1,6 @@
 /* bt_sym.h - shared libraries: dlopen/dlsym, the library's exported symbol
- * list (read from its ELF .dynsym), and demangling for near-miss messages.
+ * list (read from its ELF .dynsym), and demangling for near-miss messages
+ * (bt_bind.c builds them).
  *
  * Pure C. */
 #ifndef BT_SYM_H
@@ -31,14 +32,10 @@ BT_HIDDEN int bt_sym_list_data(const char *data, size_t len, const char *what, B
  * _core's own dependencies are not in the global symbol scope. */
 BT_HIDDEN const char *bt_sym_demangle(const char *symbol, BtArena *arena);
 
-/* From a demangled "void ns::f<int, double>(int const*, int)", given start
- * pointing at "ns::f...", the name up to its parameter list:
- * "ns::f<int, double>" (arena string). */
-BT_HIDDEN const char *bt_sym_cut_name(const char *start, BtArena *arena);
-
-/* Near misses of function `qualname` (e.g. "ns::f") among the library's
- * symbols: "f<int, double>" style names, joined by ", " into an arena
- * string; NULL when there are none. */
-BT_HIDDEN const char *bt_sym_near_misses(const char *path, const char *qualname, BtArena *arena);
+/* From a demangled "void ns::f<int, double>(int const*, int)", the
+ * function's name without its return type and parameter list:
+ * "ns::f<int, double>" (arena string, NULL when out of memory). *start
+ * (when not NULL) is set to where the name starts in dem. */
+BT_HIDDEN const char *bt_sym_cut_name(const char *dem, const char **start, BtArena *arena);
 
 #endif

@@ -1006,8 +1006,9 @@ def test_default_archs():
     chosen = cuda._archs(None, supported)
     assert chosen and set(chosen) <= set(cuda.DEFAULT_ARCHS) and set(chosen) <= set(supported)
     assert cuda._archs(["sm_80", 86, "compute_90"], supported) == [80, 86, 90]
-    with pytest.raises(ValueError):
+    with pytest.raises(bindthem.BindValueError):  # also a ValueError
         cuda._archs("ampere", supported)
+    assert issubclass(bindthem.BindValueError, ValueError)
     with pytest.raises(bindthem.BuildError, match="does not support sm_10"):
         cuda._archs(10, supported)
 

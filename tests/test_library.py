@@ -143,6 +143,20 @@ def test_missing_function_entirely(c_lib, tmp_path):
         "name." % c_lib in str(e.value)
 
 
+def test_missing_function_near_miss(c_lib, tmp_path):
+    # a name one edit away from one the library exports is suggested
+    h = tmp_path / "near.h"
+    h.write_text('extern "C" int c_addx(int a, int b);\n')
+    yml = tmp_path / "near.yml"
+    yml.write_text("- types:\n    - null\n  functions:\n    - c_addx\n")
+    with pytest.raises(bindthem.SymbolError) as e:
+        bindthem.load(c_lib, str(h), str(yml))
+    assert str(e.value).startswith(
+        "c_addx: c_addx (symbol c_addx) is not in %s; it has no function of that name; did you "
+        "mean c_add? Compile c_addx's definition into the library, or let bindthem.build(header, "
+        "instantiate) compile" % c_lib)
+
+
 @pytest.mark.parametrize("which,line", [("inline", 4), ("static", 7)])
 def test_inline_or_static_listed(symbols_lib, which, line):
     name = {"inline": "inl", "static": "stat"}[which]

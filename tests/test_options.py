@@ -76,8 +76,12 @@ def test_options_nest_and_restore():
     ({"copy_const": 1}, TypeError, r"copy_const=1: expected True or False"),
 ])
 def test_bad_options(c_lib, kwargs, err, msg):
-    with pytest.raises(err, match=msg):
+    with pytest.raises(err, match=msg) as e:
         bindthem.load(c_lib, kernel("ckernels.h"), **kwargs)
+    # a refusal at load time is a BindError, and still the builtin it was
+    assert isinstance(e.value, bindthem.BindError)
+    assert type(e.value) is {ValueError: bindthem.BindValueError,
+                             TypeError: bindthem.BindTypeError}[err]
 
 
 def test_bad_per_call_options():

@@ -13,7 +13,7 @@ set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mode=${1:-libfuzzer}
 out=${OUT:-$here/build/fuzz}
-pure="bt_lex bt_parse bt_types bt_arena bt_diag bt_hash bt_yaml bt_plan bt_meta bt_mangle bt_sym"
+pure="bt_lex bt_parse bt_types bt_arena bt_diag bt_hash bt_yaml bt_plan bt_meta bt_mangle bt_sym bt_file"
 harnesses="fuzz_header fuzz_yaml fuzz_mangle fuzz_elf"
 san="address,undefined"
 common="-g -O1 -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -DBT_ARENA_EXACT

@@ -1,0 +1,282 @@
+/* bt_bind.c - the binder: mangle, resolve, explain, check, prepare, once for every back end. */
+#include "bt_bind.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bt_mangle.h"
+#include "bt_sym.h"
+
+/* The near misses of q ("ns::f") among names: those whose function name
+ * (template arguments aside) is closest in spelling, at distance 0 or, for
+ * names of 5 characters or more, up to 2. Joined by sep into *near; with
+ * all (not NULL), every name too, joined by ", ". Returns the distance of
+ * the near misses, or -1 when there are none. */
+static int near_misses(const char **names, int n, const char *q, const char *sep, BtBuf *near,
+                       BtBuf *all, BtArena *a)
+{
+    const char *plain_q = strrchr(q, ':');
+    const char **heads = bt_arena_array(a, (size_t)n + 1, sizeof *heads);
+    int *dist = bt_arena_array(a, (size_t)n + 1, sizeof *dist);
+    int i, best = -1;
+
+    if (!heads || !dist)
+        return -1;
+    plain_q = plain_q ? plain_q + 1 : q; /* what an extern "C" symbol spells */
+    for (i = 0; i < n; i++) {
+        const char *dem = bt_sym_demangle(names[i], a);
+        const char *start = names[i];
+        char base[256];
+        heads[i] = dem ? bt_sym_cut_name(dem, &start, a) : names[i];
+        if (all)
+            bt_buf_printf(all, "%s%s", i ? ", " : "", start);
+        dist[i] = -1;
+        if (!heads[i])
+            continue;
+        snprintf(base, sizeof base, "%.*s", (int)strcspn(heads[i], "<"), heads[i]);
+        dist[i] = bt_plan_distance(base, dem ? q : plain_q);
+        if (!(dist[i] == 0 || (strlen(q) >= 5 && dist[i] <= 2)))
+            dist[i] = -1;
+        else if (best < 0 || dist[i] < best)
+            best = dist[i];
+    }
+    for (i = 0; best >= 0 && i < n; i++)
+        if (dist[i] == best)
+            bt_buf_printf(near, "%s%s", near->len ? sep : "", heads[i]);
+    return best;
+}
+
+/* SymbolError for a listed overload the binary lacks. Returns NULL. */
+static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, const BtOverload *ov,
+                                const char *sym, PyObject *file, const char *header)
+{
+    const BtDecl *d = ov->decl;
+    const char **names = NULL;
+    BtBuf inst, q, tail, why, near, all;
+    BtArena a;
+    int n = 0, best = -1, listed = -1;
+
+    bt_arena_init(&a);
+    bt_buf_init(&inst);
+    bt_buf_init(&q);
+    bt_buf_init(&tail);
+    bt_buf_init(&why);
+    bt_buf_init(&near);
+    bt_buf_init(&all);
+    bt_plan_put_name(&inst, d, ov->targs);
+    bt_plan_put_name(&q, d, NULL);
+    if (be->linkage_hides && (d->is_inline || d->is_static)) {
+        const char *how = d->is_inline ? "inline" : "static";
+        PyErr_Format(st->SymbolError,
+                     "%s: %s is declared %s at %s:%d, so %U does not export it (symbol %s); "
+                     "drop `%s` from the declaration, or use bindthem.build(), which compiles "
+                     "the header's functions into a library of its own",
+                     d->name, bt_buf_str(&inst), how, header, d->line, file, sym, how);
+        goto done;
+    }
+    if (be->names)
+        listed = be->names(ctx, &a, &names, &n, &why);
+    if (listed == 0)
+        best = near_misses(names, n, bt_buf_str(&q), be->lists_all ? " or " : ", ", &near,
+                           be->lists_all ? &all : NULL, &a);
+    if (be->lists_all) {
+        if (listed < 0)
+            bt_buf_printf(&tail, " (%s)", bt_buf_str(&why));
+        else if (n == 0)
+            bt_buf_printf(&tail, "; the %s has no %s", be->container, be->things);
+        else
+            bt_buf_printf(&tail, "; the %s has %s", be->container, bt_buf_str(&all));
+    } else if (best == 0) {
+        bt_buf_printf(&tail, "; it has %s only", bt_buf_str(&near));
+    } else {
+        bt_buf_puts(&tail, "; it has no function of that name");
+    }
+    if (best > 0 || (best == 0 && be->lists_all))
+        bt_buf_printf(&tail, "; did you mean %s? ", bt_buf_str(&near));
+    else
+        bt_buf_puts(&tail, ". ");
+    if (d->n_tparams)
+        bt_buf_printf(&tail, "Compile an explicit instantiation `template %s%s;`", be->qualifier,
+                      ov->signature);
+    else
+        bt_buf_printf(&tail, "Compile %s's definition", bt_buf_str(&inst));
+    bt_buf_printf(&tail, " into the %s, or %s", be->container, be->remedy);
+    if (inst.failed || q.failed || tail.failed || all.failed || near.failed)
+        PyErr_NoMemory();
+    else
+        PyErr_Format(st->SymbolError, "%s: %s%s (symbol %s) is not in %U%s", d->name, be->noun,
+                     bt_buf_str(&inst), sym, file, bt_buf_str(&tail));
+done:
+    bt_buf_free(&inst);
+    bt_buf_free(&q);
+    bt_buf_free(&tail);
+    bt_buf_free(&why);
+    bt_buf_free(&near);
+    bt_buf_free(&all);
+    bt_arena_free(&a);
+    return NULL;
+}
+
+/* The header's layout of overload ov (parameters at their natural
+ * alignment, arrays as pointers) against the binary's. 0 when they agree
+ * or the back end can't tell; -1 with BindError. */
+static int check_layout(BtState *st, const BtBackend *be, void *ctx, void *addr,
+                        const BtOverload *ov, const char *sym, PyObject *file)
+{
+    const BtDecl *d = ov->decl;
+    size_t off = 0, koff, ksize;
+    int i, rc;
+
+    for (i = 0; i <= d->n_params; i++) {
+        size_t size = 0, align = 1;
+        if (i < d->n_params) {
+            const BtType *t = bt_type(ov->ptypes[i]);
+            size = d->params[i].t.is_array ? sizeof(void *) : t->size;
+            align = d->params[i].t.is_array ? sizeof(void *) : t->align;
+            off = (off + align - 1) / align * align;
+        }
+        rc = be->param(ctx, addr, i, &koff, &ksize);
+        if (rc < 0)
+            return -1;
+        if (rc == 2)
+            return 0;
+        if (i == d->n_params) {
+            if (rc == 0) {
+                PyErr_Format(st->BindError,
+                             "%s: the %s's %s%s (in %U) takes more than the %d "
+                             "parameters the header declares for %s",
+                             d->name, be->container, be->noun, sym, file, d->n_params,
+                             ov->signature);
+                return -1;
+            }
+            return 0;
+        }
+        if (rc == 1) {
+            PyErr_Format(st->BindError,
+                         "%s: the %s's %s%s (in %U) takes %d parameter%s, but the "
+                         "header declares %d: %s (parameter '%s' has no counterpart)",
+                         d->name, be->container, be->noun, sym, file, i, i == 1 ? "" : "s",
+                         d->n_params, ov->signature, d->params[i].name);
+            return -1;
+        }
+        if (koff != off || ksize != size) {
+            PyErr_Format(st->BindError,
+                         "%s: parameter %d '%s' of %s is %zu bytes at offset %zu by the "
+                         "header, but %zu bytes at offset %zu in the %s's %s%s (in "
+                         "%U); the header does not match the compiled %s",
+                         d->name, i + 1, d->params[i].name, ov->signature, size, off, ksize, koff,
+                         be->container, be->noun, sym, file, be->noun[0] ? "kernel" : "function");
+            return -1;
+        }
+        off += size;
+    }
+    return 0;
+}
+
+static int append_str(PyObject *list, const char *s)
+{
+    PyObject *o = PyUnicode_FromString(s);
+    int rc = o ? PyList_Append(list, o) : -1;
+
+    Py_XDECREF(o);
+    return rc;
+}
+
+void bt_bound_clear(BtBound *b)
+{
+    Py_CLEAR(b->funcs);
+    Py_CLEAR(b->unexported);
+    Py_CLEAR(b->skipped);
+}
+
+int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx, PyObject *file,
+                 BtBound *out)
+{
+    BtArena arena;   /* the next object's: its calls and addresses */
+    BtArena scratch; /* this walk's: the overload copies handed to make */
+    int i, j, rc = -1;
+
+    bt_arena_init(&arena);
+    bt_arena_init(&scratch);
+    out->funcs = PyDict_New();
+    out->unexported = PyList_New(0);
+    out->skipped = PyList_New(0);
+    if (!out->funcs || !out->unexported || !out->skipped)
+        goto error;
+    for (i = 0; i < meta->plan.n_funcs; i++) {
+        const BtFunc *f = &meta->plan.funcs[i];
+        BtFunc kept = *f;
+        BtCall *calls = bt_arena_array(&arena, (size_t)f->n_ovs, sizeof(BtCall));
+        void **addrs = bt_arena_array(&arena, (size_t)f->n_ovs, sizeof(void *));
+        BtOverload *ovs = bt_arena_array(&scratch, (size_t)f->n_ovs, sizeof(BtOverload));
+        PyObject *obj;
+        int n = 0;
+
+        if (!calls || !addrs || !ovs) {
+            PyErr_NoMemory();
+            goto error;
+        }
+        for (j = 0; j < f->n_ovs; j++) {
+            const BtOverload *ov = &f->ovs[j];
+            const char *refused = be->refuse ? be->refuse(ov->decl) : NULL;
+            const char *sym;
+            void *addr;
+            int missing = 0;
+            /* a listed overload must bind; an unlisted one (planned as
+             * untemplated, or no instantiate.yml) binds if it can */
+            if (refused) {
+                if (ov->inst) {
+                    PyErr_Format(st->BindError, "instantiate.yml lists '%s' (%s:%d), which is %s",
+                                 ov->decl->name, meta->header.file, ov->decl->line, refused);
+                    goto error;
+                }
+                if (append_str(out->skipped, ov->signature) < 0)
+                    goto error;
+                continue;
+            }
+            sym = bt_mangle(ov->decl, ov->targs, &arena);
+            if (!sym) {
+                PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
+                goto error;
+            }
+            addr = be->resolve(ctx, sym, &missing);
+            if (!addr && !missing)
+                goto error;
+            if (!addr) {
+                if (ov->inst) {
+                    missing_symbol(st, be, ctx, ov, sym, file, meta->header.file);
+                    goto error;
+                }
+                if (append_str(out->unexported, ov->signature) < 0)
+                    goto error;
+                continue;
+            }
+            if (be->param && check_layout(st, be, ctx, addr, ov, sym, file) < 0)
+                goto error;
+            if (bt_call_prepare(&calls[n], ov, be->calls_by_ffi ? addr : NULL, sym, &arena) < 0)
+                goto error;
+            addrs[n] = addr;
+            ovs[n++] = *ov;
+        }
+        if (n == 0)
+            continue;
+        kept.ovs = ovs;
+        kept.n_ovs = n;
+        obj = be->make(ctx, &kept, calls, addrs, &arena);
+        bt_arena_init(&arena); /* make took it over */
+        if (!obj)
+            goto error;
+        if (PyDict_SetItemString(out->funcs, f->name, obj) < 0) {
+            Py_DECREF(obj);
+            goto error;
+        }
+        Py_DECREF(obj);
+    }
+    rc = 0;
+error:
+    bt_arena_free(&arena);
+    bt_arena_free(&scratch);
+    if (rc < 0)
+        bt_bound_clear(out);
+    return rc;
+}

@@ -1,0 +1,110 @@
+/* bt_cudapy_module.c - bindthem.cuda's part of _core: its exceptions, types and cuda_* functions.
+ *
+ * Registration only: the types' code is in bt_cuda_bind.c (CudaModule,
+ * cuda_bind), bt_cuda_kernel.c (Kernel, Launch) and bt_cuda_array.c
+ * (DeviceArray). Nothing here loads the driver. */
+#include "bt_cuda_py.h"
+
+static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
+{
+    BtDiag e;
+    int n;
+
+    bt_diag_init(&e);
+    if (bt_cuda_device_count(&n, &e) < 0) {
+        if (e.kind == BT_DIAG_NODRIVER)
+            return PyLong_FromLong(0);
+        return bt_raise_diag(bt_state(module), &e);
+    }
+    return PyLong_FromLong(n);
+}
+
+static PyObject *cuda_synchronize(PyObject *module, PyObject *unused)
+{
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (bt_cuda_sync(&e) < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    Py_RETURN_NONE;
+}
+
+static PyObject *cuda_driver(PyObject *module, PyObject *unused)
+{
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (bt_cuda_init(&e) < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    return Py_BuildValue("{s:i,s:s,s:O}", "version", bt_cuda_driver_version(), "path",
+                         bt_cuda_driver_path(), "library_api",
+                         bt_cuda_uses_library_api() ? Py_True : Py_False);
+}
+
+static PyMethodDef cuda_methods[] = {
+    {"cuda_bind", (PyCFunction)(void (*)(void))bt_cuda_bind, METH_VARARGS | METH_KEYWORDS,
+     bt_cuda_bind_doc},
+    {"cuda_to_device", (PyCFunction)(void (*)(void))bt_cuda_to_device, METH_VARARGS | METH_KEYWORDS,
+     "cuda_to_device(array, *, device=None)\n--\n\nCopy an array to a new DeviceArray."},
+    {"cuda_empty", (PyCFunction)(void (*)(void))bt_cuda_empty, METH_VARARGS | METH_KEYWORDS,
+     "cuda_empty(shape, dtype=float, *, device=None)\n--\n\nAn uninitialized DeviceArray."},
+    {"cuda_device_count", cuda_device_count, METH_NOARGS,
+     "cuda_device_count()\n--\n\nCUDA devices (0 without a driver)."},
+    {"cuda_synchronize", cuda_synchronize, METH_NOARGS,
+     "cuda_synchronize()\n--\n\ncuCtxSynchronize on the current (else device 0's) context."},
+    {"cuda_driver", cuda_driver, METH_NOARGS,
+     "cuda_driver()\n--\n\nLoad the driver; {'version', 'path', 'library_api'}."},
+    {NULL, NULL, 0, NULL},
+};
+
+int bt_cuda_py_add(PyObject *module)
+{
+    BtState *st = bt_state(module);
+
+    st->CudaError = PyErr_NewExceptionWithDoc(
+        "bindthem.cuda.CudaError",
+        "A CUDA driver call failed; `code` is its CUresult (None when not from the driver).",
+        PyExc_RuntimeError, NULL);
+    if (!st->CudaError || PyModule_AddObjectRef(module, "CudaError", st->CudaError) < 0)
+        return -1;
+    st->NoDriverError = PyErr_NewExceptionWithDoc(
+        "bindthem.cuda.NoDriverError",
+        "No usable CUDA driver: libcuda missing, the toolkit's stub library, or no device.",
+        st->CudaError, NULL);
+    if (!st->NoDriverError || PyModule_AddObjectRef(module, "NoDriverError", st->NoDriverError) < 0)
+        return -1;
+#define TYPE(field, spec, pyname)                                                                  \
+    st->field = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);                     \
+    if (!st->field || PyModule_AddObjectRef(module, pyname, (PyObject *)st->field) < 0)            \
+        return -1;
+    TYPE(CudaModuleType, bt_cuda_handle_spec, "CudaModule")
+    TYPE(CudaKernelType, bt_cuda_kernel_spec, "CudaKernel")
+    TYPE(CudaLaunchType, bt_cuda_launch_spec, "CudaLaunch")
+    TYPE(DeviceArrayType, bt_cuda_devarray_spec, "DeviceArray")
+#undef TYPE
+    if (PyModule_AddIntConstant(module, "CUDA_STREAM_LEGACY", BT_CUDA_STREAM_LEGACY) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_STREAM_PER_THREAD", BT_CUDA_STREAM_PER_THREAD) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, cuda_methods);
+}
+
+int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg)
+{
+    Py_VISIT(st->CudaError);
+    Py_VISIT(st->NoDriverError);
+    Py_VISIT(st->CudaModuleType);
+    Py_VISIT(st->CudaKernelType);
+    Py_VISIT(st->CudaLaunchType);
+    Py_VISIT(st->DeviceArrayType);
+    return 0;
+}
+
+void bt_cuda_py_clear(BtState *st)
+{
+    Py_CLEAR(st->CudaError);
+    Py_CLEAR(st->NoDriverError);
+    Py_CLEAR(st->CudaModuleType);
+    Py_CLEAR(st->CudaKernelType);
+    Py_CLEAR(st->CudaLaunchType);
+    Py_CLEAR(st->DeviceArrayType);
+}
