@@ -40,12 +40,15 @@ def _device():
         return False
 
 
-HAVE_DEVICE = _device()
+# the driver is probed only for the device check: in the whole suite the
+# process-wide driver belongs to tests/test_cuda.py's mock
+HAVE_BUILD = os.path.exists(MANIFEST)
+HAVE_DEVICE = HAVE_BUILD and _device()
 pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not HAVE_DEVICE, reason="no CUDA device (driver + GPU)"),
-              pytest.mark.skipif(not os.path.exists(MANIFEST),
+              pytest.mark.skipif(not HAVE_BUILD,
                                  reason="no build: $BINDTHEM_GPU_BUILD/manifest.json missing "
-                                        "(run tests/gpu/run_gpu_check.sh)")]
+                                        "(run tests/gpu/run_gpu_check.sh)"),
+              pytest.mark.skipif(not HAVE_DEVICE, reason="no CUDA device (driver + GPU)")]
 
 
 class Driver:
