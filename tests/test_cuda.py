@@ -985,15 +985,21 @@ def test_default_archs():
         cuda._archs(10, supported)
 
 
-@needs_nvcc
-def test_build_error(tmp_path):
+def bad_header(tmp_path):
+    """A header whose kernel k<float> uses an undeclared name on line 4, and its YAML."""
     bad = tmp_path / "bad.cuh"
-    bad.write_text("template <class T>\n__global__ void k(T y[], const int y_size)\n"
+    bad.write_text("/* k */\ntemplate <class T>\n__global__ void k(T y[], const int y_size)\n"
                    "{ y[0] = undeclared_name; }\n")
     yml = tmp_path / "bad.yml"
     yml.write_text("instantiate:\n  - functions: [k]\n    types:\n      - [float]\n")
+    return str(bad), str(yml)
+
+
+@needs_nvcc
+def test_build_error(tmp_path):
+    bad, yml = bad_header(tmp_path)
     with pytest.raises(bindthem.BuildError) as ei:
-        cuda.build(str(bad), str(yml), arch=75, cache_dir=str(tmp_path / "cache"))
+        cuda.build(bad, yml, arch=75, cache_dir=str(tmp_path / "cache"))
     assert "nvcc failed (exit" in str(ei.value)
     assert "undeclared_name" in ei.value.output
     assert ei.value.command[0].endswith("nvcc")
@@ -1102,14 +1108,10 @@ def test_nvcc_builds_std_complex_and_binds(mock, clean, tmp_path):
 
 @needs_nvcc
 def test_nvcc_flags_for_std_complex(tmp_path):
-    bad = tmp_path / "bad.cuh"
-    bad.write_text("template <class T>\n__global__ void k(T y[], const int y_size)\n"
-                   "{ y[0] = undeclared_name; }\n")
-    yml = tmp_path / "bad.yml"
-    yml.write_text("instantiate:\n  - functions: [k]\n    types:\n      - [float]\n")
+    bad, yml = bad_header(tmp_path)
     for flags, std in ((None, "-std=c++20"), (["-O2", "-std=c++17"], "-std=c++17")):
         with pytest.raises(bindthem.BuildError) as ei:
-            cuda.compile_fatbin(str(bad), str(yml), arch=75, flags=flags,
+            cuda.compile_fatbin(bad, yml, arch=75, flags=flags,
                                 cache_dir=str(tmp_path / "cache"))
         cmd = ei.value.command
         assert "--expt-relaxed-constexpr" in cmd
@@ -1190,13 +1192,9 @@ def test_nvrtc_lowered_name_mismatch_names_both(monkeypatch, tmp_path):
 
 @needs_nvrtc
 def test_nvrtc_header_error_shows_its_log(tmp_path):
-    bad = tmp_path / "bad.cuh"
-    bad.write_text("/* k */\ntemplate <class T>\n__global__ void k(T y[], const int y_size)\n"
-                   "{ y[0] = undeclared_name; }\n")
-    yml = tmp_path / "bad.yml"
-    yml.write_text("instantiate:\n  - functions: [k]\n    types:\n      - [float]\n")
+    bad, yml = bad_header(tmp_path)
     with pytest.raises(bindthem.BuildError) as ei:
-        cuda.build(str(bad), str(yml), compiler="nvrtc", cache_dir=str(tmp_path / "c"))
+        cuda.build(bad, yml, compiler="nvrtc", cache_dir=str(tmp_path / "c"))
     msg = str(ei.value)
     assert msg.startswith("NVRTC failed to compile %s: nvrtcCompileProgram: "
                           "NVRTC_ERROR_COMPILATION" % bad)

@@ -260,40 +260,46 @@ def test_non_blocking_stream_orders_its_launches(lib, drv):
         drv.stream_destroy(s)
 
 
-def test_per_thread_stream_in_a_fresh_thread(lib):
-    y = cuda.to_device(np.zeros(256, np.int32))
+def _in_threads(work, n=1):
+    """Runs work(k) in n new threads at once; raises what any of them raised."""
     errors = []
+    barrier = threading.Barrier(n)
 
-    def work():
-        try:  # a new thread: no context until bindthem sets one
-            lib.spin_then_set[1, 1, 0, cuda.PER_THREAD](y, 7, _spin_cycles(Driver()))
-            lib.add_value[1, 256, 0, cuda.PER_THREAD](y, 2)
-            Driver().stream_sync(cuda.PER_THREAD.handle)
+    def run(k):
+        try:
+            barrier.wait()
+            work(k)
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     assert not errors, errors
+
+
+def test_per_thread_stream_in_a_fresh_thread(lib):
+    y = cuda.to_device(np.zeros(256, np.int32))
+
+    def work(_):  # a new thread: no context until bindthem sets one
+        lib.spin_then_set[1, 1, 0, cuda.PER_THREAD](y, 7, _spin_cycles(Driver()))
+        lib.add_value[1, 256, 0, cuda.PER_THREAD](y, 2)
+        Driver().stream_sync(cuda.PER_THREAD.handle)
+
+    _in_threads(work)
     assert (y.copy_to_host() == 9).all()
 
 
 def test_legacy_stream_in_a_fresh_thread(lib):
     y = cuda.to_device(np.zeros(64, np.int32))
-    errors = []
 
-    def work():
-        try:
-            lib.add_value[1, 64](y, 3)
-            cuda.synchronize()
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+    def work(_):
+        lib.add_value[1, 64](y, 3)
+        cuda.synchronize()
 
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    assert not errors, errors
+    _in_threads(work)
     lib.add_value[1, 64, 0, cuda.LEGACY](y, 1)
     assert (y.copy_to_host() == 4).all()  # a synchronous copy after legacy-stream work
 
@@ -301,25 +307,14 @@ def test_legacy_stream_in_a_fresh_thread(lib):
 def test_8_threads_400_launches_each(lib):
     counter = cuda.to_device(np.zeros(1, np.uint64))
     arrays = [cuda.to_device(np.zeros(1000, np.int32)) for _ in range(8)]
-    errors = []
-    barrier = threading.Barrier(8)
 
     def work(k):
-        try:
-            barrier.wait()
-            for _ in range(400):
-                lib.count_launch[1, 1](counter)
-                lib.add_value[4, 256, 0, cuda.PER_THREAD if k % 2 else None](arrays[k], 1)
-            cuda.synchronize()
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+        for _ in range(400):
+            lib.count_launch[1, 1](counter)
+            lib.add_value[4, 256, 0, cuda.PER_THREAD if k % 2 else None](arrays[k], 1)
+        cuda.synchronize()
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    _in_threads(work, 8)
     cuda.synchronize()
     assert int(counter.copy_to_host()[0]) == 8 * 400
     for a in arrays:
