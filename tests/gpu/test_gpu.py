@@ -86,6 +86,20 @@ class Driver:
         return v.value
 
 
+FIGURES = {}
+
+
+@pytest.fixture(scope="module")
+def figures():
+    """The device check's figures: written as JSON to $BINDTHEM_GPU_FIGURES
+    once the module's tests are done."""
+    yield FIGURES
+    path = os.environ.get("BINDTHEM_GPU_FIGURES")
+    if path:
+        with open(path, "w") as f:
+            json.dump(FIGURES, f, indent=1, sort_keys=True)
+
+
 @pytest.fixture(scope="module")
 def man():
     with open(MANIFEST) as f:
