@@ -142,18 +142,21 @@ def _compile(command, source, suffix, folder, stem, ext, what, status):
         f.write(source)
     tmp = os.path.join(folder, "%s%s.tmp%d" % (stem, ext, os.getpid()))
     dep = src[:-len(suffix)] + ".d"
-    cmd = command(src, dep, tmp)
     try:
-        try:
-            proc = _status.run(cmd, status)
-        except OSError as e:
-            raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e),
-                             command=cmd) from None
-        out = proc.stdout + proc.stderr
-        if proc.returncode != 0:
-            raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
-                             % (what, proc.returncode, out.strip(), shlex.join(cmd)),
-                             output=out, command=cmd)
+        cmd = command(src, dep, tmp)
+        if isinstance(cmd, str):
+            out = cmd  # compiled in-process (NVRTC): what it printed
+        else:
+            try:
+                proc = _status.run(cmd, status)
+            except OSError as e:
+                raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e),
+                                 command=cmd) from None
+            out = proc.stdout + proc.stderr
+            if proc.returncode != 0:
+                raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
+                                 % (what, proc.returncode, out.strip(), shlex.join(cmd)),
+                                 output=out, command=cmd)
         deps = []
         if os.path.exists(dep):
             with open(dep) as f:
@@ -191,7 +194,9 @@ def _lock(folder):
 def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suffix, command,
                    what, status=None, output=None, record=None):
     """Path of the output built from ``source`` (compiled by
-    ``command(src, depfile, out)``, a list), from the cache when fresh.
+    ``command(src, depfile, out)``, a list run as a process; or a function
+    that compiles in-process, writes ``out`` and ``depfile`` itself and
+    returns what the compiler printed), from the cache when fresh.
     With ``output``, the result is also copied there and that path returned.
     ``what`` names the step in errors, ``status`` in the status line that a
     long build shows (see bindthem._status). A dict passed as ``record`` is

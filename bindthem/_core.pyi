@@ -1,7 +1,8 @@
 """bindthem's C core: header/YAML metadata, symbols, libffi call frames."""
 
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Final, Literal, TypedDict, final
+from typing import Any, Final, Literal, TypedDict, final, overload
 
 from _typeshed import StrOrBytesPath
 from typing_extensions import Self
@@ -194,6 +195,22 @@ def bind(
 
 def metadata(capsule: object, /) -> _Metadata:
     """The metadata dict of a capsule that bind() returned (see parse_header)."""
+
+@overload
+def nvrtc(lib: str, source: None = None) -> dict[str, Any]:
+    """{'version': (major, minor), 'archs': (75, ...)} of the libnvrtc at lib."""
+
+@overload
+def nvrtc(
+    lib: str,
+    source: str,
+    name: str = ...,
+    options: Sequence[str] = ...,
+    expressions: Sequence[str] = ...,
+    cubin: bool = False,
+) -> dict[str, Any]:
+    """Compile source with NVRTC (csrc/bt_nvrtc.c): {'image': bytes, 'lowered':
+    [mangled name of each expression], 'log': str}; BuildError with the log."""
 
 # --- CUDA (csrc/bt_cuda_bind.c, bt_cuda_kernel.c, bt_cuda_array.c) ------------
 # Loosely typed (Any for device arrays and launch configurations) while that

@@ -6,6 +6,7 @@
 #include "bt_call.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
+#include "bt_nvrtc_py.h"
 #include "bt_opts.h"
 #include "bt_slot.h"
 #include "bt_types.h"
@@ -51,6 +52,8 @@ static PyMethodDef core_methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bt_library_bind, METH_VARARGS | METH_KEYWORDS,
      bt_library_bind_doc},
     {"metadata", bt_meta_capsule_to_py, METH_O, bt_meta_capsule_doc},
+    {"nvrtc", (PyCFunction)(void (*)(void))bt_nvrtc_py, METH_VARARGS | METH_KEYWORDS,
+     bt_nvrtc_py_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,10 @@
 /* mock_cuda.c - a fake libcuda.so for testing bindthem.cuda without a GPU.
  *
  * Built by tests/test_cuda.py with `gcc -shared -fPIC` and reached through
- * BINDTHEM_LIBCUDA. "Device" memory is host malloc; a "module" is text:
+ * BINDTHEM_LIBCUDA. "Device" memory is host malloc. A module is a real
+ * cubin (ELF: kernels and parameter layouts from its .nv.info sections), an
+ * uncompressed fatbin (its first cubin), PTX (.entry and .param lines) -
+ * such kernels launch and are logged, but don't run - or text:
  *
  *     bindthem-mock-module
  *     kernel <name> <param size>... [run=axpy_f|axpy_d]
@@ -322,6 +325,120 @@ CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigned lo
 }
 
 /* ---- modules ---- */
+static Kernel *add_kernel(Module *m, const char *name, size_t len)
+{
+    Kernel *k;
+    if (m->nk == MAXK)
+        return NULL;
+    k = &m->k[m->nk++];
+    k->magic = 0x4b45524e;
+    k->owner = m;
+    snprintf(k->name, sizeof k->name, "%.*s", (int)len, name);
+    return k;
+}
+
+/* A cubin (ELF): a kernel per .nv.info.<name> section, its parameters'
+ * ordinal, offset and size from the EIATTR_KPARAM_INFO records there. */
+static CUresult parse_elf(Module *m, const unsigned char *e)
+{
+    uint64_t shoff, stroff, off, size;
+    uint16_t shentsize, shnum, shstrndx, i;
+    uint32_t name;
+    memcpy(&shoff, e + 0x28, 8);
+    memcpy(&shentsize, e + 0x3a, 2);
+    memcpy(&shnum, e + 0x3c, 2);
+    memcpy(&shstrndx, e + 0x3e, 2);
+    if (e[4] != 2 || shstrndx >= shnum)
+        return E_INVALID_IMAGE;
+    memcpy(&stroff, e + shoff + (uint64_t)shstrndx * shentsize + 24, 8);
+    for (i = 0; i < shnum; i++) {
+        const unsigned char *sh = e + shoff + (uint64_t)i * shentsize, *d;
+        const char *sname;
+        Kernel *k;
+        uint64_t j;
+        memcpy(&name, sh, 4);
+        memcpy(&off, sh + 24, 8);
+        memcpy(&size, sh + 32, 8);
+        sname = (const char *)e + stroff + name;
+        if (strncmp(sname, ".nv.info.", 9) != 0 || !(k = add_kernel(m, sname + 9, strlen(sname + 9))))
+            continue;
+        for (d = e + off, j = 0; j + 2 <= size;) {
+            uint16_t n = 0, ord, poff;
+            uint32_t flags;
+            if (d[j] == 4) { /* EIFMT_SVAL: u16 size, payload */
+                memcpy(&n, d + j + 2, 2);
+                if (d[j + 1] == 0x17 && n >= 12) { /* EIATTR_KPARAM_INFO */
+                    memcpy(&ord, d + j + 8, 2);
+                    memcpy(&poff, d + j + 10, 2);
+                    memcpy(&flags, d + j + 12, 4);
+                    if (ord < MAXP) {
+                        k->offset[ord] = poff;
+                        k->size[ord] = (flags >> 18) & 0x3fff;
+                        if (ord >= k->nparams)
+                            k->nparams = ord + 1;
+                    }
+                }
+                j += 4 + n;
+            } else if (d[j] == 3) { /* EIFMT_HVAL */
+                j += 4;
+            } else if (d[j] == 2) { /* EIFMT_BVAL */
+                j += 3;
+            } else {
+                j += 2;
+            }
+        }
+    }
+    return m->nk ? OK : E_INVALID_IMAGE;
+}
+
+/* PTX: a kernel per .entry, its parameters from the .param list, laid out
+ * at their .align (else their size). */
+static CUresult parse_ptx(Module *m, const char *text)
+{
+    const char *p = text;
+    while ((p = strstr(p, ".entry "))) {
+        const char *name = p + 7, *end;
+        Kernel *k;
+        size_t off = 0;
+        end = name + strcspn(name, "( \t\n");
+        if (!(k = add_kernel(m, name, (size_t)(end - name))))
+            break;
+        p = end;
+        end = strchr(p, ')');
+        while ((p = strstr(p, ".param ")) && end && p < end && k->nparams < MAXP) {
+            /* .param [.align N] .TYPE [.ptr ...] name[count] */
+            size_t al = 0, sz = 0, count = 1, n;
+            const char *t = p + 7, *eol = p + strcspn(p, ",)");
+            while (t < eol) {
+                t += strspn(t, " \t\n");
+                n = strcspn(t, " \t\n,)");
+                if (n == 6 && strncmp(t, ".align", 6) == 0) {
+                    t += n;
+                    al = (size_t)strtoul(t, (char **)&t, 10);
+                    continue;
+                }
+                if (!sz && n >= 3 && t[0] == '.' && strchr("busf", t[1]) && t[2] >= '0' && t[2] <= '9')
+                    sz = (size_t)atoi(t + 2) / 8;
+                else if (t[0] != '.' && memchr(t, '[', n))
+                    count = (size_t)atoi((const char *)memchr(t, '[', n) + 1);
+                t += n;
+            }
+            sz = (sz ? sz : 1) * count;
+            if (!al)
+                al = sz >= 8 ? 8 : sz;
+            off = (off + al - 1) / al * al;
+            k->size[k->nparams] = sz;
+            k->offset[k->nparams++] = off;
+            off += sz;
+            p = eol;
+        }
+        p = end ? end : name;
+        if (!end)
+            break;
+    }
+    return m->nk ? OK : E_INVALID_IMAGE;
+}
+
 static CUresult parse_module(Module *m, const char *text, void **jit_vals, int is_library)
 {
     const char *p = text, *eol;
@@ -330,8 +447,20 @@ static CUresult parse_module(Module *m, const char *text, void **jit_vals, int i
     memset(m, 0, sizeof *m);
     m->magic = 0x4d4f44;
     m->is_library = is_library;
+    if (memcmp(text, "\x7f" "ELF", 4) == 0)
+        return parse_elf(m, (const unsigned char *)text);
+    if (memcmp(text, "\x50\xed\x55\xba", 4) == 0) { /* a fatbin: its first cubin */
+        uint64_t size, i;
+        uint16_t hsize;
+        memcpy(&hsize, text + 6, 2);
+        memcpy(&size, text + 8, 8);
+        for (i = hsize; i + 4 <= hsize + size; i += 8)
+            if (memcmp(text + i, "\x7f" "ELF", 4) == 0)
+                return parse_elf(m, (const unsigned char *)text + i);
+        return E_INVALID_IMAGE; /* compressed, or PTX only */
+    }
     if (strncmp(text, "bindthem-mock-module", 20) != 0)
-        return E_INVALID_IMAGE;
+        return strstr(text, ".entry ") ? parse_ptx(m, text) : E_INVALID_IMAGE;
     for (; *p; p = *eol ? eol + 1 : eol) {
         size_t len;
         char *tok, *save = NULL;

@@ -1,15 +1,25 @@
-"""bindthem.cuda on a real GPU: nvcc-built kernels launched through the driver.
+"""bindthem.cuda on a real GPU: the device check (tests/gpu/run_gpu_check.sh).
 
-Marked `gpu`; skipped unless a CUDA driver and a device are present. Run with
-tests/gpu/run_gpu_check.sh (or `pytest -m gpu tests/gpu`), in a process of
-its own: the driver is process-wide and tests/test_cuda.py points it at a
-mock.
+Marked `gpu`. The kernels (gpu_kernels.cuh) are built beforehand by
+build_kernels.py into $BINDTHEM_GPU_BUILD (manifest.json), with nvcc, NVRTC
+or the prebuilt fatbin; without that build every test skips with a reason
+starting "no build", which the script counts as a failure. Without a CUDA
+device every test skips ("no CUDA device"). CuPy/PyTorch tests skip when
+those are not installed ("not installed"), features bindthem lacks skip as
+"not built". Runs in a process of its own: tests/test_cuda.py points the
+process-wide driver at a mock.
 """
 
+import ctypes
+import json
 import os
-import shutil
+import re
+import statistics
+import struct
 import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -17,12 +27,11 @@ import pytest
 import bindthem
 import bindthem.cuda as cuda
 
-DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "cuda")
-HEADER = os.path.join(DATA, "kernels.cuh")
-YAML = os.path.join(DATA, "kernels.yml")
+BUILD = os.environ.get("BINDTHEM_GPU_BUILD", "")
+MANIFEST = os.path.join(BUILD, "manifest.json")
 
 
-def _available():
+def _device():
     if os.environ.get("BINDTHEM_LIBCUDA", "").endswith("libcuda_mock.so"):
         return False
     try:
@@ -31,155 +40,487 @@ def _available():
         return False
 
 
+# the driver is probed only for the device check: in the whole suite the
+# process-wide driver belongs to tests/test_cuda.py's mock
+HAVE_BUILD = os.path.exists(MANIFEST)
+HAVE_DEVICE = HAVE_BUILD and _device()
 pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _available(), reason="needs a CUDA driver and device"),
-              pytest.mark.skipif(shutil.which("nvcc") is None and
-                                 not os.path.exists("/usr/local/cuda/bin/nvcc"),
-                                 reason="needs nvcc")]
+              pytest.mark.skipif(not HAVE_BUILD,
+                                 reason="no build: $BINDTHEM_GPU_BUILD/manifest.json missing "
+                                        "(run tests/gpu/run_gpu_check.sh)"),
+              pytest.mark.skipif(not HAVE_DEVICE, reason="no CUDA device (driver + GPU)")]
+
+
+class Driver:
+    """ctypes on libcuda for what bindthem has no API for (streams,
+    attributes). Call after bindthem made a context current on the thread."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL(cuda.driver()["path"])
+
+    def call(self, name, *args):
+        r = getattr(self.lib, name)(*args)
+        if r != 0:
+            raise RuntimeError("%s: CUresult %d" % (name, r))
+
+    def capability(self, dev=0):
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self.call("cuDeviceGetAttribute", ctypes.byref(major), 75, dev)
+        self.call("cuDeviceGetAttribute", ctypes.byref(minor), 76, dev)
+        return major.value, minor.value
+
+    def stream(self, flags):
+        s = ctypes.c_void_p()
+        self.call("cuStreamCreate", ctypes.byref(s), ctypes.c_uint(flags))
+        return s.value
+
+    def stream_sync(self, handle):
+        self.call("cuStreamSynchronize", ctypes.c_void_p(handle))
+
+    def stream_destroy(self, handle):
+        self.call("cuStreamDestroy_v2", ctypes.c_void_p(handle))
+
+    def clock_khz(self, dev=0):
+        v = ctypes.c_int()
+        self.call("cuDeviceGetAttribute", ctypes.byref(v), 13, dev)  # CLOCK_RATE
+        return v.value
+
+
+FIGURES = {}
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("cuda_cache"))
+def figures():
+    """The device check's figures: written as JSON to $BINDTHEM_GPU_FIGURES
+    once the module's tests are done."""
+    yield FIGURES
+    path = os.environ.get("BINDTHEM_GPU_FIGURES")
+    if path:
+        with open(path, "w") as f:
+            json.dump(FIGURES, f, indent=1, sort_keys=True)
 
 
 @pytest.fixture(scope="module")
-def lib(cache):
+def man():
+    with open(MANIFEST) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def lib(man):
     # on 12.4+ drivers this also checks every kernel's parameter layout
     # (cuKernelGetParamInfo) against the header
-    return cuda.build(HEADER, YAML, cache_dir=cache)
+    return cuda.load(man["module"], man["header"], man["instantiate"])
 
 
-def test_driver():
+@pytest.fixture(scope="module")
+def drv(lib):
+    cuda.to_device(np.zeros(1))  # a current context on this thread
+    return Driver()
+
+
+def test_driver(man, figures):
     info = cuda.driver()
-    print(info)
     assert info["version"] >= 11030
+    figures["driver"] = info
+    figures["compiler"] = man["compiler"]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_axpy(lib, dtype):
-    n = 100_003
-    x = np.random.default_rng(0).random(n).astype(dtype)
-    y = np.random.default_rng(1).random(n).astype(dtype)
-    dx, dy = cuda.to_device(x), cuda.to_device(y)
-    lib.axpy[(n + 255) // 256, 256](dtype(2.5), dx, dy)
-    cuda.synchronize()
-    np.testing.assert_allclose(dy.copy_to_host(), 2.5 * x + y, rtol=1e-6)
+# ---- every dtype against NumPy, ~10^6 elements ----
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+          np.uint64, np.float32, np.float64, np.complex64, np.complex128]
+N = 1_000_003
 
 
-def test_dispatch_and_kinds(lib):
-    for dt in (np.float32, np.float64, np.int32):
-        d = cuda.to_device(np.arange(10, dtype=dt))
-        lib.scale(3, d, grid=1, block=32)
-        np.testing.assert_array_equal(d.copy_to_host(), 3 * np.arange(10, dtype=dt))
-    d = cuda.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
-    lib.negate[1, 32](d)  # x_size is shape[0]: the first 2 values
-    expected = np.arange(6, dtype=np.float32)
-    expected[:2] *= -1
-    np.testing.assert_array_equal(d.copy_to_host(), expected.reshape(2, 3))
-    out = cuda.empty(1000, np.int32)
-    lib.fill_i[4, 256](7, out)
-    assert (out.copy_to_host() == 7).all()
+def _values(dt, rng):
+    if dt == np.bool_:
+        return rng.random(N) < 0.5, np.bool_(True)
+    if np.issubdtype(dt, np.integer):
+        lo = 0 if np.issubdtype(dt, np.unsignedinteger) else -40
+        return rng.integers(lo, 40, N).astype(dt), dt(3)
+    if np.issubdtype(dt, np.complexfloating):
+        return (rng.random(N) + 1j * rng.random(N)).astype(dt), dt(1.5 - 0.25j)
+    return rng.random(N).astype(dt), dt(1.75)
 
 
-ROW_SUMS = """
-/* out[i] = the sum of row i of the x_size0-by-x_size1 array x. */
-template <class T>
-__global__ void row_sums(const T x[], const int x_size0, const long x_size1, T out[],
-                         const int out_size)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= x_size0 || i >= out_size)
-        return;
-    T s = 0;
-    for (long j = 0; j < x_size1; j++)
-        s += x[i * x_size1 + j];
-    out[i] = s;
-}
-"""
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_every_dtype_against_numpy(lib, dt):
+    x, a = _values(dt, np.random.default_rng(7))
+    dx, dy = cuda.to_device(x), cuda.empty(N, dt)
+    lib.scale_copy[(N + 255) // 256, 256](a, dx, dy)
+    got, want = dy.copy_to_host(), a * x
+    assert got.dtype == want.dtype
+    if np.issubdtype(dt, np.inexact):
+        # one multiply per element: exact for reals; complex products may be
+        # contracted into FMAs on the device
+        rtol = {np.float32: 0, np.float64: 0, np.complex64: 2e-7, np.complex128: 1e-15}[dt]
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
-def test_size_parameters_get_each_axis(cache, tmp_path):
-    h, y = tmp_path / "rows.cuh", tmp_path / "rows.yml"
-    h.write_text(ROW_SUMS)
-    y.write_text("- functions: [row_sums]\n  types: [[float], [double]]\n")
-    rows = cuda.build(str(h), str(y), cache_dir=cache)
+def test_size_parameters_get_each_axis(lib):
     for dt, shape in ((np.float64, (37, 5)), (np.float32, (3, 1000)), (np.float64, (300, 1))):
         x = np.random.default_rng(2).random(shape).astype(dt)
         out = cuda.empty(shape[0], dt)
-        rows.row_sums[(shape[0] + 127) // 128, 128](cuda.to_device(x), out)
+        lib.row_sums[(shape[0] + 127) // 128, 128](cuda.to_device(x), out)
         np.testing.assert_allclose(out.copy_to_host(), x.sum(axis=1), rtol=1e-5)
-    with pytest.raises(ValueError, match="'x_size1' takes its shape\\[1\\]"):
-        rows.row_sums[1, 1](cuda.to_device(np.ones(4)), cuda.empty(4, np.float64))
 
 
-def test_streams_and_threads(lib):
-    d = cuda.to_device(np.ones(512, dtype=np.float32))
-    lib.scale[2, 256, 0, cuda.PER_THREAD](2, d)
-    lib.scale[2, 256, 0, cuda.LEGACY](2, d)
-    errors = []
+# ---- parameter packing, byte for byte ----
 
-    def work():
-        try:
-            lib.scale[2, 256](2, d)  # a new thread: no context until bindthem sets one
-            cuda.synchronize()
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
-
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    assert not errors
-    cuda.synchronize()
-    assert (d.copy_to_host() == 8).all()
-
-
-def test_refusals(lib):
-    d = cuda.to_device(np.ones(4, dtype=np.float32))
-    with pytest.raises(TypeError, match="to_device"):
-        lib.axpy[1, 4](1.0, np.ones(4, dtype=np.float32), d)
-    with pytest.raises(cuda.CudaError):
-        lib.scale[1, 1, 1 << 30](1, d)  # 1 GiB of dynamic shared memory
+def test_parameter_packing_is_byte_exact(lib):
+    vals = dict(b=True, i8=-5, u8=250, i16=-12345, u16=54321, i32=-2_000_000_123,
+                u32=4_000_000_123, i64=-(1 << 62) - 17, u64=(1 << 64) - 3, f32=np.float32(1.25e-3),
+                f64=-6.02214076e23, c128=complex(1e300, -2.5), c64=np.complex64(3.5 - 0.125j))
+    # (offset, format) of each value where pack_probe writes its bytes; the
+    # gaps (byte 3, bytes 36-39) stay zero
+    at = dict(b=(0, "<?"), i8=(1, "<b"), u8=(2, "<B"), i16=(4, "<h"), u16=(6, "<H"),
+              i32=(8, "<i"), u32=(12, "<I"), i64=(16, "<q"), u64=(24, "<Q"), f32=(32, "<f"),
+              f64=(40, "<d"), c128=(48, "<dd"), c64=(64, "<ff"))
+    want = bytearray(72)
+    for key, (off, fmt) in at.items():
+        v = vals[key]
+        struct.pack_into(fmt, want, off, *((v.real, v.imag) if "dd" in fmt or "ff" in fmt
+                                           else (v,)))
+    out = cuda.to_device(np.zeros(72, np.uint8))
+    lib.pack_probe[1, 1](*vals.values(), out)
+    assert out.copy_to_host().tobytes() == bytes(want)
 
 
-def test_missing_kernel_lists_module(cache, tmp_path):
-    fatbin = cuda.compile_fatbin(HEADER, YAML, cache_dir=cache)
+# ---- load errors ----
+
+def test_wrong_header(man, tmp_path):
+    h, yml = tmp_path / "wrong.cuh", tmp_path / "wrong.yml"
+    h.write_text("/* not in the module */\ntemplate <class T>\n__global__ void not_there(T y[], "
+                 "const int y_size) {}\n")
+    yml.write_text("instantiate:\n  - functions: [not_there]\n    types:\n      - [float]\n")
+    with pytest.raises(bindthem.SymbolError, match="not_there"):
+        cuda.load(man["module"], str(h), str(yml))
+    lib = cuda.load(man["module"], str(h))  # without a YAML: nothing bound, and why
+    assert lib.__all__ == []
+
+
+def test_missing_overload(man, tmp_path):
     yml = tmp_path / "more.yml"
     yml.write_text("instantiate:\n  - functions: [axpy]\n    types:\n      - [int]\n")
     with pytest.raises(bindthem.SymbolError) as ei:
-        cuda.load(fatbin, HEADER, str(yml))
-    if cuda.driver()["version"] >= 12040:
-        assert "did you mean axpy<float> or axpy<double>?" in str(ei.value)
+        cuda.load(man["module"], man["header"], str(yml))
+    if cuda.driver()["version"] >= 12040:  # the driver lists the module's kernels
+        assert re.search(r"did you mean axpy<(float|double)> or axpy<(double|float)>\?",
+                         str(ei.value)), str(ei.value)
 
 
-def test_ptx_jit(tmp_path):
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    src = tmp_path / "k.cu"
-    src.write_text(cuda.kernel_source(HEADER, YAML))
-    ptx = tmp_path / "k.ptx"
-    subprocess.run([nvcc, "-ptx", "-arch=compute_75", str(src), "-o", str(ptx)], check=True)
-    lib = cuda.load(str(ptx), HEADER, YAML)
+def test_ptx_jit_and_bad_ptx(man):
+    lib = cuda.load(man["ptx"], man["header"], man["instantiate"])
     d = cuda.to_device(np.ones(3))
-    lib.scale[1, 32](4.0, d)
+    lib.scale_copy[1, 32](4.0, d, d)
     assert (d.copy_to_host() == 4).all()
-    with pytest.raises(cuda.CudaError, match="PTX JIT log follows|CUDA_ERROR"):
-        cuda.load(ptx.read_bytes().replace(b".entry", b".entryy", 1), HEADER, YAML)
+    ptx = open(man["ptx"], "rb").read()
+    with pytest.raises(cuda.CudaError, match="PTX JIT log follows|CUDA_ERROR_INVALID_PTX"):
+        cuda.load(ptx.replace(b".entry", b".entryy", 1), man["header"], man["instantiate"])
 
 
-def test_interop_cupy(lib):
-    cp = pytest.importorskip("cupy")
-    x = cp.arange(10, dtype=cp.float32)
-    y = cp.ones(10, dtype=cp.float32)
-    lib.axpy[1, 32](2.0, x, y)  # __cuda_array_interface__
-    cp.cuda.runtime.deviceSynchronize()
-    assert cp.allclose(y, 2 * cp.arange(10) + 1)
+def test_cubin_for_another_architecture(man, drv):
+    major, _ = drv.capability()
+    other = man["cubin_sm75"] if major >= 8 else man["cubin_sm90"]
+    with pytest.raises(cuda.CudaError, match="NO_BINARY_FOR_GPU|INVALID_IMAGE|INVALID_SOURCE"):
+        lib = cuda.load(other, man["header"], man["instantiate"])
+        y = cuda.to_device(np.zeros(32, np.float32))
+        lib.tiny[1, 32](y)  # a lazily loaded module fails here, if not at load
+        cuda.synchronize()
 
 
-def test_interop_torch(lib):
-    torch = pytest.importorskip("torch")
+# ---- launch limits ----
+
+def test_launch_limits(lib, figures):
+    y = cuda.to_device(np.zeros(1024, np.float32))
+    lib.tiny[1, 1024](y)  # the most threads a block has
+    lib.tiny[1 << 18, 32](y)  # grid.x is not limited to 16 bits (grid.y is)
+    cuda.synchronize()
+    messages = []
+    # past the device's limits: bindthem refuses what it checks itself
+    # (ValueError), the driver the rest (CudaError); either names the limit
+    for launch in (lambda: lib.tiny[1, 1025](y), lambda: lib.tiny[(1, 65536), 32](y),
+                   lambda: lib.tiny[1, (1, 1, 65)](y), lambda: lib.tiny[1, 32, 1 << 30](y)):
+        with pytest.raises((ValueError, cuda.CudaError)) as ei:
+            launch()
+        assert ei.type is ValueError or "CUDA_ERROR_INVALID_VALUE" in str(ei.value)
+        messages.append("%s: %s" % (ei.type.__name__, ei.value))
+    # the context survives refused launches
+    lib.tiny[1, 32](y)
+    cuda.synchronize()
+    figures["launch_errors_name_the_kernel"] = all("tiny" in m for m in messages)
+    figures["launch_errors"] = messages
+
+
+# ---- stream ordering ----
+
+def _spin_cycles(drv, ms=30):
+    return (drv.clock_khz() or 2_000_000) * ms
+
+
+def test_non_blocking_stream_orders_its_launches(lib, drv):
+    s = drv.stream(1)  # CU_STREAM_NON_BLOCKING
+    try:
+        y = cuda.to_device(np.zeros(256, np.int32))
+        stream = cuda.Stream(s)
+        lib.spin_then_set[1, 1, 0, stream](y, 5, _spin_cycles(drv))
+        lib.add_value[1, 256, 0, stream](y, 1)  # queued while the spin runs
+        drv.stream_sync(s)
+        assert (y.copy_to_host() == 6).all()
+    finally:
+        drv.stream_destroy(s)
+
+
+def _in_threads(work, n=1):
+    """Runs work(k) in n new threads at once; raises what any of them raised."""
+    errors = []
+    barrier = threading.Barrier(n)
+
+    def run(k):
+        try:
+            barrier.wait()
+            work(k)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_per_thread_stream_in_a_fresh_thread(lib):
+    y = cuda.to_device(np.zeros(256, np.int32))
+
+    def work(_):  # a new thread: no context until bindthem sets one
+        lib.spin_then_set[1, 1, 0, cuda.PER_THREAD](y, 7, _spin_cycles(Driver()))
+        lib.add_value[1, 256, 0, cuda.PER_THREAD](y, 2)
+        Driver().stream_sync(cuda.PER_THREAD.handle)
+
+    _in_threads(work)
+    assert (y.copy_to_host() == 9).all()
+
+
+def test_legacy_stream_in_a_fresh_thread(lib):
+    y = cuda.to_device(np.zeros(64, np.int32))
+
+    def work(_):
+        lib.add_value[1, 64](y, 3)
+        cuda.synchronize()
+
+    _in_threads(work)
+    lib.add_value[1, 64, 0, cuda.LEGACY](y, 1)
+    assert (y.copy_to_host() == 4).all()  # a synchronous copy after legacy-stream work
+
+
+def test_8_threads_400_launches_each(lib):
+    counter = cuda.to_device(np.zeros(1, np.uint64))
+    arrays = [cuda.to_device(np.zeros(1000, np.int32)) for _ in range(8)]
+
+    def work(k):
+        for _ in range(400):
+            lib.count_launch[1, 1](counter)
+            lib.add_value[4, 256, 0, cuda.PER_THREAD if k % 2 else None](arrays[k], 1)
+        cuda.synchronize()
+
+    _in_threads(work, 8)
+    cuda.synchronize()
+    assert int(counter.copy_to_host()[0]) == 8 * 400
+    for a in arrays:
+        assert (a.copy_to_host() == 400).all()
+
+
+# ---- CuPy and PyTorch, both ways ----
+
+class OnlyCAI:
+    def __init__(self, obj):
+        self.__cuda_array_interface__ = obj.__cuda_array_interface__
+
+
+class OnlyDLPack:
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __dlpack__(self, stream=None):
+        return self.obj.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.obj.__dlpack_device__()
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        pytest.skip("CuPy not installed")
+    return cupy
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("PyTorch not installed")
     if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    y = torch.ones(10, device="cuda", dtype=torch.float64)
-    lib.scale[1, 32, 0, torch.cuda.current_stream()](3.0, y)  # DLPack / CAI
+        pytest.skip("PyTorch not installed with CUDA")
+    return torch
+
+
+@pytest.mark.parametrize("via", [OnlyCAI, OnlyDLPack, lambda a: a])
+def test_cupy_arrays_into_bindthem(lib, via):
+    cp = _cupy()
+    x = cp.arange(1000, dtype=cp.float32)
+    y = cp.ones(1000, dtype=cp.float32)
+    lib.axpy[4, 256](np.float32(2), via(x), via(y))
+    cp.cuda.runtime.deviceSynchronize()
+    assert bool(cp.all(y == 2 * cp.arange(1000, dtype=cp.float32) + 1))
+
+
+def test_bindthem_arrays_into_cupy(lib):
+    cp = _cupy()
+    d = cuda.to_device(np.arange(10, dtype=np.float64))
+    c = cp.asarray(d)  # __cuda_array_interface__, zero-copy
+    c *= 2
+    cp.cuda.runtime.deviceSynchronize()
+    assert (d.copy_to_host() == 2 * np.arange(10)).all()
+    if not hasattr(d, "__dlpack__"):
+        pytest.skip("DeviceArray.__dlpack__ not built")
+    assert cp.from_dlpack(d).data.ptr == d.ptr
+
+
+@pytest.mark.parametrize("via", [OnlyCAI, OnlyDLPack, lambda a: a])
+def test_torch_tensors_into_bindthem(lib, via):
+    torch = _torch()
+    x = torch.arange(1000, device="cuda", dtype=torch.float64)
+    y = torch.ones(1000, device="cuda", dtype=torch.float64)
+    lib.axpy[4, 256](2.0, via(x), via(y))
     torch.cuda.synchronize()
-    assert bool((y == 3).all())
+    assert bool((y == 2 * torch.arange(1000, device="cuda", dtype=torch.float64) + 1).all())
+
+
+def test_torch_side_stream(lib):
+    torch = _torch()
+    y = torch.ones(1 << 20, device="cuda", dtype=torch.float32)
+    grid = (y.numel() + 255) // 256
+    side = torch.cuda.Stream()  # PyTorch's streams are non-blocking
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # keep the side stream busy
+        y.fill_(5)
+        # launched on torch's side stream: it follows the fill
+        lib.axpy[grid, 256, 0, side](np.float32(1), y, y)
+    side.synchronize()
+    assert bool((y == 10).all())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        y.fill_(3)
+        # launched on bindthem's default stream while torch's current stream
+        # is still writing y: the consumer must make its stream wait (DLPack's
+        # stream handshake; __cuda_array_interface__ v2 carries no stream)
+        lib.axpy[grid, 256](np.float32(1), y, y)
+    torch.cuda.synchronize()
+    assert bool((y == 6).all()), "bindthem read a tensor before its side stream wrote it"
+
+
+def test_bindthem_arrays_into_torch(lib):
+    torch = _torch()
+    d = cuda.to_device(np.arange(10, dtype=np.float32))
+    t = torch.as_tensor(d, device="cuda")  # __cuda_array_interface__
+    assert t.data_ptr() == d.ptr
+    t.mul_(3)
+    torch.cuda.synchronize()
+    assert (d.copy_to_host() == 3 * np.arange(10)).all()
+    if not hasattr(d, "__dlpack__"):
+        pytest.skip("DeviceArray.__dlpack__ not built")
+    assert torch.from_dlpack(d).data_ptr() == d.ptr
+
+
+# ---- launch overhead and bandwidth ----
+
+BURSTS, BURST_LEN = 101, 200
+
+
+def _median_per_launch(launch, sync):
+    for _ in range(BURST_LEN):
+        launch()
+    sync()
+    per = []
+    for _ in range(BURSTS):
+        t0 = time.perf_counter_ns()
+        for _ in range(BURST_LEN):
+            launch()
+        per.append((time.perf_counter_ns() - t0) / BURST_LEN / 1e3)
+        sync()
+    return statistics.median(per)
+
+
+TINY = "_Z4tinyPfi"
+
+
+def test_launch_overhead(lib, man, figures):
+    out = subprocess.run([man["launch_floor"], man["module"], TINY, str(BURSTS), str(BURST_LEN)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    floor = json.loads(out.stdout)["median_us"]
+    y = cuda.to_device(np.zeros(32, np.float32))
+    k = lib.tiny[1, 32]
+    fig = {"c_cuLaunchKernel_us": floor,
+           "bindthem_prepared_us": _median_per_launch(lambda: k(y), cuda.synchronize),
+           "bindthem_getitem_us": _median_per_launch(lambda: lib.tiny[1, 32](y),
+                                                     cuda.synchronize),
+           "bindthem_keywords_us": _median_per_launch(lambda: lib.tiny(y, grid=1, block=32),
+                                                      cuda.synchronize)}
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+        fig["cupy_rawmodule_us"] = "CuPy not installed"
+    if cp is not None:
+        f = cp.RawModule(path=man["module"]).get_function(TINY)
+        cy = cp.zeros(32, dtype=cp.float32)
+        n = np.int32(32)
+        fig["cupy_rawmodule_us"] = _median_per_launch(lambda: f((1,), (32,), (cy, n)),
+                                                      cp.cuda.runtime.deviceSynchronize)
+    fig["overhead_over_c_us"] = fig["bindthem_prepared_us"] - floor
+    figures["launch"] = fig
+    print(json.dumps(fig, indent=1), file=sys.stderr)
+    assert fig["overhead_over_c_us"] <= 0.5, fig
+    if cp is not None:
+        assert fig["bindthem_prepared_us"] <= fig["cupy_rawmodule_us"], fig
+
+
+def test_axpy_bandwidth(lib, man, figures):
+    n, reps = 1 << 28, 20
+    x = cuda.to_device(np.ones(n, np.float32))
+    y = cuda.to_device(np.zeros(n, np.float32))
+    grid = (n + 255) // 256
+    launch = lib.axpy[grid, 256]
+
+    def timed(run, sync):
+        run()
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            run()
+        sync()
+        return 3 * 4 * n * reps / (time.perf_counter() - t0) / 1e9
+
+    fig = {"n": n, "bindthem_GBps": timed(lambda: launch(np.float32(1), x, y), cuda.synchronize)}
+    figures["bandwidth"] = fig
+    try:
+        import cupy as cp
+    except ImportError:
+        fig["cupy_rawmodule_GBps"] = "CuPy not installed"
+        pytest.skip("CuPy not installed: no RawModule to compare bandwidth with")
+    f = cp.RawModule(path=man["module"]).get_function("_Z4axpyIfEvT_PKS0_lPS0_l")
+    cx, cy = cp.asarray(x), cp.asarray(y)
+    args = (np.float32(1), cx, np.int64(n), cy, np.int64(n))
+    fig["cupy_rawmodule_GBps"] = timed(lambda: f((grid,), (256,), args),
+                                       cp.cuda.runtime.deviceSynchronize)
+    fig["ratio"] = fig["bindthem_GBps"] / fig["cupy_rawmodule_GBps"]
+    print(json.dumps(fig, indent=1), file=sys.stderr)
+    assert fig["ratio"] >= 0.97, fig
