@@ -36,10 +36,19 @@ static int classify(BtTypeId t, uint8_t *load, int *sse)
     case BT_ULONG:
     case BT_LLONG:
     case BT_ULLONG: *load = BT_DLOAD_64; return 0;
-    case BT_FLOAT: *load = BT_DLOAD_F32; *sse = 1; return 0;
+    case BT_FLOAT:
+        *load = BT_DLOAD_F32;
+        *sse = 1;
+        return 0;
     case BT_DOUBLE:
-    case BT_CFLOAT: *load = BT_DLOAD_64; *sse = 1; return 0;
-    case BT_CDOUBLE: *load = BT_DLOAD_128; *sse = 2; return 0;
+    case BT_CFLOAT:
+        *load = BT_DLOAD_64;
+        *sse = 1;
+        return 0;
+    case BT_CDOUBLE:
+        *load = BT_DLOAD_128;
+        *sse = 2;
+        return 0;
     default: return -1;
     }
 }
