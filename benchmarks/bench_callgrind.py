@@ -195,6 +195,7 @@ def chart(res, path=None):
         ax.bar_label(bars, fmt="%.0f", fontsize=7, rotation=90, padding=2)
     ax.set_xticks(range(len(OVERLOADS)), [titles[t] for t in OVERLOADS])
     ax.set_yscale("log")
+    ax.set_ylim(top=max(res.values()) * 6)  # room for the labels above the tallest bar
     ax.set_ylabel("instructions per call (callgrind, loop included)")
     ax.set_title("gauss_seidel on a 2x2 CSR, empty sweep: instructions per call by overload")
     ax.legend(fontsize=8)

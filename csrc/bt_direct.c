@@ -18,35 +18,45 @@ static const uint8_t stack_sizes[] = {0, 2, 4, 8, 16};
 #ifdef BT_DIRECT_SYSV
 _Static_assert((char)-1 < 0, "char is signed in the x86-64 psABI");
 
-/* How parameter type t loads, and how many xmm registers it takes (0: an
- * INTEGER-class argument). Returns 0, or -1 for a type with no direct call. */
-static int classify(BtTypeId t, uint8_t *load, int *sse)
+/* Parameter type t: its size in bytes (8 for a pointer), whether it is
+ * sign-extended, and how many xmm registers it takes (0: an INTEGER-class
+ * argument). Returns 0, or -1 for a type with no direct call. */
+static int classify(BtTypeId t, int *size, int *is_signed, int *sse)
 {
-    *sse = 0;
+    *is_signed = *sse = 0;
     switch (t) {
     case BT_BOOL:
-    case BT_UCHAR: *load = BT_DLOAD_U8; return 0;
+    case BT_UCHAR: *size = 1; return 0;
     case BT_CHAR:
-    case BT_SCHAR: *load = BT_DLOAD_S8; return 0;
-    case BT_SHORT: *load = BT_DLOAD_S16; return 0;
-    case BT_USHORT: *load = BT_DLOAD_U16; return 0;
-    case BT_INT: *load = BT_DLOAD_S32; return 0;
-    case BT_UINT: *load = BT_DLOAD_U32; return 0;
+    case BT_SCHAR:
+        *size = 1;
+        *is_signed = 1;
+        return 0;
+    case BT_SHORT:
+        *size = 2;
+        *is_signed = 1;
+        return 0;
+    case BT_USHORT: *size = 2; return 0;
+    case BT_INT:
+        *size = 4;
+        *is_signed = 1;
+        return 0;
+    case BT_UINT: *size = 4; return 0;
     case BT_LONG:
     case BT_ULONG:
     case BT_LLONG:
-    case BT_ULLONG: *load = BT_DLOAD_64; return 0;
+    case BT_ULLONG: *size = 8; return 0;
     case BT_FLOAT:
-        *load = BT_DLOAD_F32;
+        *size = 4;
         *sse = 1;
         return 0;
     case BT_DOUBLE:
     case BT_CFLOAT:
-        *load = BT_DLOAD_64;
+        *size = 8;
         *sse = 1;
         return 0;
     case BT_CDOUBLE:
-        *load = BT_DLOAD_128;
+        *size = 16;
         *sse = 2;
         return 0;
     default: return -1;
@@ -70,33 +80,39 @@ int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, in
 {
     memset(plan, 0, sizeof *plan);
 #ifdef BT_DIRECT_SYSV
-    int gp = 0, sse = 0, stack = 0, rc = ret_class(ret), i, k;
+    int gp = 0, sse = 0, stack = 0, rc = ret_class(ret), i, k, pos;
 
     if (rc < 0 || n < 0 || n > BT_MAX_PARAMS)
         return 0;
     for (i = 0; i < n; i++) {
-        int words;
-        if (is_ptr[i]) {
-            plan->load[i] = BT_DLOAD_64;
-            words = 0;
-        } else if (classify(ptypes[i], &plan->load[i], &words) < 0) {
+        int size = 8, sgn = 0, words = 0, w;
+        if (!is_ptr[i] && classify(ptypes[i], &size, &sgn, &words) < 0)
             return 0;
-        }
         if (!words && gp < N_GP) {
-            plan->pos[i] = (uint8_t)gp++;
+            pos = gp++;
         } else if (words && sse + words <= N_SSE) {
-            plan->pos[i] = (uint8_t)(SSE0 + sse);
+            pos = SSE0 + sse;
             sse += words;
         } else { /* no register left of its class: the next stack slot(s) */
-            if (stack + (words > 1 ? words : 1) > MAX_STACK)
+            w = words > 1 ? words : 1;
+            if (stack + w > MAX_STACK)
                 return 0;
-            plan->pos[i] = (uint8_t)(STACK0 + stack);
-            stack += words > 1 ? words : 1;
+            pos = STACK0 + stack;
+            stack += w;
+        }
+        for (w = 0; w < (size > 8 ? 2 : 1); w++) {
+            BtDirectMove *m = &plan->moves[plan->n_moves++];
+            m->arg = (uint8_t)i;
+            m->pos = (uint8_t)(pos + w);
+            /* 4-byte values go as they are: the psABI leaves the upper half
+             * of their register or slot undefined, and no compiler reads it */
+            m->shift = (uint8_t)(size < 4 ? 64 - 8 * size : 0);
+            m->is_signed = (uint8_t)sgn;
+            m->off = (uint8_t)(8 * w);
         }
     }
     for (k = 0; stack_sizes[k] < stack; k++)
         ;
-    plan->n = (uint8_t)n;
     plan->variant = (uint8_t)(1 + rc * N_STACK_SIZES + k);
     return 1;
 #else
@@ -137,29 +153,23 @@ typedef struct SsePair {
 
 void bt_direct_call(const BtDirect *plan, void (*fn)(void), void *const *avalues, void *rvalue)
 {
-    Word w[STACK0 + MAX_STACK] = {{0}};
+    /* Not initialized: the words no argument fills go to registers and
+     * stack slots the kernel never reads (an indeterminate uint64_t or
+     * double is an unspecified value, not undefined behaviour: w's address
+     * is taken, C11 6.3.2.1p2). */
+    Word w[BT_DIRECT_WORDS];
     SsePair rs = {0, 0};
     uint64_t ri = 0;
     int i;
 
-    for (i = 0; i < plan->n; i++) {
-        const unsigned char *v = avalues[i];
-        Word *o = &w[plan->pos[i]];
-        uint32_t f;
-        switch (plan->load[i]) {
-        case BT_DLOAD_U8: o->u = *(const uint8_t *)v; break;
-        case BT_DLOAD_S8: o->u = (uint64_t)(int64_t) * (const int8_t *)v; break;
-        case BT_DLOAD_U16: o->u = *(const uint16_t *)v; break;
-        case BT_DLOAD_S16: o->u = (uint64_t)(int64_t) * (const int16_t *)v; break;
-        case BT_DLOAD_U32: o->u = *(const uint32_t *)v; break;
-        case BT_DLOAD_S32: o->u = (uint64_t)(int64_t) * (const int32_t *)v; break;
-        case BT_DLOAD_F32:
-            memcpy(&f, v, sizeof f);
-            o->u = f;
-            break;
-        case BT_DLOAD_128: memcpy(&o[1].u, v + 8, 8); /* fall through */
-        default: memcpy(&o->u, v, 8); break;
-        }
+    for (i = 0; i < plan->n_moves; i++) {
+        const BtDirectMove *m = &plan->moves[i];
+        uint64_t x;
+        memcpy(&x, (const char *)avalues[m->arg] + m->off, 8);
+        if (m->shift) /* bool, char, short */
+            x = m->is_signed ? (uint64_t)((int64_t)(x << m->shift) >> m->shift)
+                             : (x << m->shift) >> m->shift;
+        w[m->pos].u = x;
     }
     switch (plan->variant) {
     case 1: ri = ((U(*)(TG, TX))fn)(G, X); break;

@@ -20,12 +20,14 @@
  * stack slots are harmless. K is rounded up to 0, 2, 4, 8 or 16 to keep the
  * number of call sites small; more than 16 stack slots uses libffi.
  *
- * Values: a float sits in the low 32 bits of its xmm register or stack slot
- * (the upper bits are zero); integers narrower than 64 bits are sign- or
- * zero-extended to 64 bits. The psABI leaves the upper bits undefined, but
- * Clang-compiled callees rely on bool, char and short being extended to
- * 32 bits by the caller (an unwritten part of the ABI that GCC callers
- * honour too), which a full extension satisfies. Returns: rax for integers, bool and pointers (read at
+ * Values: a float sits in the low 32 bits of its xmm register or stack slot,
+ * an int or unsigned in the low 32 bits of its register or slot; the psABI
+ * leaves the upper halves undefined (no compiler reads them) and they carry
+ * whatever the value's 16-byte storage held there. bool, char and short are
+ * sign- or zero-extended to 64 bits: the psABI leaves that undefined too,
+ * but Clang-compiled callees rely on the caller extending them to 32 bits
+ * (an unwritten part of the ABI that GCC callers honour), which a full
+ * extension satisfies. Returns: rax for integers, bool and pointers (read at
  * the declared width: the bits above it are undefined), xmm0 for float and
  * double, xmm0 (packed) for std::complex<float>, xmm0:xmm1 for
  * std::complex<double>; the call reads rax or xmm0:xmm1 as a whole. Complex
@@ -52,27 +54,22 @@
 #include "bt_parse.h"
 #include "bt_types.h"
 
-/* How one argument is loaded from its 16-byte value storage. */
-enum {
-    BT_DLOAD_U8 = 1,
-    BT_DLOAD_S8,
-    BT_DLOAD_U16,
-    BT_DLOAD_S16,
-    BT_DLOAD_U32,
-    BT_DLOAD_S32,
-    BT_DLOAD_64, /* 64-bit integer, pointer, double, std::complex<float> */
-    BT_DLOAD_F32,
-    BT_DLOAD_128 /* std::complex<double>: two slots */
-};
+/* One 8-byte word of the call: bytes off..off+7 of argument arg's storage
+ * into word pos (0-5 a general register, 6-13 an xmm register, 14 + j stack
+ * slot j), a narrow value extended first: shifted left, then right by shift
+ * (arithmetically when is_signed). */
+typedef struct BtDirectMove {
+    uint8_t arg, pos, off, shift, is_signed;
+} BtDirectMove;
+
+/* Most words a direct call passes: 6 + 8 registers, 16 stack slots. */
+#define BT_DIRECT_WORDS 30
 
 /* A direct-call plan for one overload; variant 0: use libffi. */
 typedef struct BtDirect {
     uint8_t variant; /* call site: return class x stack slots (bt_direct.c) */
-    uint8_t n;       /* C parameters */
-    uint8_t load[BT_MAX_PARAMS];
-    /* where each argument goes: 0-5 a general register, 6-13 an xmm
-     * register, 14 + j stack slot j */
-    uint8_t pos[BT_MAX_PARAMS];
+    uint8_t n_moves;
+    BtDirectMove moves[BT_DIRECT_WORDS];
 } BtDirect;
 
 /* Whether the direct path applies to a kernel with n parameters of types
@@ -81,8 +78,9 @@ typedef struct BtDirect {
 BT_HIDDEN int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, int n,
                              BtTypeId ret);
 
-/* Calls fn with the arguments avalues[i] (each in 16-byte aligned storage
- * holding the value at its declared type) as plan says; rvalue (16 bytes)
+/* Calls fn with the arguments avalues[i] (each in 16 bytes of storage that
+ * hold the value at its declared type from the first byte; the bytes beyond
+ * it are read and discarded) as plan says; rvalue (16 bytes)
  * receives rax, or xmm0 and xmm1. plan->variant must be non-zero. */
 BT_HIDDEN void bt_direct_call(const BtDirect *plan, void (*fn)(void), void *const *avalues,
                               void *rvalue);
