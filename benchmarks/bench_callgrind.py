@@ -74,7 +74,8 @@ def worker():
     for label, loop, f, arrays in todo:
         run = ns[loop]
         # "bindthem-ffi": the same Function with the direct call switched off
-        _core.force_ffi(label.startswith("bindthem-ffi"))
+        # (a tree from before the switch has libffi calls only)
+        getattr(_core, "force_ffi", bool)(label.startswith("bindthem-ffi"))
         run(500, f, *arrays)
         # a first pair, discarded (its first dump carries one-off costs)
         for n in (-N, N, 2 * N):

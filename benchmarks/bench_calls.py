@@ -29,8 +29,8 @@ def measure(cases, target_s=0.004, repeat=15, ffi=()):
     named in ffi run with bindthem's direct call switched off
     (_core.force_ffi, set before each sample, outside the timing)."""
     from bindthem import _core
-    timers = {k: timeit.Timer(v, setup=lambda k=k: _core.force_ffi(k in ffi))
-              for k, v in cases.items()}
+    force = getattr(_core, "force_ffi", bool)  # a tree from before the switch: libffi only
+    timers = {k: timeit.Timer(v, setup=lambda k=k: force(k in ffi)) for k, v in cases.items()}
     number = {}
     for k, t in timers.items():  # warm-up (fills dispatch caches) and calibration
         dt = t.timeit(200) / 200
@@ -39,7 +39,7 @@ def measure(cases, target_s=0.004, repeat=15, ffi=()):
     for _ in range(repeat):
         for k, t in timers.items():
             best[k] = min(best[k], t.timeit(number[k]) / number[k] * 1e9)
-    _core.force_ffi(False)
+    force(False)
     return best
 
 
