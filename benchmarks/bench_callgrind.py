@@ -25,6 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 N = 2000
+OVERLOADS = ("f64", "f32", "c128", "i64c128")
+# the floor function each overload is held against (the floor has no int64-index one)
+FLOOR_OF = {"f64": "f64", "f32": "f32", "c128": "c128", "i64c128": "c128"}
 
 LOOP = """
 def run(n, f, Ap, Aj, Ax, x, b):
@@ -49,8 +52,9 @@ def cases():
     Ap, Aj, Ax, x, b = arr["c128"]
     arr["i64c128"] = (Ap.astype(np.int64), Aj.astype(np.int64), Ax, x, b)
     out = []
-    for name, f in (("bindthem", lib.gauss_seidel), ("pybind11", stock.gauss_seidel)):
-        for t in ("f64", "f32", "c128", "i64c128"):
+    for name, f in (("bindthem", lib.gauss_seidel), ("bindthem-ffi", lib.gauss_seidel),
+                    ("pybind11", stock.gauss_seidel)):
+        for t in OVERLOADS:
             out.append(("%s %s" % (name, t), "run", f, arr[t]))
     for t, f in (("f64", fl.gauss_seidel_f64), ("f32", fl.gauss_seidel_f32),
                  ("c128", fl.gauss_seidel_c128)):
@@ -62,12 +66,16 @@ def cases():
 
 
 def worker():
+    from bindthem import _core
     fl = common.floor()
     ns = {}
     exec(LOOP, ns)
     todo = cases()
     for label, loop, f, arrays in todo:
         run = ns[loop]
+        # "bindthem-ffi": the same Function with the direct call switched off
+        # (a tree from before the switch has libffi calls only)
+        getattr(_core, "force_ffi", bool)(label.startswith("bindthem-ffi"))
         run(500, f, *arrays)
         # a first pair, discarded (its first dump carries one-off costs)
         for n in (-N, N, 2 * N):
@@ -128,20 +136,81 @@ def main(keep=None):
                  ["case", "instr/call", "minus noop"], rows,
                  "f32 = 1st overload <int,float,float>, f64 = 2nd, c128 = 4th "
                  "<int,complex<double>,double>, i64c128 = 8th <int64_t,complex<double>,double>.")
-    bt = {t: res["bindthem " + t] - base for t in ("f64", "f32", "c128", "i64c128")}
-    pb = {t: res["pybind11 " + t] - base for t in ("f64", "f32", "c128", "i64c128")}
-    flr = res["floor f64"] - base
-    print("bindthem/pybind11 (f64, minus noop): %.3f; bindthem/floor: %.2f; "
-          "bindthem 4th/1st: %.3f, 8th/1st: %.3f; pybind11 4th/1st: %.2f"
-          % (bt["f64"] / pb["f64"], bt["f64"] / flr, bt["c128"] / bt["f32"],
-             bt["i64c128"] / bt["f32"], pb["c128"] / pb["f32"]))
+    summary(res)
+    chart(res)
     return res
+
+
+def ratios(res):
+    """{overload: (bindthem/floor, bindthem-ffi/floor, bindthem/pybind11)}, in
+    instructions per call with the Python loop included (the issue's measure)."""
+    return {t: (res["bindthem " + t] / res["floor " + FLOOR_OF[t]],
+                res["bindthem-ffi " + t] / res["floor " + FLOOR_OF[t]],
+                res["bindthem " + t] / res["pybind11 " + t]) for t in OVERLOADS}
+
+
+def summary(res):
+    rows = [[t, "%.0f" % res["bindthem " + t], "%.0f" % res["bindthem-ffi " + t],
+             "%.0f" % res["floor " + FLOOR_OF[t]], "%.2f" % d, "%.2f" % f, "%.3f" % p]
+            for t, (d, f, p) in ratios(res).items()]
+    common.table("Callgrind: bindthem against the floor and pybind11 (instructions per call, "
+                 "loop included)",
+                 ["overload", "direct", "libffi", "floor", "direct/floor", "libffi/floor",
+                  "direct/pybind11"], rows,
+                 "libffi = the same build with bindthem._core.force_ffi(True) (the call path "
+                 "before the direct call). i64c128 is held against the floor's c128 function. "
+                 "Targets: direct/floor <= 2.0 (f64, 1st, 4th, 8th); direct/pybind11 <= 0.2 "
+                 "on the 1st (f32).")
+    print("bindthem direct, 4th/1st: %.3f, 8th/1st: %.3f; pybind11 4th/1st: %.2f"
+          % (res["bindthem c128"] / res["bindthem f32"],
+             res["bindthem i64c128"] / res["bindthem f32"],
+             res["pybind11 c128"] / res["pybind11 f32"]))
+
+
+def chart(res, path=None):
+    """A bar chart (PNG) of instructions per call per overload and backend;
+    returns its path, or None without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not found: no chart)")
+        return None
+    path = path or os.path.join(common.CACHE, "callgrind_instructions.png")
+    names = [("bindthem", "bindthem (direct)"), ("bindthem-ffi", "bindthem (libffi)"),
+             ("floor", "floor (hand-written C)"), ("pybind11", "pybind11 (stock pyamg)"),
+             ("ctypes", "ctypes + ndpointer")]
+    titles = {"f64": "float64 (2nd)", "f32": "float32 (1st)", "c128": "complex128 (4th)",
+              "i64c128": "int64 + complex128 (8th)"}
+    fig, ax = plt.subplots(figsize=(10, 5))
+    w = 0.16
+    for j, (key, label) in enumerate(names):
+        xs, ys = [], []
+        for i, t in enumerate(OVERLOADS):
+            k = "%s %s" % (key, FLOOR_OF[t] if key == "floor" else t)
+            if k in res:
+                xs.append(i + (j - 2) * w)
+                ys.append(res[k])
+        bars = ax.bar(xs, ys, w, label=label)
+        ax.bar_label(bars, fmt="%.0f", fontsize=7, rotation=90, padding=2)
+    ax.set_xticks(range(len(OVERLOADS)), [titles[t] for t in OVERLOADS])
+    ax.set_yscale("log")
+    ax.set_ylim(top=max(res.values()) * 6)  # room for the labels above the tallest bar
+    ax.set_ylabel("instructions per call (callgrind, loop included)")
+    ax.set_title("gauss_seidel on a 2x2 CSR, empty sweep: instructions per call by overload")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print("chart: %s" % path)
+    return path
 
 
 def cases_labels():
     labels = []
-    for name in ("bindthem", "pybind11"):
-        for t in ("f64", "f32", "c128", "i64c128"):
+    for name in ("bindthem", "bindthem-ffi", "pybind11"):
+        for t in OVERLOADS:
             labels.append(("%s %s" % (name, t),))
     labels += [("floor f64",), ("floor f32",), ("floor c128",), ("ctypes f64",),
                ("ctypes c128",), ("noop",)]

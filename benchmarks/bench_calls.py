@@ -22,11 +22,15 @@ import numpy as np  # noqa: E402
 import common  # noqa: E402
 
 
-def measure(cases, target_s=0.004, repeat=15):
+def measure(cases, target_s=0.004, repeat=15, ffi=()):
     """{name: best ns/call} for cases {name: callable with no args}. Each
     sample times `number` calls, calibrated to about target_s; the best of
-    `repeat` samples, taken round-robin over the cases, is kept."""
-    timers = {k: timeit.Timer(v) for k, v in cases.items()}
+    `repeat` samples, taken round-robin over the cases, is kept. The cases
+    named in ffi run with bindthem's direct call switched off
+    (_core.force_ffi, set before each sample, outside the timing)."""
+    from bindthem import _core
+    force = getattr(_core, "force_ffi", bool)  # a tree from before the switch: libffi only
+    timers = {k: timeit.Timer(v, setup=lambda k=k: force(k in ffi)) for k, v in cases.items()}
     number = {}
     for k, t in timers.items():  # warm-up (fills dispatch caches) and calibration
         dt = t.timeit(200) / 200
@@ -35,7 +39,11 @@ def measure(cases, target_s=0.004, repeat=15):
     for _ in range(repeat):
         for k, t in timers.items():
             best[k] = min(best[k], t.timeit(number[k]) / number[k] * 1e9)
+    force(False)
     return best
+
+
+FFI = "bindthem (libffi)"
 
 
 def setup():
@@ -56,6 +64,7 @@ def cases_overhead(lib, fl, stock, sweep):
     noop = fl.noop
     return {
         "bindthem": lambda: bt(Ap, Aj, Ax, x, b, r0, r1, r2),
+        FFI: lambda: bt(Ap, Aj, Ax, x, b, r0, r1, r2),
         "pybind11 (stock pyamg)": lambda: pb(Ap, Aj, Ax, x, b, r0, r1, r2),
         "floor (hand-written C)": lambda: fd(Ap, Aj, Ax, x, b, r0, r1, r2),
         "ctypes + ndpointer": lambda: ct(Ap, n[0], Aj, n[1], Ax, n[2], x, n[3], b, n[4],
@@ -74,8 +83,9 @@ def cases_dispatch(lib, fl, stock):
     Ap, Aj, Ax, x, b = arrs["c128"]
     arrs["i64c128"] = (Ap.astype(np.int64), Aj.astype(np.int64), Ax, x, b)
     for tag, (Ap, Aj, Ax, x, b) in arrs.items():
-        out[("bindthem", tag)] = (lambda Ap=Ap, Aj=Aj, Ax=Ax, x=x, b=b:
-                                  bt(Ap, Aj, Ax, x, b, 0, 0, 1))
+        for name in ("bindthem", FFI):
+            out[(name, tag)] = (lambda Ap=Ap, Aj=Aj, Ax=Ax, x=x, b=b:
+                                bt(Ap, Aj, Ax, x, b, 0, 0, 1))
         out[("pybind11 (stock pyamg)", tag)] = (lambda Ap=Ap, Aj=Aj, Ax=Ax, x=x, b=b:
                                                 pb(Ap, Aj, Ax, x, b, 0, 0, 1))
     for tag, which, fn in (("f32", 0, fl.gauss_seidel_f32), ("c128", 3, fl.gauss_seidel_c128)):
@@ -113,8 +123,8 @@ def check(lib, fl, stock):
 def main():
     lib, fl, stock = setup()
     check(lib, fl, stock)
-    empty = measure(cases_overhead(lib, fl, stock, (0, 0, 1)))
-    sweep = measure(cases_overhead(lib, fl, stock, (0, 2, 1)))
+    empty = measure(cases_overhead(lib, fl, stock, (0, 0, 1)), ffi=(FFI,))
+    sweep = measure(cases_overhead(lib, fl, stock, (0, 2, 1)), ffi=(FFI,))
     pb = empty["pybind11 (stock pyamg)"]
     fl_ = empty["floor (hand-written C)"]
     rows = []
@@ -123,12 +133,13 @@ def main():
                      "%.2f" % (empty[k] / fl_)])
     common.table("Per-call overhead, gauss_seidel float64, 2x2 CSR (ns/call, best of 15)",
                  ["backend", "empty sweep", "2-row sweep", "/pybind11", "/floor"], rows,
-                 "empty sweep: row_start == row_stop (the kernel returns at once). "
-                 "Targets: bindthem <= 0.2x pybind11, <= 4x floor.")
+                 "empty sweep: row_start == row_stop (the kernel returns at once). bindthem "
+                 "(libffi): the direct call switched off (bindthem._core.force_ffi). "
+                 "Targets: bindthem <= 0.2x pybind11, <= 2x floor.")
 
-    d = measure(cases_dispatch(lib, fl, stock))
+    d = measure(cases_dispatch(lib, fl, stock), ffi=[(FFI, t) for t in ("f32", "c128", "i64c128")])
     rows = []
-    for name in ("bindthem", "pybind11 (stock pyamg)", "floor (hand-written C)",
+    for name in ("bindthem", FFI, "pybind11 (stock pyamg)", "floor (hand-written C)",
                  "ctypes + ndpointer"):
         f32, c128 = d[(name, "f32")], d[(name, "c128")]
         i64 = d.get((name, "i64c128"))
@@ -139,7 +150,25 @@ def main():
                   "8th <int64,cdouble>", "8th/1st"], rows,
                  "floor and ctypes have no dispatch: one entry point per dtype. "
                  "Target: bindthem 4th/1st <= 1.1.")
+    floor_ratios(empty, d)
     return empty, d
+
+
+def floor_ratios(empty, d):
+    """Wall time per call over the floor's, from the interleaved rounds above
+    (the 8th overload against the floor's complex128 function)."""
+    fl = "floor (hand-written C)"
+    rows = []
+    for name in ("bindthem", FFI):
+        rows.append([name, "%.2f" % (empty[name] / empty[fl]),
+                     "%.2f" % (d[(name, "f32")] / d[(fl, "f32")]),
+                     "%.2f" % (d[(name, "c128")] / d[(fl, "c128")]),
+                     "%.2f" % (d[(name, "i64c128")] / d[(fl, "c128")]),
+                     "%.3f" % (d[(name, "f32")] / d[("pybind11 (stock pyamg)", "f32")])])
+    common.table("Wall time per call over the floor's (interleaved rounds, best of 15)",
+                 ["backend", "f64/floor", "1st/floor", "4th/floor", "8th/floor",
+                  "1st/pybind11"], rows, "Targets: <= 2.0x the floor; <= 0.2x pybind11 on "
+                 "its 1st overload.")
 
 
 if __name__ == "__main__":

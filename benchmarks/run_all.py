@@ -34,10 +34,11 @@ def main():
     import bench_startup
     import bench_threads
     import bench_unpickle
-    bench_calls.main()
+    wall = bench_calls.main()
+    instr = None
     if "--no-callgrind" not in args:
         import bench_callgrind
-        bench_callgrind.main()
+        instr = bench_callgrind.main()
     bench_sizes.main()
     if "--quick" in args:
         bench_startup.REPS = 3
@@ -49,8 +50,34 @@ def main():
             bench_e2e.REPS = 1
         bench_e2e.main()
     bench_threads.main()
+    targets(wall, instr)
     print("\nload average at end: %s; total %.0f s"
           % (" ".join("%.2f" % v for v in os.getloadavg()), time.perf_counter() - t0))
+
+
+def targets(wall, instr):
+    """The per-call targets in one table: bindthem (direct call) over the
+    floor and over pybind11's 1st overload, in instructions (callgrind) and
+    in wall time (bench_calls' interleaved rounds)."""
+    empty, d = wall
+    fl, pb = "floor (hand-written C)", "pybind11 (stock pyamg)"
+    rows = [["wall time / floor",
+             "%.2f" % (empty["bindthem"] / empty[fl])]
+            + ["%.2f" % (d[("bindthem", t)] / d[(fl, "c128" if t == "i64c128" else t)])
+               for t in ("f32", "c128", "i64c128")]
+            + ["%.3f" % (d[("bindthem", "f32")] / d[(pb, "f32")]), "<= 2.0 / <= 0.2"]]
+    if instr:
+        import bench_callgrind
+        r = bench_callgrind.ratios(instr)
+        rows.insert(0, ["instructions / floor"]
+                    + ["%.2f" % r[t][0] for t in bench_callgrind.OVERLOADS]
+                    + ["%.3f" % r["f32"][2], "<= 2.0 / <= 0.2"])
+    common.table("Targets: bindthem (direct call) per call",
+                 ["measure", "f64", "1st (f32)", "4th (c128)", "8th (i64c128)", "1st / pybind11",
+                  "target"], rows,
+                 "instructions: callgrind, loop included; wall time: best of 15 interleaved "
+                 "rounds of bench_calls. The 8th overload is held against the floor's "
+                 "complex128 function.")
 
 
 if __name__ == "__main__":

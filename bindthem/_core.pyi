@@ -35,6 +35,8 @@ def scalar_types() -> tuple[_ScalarType, ...]:
 def _options_push(gil: int, copy_const: int, /) -> Any: ...
 def _options_pop(token: Any, /) -> None: ...
 def _options_get() -> tuple[str | None, bool | None]: ...
+# calls through libffi only (also BINDTHEM_FFI=1 at import); returns the old setting
+def force_ffi(flag: bool | None = None, /) -> bool: ...
 
 # What parse_header() returns (csrc/bt_meta_py.c). The dicts exist only at
 # type-checking time, hence the private names.
@@ -147,6 +149,9 @@ class Function:
     @property
     def signatures(self) -> tuple[str, ...]:
         """Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'."""
+    @property
+    def _call_paths(self) -> tuple[Literal["direct", "ffi"], ...]:
+        """How each overload's kernel is called: 'direct' or 'ffi' (libffi)."""
     @property
     def _dispatch_info(self) -> dict[str, int]:
         """The dispatch cache: keys cached, and calls that scanned the overloads."""

@@ -11,6 +11,7 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
                     BtArena *arena)
 {
     const BtDecl *d = ov->decl;
+    int is_ptr[BT_MAX_PARAMS];
     ffi_status status;
     int i;
 
@@ -42,6 +43,9 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
                      ov->signature, (int)status);
         return -1;
     }
+    for (i = 0; i < d->n_params; i++)
+        is_ptr[i] = d->params[i].t.is_array;
+    bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params, ov->ret);
     return 0;
 }
 
@@ -94,6 +98,15 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
     return opts->gil == BT_GIL_RELEASE;
 }
 
+/* The kernel call: direct where the plan allows and opts don't force libffi. */
+static int guarded_call(const BtCall *call, const BtCallOpts *opts, BtValue *rv, void **avalues,
+                        char *what, size_t size)
+{
+    if (call->direct.variant && !opts->ffi)
+        return bt_guard_direct(&call->direct, call->fn, rv, avalues, what, size);
+    return bt_guard_call((ffi_cif *)&call->cif, call->fn, rv, avalues, what, size);
+}
+
 PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
                          const char *fname, PyObject *names, const BtCallOpts *opts)
 {
@@ -135,10 +148,10 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
     rv.u64 = 0;
     if (releases_gil(opts, total)) {
         Py_BEGIN_ALLOW_THREADS
-        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
+        thrown = guarded_call(call, opts, &rv, avalues, what, sizeof what);
         Py_END_ALLOW_THREADS
     } else {
-        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
+        thrown = guarded_call(call, opts, &rv, avalues, what, sizeof what);
     }
     if (thrown)
         return kernel_threw(thrown, what, fname);

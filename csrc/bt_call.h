@@ -12,6 +12,7 @@
 #include <ffi.h>
 #include <stdint.h>
 
+#include "bt_direct.h"
 #include "bt_slot.h"
 
 /* Release the GIL around a kernel whose arrays hold at least this many
@@ -28,6 +29,7 @@ enum { BT_GIL_AUTO, BT_GIL_RELEASE, BT_GIL_KEEP }; /* by size (above), always, n
 typedef struct BtCallOpts {
     uint8_t gil;
     uint8_t copy_const; /* copy such const arrays instead of refusing them */
+    uint8_t ffi;        /* call through libffi even where a direct call applies */
 } BtCallOpts;
 
 /* A prepared call frame for one overload. */
@@ -41,6 +43,7 @@ typedef struct BtCall {
     BtTypeId ret;
     const char *signature;
     const char *symbol;
+    BtDirect direct; /* the call without libffi, where direct.variant != 0 */
 } BtCall;
 
 /* Prepares call for overload ov with symbol address fn, allocating from

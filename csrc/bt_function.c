@@ -232,6 +232,24 @@ static PyObject *get_symbols(BtFunction *f, void *c)
     return t;
 }
 
+/* ("direct" or "ffi" per overload): how calls reach each kernel when
+ * _core.force_ffi() is off. */
+static PyObject *get_call_paths(BtFunction *f, void *c)
+{
+    PyObject *t = PyTuple_New(f->dispatch.n_ovs);
+    int i;
+    if (!t)
+        return NULL;
+    for (i = 0; i < f->dispatch.n_ovs; i++)
+        PyTuple_SET_ITEM(t, i, PyUnicode_FromString(f->calls[i].direct.variant ? "direct" : "ffi"));
+    for (i = 0; i < f->dispatch.n_ovs; i++)
+        if (!PyTuple_GET_ITEM(t, i)) {
+            Py_DECREF(t);
+            return NULL;
+        }
+    return t;
+}
+
 static PyGetSetDef function_getset[] = {
     {"__doc__", (getter)get_doc, NULL, NULL, NULL},
     {"__name__", (getter)get_name, NULL, NULL, NULL},
@@ -245,6 +263,8 @@ static PyGetSetDef function_getset[] = {
      NULL},
     {"signatures", (getter)get_pysigs, NULL,
      "Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'.", NULL},
+    {"_call_paths", (getter)get_call_paths, NULL,
+     "How each overload's kernel is called: 'direct' or 'ffi' (libffi).", NULL},
     {"_dispatch_info", (getter)get_dispatch_info, NULL,
      "The dispatch cache: keys cached, and calls that scanned the overloads.", NULL},
     {"library", (getter)get_library, NULL, "The Library it belongs to (None once that is gone).",

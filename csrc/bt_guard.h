@@ -3,7 +3,8 @@
  * A C++ kernel that throws would otherwise unwind into C frames and call
  * std::terminate, killing the interpreter. bt_guard_call runs ffi_call
  * inside try/catch (C++'s zero-cost exceptions: nothing is paid unless a
- * kernel throws) and reports what was caught. Pure C interface. */
+ * kernel throws) and reports what was caught; bt_guard_direct does the same
+ * for a direct call (bt_direct.h). Pure C interface. */
 #ifndef BT_GUARD_H
 #define BT_GUARD_H
 
@@ -29,5 +30,14 @@ extern "C"
     BT_HIDDEN int
     bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void **avalues, char *msg,
                   size_t msgsize);
+
+/* bt_direct_call(plan, fn, avalues, rvalue) inside the same try/catch. */
+struct BtDirect;
+#ifdef __cplusplus
+extern "C"
+#endif
+    BT_HIDDEN int
+    bt_guard_direct(const struct BtDirect *plan, void (*fn)(void), void *rvalue,
+                    void *const *avalues, char *msg, size_t msgsize);
 
 #endif

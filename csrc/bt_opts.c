@@ -10,6 +10,9 @@
 
 #include "bt_numpy.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static const char *const gil_names[] = {"auto", "release", "keep"};
 
 const char *bt_opts_gil_name(int gil)
@@ -36,6 +39,7 @@ int bt_opts_current(BtState *st, BtCallOpts *opts)
 {
     long code;
 
+    opts->ffi = (uint8_t)st->force_ffi;
     if (!st->opts_active)
         return 0;
     if (current_code(st, &code) < 0)
@@ -128,15 +132,42 @@ static PyObject *options_get(PyObject *module, PyObject *unused)
     return r;
 }
 
+/* force_ffi(flag=None) -> bool: the libffi switch before the call; a flag
+ * sets it. */
+static PyObject *force_ffi(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    BtState *st = bt_state(module);
+    int old = st->force_ffi, flag;
+
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "force_ffi() takes at most 1 argument");
+        return NULL;
+    }
+    if (nargs == 1 && args[0] != Py_None) {
+        if ((flag = PyObject_IsTrue(args[0])) < 0)
+            return NULL;
+        st->force_ffi = flag;
+    }
+    return PyBool_FromLong(old);
+}
+
 PyMethodDef bt_opts_methods[] = {
     {"_options_push", options_push, METH_VARARGS, NULL},
     {"_options_pop", options_pop, METH_O, NULL},
     {"_options_get", options_get, METH_NOARGS, NULL},
+    {"force_ffi", (PyCFunction)(void (*)(void))force_ffi, METH_FASTCALL,
+     "force_ffi(flag=None) -> bool\n\nWith True, every call goes through libffi, also where "
+     "bindthem calls the kernel directly (x86-64 System V); False restores the direct calls. "
+     "Returns the setting before the call. BINDTHEM_FFI=1 in the environment at import sets "
+     "it. For tests and debugging: both paths give the same results."},
     {NULL, NULL, 0, NULL},
 };
 
 int bt_opts_init(BtState *st)
 {
+    const char *ffi = getenv("BINDTHEM_FFI");
+
+    st->force_ffi = ffi && *ffi && strcmp(ffi, "0") != 0;
     st->opts_active = 0;
     st->opts_var = PyContextVar_New("bindthem.options", NULL);
     return st->opts_var ? 0 : -1;

@@ -31,6 +31,9 @@ typedef struct BtState {
      * that set one are open */
     PyObject *opts_var;
     Py_ssize_t opts_active;
+    /* calls go through libffi even where a direct call applies
+     * (BINDTHEM_FFI=1 at import, _core.force_ffi()) */
+    int force_ffi;
 } BtState;
 
 /* Inline, as CPython's _csv.c reaches its state (get_csv_state): a file

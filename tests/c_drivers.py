@@ -14,7 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(ROOT, "csrc")
 CDIR = os.path.join(ROOT, "tests", "c")
 PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
-          "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c", "bt_file.c")
+          "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c", "bt_file.c",
+          "bt_direct.c")
 DRIVERS = ("dump_header", "dump_plan", "faults")
 # built -O2 without sanitizers: its times and byte counts are the real ones
 OPTIMIZED = ("scale",)
