@@ -217,7 +217,7 @@ def nvrtc(
     """Compile source with NVRTC (csrc/bt_nvrtc.c): {'image': bytes, 'lowered':
     [mangled name of each expression], 'log': str}; BuildError with the log."""
 
-# --- CUDA (csrc/bt_cuda_bind.c, bt_cuda_kernel.c, bt_cuda_array.c) ------------
+# --- CUDA (csrc/bt_cudapy_bind.c, bt_cudapy_kernel.c, bt_cudapy_array.c) ---------
 # Loosely typed (Any for device arrays and launch configurations) while that
 # API settles; bindthem.cuda is the public face.
 

@@ -17,7 +17,7 @@
  *
  * A back end is a BtBackend: the words its messages use and a few
  * functions, each given the back end's ctx (its open library or module).
- * The CPU's (bt_library.c) resolves with dlsym; CUDA's (bt_cuda_bind.c)
+ * The CPU's (bt_library.c) resolves with dlsym; CUDA's (bt_cudapy_bind.c)
  * with cuLibraryGetKernel / cuModuleGetFunction. A third one supplies its
  * own resolve and reuses the rest: NVRTC compiles to a CUmodule, then
  * resolves with cuModuleGetFunction and makes CUDA Kernels; a direct-call

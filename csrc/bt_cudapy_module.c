@@ -1,9 +1,9 @@
 /* bt_cudapy_module.c - bindthem.cuda's part of _core: its exceptions, types and cuda_* functions.
  *
- * Registration only: the types' code is in bt_cuda_bind.c (CudaModule,
- * cuda_bind), bt_cuda_kernel.c (Kernel, Launch) and bt_cuda_array.c
+ * Registration only: the types' code is in bt_cudapy_bind.c (CudaModule,
+ * cuda_bind), bt_cudapy_kernel.c (Kernel, Launch) and bt_cudapy_array.c
  * (DeviceArray). Nothing here loads the driver. */
-#include "bt_cuda_py.h"
+#include "bt_cudapy.h"
 
 static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
 {
@@ -42,11 +42,12 @@ static PyObject *cuda_driver(PyObject *module, PyObject *unused)
 }
 
 static PyMethodDef cuda_methods[] = {
-    {"cuda_bind", (PyCFunction)(void (*)(void))bt_cuda_bind, METH_VARARGS | METH_KEYWORDS,
-     bt_cuda_bind_doc},
-    {"cuda_to_device", (PyCFunction)(void (*)(void))bt_cuda_to_device, METH_VARARGS | METH_KEYWORDS,
+    {"cuda_bind", (PyCFunction)(void (*)(void))bt_cudapy_bind, METH_VARARGS | METH_KEYWORDS,
+     bt_cudapy_bind_doc},
+    {"cuda_to_device", (PyCFunction)(void (*)(void))bt_cudapy_to_device,
+     METH_VARARGS | METH_KEYWORDS,
      "cuda_to_device(array, *, device=None)\n--\n\nCopy an array to a new DeviceArray."},
-    {"cuda_empty", (PyCFunction)(void (*)(void))bt_cuda_empty, METH_VARARGS | METH_KEYWORDS,
+    {"cuda_empty", (PyCFunction)(void (*)(void))bt_cudapy_empty, METH_VARARGS | METH_KEYWORDS,
      "cuda_empty(shape, dtype=float, *, device=None)\n--\n\nAn uninitialized DeviceArray."},
     {"cuda_device_count", cuda_device_count, METH_NOARGS,
      "cuda_device_count()\n--\n\nCUDA devices (0 without a driver)."},
@@ -57,7 +58,7 @@ static PyMethodDef cuda_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int bt_cuda_py_add(PyObject *module)
+int bt_cudapy_add(PyObject *module)
 {
     BtState *st = bt_state(module);
 
@@ -77,10 +78,10 @@ int bt_cuda_py_add(PyObject *module)
     st->field = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);                     \
     if (!st->field || PyModule_AddObjectRef(module, pyname, (PyObject *)st->field) < 0)            \
         return -1;
-    TYPE(CudaModuleType, bt_cuda_handle_spec, "CudaModule")
-    TYPE(CudaKernelType, bt_cuda_kernel_spec, "CudaKernel")
-    TYPE(CudaLaunchType, bt_cuda_launch_spec, "CudaLaunch")
-    TYPE(DeviceArrayType, bt_cuda_devarray_spec, "DeviceArray")
+    TYPE(CudaModuleType, bt_cudapy_handle_spec, "CudaModule")
+    TYPE(CudaKernelType, bt_cudapy_kernel_spec, "CudaKernel")
+    TYPE(CudaLaunchType, bt_cudapy_launch_spec, "CudaLaunch")
+    TYPE(DeviceArrayType, bt_cudapy_devarray_spec, "DeviceArray")
 #undef TYPE
     if (PyModule_AddIntConstant(module, "CUDA_STREAM_LEGACY", BT_CUDA_STREAM_LEGACY) < 0 ||
         PyModule_AddIntConstant(module, "CUDA_STREAM_PER_THREAD", BT_CUDA_STREAM_PER_THREAD) < 0)
@@ -88,7 +89,7 @@ int bt_cuda_py_add(PyObject *module)
     return PyModule_AddFunctions(module, cuda_methods);
 }
 
-int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg)
+int bt_cudapy_traverse(BtState *st, visitproc visit, void *arg)
 {
     Py_VISIT(st->CudaError);
     Py_VISIT(st->NoDriverError);
@@ -99,7 +100,7 @@ int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg)
     return 0;
 }
 
-void bt_cuda_py_clear(BtState *st)
+void bt_cudapy_clear(BtState *st)
 {
     Py_CLEAR(st->CudaError);
     Py_CLEAR(st->NoDriverError);

@@ -1,7 +1,7 @@
 /* bt_dispatch.c - binding, cached overload selection and the no-match error. */
 
 /* Shared by bindthem.Function (bt_function.c) and bindthem.cuda.Kernel
- * (bt_cuda_kernel.c); see bt_dispatch.h. */
+ * (bt_cudapy_kernel.c); see bt_dispatch.h. */
 #include "bt_dispatch.h"
 
 #include <string.h>

@@ -11,7 +11,6 @@
 #include "bt_slot.h"
 #include "bt_types.h"
 
-
 PyDoc_STRVAR(parse_header_doc,
              "parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
              "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
@@ -87,7 +86,7 @@ static int core_exec(PyObject *module)
         goto done;
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0)
         goto done;
-    if (bt_cuda_py_add(module) < 0)
+    if (bt_cudapy_add(module) < 0)
         goto done;
     if (bt_opts_init(st) < 0 || PyModule_AddFunctions(module, bt_opts_methods) < 0)
         goto done;
@@ -110,7 +109,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->HandleType);
     Py_VISIT(st->opts_var);
-    return bt_cuda_py_traverse(st, visit, arg);
+    return bt_cudapy_traverse(st, visit, arg);
 }
 
 static int core_clear(PyObject *module)
@@ -124,7 +123,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->HandleType);
     Py_CLEAR(st->opts_var);
-    bt_cuda_py_clear(st);
+    bt_cudapy_clear(st);
     return 0;
 }
 

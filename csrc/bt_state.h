@@ -51,8 +51,8 @@ BT_HIDDEN extern PyType_Spec bt_handle_spec;
 
 /* bt_cudapy_module.c: the CUDA types, exceptions and cuda_* functions of _core.
  * Adding them loads no driver. */
-BT_HIDDEN int bt_cuda_py_add(PyObject *module);
-BT_HIDDEN int bt_cuda_py_traverse(BtState *st, visitproc visit, void *arg);
-BT_HIDDEN void bt_cuda_py_clear(BtState *st);
+BT_HIDDEN int bt_cudapy_add(PyObject *module);
+BT_HIDDEN int bt_cudapy_traverse(BtState *st, visitproc visit, void *arg);
+BT_HIDDEN void bt_cudapy_clear(BtState *st);
 
 #endif

@@ -1,11 +1,11 @@
-/* bt_cuda_bind.c - cuda_bind() and the CUDA module handle: the CUDA back end.
+/* bt_cudapy_bind.c - cuda_bind() and the CUDA module handle: the CUDA back end.
  *
  * cuda_bind() runs the metadata pipeline, loads the module image and walks
  * the plan with bt_bind_plan, finding each __global__ overload with
  * cuLibraryGetKernel / cuModuleGetFunction (bt_cuda.c) and checking its
  * parameter layout where the driver can tell. Each Python name becomes a
- * Kernel (bt_cuda_kernel.c). */
-#include "bt_cuda_py.h"
+ * Kernel (bt_cudapy_kernel.c). */
+#include "bt_cudapy.h"
 
 #include "bt_bind.h"
 #include "bt_meta_py.h"
@@ -38,7 +38,7 @@ static PyType_Slot cudamodule_slots[] = {
     {0, NULL},
 };
 
-PyType_Spec bt_cuda_handle_spec = {
+PyType_Spec bt_cudapy_handle_spec = {
     .name = "bindthem._core.CudaModule",
     .basicsize = sizeof(CudaModule),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
@@ -106,9 +106,9 @@ static PyObject *cuda_make(void *ctx, const BtFunc *f, BtCall *calls, void **ker
 {
     CudaBind *b = ctx;
 
-    return bt_cuda_kernel_new(b->st, f, f->ovs, calls, kernels, f->n_ovs, arena,
-                              (PyObject *)b->handle, b->modname,
-                              bt_cuda_module_device(b->handle->m));
+    return bt_cudapy_kernel_new(b->st, f, f->ovs, calls, kernels, f->n_ovs, arena,
+                                (PyObject *)b->handle, b->modname,
+                                bt_cuda_module_device(b->handle->m));
 }
 
 static const BtBackend cuda_backend = {
@@ -125,13 +125,13 @@ static const BtBackend cuda_backend = {
     .make = cuda_make,
 };
 
-const char bt_cuda_bind_doc[] =
+const char bt_cudapy_bind_doc[] =
     "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
     "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
     "kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
     "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels]).";
 
-PyObject *bt_cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs)
+PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"image",    "header", "instantiate", "module",
                              "filename", "strict", NULL};

@@ -1,7 +1,7 @@
-/* bt_cuda_py.h - what the files of bindthem.cuda's Python side share. */
+/* bt_cudapy.h - what the files of bindthem.cuda's Python side share. */
 
-/* bt_cuda_array.c: device arrays, reading array arguments;
- * bt_cuda_kernel.c: kernels and launches; bt_cuda_bind.c: cuda_bind and the
+/* bt_cudapy_array.c: device arrays, reading array arguments;
+ * bt_cudapy_kernel.c: kernels and launches; bt_cudapy_bind.c: cuda_bind and the
  * module handle; bt_cudapy_module.c: registration, cuda_* functions. */
 #ifndef BT_CUDA_PY_H
 #define BT_CUDA_PY_H
@@ -13,14 +13,14 @@
 #include "bt_diag_py.h"
 #include "bt_diag_py.h"
 
-/* ---- bt_cuda_bind.c ---- */
+/* ---- bt_cudapy_bind.c ---- */
 
 /* The CudaModule type (a loaded module image) and _core.cuda_bind. */
-BT_HIDDEN extern PyType_Spec bt_cuda_handle_spec;
-BT_HIDDEN extern const char bt_cuda_bind_doc[];
-BT_HIDDEN PyObject *bt_cuda_bind(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN extern PyType_Spec bt_cudapy_handle_spec;
+BT_HIDDEN extern const char bt_cudapy_bind_doc[];
+BT_HIDDEN PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs);
 
-/* ---- bt_cuda_array.c ---- */
+/* ---- bt_cudapy_array.c ---- */
 
 /* One argument, as a launch sees it. */
 typedef struct BtCudaArg {
@@ -40,33 +40,33 @@ typedef struct BtCudaArg {
 
 enum { BT_CUDA_ARG_SCALAR = 0, BT_CUDA_ARG_DEVICE, BT_CUDA_ARG_HOST };
 
-BT_HIDDEN extern PyType_Spec bt_cuda_devarray_spec;
+BT_HIDDEN extern PyType_Spec bt_cudapy_devarray_spec;
 
 /* Classifies argument o (for parameter `name` of kernel kname): a
  * DeviceArray, __cuda_array_interface__ or DLPack device array, a host
  * array, or a scalar by its dispatch code. stream is the launch's (a DLPack
  * producer orders its work before it). Returns 0, or -1 with an exception
  * set; a->keep must be released either way. */
-BT_HIDDEN int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname,
-                               PyObject *name, BtCudaArg *a);
+BT_HIDDEN int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname,
+                                 PyObject *name, BtCudaArg *a);
 
 /* The module functions cuda_to_device(array, *, device) and
  * cuda_empty(shape, dtype, *, device): new references. */
-BT_HIDDEN PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs);
-BT_HIDDEN PyObject *bt_cuda_empty(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs);
 
-/* ---- bt_cuda_kernel.c ---- */
+/* ---- bt_cudapy_kernel.c ---- */
 
-BT_HIDDEN extern PyType_Spec bt_cuda_kernel_spec;
-BT_HIDDEN extern PyType_Spec bt_cuda_launch_spec;
+BT_HIDDEN extern PyType_Spec bt_cudapy_kernel_spec;
+BT_HIDDEN extern PyType_Spec bt_cudapy_launch_spec;
 
 /* New reference: a Kernel for plan entry f, of which the n overloads ovs
  * were found, with calls[i] prepared (slots only) for ovs[i] and kernels[i]
  * its CUkernel / CUfunction. The kernel takes over `arena`, which holds
  * calls and kernels; owner (the CudaModule) keeps the module loaded;
  * module_device is the device of a context-bound module, else -1. */
-BT_HIDDEN PyObject *bt_cuda_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs,
-                                       BtCall *calls, void **kernels, int n, BtArena *arena,
-                                       PyObject *owner, PyObject *modname, int module_device);
+BT_HIDDEN PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs,
+                                         BtCall *calls, void **kernels, int n, BtArena *arena,
+                                         PyObject *owner, PyObject *modname, int module_device);
 
 #endif

@@ -1,4 +1,4 @@
-/* bt_cuda_kernel.c - bindthem.cuda.Kernel and Launch: configuration, argument checks, launch. */
+/* bt_cudapy_kernel.c - bindthem.cuda.Kernel and Launch: configuration, argument checks, launch. */
 
 /* kernel[grid, block] is a Launch; calling either binds and dispatches the
  * arguments with the CPU Function's dispatcher (bt_dispatch.c: exact dtype
@@ -6,7 +6,7 @@
  * as a CPU call does (C-contiguous; writable unless const; sizes filled),
  * checks that the arrays are device memory on one device, makes that
  * device's primary context current and queues the launch. */
-#include "bt_cuda_py.h"
+#include "bt_cudapy.h"
 
 #include "bt_dispatch.h"
 
@@ -297,7 +297,7 @@ static int read_code(PyObject *o, int j, PyObject *name, void *ctx)
     BtCudaArg *a = &r->a[j];
 
     r->read[j] = 1;
-    if (bt_cuda_read_arg(r->st, o, r->cfg->stream, r->k->d.cname, name, a) < 0)
+    if (bt_cudapy_read_arg(r->st, o, r->cfg->stream, r->k->d.cname, name, a) < 0)
         return -1;
     if (a->kind == BT_CUDA_ARG_HOST && takes_array(r->k, name)) {
         PyErr_Format(PyExc_TypeError,
@@ -579,7 +579,7 @@ static PyType_Slot kernel_slots[] = {
     {0, NULL},
 };
 
-PyType_Spec bt_cuda_kernel_spec = {
+PyType_Spec bt_cudapy_kernel_spec = {
     .name = "bindthem.cuda.Kernel",
     .basicsize = sizeof(CudaKernel),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
@@ -682,7 +682,7 @@ static PyType_Slot launch_slots[] = {
     {0, NULL},
 };
 
-PyType_Spec bt_cuda_launch_spec = {
+PyType_Spec bt_cudapy_launch_spec = {
     .name = "bindthem.cuda.Launch",
     .basicsize = sizeof(CudaLaunch),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
@@ -690,9 +690,9 @@ PyType_Spec bt_cuda_launch_spec = {
     .slots = launch_slots,
 };
 
-PyObject *bt_cuda_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
-                             void **kernels, int n, BtArena *arena, PyObject *owner,
-                             PyObject *modname, int module_device)
+PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
+                               void **kernels, int n, BtArena *arena, PyObject *owner,
+                               PyObject *modname, int module_device)
 {
     CudaKernel *k;
     int j;

@@ -1,9 +1,9 @@
-/* bt_cuda_array.c - bindthem.cuda.DeviceArray, to_device()/empty(), reading array arguments. */
+/* bt_cudapy_array.c - bindthem.cuda.DeviceArray, to_device()/empty(), reading array arguments. */
 
 /* A launch's array arguments are DeviceArrays or anything with
  * __cuda_array_interface__ (v2/v3) or DLPack on a CUDA or CUDA-managed
  * device; they are borrowed for the call, never copied. */
-#include "bt_cuda_py.h"
+#include "bt_cudapy.h"
 
 #include "bt_numpy.h"
 
@@ -215,7 +215,7 @@ static PyType_Slot devarray_slots[] = {
     {0, NULL},
 };
 
-PyType_Spec bt_cuda_devarray_spec = {
+PyType_Spec bt_cudapy_devarray_spec = {
     .name = "bindthem.cuda.DeviceArray",
     .basicsize = sizeof(DeviceArray),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
@@ -412,8 +412,8 @@ error:
     return -1;
 }
 
-int bt_cuda_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname, PyObject *name,
-                     BtCudaArg *a)
+int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname, PyObject *name,
+                       BtCudaArg *a)
 {
     PyObject *cai, *dev;
     int rc;
@@ -496,7 +496,7 @@ static int device_arg(BtState *st, PyObject *o, int *dev)
     return 0;
 }
 
-PyObject *bt_cuda_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
+PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"array", "device", NULL};
     BtState *st = bt_state(module);
@@ -540,7 +540,7 @@ done:
     return out;
 }
 
-PyObject *bt_cuda_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"shape", "dtype", "device", NULL};
     BtState *st = bt_state(module);
