@@ -23,6 +23,20 @@ int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col,
     return -1;
 }
 
+int bt_diag_fail(BtDiag *d, BtDiagKind kind, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (d->kind != BT_DIAG_NONE)
+        return -1;
+    d->kind = kind;
+    d->code = code;
+    va_start(ap, fmt);
+    vsnprintf(d->message, sizeof d->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 int bt_diag_nomem(BtDiag *d) { return bt_diag_set(d, BT_DIAG_NOMEM, NULL, 0, 0, "out of memory"); }
 
 void bt_diag_format(const BtDiag *d, char *buf, size_t size)

@@ -17,7 +17,8 @@ typedef enum BtDiagKind {
     BT_DIAG_OS,          /* file could not be read -> OSError */
     BT_DIAG_CUDA,        /* a CUDA driver call failed -> CudaError */
     BT_DIAG_NODRIVER,    /* no usable CUDA driver (stub library, no device) -> NoDriverError */
-    BT_DIAG_UNSUPPORTED  /* the driver lacks an optional entry point -> CudaError */
+    BT_DIAG_UNSUPPORTED, /* the driver lacks an optional entry point -> CudaError */
+    BT_DIAG_BUILD        /* a compiler (NVRTC) is missing or failed -> BuildError */
 } BtDiagKind;
 
 typedef struct BtDiag {
@@ -27,7 +28,8 @@ typedef struct BtDiag {
     int col;
     char message[4096]; /* a PTX JIT log can be long */
     /* BT_DIAG_OS: the errno, or 0 (becomes OSError's subclass); CUDA kinds:
-     * the CUresult, or 0 (the exception's `code`, None for 0) */
+     * the CUresult, or 0 (the exception's `code`, None for 0); BT_DIAG_BUILD:
+     * the nvrtcResult, or 0 */
     int code;
 } BtDiag;
 
@@ -36,6 +38,10 @@ BT_HIDDEN void bt_diag_init(BtDiag *d);
 BT_HIDDEN int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col,
                           const char *fmt, ...) BT_PRINTF(6, 7);
 BT_HIDDEN int bt_diag_nomem(BtDiag *d);
+/* bt_diag_set for a driver's error: no position, the call's result code.
+ * Always returns -1. */
+BT_HIDDEN int bt_diag_fail(BtDiag *d, BtDiagKind kind, int code, const char *fmt, ...)
+    BT_PRINTF(4, 5);
 /* "file:line:col: message" (line/col left out when 0) into buf. */
 BT_HIDDEN void bt_diag_format(const BtDiag *d, char *buf, size_t size);
 

@@ -19,7 +19,27 @@ static PyObject *raise_cuda(PyObject *type, PyObject *text, int code)
     return NULL;
 }
 
-PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
+PyObject *bt_raise_diag(BtState *st, const BtDiag *d) { return bt_raise_diag_output(st, d, NULL); }
+
+/* BuildError(text, output), undecodable bytes of output replaced. */
+static PyObject *raise_build(PyObject *type, PyObject *text, const char *output)
+{
+    PyObject *exc, *out;
+
+    if (!output)
+        output = "";
+    out = PyUnicode_DecodeUTF8(output, (Py_ssize_t)strlen(output), "replace");
+    if (!out)
+        return NULL;
+    exc = PyObject_CallFunctionObjArgs(type, text, out, NULL);
+    if (exc)
+        PyErr_SetObject(type, exc);
+    Py_XDECREF(exc);
+    Py_DECREF(out);
+    return NULL;
+}
+
+PyObject *bt_raise_diag_output(BtState *st, const BtDiag *d, const char *output)
 {
     char msg[sizeof d->file + sizeof d->message + 32];
     PyObject *exc_type, *exc = NULL, *text = NULL;
@@ -42,13 +62,18 @@ PyObject *bt_raise_diag(BtState *st, const BtDiag *d)
     case BT_DIAG_INSTANTIATE: exc_type = st->InstantiateError; break;
     case BT_DIAG_CUDA:
     case BT_DIAG_UNSUPPORTED:
-    case BT_DIAG_NODRIVER: exc_type = NULL; break;
+    case BT_DIAG_NODRIVER:
+    case BT_DIAG_BUILD: exc_type = NULL; break;
     default: exc_type = st->HeaderError; break;
     }
     /* the message may quote a string literal of a header in another encoding */
     text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
     if (!text)
         return NULL;
+    if (d->kind == BT_DIAG_BUILD) {
+        raise_build(st->BuildError, text, output);
+        goto done;
+    }
     if (!exc_type) {
         raise_cuda(d->kind == BT_DIAG_NODRIVER ? st->NoDriverError : st->CudaError, text, d->code);
         goto done;

@@ -46,20 +46,6 @@ static const struct {
 #undef SYM
 };
 
-void bt_nvrtc_error_init(BtNvrtcError *e)
-{
-    e->kind = BT_NVRTC_OK;
-    e->code = 0;
-    e->message[0] = '\0';
-    e->log = NULL;
-}
-
-void bt_nvrtc_error_free(BtNvrtcError *e)
-{
-    free(e->log);
-    e->log = NULL;
-}
-
 void bt_nvrtc_output_free(BtNvrtcOutput *out)
 {
     int i;
@@ -71,46 +57,34 @@ void bt_nvrtc_output_free(BtNvrtcOutput *out)
     memset(out, 0, sizeof *out);
 }
 
-static int fail(BtNvrtcError *e, BtNvrtcErrKind kind, int code, const char *fmt, ...)
-    BT_PRINTF(4, 5);
+/* The one kind of error besides memory: NVRTC missing or failing. */
+#define fail(e, code, ...) bt_diag_fail(e, BT_DIAG_BUILD, code, __VA_ARGS__)
 
-static int fail(BtNvrtcError *e, BtNvrtcErrKind kind, int code, const char *fmt, ...)
-{
-    va_list ap;
-    e->kind = kind;
-    e->code = code;
-    va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int open_api(const char *lib, Api *api, BtNvrtcError *e)
+static int open_api(const char *lib, Api *api, BtDiag *e)
 {
     void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     size_t i;
     if (!dl) {
         const char *why = dlerror();
-        return fail(e, BT_NVRTC_NOLIB, 0, "cannot load %s: %s", lib, why ? why : "dlopen failed");
+        return fail(e, 0, "cannot load %s: %s", lib, why ? why : "dlopen failed");
     }
     for (i = 0; i < sizeof symbols / sizeof *symbols; i++) {
         void *p = dlsym(dl, symbols[i].name);
         if (!p)
-            return fail(e, BT_NVRTC_NOLIB, 0, "%s has no %s (NVRTC 11.2 or newer is needed)", lib,
-                        symbols[i].name);
+            return fail(e, 0, "%s has no %s (NVRTC 11.2 or newer is needed)", lib, symbols[i].name);
         memcpy((char *)api + symbols[i].offset, &p, sizeof p);
     }
     return 0;
 }
 
-static int call_failed(const Api *api, BtNvrtcError *e, BtNvrtcResult r, const char *what)
+static int call_failed(const Api *api, BtDiag *e, BtNvrtcResult r, const char *what)
 {
     const char *s = api->GetErrorString(r);
-    return fail(e, BT_NVRTC_CALL, r, "%s: %s", what, s ? s : "unknown nvrtcResult");
+    return fail(e, r, "%s: %s", what, s ? s : "unknown nvrtcResult");
 }
 
 int bt_nvrtc_info(const char *lib, int *major, int *minor, int **archs, int *narchs, BtArena *arena,
-                  BtNvrtcError *e)
+                  BtDiag *e)
 {
     Api api;
     BtNvrtcResult r;
@@ -124,7 +98,7 @@ int bt_nvrtc_info(const char *lib, int *major, int *minor, int **archs, int *nar
         return call_failed(&api, e, r, "nvrtcGetNumSupportedArchs");
     *archs = n > 0 ? bt_arena_alloc(arena, (size_t)n * sizeof **archs) : NULL;
     if (n > 0 && !*archs)
-        return fail(e, BT_NVRTC_NOMEM, 0, "out of memory");
+        return bt_diag_nomem(e);
     if (n > 0 && (r = api.GetSupportedArchs(*archs)) != 0)
         return call_failed(&api, e, r, "nvrtcGetSupportedArchs");
     *narchs = n;
@@ -155,7 +129,7 @@ static char *dup_string(const char *s)
 
 int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
                      const char *const *options, int noptions, const char *const *exprs, int nexprs,
-                     int cubin, BtNvrtcOutput *out, BtNvrtcError *e)
+                     int cubin, BtNvrtcOutput *out, BtDiag *e)
 {
     Api api;
     BtNvrtcProgram prog = NULL;
@@ -177,19 +151,17 @@ int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
     r = api.CompileProgram(prog, noptions, options);
     out->log = program_log(&api, prog);
     if (!out->log) {
-        fail(e, BT_NVRTC_NOMEM, 0, "out of memory");
+        bt_diag_nomem(e);
         goto error;
     }
     if (r != 0) {
         const char *s = api.GetErrorString(r);
-        fail(e, BT_NVRTC_COMPILE, r, "nvrtcCompileProgram: %s", s ? s : "failed");
-        e->log = out->log; /* the error takes the log over */
-        out->log = NULL;
-        goto error;
+        fail(e, r, "nvrtcCompileProgram: %s", s ? s : "failed");
+        goto error; /* out keeps the log */
     }
     out->lowered = nexprs > 0 ? calloc((size_t)nexprs, sizeof *out->lowered) : NULL;
     if (nexprs > 0 && !out->lowered) {
-        fail(e, BT_NVRTC_NOMEM, 0, "out of memory");
+        bt_diag_nomem(e);
         goto error;
     }
     for (i = 0; i < nexprs; i++) {
@@ -201,7 +173,7 @@ int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
             goto error;
         }
         if (!(out->lowered[i] = dup_string(low))) {
-            fail(e, BT_NVRTC_NOMEM, 0, "out of memory");
+            bt_diag_nomem(e);
             goto error;
         }
         out->nlowered = i + 1;
@@ -212,13 +184,13 @@ int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
         goto error;
     }
     if (cubin && size == 0) {
-        fail(e, BT_NVRTC_CALL, 0,
+        fail(e, 0,
              "nvrtcGetCUBIN: no CUBIN (compile with -arch=sm_XX, not "
              "compute_XX, for one)");
         goto error;
     }
     if (!(out->image = calloc(size + 1, 1))) {
-        fail(e, BT_NVRTC_NOMEM, 0, "out of memory");
+        bt_diag_nomem(e);
         goto error;
     }
     r = cubin ? api.GetCUBIN(prog, out->image) : api.GetPTX(prog, out->image);
@@ -232,7 +204,11 @@ int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
 error:
     if (prog)
         api.DestroyProgram(&prog);
-    if (rc < 0)
+    if (rc < 0) {
+        char *log = out->log;
+        out->log = NULL;
         bt_nvrtc_output_free(out);
+        out->log = log;
+    }
     return rc;
 }

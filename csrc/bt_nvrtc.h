@@ -4,32 +4,20 @@
  * library is opened by the path (or soname) the caller found; dlopen counts
  * references, so each call opens it and none closes it. nvrtcResult is
  * translated here and nowhere else: functions return 0/-1 and fill a
- * BtNvrtcError, whose log is the compiler's own (file(line): error: ...). */
+ * BtDiag (kind BT_DIAG_BUILD, code the nvrtcResult; BT_DIAG_NOMEM); the
+ * compiler's own log (file(line): error: ...) is the output's, failed
+ * compile or not. */
 #ifndef BT_NVRTC_H
 #define BT_NVRTC_H
 
 #include <stddef.h>
 
-#include "bt_arena.h"
-
-typedef enum BtNvrtcErrKind {
-    BT_NVRTC_OK = 0,
-    BT_NVRTC_NOLIB,   /* dlopen failed, or the library lacks an entry point */
-    BT_NVRTC_COMPILE, /* the program did not compile: see log */
-    BT_NVRTC_CALL,    /* another NVRTC call failed (code = its nvrtcResult) */
-    BT_NVRTC_NOMEM    /* host memory */
-} BtNvrtcErrKind;
-
-typedef struct BtNvrtcError {
-    BtNvrtcErrKind kind;
-    int code; /* nvrtcResult, or 0 */
-    char message[2048];
-    char *log; /* malloc'd compiler log, or NULL; freed by bt_nvrtc_error_free */
-} BtNvrtcError;
+#include "bt_diag.h"
 
 /* A compiled program: the image (CUBIN or PTX, NUL-terminated for PTX),
  * the lowered (mangled) name of each name expression, in their order, and
- * the compiler's log (warnings; "" when silent). All malloc'd. */
+ * the compiler's log (warnings or errors; "" when silent). All malloc'd;
+ * after a failed compile only the log is set. */
 typedef struct BtNvrtcOutput {
     char *image;
     size_t size;
@@ -38,21 +26,20 @@ typedef struct BtNvrtcOutput {
     char *log;
 } BtNvrtcOutput;
 
-BT_HIDDEN void bt_nvrtc_error_init(BtNvrtcError *e);
-BT_HIDDEN void bt_nvrtc_error_free(BtNvrtcError *e);
 BT_HIDDEN void bt_nvrtc_output_free(BtNvrtcOutput *out);
 
 /* nvrtcVersion and nvrtcGetSupportedArchs of the library at lib: the
  * architectures (as 75, 80, ...) go into an arena array. */
 BT_HIDDEN int bt_nvrtc_info(const char *lib, int *major, int *minor, int **archs, int *narchs,
-                            BtArena *arena, BtNvrtcError *e);
+                            BtArena *arena, BtDiag *e);
 
 /* Compiles source (named name in the log) with options; each of exprs is
  * added with nvrtcAddNameExpression and its lowered name read back.
  * cubin: nvrtcGetCUBIN (options must name a real -arch=sm_XX), else
- * nvrtcGetPTX. On success out owns the results. */
+ * nvrtcGetPTX. out owns the results (the log only, on failure): free it
+ * with bt_nvrtc_output_free either way. */
 BT_HIDDEN int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
                                const char *const *options, int noptions, const char *const *exprs,
-                               int nexprs, int cubin, BtNvrtcOutput *out, BtNvrtcError *e);
+                               int nexprs, int cubin, BtNvrtcOutput *out, BtDiag *e);
 
 #endif

@@ -1,12 +1,14 @@
 /* bt_nvrtc_py.c - _core.nvrtc(lib, source=None, ...): NVRTC from Python.
  *
  * Converts arguments, releases the GIL around the compile (seconds), and
- * turns a BtNvrtcError into BuildError(message, output=log) or MemoryError. */
+ * raises a failure through bt_raise_diag_output: BuildError(message,
+ * output=NVRTC's log) or MemoryError. */
 #include "bt_nvrtc_py.h"
 
 #include <limits.h>
 #include <string.h>
 
+#include "bt_diag_py.h"
 #include "bt_nvrtc.h"
 
 const char bt_nvrtc_py_doc[] =
@@ -19,22 +21,6 @@ const char bt_nvrtc_py_doc[] =
 static PyObject *text(const char *s)
 {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
-}
-
-static PyObject *raise_error(BtState *st, BtNvrtcError *e)
-{
-    PyObject *exc, *log;
-    if (e->kind == BT_NVRTC_NOMEM)
-        return PyErr_NoMemory();
-    if (!(log = text(e->log ? e->log : "")))
-        return NULL;
-    exc = PyObject_CallFunction(st->BuildError, "sO", e->message, log);
-    Py_DECREF(log);
-    if (exc) {
-        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-        Py_DECREF(exc);
-    }
-    return NULL;
 }
 
 /* A NULL-terminated array of the UTF-8 of seq's str items, from arena;
@@ -71,14 +57,14 @@ static Py_ssize_t utf8_array(PyObject *seq, const char *what, PyObject **held, B
 static PyObject *info(BtState *st, const char *lib)
 {
     BtArena arena;
-    BtNvrtcError e;
+    BtDiag e;
     PyObject *archs = NULL, *r = NULL;
     int major = 0, minor = 0, n = 0, i, *list = NULL;
 
     bt_arena_init(&arena);
-    bt_nvrtc_error_init(&e);
+    bt_diag_init(&e);
     if (bt_nvrtc_info(lib, &major, &minor, &list, &n, &arena, &e) < 0) {
-        raise_error(st, &e);
+        bt_raise_diag(st, &e);
         goto error;
     }
     if (!(archs = PyTuple_New(n)))
@@ -92,7 +78,6 @@ static PyObject *info(BtState *st, const char *lib)
     r = Py_BuildValue("{s(ii)sO}", "version", major, minor, "archs", archs);
 error:
     Py_XDECREF(archs);
-    bt_nvrtc_error_free(&e);
     bt_arena_free(&arena);
     return r;
 }
@@ -109,11 +94,11 @@ PyObject *bt_nvrtc_py(PyObject *module, PyObject *args, PyObject *kwargs)
     int cubin = 0, rc, i;
     BtArena arena;
     BtNvrtcOutput out;
-    BtNvrtcError e;
+    BtDiag e;
 
     memset(&out, 0, sizeof out);
     bt_arena_init(&arena);
-    bt_nvrtc_error_init(&e);
+    bt_diag_init(&e);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zsOOp:nvrtc", kwlist, &lib, &source, &name,
                                      &options, &exprs, &cubin))
         goto error;
@@ -134,7 +119,7 @@ PyObject *bt_nvrtc_py(PyObject *module, PyObject *args, PyObject *kwargs)
                           &out, &e);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
-        raise_error(st, &e);
+        bt_raise_diag_output(st, &e, out.log);
         goto error;
     }
     if (!(lowered = PyList_New(out.nlowered)))
@@ -156,7 +141,6 @@ error:
     Py_XDECREF(held_opts);
     Py_XDECREF(held_exprs);
     bt_nvrtc_output_free(&out);
-    bt_nvrtc_error_free(&e);
     bt_arena_free(&arena);
     return r;
 }
