@@ -98,20 +98,11 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
     return opts->gil == BT_GIL_RELEASE;
 }
 
-/* The kernel call: direct where the plan allows and opts don't force libffi. */
-static int guarded_call(const BtCall *call, const BtCallOpts *opts, BtValue *rv, void **avalues,
-                        char *what, size_t size)
+/* The libffi call: every argument into its BtValue through the slots,
+ * then ffi_call. */
+static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const char *fname,
+                            PyObject *names, const BtCallOpts *opts)
 {
-    if (call->direct.variant && !opts->ffi)
-        return bt_guard_direct(&call->direct, call->fn, rv, avalues, what, size);
-    return bt_guard_call((ffi_cif *)&call->cif, call->fn, rv, avalues, what, size);
-}
-
-PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
-                         const char *fname, PyObject *names, const BtCallOpts *opts)
-{
-    _Static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "CPU calls pass NumPy's dims");
-    _Static_assert(sizeof(ffi_arg) == 8 && sizeof(BtValue) >= sizeof(ffi_arg), "returns fit");
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
     BtValue rv;
@@ -144,16 +135,125 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
         if (bt_slot_store_scalar(&vals[s->cidx], s->type, o, fname, arg_name(names, i)) < 0)
             return NULL;
     }
-    (void)codes;
     rv.u64 = 0;
     if (releases_gil(opts, total)) {
         Py_BEGIN_ALLOW_THREADS
-        thrown = guarded_call(call, opts, &rv, avalues, what, sizeof what);
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
         Py_END_ALLOW_THREADS
     } else {
-        thrown = guarded_call(call, opts, &rv, avalues, what, sizeof what);
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
     }
     if (thrown)
         return kernel_threw(thrown, what, fname);
     return convert_return(&rv, call->ret);
+}
+
+/* Words of a scalar of slot s, from its 16-byte storage. */
+static void put_value(uint64_t *w, const BtArgSlot *s, const BtValue *v)
+{
+    memcpy(w, v->bytes, s->size > 8 ? 16 : 8);
+}
+
+/* Size parameters that are not the common one (several, too few
+ * dimensions, out of range): bt_slot_store_sizes's checks and messages,
+ * then the values into their words. Returns 0 or -1. */
+static int put_sizes(const BtArgSlot *s, const uint8_t *pos, PyArrayObject *a, uint64_t *w,
+                     const char *fname, PyObject *name)
+{
+    BtValue vals[BT_MAX_PARAMS];
+    void *ptrs[BT_MAX_PARAMS];
+    int j;
+
+    if (bt_slot_store_sizes(s, PyArray_NDIM(a), (const Py_ssize_t *)PyArray_DIMS(a), vals,
+                            sizeof vals[0], ptrs, fname, name) < 0)
+        return -1;
+    for (j = 0; j < s->n_sizes; j++)
+        w[pos[s->sizes[j].cidx]] = vals[s->sizes[j].cidx].u64;
+    return 0;
+}
+
+/* Array argument i into the words: the same checks and messages as
+ * bt_slot_store_array (the refusal and the size checks are its own
+ * functions), its address and sizes straight into their words. Returns 0
+ * or -1. */
+static int put_array(const BtCall *call, int i, PyArrayObject *a, uint64_t *w, npy_intp *total,
+                     const char *fname, PyObject *names)
+{
+    const BtArgSlot *s = &call->slots[i];
+    const BtSizeParam *z = s->sizes;
+    const uint8_t *pos = call->direct.pos;
+    int nd = PyArray_NDIM(a), flags = PyArray_FLAGS(a);
+    const npy_intp *dims = PyArray_DIMS(a);
+    BtArrayArg arr;
+
+    if ((flags & s->need) != s->need) {
+        arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
+        arr.flags = flags;
+        arr.ndim = nd;
+        arr.dims = (const Py_ssize_t *)dims;
+        arr.via = NULL;
+        return bt_slot_array_refused(s, &arr, fname, arg_name(names, i), i);
+    }
+    w[pos[s->cidx]] = (uint64_t)(uintptr_t)PyArray_DATA(a);
+    *total += nd == 1 ? dims[0] : PyArray_SIZE(a);
+    if (s->n_sizes == 0)
+        return 0;
+    /* the common one: a single size, in range */
+    if (s->n_sizes == 1 && nd >= s->min_ndim && (uint64_t)dims[z->axis] <= z->limit) {
+        w[pos[z->cidx]] = (uint64_t)dims[z->axis];
+        return 0;
+    }
+    return put_sizes(s, pos, a, w, fname, arg_name(names, i));
+}
+
+/* The direct call: each argument straight into the word(s) of its register
+ * or stack slot (call->direct.pos), no BtValue or avalues on the common
+ * path. */
+static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const char *fname,
+                               PyObject *names, const BtCallOpts *opts)
+{
+    uint64_t w[BT_DIRECT_WORDS];
+    const uint8_t *pos = call->direct.pos;
+    BtValue rv, v;
+    npy_intp total = 0;
+    char what[512];
+    int i, thrown;
+
+    for (i = 0; i < call->n_py; i++) {
+        const BtArgSlot *s = &call->slots[i];
+        PyObject *o = args[i];
+        uint64_t *at = &w[pos[s->cidx]];
+        if (s->is_array) {
+            if (put_array(call, i, (PyArrayObject *)o, w, &total, fname, names) < 0)
+                return NULL;
+        } else if (!o) { /* omitted: the default, converted at bind time */
+            put_value(at, s, &s->defval);
+        } else if (!bt_slot_store_fast(s, o, at)) {
+            if (bt_slot_store_scalar(&v, s->type, o, fname, arg_name(names, i)) < 0)
+                return NULL;
+            put_value(at, s, &v);
+        }
+    }
+    rv.u64 = 0;
+    if (releases_gil(opts, total)) {
+        Py_BEGIN_ALLOW_THREADS
+        thrown = bt_guard_direct(&call->direct, call->fn, &rv, w, what, sizeof what);
+        Py_END_ALLOW_THREADS
+    } else {
+        thrown = bt_guard_direct(&call->direct, call->fn, &rv, w, what, sizeof what);
+    }
+    if (thrown)
+        return kernel_threw(thrown, what, fname);
+    return convert_return(&rv, call->ret);
+}
+
+PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,
+                         PyObject *names, const BtCallOpts *opts)
+{
+    _Static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "CPU calls pass NumPy's dims");
+    _Static_assert(sizeof(ffi_arg) == 8 && sizeof(BtValue) >= sizeof(ffi_arg), "returns fit");
+
+    if (call->direct.variant && !opts->ffi)
+        return invoke_direct(call, args, fname, names, opts);
+    return invoke_ffi(call, args, fname, names, opts);
 }
