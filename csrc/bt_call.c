@@ -56,13 +56,16 @@ static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(name
  * back at the declared width), floats and complexes in place. */
 static PyObject *convert_return(const BtValue *r, BtTypeId t)
 {
-    const BtType *ty = bt_type(t);
-    int shift = 64 - 8 * (int)ty->size;
+    const BtType *ty;
+    int shift;
     const float *f = (const float *)r->bytes;
     const double *d = (const double *)r->bytes;
 
+    if (t == BT_VOID) /* most kernels: no look-up */
+        Py_RETURN_NONE;
+    ty = bt_type(t);
+    shift = 64 - 8 * (int)ty->size;
     switch (ty->kind) {
-    case 'v': Py_RETURN_NONE;
     case 'b': return PyBool_FromLong((uint8_t)r->u64 != 0);
     case 'u': return PyLong_FromUnsignedLongLong(r->u64 << shift >> shift);
     case 'i': return PyLong_FromLongLong((int64_t)(r->u64 << shift) >> shift);

@@ -23,25 +23,32 @@ typedef struct BtFunction {
     BtCall *calls;
 } BtFunction;
 
+/* invoke() with copies of the const arrays that don't fit (copy_const). */
+static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, PyObject *names,
+                                const BtCallOpts *opts)
+{
+    PyObject *args[BT_MAX_PARAMS], *held[BT_MAX_PARAMS], *r;
+    int n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
+
+    if (n < 0)
+        return NULL;
+    r = bt_call_invoke(&f->calls[ov], args, f->dispatch.cname, names, opts);
+    while (n > 0)
+        Py_DECREF(held[--n]);
+    return r;
+}
+
 /* Calls overload ov with the Function's options as bindthem.options()
  * leaves them: the GIL policy, and copies of misfit const arrays. */
 static PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, PyObject *names)
 {
-    PyObject *args[BT_MAX_PARAMS], *held[BT_MAX_PARAMS], *r;
     BtCallOpts opts = f->opts;
-    int n;
 
     if (bt_opts_current(f->st, &opts) < 0)
         return NULL;
-    if (!opts.copy_const)
-        return bt_call_invoke(&f->calls[ov], argv, f->dispatch.cname, names, &opts);
-    n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
-    if (n < 0)
-        return NULL;
-    r = bt_call_invoke(&f->calls[ov], args, f->dispatch.cname, names, &opts);
-    while (n > 0)
-        Py_DECREF(held[--n]);
-    return r;
+    if (opts.copy_const)
+        return invoke_copying(f, ov, argv, names, &opts);
+    return bt_call_invoke(&f->calls[ov], argv, f->dispatch.cname, names, &opts);
 }
 
 /* Keywords, left-out defaults or several parameter lists. */
