@@ -65,7 +65,7 @@ typedef struct BtDispatch {
     Py_ssize_t scans; /* cache misses that scanned the overloads (tests read it) */
     /* in front of the cache: the overload of the last call that
      * bt_dispatch_remember saw, and its arguments' keys (bt_slot_keys) */
-    int last_ov; /* -1: none */
+    int last_ov;            /* -1: none */
     const void **last_keys; /* n_py */
 } BtDispatch;
 

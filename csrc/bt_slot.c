@@ -182,8 +182,9 @@ int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
 
     for (i = 0; i < n; i++) {
         PyObject *o = args[i];
-        const void *k = Py_TYPE(o) == &PyArray_Type ? (const void *)PyArray_DESCR((PyArrayObject *)o)
-                                                    : (const void *)Py_TYPE(o);
+        const void *k = Py_TYPE(o) == &PyArray_Type
+                            ? (const void *)PyArray_DESCR((PyArrayObject *)o)
+                            : (const void *)Py_TYPE(o);
         /* a key is never an ndarray subclass's type, nor a non-built-in descriptor */
         if (k != keys[i])
             return 0;

@@ -90,9 +90,9 @@ typedef struct BtArgSlot {
     BtValue defval;      /* the default, converted to `type` at bind time */
     const char *defrepr; /* its Python spelling ("1.0", "'T'"), or NULL */
     /* the type's row, read at bind time for bt_slot_store_fast */
-    char kind;      /* 'b', 'i', 'u', 'f', 'c' */
-    uint8_t size;   /* bytes */
-    long long min;  /* integers and bool: the range */
+    char kind;     /* 'b', 'i', 'u', 'f', 'c' */
+    uint8_t size;  /* bytes */
+    long long min; /* integers and bool: the range */
     unsigned long long max;
 } BtArgSlot;
 
