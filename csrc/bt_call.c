@@ -101,6 +101,29 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
     return opts->gil == BT_GIL_RELEASE;
 }
 
+/* The kernel called with the arguments stored: directly on words (the
+ * direct plan's), else through ffi_call on avalues; the GIL released as
+ * opts says for arrays of `total` elements. The result, or NULL. */
+static PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts, npy_intp total,
+                            void **avalues, const uint64_t *words, const char *fname)
+{
+    BtValue rv;
+    char what[512];
+    int thrown, release = releases_gil(opts, total);
+    PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
+
+    rv.u64 = 0;
+    if (words)
+        thrown = bt_guard_direct(&call->direct, call->fn, &rv, words, what, sizeof what);
+    else
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
+    if (release)
+        PyEval_RestoreThread(ts);
+    if (thrown)
+        return kernel_threw(thrown, what, fname);
+    return convert_return(&rv, call->ret);
+}
+
 /* The libffi call: every argument into its BtValue through the slots,
  * then ffi_call. */
 static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const char *fname,
@@ -108,10 +131,8 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
 {
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
-    BtValue rv;
     npy_intp total = 0;
-    char what[512];
-    int i, thrown;
+    int i;
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
@@ -138,17 +159,7 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
         if (bt_slot_store_scalar(&vals[s->cidx], s->type, o, fname, arg_name(names, i)) < 0)
             return NULL;
     }
-    rv.u64 = 0;
-    if (releases_gil(opts, total)) {
-        Py_BEGIN_ALLOW_THREADS
-        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
-        Py_END_ALLOW_THREADS
-    } else {
-        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
-    }
-    if (thrown)
-        return kernel_threw(thrown, what, fname);
-    return convert_return(&rv, call->ret);
+    return run_kernel(call, opts, total, avalues, NULL, fname);
 }
 
 /* Words of a scalar of slot s, from its 16-byte storage. */
@@ -217,10 +228,9 @@ static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const 
 {
     uint64_t w[BT_DIRECT_WORDS];
     const uint8_t *pos = call->direct.pos;
-    BtValue rv, v;
     npy_intp total = 0;
-    char what[512];
-    int i, thrown;
+    BtValue v;
+    int i;
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
@@ -237,17 +247,7 @@ static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const 
             put_value(at, s, &v);
         }
     }
-    rv.u64 = 0;
-    if (releases_gil(opts, total)) {
-        Py_BEGIN_ALLOW_THREADS
-        thrown = bt_guard_direct(&call->direct, call->fn, &rv, w, what, sizeof what);
-        Py_END_ALLOW_THREADS
-    } else {
-        thrown = bt_guard_direct(&call->direct, call->fn, &rv, w, what, sizeof what);
-    }
-    if (thrown)
-        return kernel_threw(thrown, what, fname);
-    return convert_return(&rv, call->ret);
+    return run_kernel(call, opts, total, NULL, w, fname);
 }
 
 PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,
