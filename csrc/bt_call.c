@@ -7,6 +7,12 @@
 
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define BT_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define BT_ALWAYS_INLINE
+#endif
+
 int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
                     BtArena *arena)
 {
@@ -103,9 +109,11 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
 
 /* The kernel called with the arguments stored: directly on words (the
  * direct plan's), else through ffi_call on avalues; the GIL released as
- * opts says for arrays of `total` elements. The result, or NULL. */
-static PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts, npy_intp total,
-                            void **avalues, const uint64_t *words, const char *fname)
+ * opts says for arrays of `total` elements. The result, or NULL. Inlined
+ * into each path, where words or avalues is a constant. */
+static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts,
+                                                    npy_intp total, void **avalues,
+                                                    const uint64_t *words, const char *fname)
 {
     BtValue rv;
     char what[512];
