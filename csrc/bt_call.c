@@ -7,6 +7,12 @@
 
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define BT_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define BT_ALWAYS_INLINE
+#endif
+
 int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
                     BtArena *arena)
 {
@@ -56,13 +62,16 @@ static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(name
  * back at the declared width), floats and complexes in place. */
 static PyObject *convert_return(const BtValue *r, BtTypeId t)
 {
-    const BtType *ty = bt_type(t);
-    int shift = 64 - 8 * (int)ty->size;
+    const BtType *ty;
+    int shift;
     const float *f = (const float *)r->bytes;
     const double *d = (const double *)r->bytes;
 
+    if (t == BT_VOID) /* most kernels: no look-up */
+        Py_RETURN_NONE;
+    ty = bt_type(t);
+    shift = 64 - 8 * (int)ty->size;
     switch (ty->kind) {
-    case 'v': Py_RETURN_NONE;
     case 'b': return PyBool_FromLong((uint8_t)r->u64 != 0);
     case 'u': return PyLong_FromUnsignedLongLong(r->u64 << shift >> shift);
     case 'i': return PyLong_FromLongLong((int64_t)(r->u64 << shift) >> shift);
@@ -98,26 +107,40 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
     return opts->gil == BT_GIL_RELEASE;
 }
 
-/* The kernel call: direct where the plan allows and opts don't force libffi. */
-static int guarded_call(const BtCall *call, const BtCallOpts *opts, BtValue *rv, void **avalues,
-                        char *what, size_t size)
+/* The kernel called with the arguments stored: directly on words (the
+ * direct plan's), else through ffi_call on avalues; the GIL released as
+ * opts says for arrays of `total` elements. The result, or NULL. Inlined
+ * into each path, where words or avalues is a constant. */
+static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts,
+                                                    npy_intp total, void **avalues,
+                                                    const uint64_t *words, const char *fname)
 {
-    if (call->direct.variant && !opts->ffi)
-        return bt_guard_direct(&call->direct, call->fn, rv, avalues, what, size);
-    return bt_guard_call((ffi_cif *)&call->cif, call->fn, rv, avalues, what, size);
+    BtValue rv;
+    char what[512];
+    int thrown, release = releases_gil(opts, total);
+    PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
+
+    rv.u64 = 0;
+    if (words)
+        thrown = bt_guard_direct(&call->direct, call->fn, &rv, words, what, sizeof what);
+    else
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
+    if (release)
+        PyEval_RestoreThread(ts);
+    if (thrown)
+        return kernel_threw(thrown, what, fname);
+    return convert_return(&rv, call->ret);
 }
 
-PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
-                         const char *fname, PyObject *names, const BtCallOpts *opts)
+/* The libffi call: every argument into its BtValue through the slots,
+ * then ffi_call. */
+static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const char *fname,
+                            PyObject *names, const BtCallOpts *opts)
 {
-    _Static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "CPU calls pass NumPy's dims");
-    _Static_assert(sizeof(ffi_arg) == 8 && sizeof(BtValue) >= sizeof(ffi_arg), "returns fit");
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
-    BtValue rv;
     npy_intp total = 0;
-    char what[512];
-    int i, thrown;
+    int i;
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
@@ -144,16 +167,104 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_
         if (bt_slot_store_scalar(&vals[s->cidx], s->type, o, fname, arg_name(names, i)) < 0)
             return NULL;
     }
-    (void)codes;
-    rv.u64 = 0;
-    if (releases_gil(opts, total)) {
-        Py_BEGIN_ALLOW_THREADS
-        thrown = guarded_call(call, opts, &rv, avalues, what, sizeof what);
-        Py_END_ALLOW_THREADS
-    } else {
-        thrown = guarded_call(call, opts, &rv, avalues, what, sizeof what);
+    return run_kernel(call, opts, total, avalues, NULL, fname);
+}
+
+/* Words of a scalar of slot s, from its 16-byte storage. */
+static void put_value(uint64_t *w, const BtArgSlot *s, const BtValue *v)
+{
+    memcpy(w, v->bytes, s->size > 8 ? 16 : 8);
+}
+
+/* Size parameters that are not the common one (several, too few
+ * dimensions, out of range): bt_slot_store_sizes's checks and messages,
+ * then the values into their words. Returns 0 or -1. */
+static int put_sizes(const BtArgSlot *s, const uint8_t *pos, PyArrayObject *a, uint64_t *w,
+                     const char *fname, PyObject *name)
+{
+    BtValue vals[BT_MAX_PARAMS];
+    void *ptrs[BT_MAX_PARAMS];
+    int j;
+
+    if (bt_slot_store_sizes(s, PyArray_NDIM(a), (const Py_ssize_t *)PyArray_DIMS(a), vals,
+                            sizeof vals[0], ptrs, fname, name) < 0)
+        return -1;
+    for (j = 0; j < s->n_sizes; j++)
+        w[pos[s->sizes[j].cidx]] = vals[s->sizes[j].cidx].u64;
+    return 0;
+}
+
+/* Array argument i into the words: the same checks and messages as
+ * bt_slot_store_array (the refusal and the size checks are its own
+ * functions), its address and sizes straight into their words. Returns 0
+ * or -1. */
+static int put_array(const BtCall *call, int i, PyArrayObject *a, uint64_t *w, npy_intp *total,
+                     const char *fname, PyObject *names)
+{
+    const BtArgSlot *s = &call->slots[i];
+    const BtSizeParam *z = s->sizes;
+    const uint8_t *pos = call->direct.pos;
+    int nd = PyArray_NDIM(a), flags = PyArray_FLAGS(a);
+    const npy_intp *dims = PyArray_DIMS(a);
+    BtArrayArg arr;
+
+    if ((flags & s->need) != s->need) {
+        arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
+        arr.flags = flags;
+        arr.ndim = nd;
+        arr.dims = (const Py_ssize_t *)dims;
+        arr.via = NULL;
+        return bt_slot_array_refused(s, &arr, fname, arg_name(names, i), i);
     }
-    if (thrown)
-        return kernel_threw(thrown, what, fname);
-    return convert_return(&rv, call->ret);
+    w[pos[s->cidx]] = (uint64_t)(uintptr_t)PyArray_DATA(a);
+    *total += nd == 1 ? dims[0] : PyArray_SIZE(a);
+    if (s->n_sizes == 0)
+        return 0;
+    /* the common one: a single size, in range */
+    if (s->n_sizes == 1 && nd >= s->min_ndim && (uint64_t)dims[z->axis] <= z->limit) {
+        w[pos[z->cidx]] = (uint64_t)dims[z->axis];
+        return 0;
+    }
+    return put_sizes(s, pos, a, w, fname, arg_name(names, i));
+}
+
+/* The direct call: each argument straight into the word(s) of its register
+ * or stack slot (call->direct.pos), no BtValue or avalues on the common
+ * path. */
+static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const char *fname,
+                               PyObject *names, const BtCallOpts *opts)
+{
+    uint64_t w[BT_DIRECT_WORDS];
+    const uint8_t *pos = call->direct.pos;
+    npy_intp total = 0;
+    BtValue v;
+    int i;
+
+    for (i = 0; i < call->n_py; i++) {
+        const BtArgSlot *s = &call->slots[i];
+        PyObject *o = args[i];
+        uint64_t *at = &w[pos[s->cidx]];
+        if (s->is_array) {
+            if (put_array(call, i, (PyArrayObject *)o, w, &total, fname, names) < 0)
+                return NULL;
+        } else if (!o) { /* omitted: the default, converted at bind time */
+            put_value(at, s, &s->defval);
+        } else if (!bt_slot_store_fast(s, o, at)) {
+            if (bt_slot_store_scalar(&v, s->type, o, fname, arg_name(names, i)) < 0)
+                return NULL;
+            put_value(at, s, &v);
+        }
+    }
+    return run_kernel(call, opts, total, NULL, w, fname);
+}
+
+PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,
+                         PyObject *names, const BtCallOpts *opts)
+{
+    _Static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "CPU calls pass NumPy's dims");
+    _Static_assert(sizeof(ffi_arg) == 8 && sizeof(BtValue) >= sizeof(ffi_arg), "returns fit");
+
+    if (call->direct.variant && !opts->ffi)
+        return invoke_direct(call, args, fname, names, opts);
+    return invoke_ffi(call, args, fname, names, opts);
 }

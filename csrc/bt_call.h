@@ -51,11 +51,14 @@ typedef struct BtCall {
 BT_HIDDEN int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
                               BtArena *arena);
 
-/* Stores the arguments through the slots (bt_slot.h) and calls. args are the n_py arguments in order (NULL
- * for an omitted one: the slot's default), codes their dispatch codes.
+/* Stores the arguments through the slots (bt_slot.h) and calls: straight
+ * into the direct call's words where call->direct applies and opts->ffi is
+ * off, else into BtValues for ffi_call. args are the n_py arguments in
+ * order (NULL for an omitted one: the slot's default), already matched to
+ * the overload by the dispatcher.
  * fname and names (tuple of str) are for messages; opts->gil decides the
  * GIL. New reference, or NULL. */
-BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const uint8_t *codes,
-                                   const char *fname, PyObject *names, const BtCallOpts *opts);
+BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,
+                                   PyObject *names, const BtCallOpts *opts);
 
 #endif

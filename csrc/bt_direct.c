@@ -18,47 +18,27 @@ static const uint8_t stack_sizes[] = {0, 2, 4, 8, 16};
 #ifdef BT_DIRECT_SYSV
 _Static_assert((char)-1 < 0, "char is signed in the x86-64 psABI");
 
-/* Parameter type t: its size in bytes (8 for a pointer), whether it is
- * sign-extended, and how many xmm registers it takes (0: an INTEGER-class
+/* Parameter type t: how many xmm registers it takes (0: an INTEGER-class
  * argument). Returns 0, or -1 for a type with no direct call. */
-static int classify(BtTypeId t, int *size, int *is_signed, int *sse)
+static int classify(BtTypeId t, int *sse)
 {
-    *is_signed = *sse = 0;
     switch (t) {
     case BT_BOOL:
-    case BT_UCHAR: *size = 1; return 0;
+    case BT_UCHAR:
     case BT_CHAR:
     case BT_SCHAR:
-        *size = 1;
-        *is_signed = 1;
-        return 0;
     case BT_SHORT:
-        *size = 2;
-        *is_signed = 1;
-        return 0;
-    case BT_USHORT: *size = 2; return 0;
+    case BT_USHORT:
     case BT_INT:
-        *size = 4;
-        *is_signed = 1;
-        return 0;
-    case BT_UINT: *size = 4; return 0;
+    case BT_UINT:
     case BT_LONG:
     case BT_ULONG:
     case BT_LLONG:
-    case BT_ULLONG: *size = 8; return 0;
+    case BT_ULLONG: *sse = 0; return 0;
     case BT_FLOAT:
-        *size = 4;
-        *sse = 1;
-        return 0;
     case BT_DOUBLE:
-    case BT_CFLOAT:
-        *size = 8;
-        *sse = 1;
-        return 0;
-    case BT_CDOUBLE:
-        *size = 16;
-        *sse = 2;
-        return 0;
+    case BT_CFLOAT: *sse = 1; return 0;
+    case BT_CDOUBLE: *sse = 2; return 0;
     default: return -1;
     }
 }
@@ -85,8 +65,8 @@ int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, in
     if (rc < 0 || n < 0 || n > BT_MAX_PARAMS)
         return 0;
     for (i = 0; i < n; i++) {
-        int size = 8, sgn = 0, words = 0, w;
-        if (!is_ptr[i] && classify(ptypes[i], &size, &sgn, &words) < 0)
+        int words = 0, w;
+        if (!is_ptr[i] && classify(ptypes[i], &words) < 0)
             return 0;
         if (!words && gp < N_GP) {
             pos = gp++;
@@ -100,16 +80,7 @@ int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, in
             pos = STACK0 + stack;
             stack += w;
         }
-        for (w = 0; w < (size > 8 ? 2 : 1); w++) {
-            BtDirectMove *m = &plan->moves[plan->n_moves++];
-            m->arg = (uint8_t)i;
-            m->pos = (uint8_t)(pos + w);
-            /* 4-byte values go as they are: the psABI leaves the upper half
-             * of their register or slot undefined, and no compiler reads it */
-            m->shift = (uint8_t)(size < 4 ? 64 - 8 * size : 0);
-            m->is_signed = (uint8_t)sgn;
-            m->off = (uint8_t)(8 * w);
-        }
+        plan->pos[i] = (uint8_t)pos;
     }
     for (k = 0; stack_sizes[k] < stack; k++)
         ;
@@ -125,10 +96,13 @@ int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, in
 }
 
 #ifdef BT_DIRECT_SYSV
-typedef union Word {
-    uint64_t u;
+/* Word i of w as the double an xmm register holds (its bits). */
+static inline double xmm(const uint64_t *w, int i)
+{
     double d;
-} Word;
+    memcpy(&d, &w[i], sizeof d);
+    return d;
+}
 
 /* Returned in xmm0:xmm1 (two SSE eightbytes). */
 typedef struct SsePair {
@@ -144,33 +118,22 @@ typedef struct SsePair {
 #define TS4 TS2, U, U
 #define TS8 TS4, U, U, U, U
 #define TS16 TS8, U, U, U, U, U, U, U, U
-#define G w[0].u, w[1].u, w[2].u, w[3].u, w[4].u, w[5].u
-#define X w[6].d, w[7].d, w[8].d, w[9].d, w[10].d, w[11].d, w[12].d, w[13].d
-#define S2 w[14].u, w[15].u
-#define S4 S2, w[16].u, w[17].u
-#define S8 S4, w[18].u, w[19].u, w[20].u, w[21].u
-#define S16 S8, w[22].u, w[23].u, w[24].u, w[25].u, w[26].u, w[27].u, w[28].u, w[29].u
+#define G w[0], w[1], w[2], w[3], w[4], w[5]
+#define X xmm(w, 6), xmm(w, 7), xmm(w, 8), xmm(w, 9), xmm(w, 10), xmm(w, 11), xmm(w, 12), xmm(w, 13)
+#define S2 w[14], w[15]
+#define S4 S2, w[16], w[17]
+#define S8 S4, w[18], w[19], w[20], w[21]
+#define S16 S8, w[22], w[23], w[24], w[25], w[26], w[27], w[28], w[29]
 
-void bt_direct_call(const BtDirect *plan, void (*fn)(void), void *const *avalues, void *rvalue)
+void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *words, void *rvalue)
 {
-    /* Not initialized: the words no argument fills go to registers and
-     * stack slots the kernel never reads (an indeterminate uint64_t or
-     * double is an unspecified value, not undefined behaviour: w's address
-     * is taken, C11 6.3.2.1p2). */
-    Word w[BT_DIRECT_WORDS];
+    /* Some of words is never written: the words no argument fills go to
+     * registers and slots the kernel never reads (an indeterminate uint64_t
+     * is an unspecified value, not undefined behaviour: its address is
+     * taken, C11 6.3.2.1p2). */
+    const uint64_t *w = words;
     SsePair rs = {0, 0};
     uint64_t ri = 0;
-    int i;
-
-    for (i = 0; i < plan->n_moves; i++) {
-        const BtDirectMove *m = &plan->moves[i];
-        uint64_t x;
-        memcpy(&x, (const char *)avalues[m->arg] + m->off, 8);
-        if (m->shift) /* bool, char, short */
-            x = m->is_signed ? (uint64_t)((int64_t)(x << m->shift) >> m->shift)
-                             : (x << m->shift) >> m->shift;
-        w[m->pos].u = x;
-    }
     switch (plan->variant) {
     case 1: ri = ((U(*)(TG, TX))fn)(G, X); break;
     case 2: ri = ((U(*)(TG, TX, TS2))fn)(G, X, S2); break;
@@ -190,11 +153,11 @@ void bt_direct_call(const BtDirect *plan, void (*fn)(void), void *const *avalues
         memcpy(rvalue, &ri, sizeof ri);
 }
 #else
-void bt_direct_call(const BtDirect *plan, void (*fn)(void), void *const *avalues, void *rvalue)
+void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *words, void *rvalue)
 {
     (void)plan;
     (void)fn;
-    (void)avalues;
+    (void)words;
     (void)rvalue;
 }
 #endif

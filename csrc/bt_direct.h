@@ -54,22 +54,16 @@
 #include "bt_parse.h"
 #include "bt_types.h"
 
-/* One 8-byte word of the call: bytes off..off+7 of argument arg's storage
- * into word pos (0-5 a general register, 6-13 an xmm register, 14 + j stack
- * slot j), a narrow value extended first: shifted left, then right by shift
- * (arithmetically when is_signed). */
-typedef struct BtDirectMove {
-    uint8_t arg, pos, off, shift, is_signed;
-} BtDirectMove;
-
 /* Most words a direct call passes: 6 + 8 registers, 16 stack slots. */
 #define BT_DIRECT_WORDS 30
 
 /* A direct-call plan for one overload; variant 0: use libffi. */
 typedef struct BtDirect {
     uint8_t variant; /* call site: return class x stack slots (bt_direct.c) */
-    uint8_t n_moves;
-    BtDirectMove moves[BT_DIRECT_WORDS];
+    /* C parameter i goes in word pos[i] (0-5 a general register, 6-13 an
+     * xmm register, 14 + j stack slot j); a std::complex<double> takes
+     * pos[i] and pos[i] + 1 (two xmm registers or two stack slots) */
+    uint8_t pos[BT_MAX_PARAMS];
 } BtDirect;
 
 /* Whether the direct path applies to a kernel with n parameters of types
@@ -78,11 +72,15 @@ typedef struct BtDirect {
 BT_HIDDEN int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, int n,
                              BtTypeId ret);
 
-/* Calls fn with the arguments avalues[i] (each in 16 bytes of storage that
- * hold the value at its declared type from the first byte; the bytes beyond
- * it are read and discarded) as plan says; rvalue (16 bytes)
+/* Calls fn with words[BT_DIRECT_WORDS] in the registers and stack slots
+ * plan->variant passes, the caller having written each argument at the
+ * word(s) plan->pos names: pointers and 8-byte integers as they are,
+ * narrower integers and bool extended to 64 bits (sign or zero, by their
+ * type: bt_slot's conversions store them so), a float or int in the low 4
+ * bytes (the upper ones are never read), complexes by parts. Words no
+ * argument fills go to registers the kernel never reads. rvalue (16 bytes)
  * receives rax, or xmm0 and xmm1. plan->variant must be non-zero. */
-BT_HIDDEN void bt_direct_call(const BtDirect *plan, void (*fn)(void), void *const *avalues,
+BT_HIDDEN void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *words,
                               void *rvalue);
 
 #endif

@@ -196,6 +196,12 @@ int bt_dispatch_init(BtDispatch *d, const char *name, const BtOverload *ovs, con
     }
     d->n_py = d->groups[0].n_py;
     d->names = Py_NewRef(d->groups[0].names);
+    d->last_ov = -1;
+    d->last_keys = PyMem_Calloc((size_t)d->n_py + 1, sizeof *d->last_keys);
+    if (!d->last_keys) {
+        PyErr_NoMemory();
+        return -1;
+    }
     d->key_len = d->n_py;
     d->fast_n = d->n_groups > 1 ? -1 : d->n_py;
     return d->n_groups > 1 ? number_names(d) : 0;
@@ -222,6 +228,7 @@ void bt_dispatch_clear(BtDispatch *d)
     PyMem_Free(d->slots);
     PyMem_Free(d->cache);
     PyMem_Free(d->cache_keys);
+    PyMem_Free(d->last_keys);
     memset(d, 0, sizeof *d);
 }
 
@@ -542,6 +549,11 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
     if (ov >= 0 && d->n_ovs > 1)
         cache_put(d, codes, h, ov, *pass);
     return ov;
+}
+
+void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov)
+{
+    d->last_ov = bt_slot_keys(args, d->n_py, d->last_keys) ? ov : -1;
 }
 
 /* ---- several groups ---- */

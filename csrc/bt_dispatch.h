@@ -63,6 +63,10 @@ typedef struct BtDispatch {
     int cache_cap;
     int cache_used;
     Py_ssize_t scans; /* cache misses that scanned the overloads (tests read it) */
+    /* in front of the cache: the overload of the last call that
+     * bt_dispatch_remember saw, and its arguments' keys (bt_slot_keys) */
+    int last_ov;            /* -1: none */
+    const void **last_keys; /* n_py */
 } BtDispatch;
 
 /* Keywords a caller takes besides the parameters (a launch's grid=, ...):
@@ -112,6 +116,17 @@ BT_HIDDEN PyObject *bt_dispatch_doc(const BtDispatch *d, const BtOverload *ovs);
 /* One group only: the overload for dispatch codes codes[n_py], with the
  * pass that matched it in *pass; -1 (no exception) when none accepts them. */
 BT_HIDDEN int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass);
+
+/* One group, every argument given by position: the overload of the last
+ * remembered call when args[n_py] have its keys (the same dtypes and
+ * types: the same codes, so the same overload), else -1. */
+static inline int bt_dispatch_last(const BtDispatch *d, PyObject *const *args)
+{
+    return d->last_ov >= 0 && bt_slot_same_keys(args, d->last_keys, d->n_py) ? d->last_ov : -1;
+}
+
+/* Remembers that args[n_py] (all given) selected overload ov. */
+BT_HIDDEN void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov);
 
 /* One group only: TypeError naming the argument where the best overload
  * stops matching, with what the overloads expect there and their

@@ -18,30 +18,37 @@ typedef struct BtFunction {
     PyObject *info;      /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
     BtCallOpts opts; /* GIL policy, const copies (its Library's build/load options) */
+    BtState *st;     /* its module's state (the type keeps the module alive) */
     BtArena arena;   /* calls and their slots */
     BtCall *calls;
 } BtFunction;
 
-/* Calls overload ov with the Function's options as bindthem.options()
- * leaves them: the GIL policy, and copies of misfit const arrays. */
-static PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, const uint8_t *codes,
-                        PyObject *names)
+/* invoke() with copies of the const arrays that don't fit (copy_const). */
+static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, PyObject *names,
+                                const BtCallOpts *opts)
 {
     PyObject *args[BT_MAX_PARAMS], *held[BT_MAX_PARAMS], *r;
-    BtCallOpts opts = f->opts;
-    int n;
+    int n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
 
-    if (bt_opts_current(bt_state_from_type(Py_TYPE(f)), &opts) < 0)
-        return NULL;
-    if (!opts.copy_const)
-        return bt_call_invoke(&f->calls[ov], argv, codes, f->dispatch.cname, names, &opts);
-    n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
     if (n < 0)
         return NULL;
-    r = bt_call_invoke(&f->calls[ov], args, codes, f->dispatch.cname, names, &opts);
+    r = bt_call_invoke(&f->calls[ov], args, f->dispatch.cname, names, opts);
     while (n > 0)
         Py_DECREF(held[--n]);
     return r;
+}
+
+/* Calls overload ov with the Function's options as bindthem.options()
+ * leaves them: the GIL policy, and copies of misfit const arrays. */
+static PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, PyObject *names)
+{
+    BtCallOpts opts = f->opts;
+
+    if (bt_opts_current(f->st, &opts) < 0)
+        return NULL;
+    if (opts.copy_const)
+        return invoke_copying(f, ov, argv, names, &opts);
+    return bt_call_invoke(&f->calls[ov], argv, f->dispatch.cname, names, &opts);
 }
 
 /* Keywords, left-out defaults or several parameter lists. */
@@ -52,7 +59,7 @@ static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_
 
     if (bt_dispatch_pick(&f->dispatch, args, nargs, kwnames, NULL, NULL, &p) < 0)
         return NULL;
-    return invoke(f, p.ov, p.argv, p.codes, p.names);
+    return invoke(f, p.ov, p.argv, p.names);
 }
 
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -67,12 +74,16 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     /* the common call: every parameter given by position, one parameter list */
     if (nargs != d->fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0))
         return function_call_general(f, args, nargs, kwnames);
-    for (i = 0; i < d->n_py; i++)
-        codes[i] = bt_slot_code(args[i]);
-    ov = bt_dispatch_select(d, codes, &pass);
-    if (ov < 0)
-        return bt_dispatch_no_match(d, args, codes);
-    return invoke(f, ov, args, codes, d->names);
+    ov = bt_dispatch_last(d, args); /* the same dtypes as last time */
+    if (ov < 0) {
+        for (i = 0; i < d->n_py; i++)
+            codes[i] = bt_slot_code(args[i]);
+        ov = bt_dispatch_select(d, codes, &pass);
+        if (ov < 0)
+            return bt_dispatch_no_match(d, args, codes);
+        bt_dispatch_remember(d, args, ov);
+    }
+    return invoke(f, ov, args, d->names);
 }
 
 static PyObject *function_repr(BtFunction *f)
@@ -349,6 +360,8 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     f->info = f->weakreflist = NULL;
     f->opts.gil = BT_GIL_AUTO;
     f->opts.copy_const = 0;
+    f->opts.ffi = 0;
+    f->st = st;
     f->owner = Py_NewRef(owner);
     f->arena = *arena;
     bt_arena_init(arena);

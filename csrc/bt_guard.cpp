@@ -55,7 +55,7 @@ extern "C" int bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void 
 }
 
 extern "C" int bt_guard_direct(const BtDirect *plan, void (*fn)(void), void *rvalue,
-                               void *const *avalues, char *msg, size_t msgsize)
+                               const uint64_t *words, char *msg, size_t msgsize)
 {
-    return guarded([&] { bt_direct_call(plan, fn, avalues, rvalue); }, msg, msgsize);
+    return guarded([&] { bt_direct_call(plan, fn, words, rvalue); }, msg, msgsize);
 }

@@ -10,6 +10,7 @@
 
 #include <ffi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bt_arena.h"
 
@@ -31,13 +32,13 @@ extern "C"
     bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void **avalues, char *msg,
                   size_t msgsize);
 
-/* bt_direct_call(plan, fn, avalues, rvalue) inside the same try/catch. */
+/* bt_direct_call(plan, fn, words, rvalue) inside the same try/catch. */
 struct BtDirect;
 #ifdef __cplusplus
 extern "C"
 #endif
     BT_HIDDEN int
     bt_guard_direct(const struct BtDirect *plan, void (*fn)(void), void *rvalue,
-                    void *const *avalues, char *msg, size_t msgsize);
+                    const uint64_t *words, char *msg, size_t msgsize);
 
 #endif

@@ -26,13 +26,19 @@ _Static_assert(sizeof(BtValue) == 16, "16 bytes per argument");
  * of ours. */
 enum { N_NPY = 32 };
 static int8_t npy_ids[N_NPY];
+/* NumPy's built-in descriptor of each type number we know (static objects,
+ * held for the process): the keys of arrays (bt_slot_keys). */
+static PyArray_Descr *npy_descrs[N_NPY];
 
 int bt_slot_init(void)
 {
     int t, id;
 
-    for (t = 0; t < N_NPY; t++)
+    for (t = 0; t < N_NPY; t++) {
         npy_ids[t] = (int8_t)bt_type_from_npy(t);
+        if (npy_ids[t] >= 0 && !npy_descrs[t] && !(npy_descrs[t] = PyArray_DescrFromType(t)))
+            return -1;
+    }
     for (id = 1; id < BT_NTYPES; id++) {
         const BtType *ty = bt_type((BtTypeId)id);
         PyArray_Descr *d = PyArray_DescrFromType(ty->npy_type);
@@ -143,6 +149,47 @@ uint8_t bt_slot_code(PyObject *o)
     if (PyUnicode_Check(o) || PyBytes_Check(o))
         return BT_K_CHAR;
     return BT_K_OTHER;
+}
+
+/* The key of o (see bt_slot_keys), or NULL when it has none. */
+static const void *arg_key(PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    PyArray_Descr *d;
+
+    if (tp == &PyArray_Type) {
+        d = PyArray_DESCR((PyArrayObject *)o);
+        return (unsigned)d->type_num < N_NPY && npy_descrs[d->type_num] == d ? d : NULL;
+    }
+    if ((tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || PyArray_Check(o))
+        return NULL;
+    return tp;
+}
+
+int bt_slot_keys(PyObject *const *args, int n, const void **keys)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (!(keys[i] = arg_key(args[i])))
+            return 0;
+    return 1;
+}
+
+int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        PyObject *o = args[i];
+        const void *k = Py_TYPE(o) == &PyArray_Type
+                            ? (const void *)PyArray_DESCR((PyArrayObject *)o)
+                            : (const void *)Py_TYPE(o);
+        /* a key is never an ndarray subclass's type, nor a non-built-in descriptor */
+        if (k != keys[i])
+            return 0;
+    }
+    return 1;
 }
 
 /* Scalar conversions of pass 2: from a value of kind `from` into `to`. */
@@ -639,6 +686,7 @@ int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *ar
             z->axis = p->size_axis;
             z->type = ov->ptypes[i];
             z->bits = (unsigned)t->size * 8 - (t->kind == 'i');
+            z->limit = z->bits < 63 ? (1ULL << z->bits) - 1 : UINT64_MAX;
             if (!(z->name = bt_arena_strdup(arena, p->name))) {
                 PyErr_NoMemory();
                 return -1;
@@ -657,6 +705,10 @@ int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *ar
         s->array_code = bt_slot_array_code(ov->ptypes[i]);
         s->need = BT_ARR_C_CONTIGUOUS | BT_ARR_ALIGNED | (s->is_const ? 0 : BT_ARR_WRITEABLE);
         s->cidx = i;
+        s->kind = t->kind;
+        s->size = (uint8_t)t->size;
+        s->min = t->min;
+        s->max = t->max;
     }
     *n_py = k;
     return set_defaults(slots, k, ov, arena);

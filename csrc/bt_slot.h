@@ -14,7 +14,13 @@
 
 #include "bt_state.h"
 
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* ob_digit (3.11 on: in Python.h) */
+#endif
+
+#include <float.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "bt_plan.h"
 
@@ -65,6 +71,7 @@ typedef struct BtSizeParam {
     int axis;
     BtTypeId type;
     unsigned bits;    /* values must be below 1 << bits (64: any extent) */
+    uint64_t limit;   /* the largest extent it takes: (1 << bits) - 1, capped */
     const char *name; /* the C name, for messages */
 } BtSizeParam;
 
@@ -82,6 +89,11 @@ typedef struct BtArgSlot {
     int has_default;
     BtValue defval;      /* the default, converted to `type` at bind time */
     const char *defrepr; /* its Python spelling ("1.0", "'T'"), or NULL */
+    /* the type's row, read at bind time for bt_slot_store_fast */
+    char kind;     /* 'b', 'i', 'u', 'f', 'c' */
+    uint8_t size;  /* bytes */
+    long long min; /* integers and bool: the range */
+    unsigned long long max;
 } BtArgSlot;
 
 /* An array argument as a caller read it. */
@@ -108,6 +120,16 @@ BT_HIDDEN int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, B
 
 /* The dispatch code of one argument. */
 BT_HIDDEN uint8_t bt_slot_code(PyObject *o);
+
+/* Keys of arguments for a "same dtypes as last time" check in front of the
+ * dispatch cache: an ndarray's key is its descriptor when that is NumPy's
+ * built-in one for the type (never freed), another object's its type when
+ * that is static (int, float, numpy.float64...); the dispatch code is a
+ * function of the key. bt_slot_keys fills keys[n] and returns 1, or 0 when
+ * some argument has no key (a subclass, a non-native byte order, a heap
+ * type); bt_slot_same_keys says whether args[n] have keys[n]. */
+BT_HIDDEN int bt_slot_keys(PyObject *const *args, int n, const void **keys);
+BT_HIDDEN int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n);
 
 /* The dispatch code of an array of type id (-1: none we know), and of one
  * with NumPy descriptor descr (a PyArray_Descr). */
@@ -163,6 +185,67 @@ static inline int bt_slot_store_array(const BtArgSlot *s, const BtArrayArg *a, v
  * and messages of a passed argument. Returns 0, or -1 with an exception set. */
 BT_HIDDEN int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname,
                                    PyObject *name);
+
+/* A small Python int (one that fits a C long without CPython's slow
+ * path) into *v; 0 for any other object, which the full conversion takes. */
+static inline int bt_slot_small_int(PyObject *o, long long *v)
+{
+    if (Py_TYPE(o) != &PyLong_Type)
+        return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)o))
+        return 0;
+    *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+#else
+    {
+        Py_ssize_t n = Py_SIZE(o);
+        if (n < -1 || n > 1)
+            return 0;
+        *v = n ? n * (long long)((PyLongObject *)o)->ob_digit[0] : 0;
+    }
+#endif
+    return 1;
+}
+
+/* The common scalars the quick way: an int in range for an integer slot, a
+ * float for a floating one (in range for float), a bool for a bool; the
+ * value into out[0] as bt_slot_store_scalar stores it (integers extended
+ * to 64 bits). Returns 1, or 0 when the full conversion (its checks and
+ * messages) must run. */
+static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *out)
+{
+    long long v;
+    double d;
+    float f;
+
+    switch (s->kind) {
+    case 'i':
+    case 'u':
+        if (!bt_slot_small_int(o, &v) || v < s->min || (v >= 0 && (unsigned long long)v > s->max))
+            return 0;
+        *out = (uint64_t)v;
+        return 1;
+    case 'f':
+        if (Py_TYPE(o) != &PyFloat_Type)
+            return 0;
+        d = PyFloat_AS_DOUBLE(o);
+        if (s->size == 8) {
+            memcpy(out, &d, sizeof d);
+            return 1;
+        }
+        if (!(d >= -FLT_MAX && d <= FLT_MAX)) /* inf, nan and overflow: the full way */
+            return 0;
+        f = (float)d;
+        memcpy(out, &f, sizeof f);
+        return 1;
+    case 'b':
+        if (Py_TYPE(o) != &PyBool_Type)
+            return 0;
+        *out = o == Py_True;
+        return 1;
+    default: return 0;
+    }
+}
 
 /* The Python defaults of ov's parameters: pydefs[i] (one per C parameter)
  * is a new reference to what a call that omits argument i passes, or NULL

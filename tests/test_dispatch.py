@@ -113,3 +113,54 @@ def test_longlong_array_uses_long_overload(dispatch):
     x = np.zeros(1, np.longlong)
     assert dispatch.pick4(x) == LONG
     assert x[0] == LONG
+
+
+def test_same_dtypes_as_last_call_keep_every_check(dispatch):
+    # the check in front of the cache (same descriptor, same type as the last
+    # call) must not skip what the arrays and scalars are checked for
+    x = np.zeros(4, np.float64)
+    assert dispatch.pick4(x) == DOUBLE
+    assert dispatch.pick4(x) == DOUBLE
+    with pytest.raises(ValueError, match="must be a C-contiguous array"):
+        dispatch.pick4(np.zeros(4, np.float64)[::2])
+    ro = np.zeros(4, np.float64)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only array"):
+        dispatch.pick4(ro)
+    # a non-native float64 is another dtype to the dispatcher, warm or not
+    with pytest.raises(TypeError):
+        dispatch.pick4(np.zeros(4, np.dtype(np.float64).newbyteorder()))
+    assert dispatch.pick4(x) == DOUBLE
+
+
+def test_ndarray_subclass_and_numpy_scalars_after_a_hit(dispatch):
+    class Sub(np.ndarray):
+        pass
+
+    x = np.zeros(2, np.float32)
+    assert dispatch.pick4(x) == FLOAT
+    s = np.zeros(2, np.float32).view(Sub)
+    assert dispatch.pick4(s) == FLOAT
+    assert s[0] == FLOAT
+    assert dispatch.pick4(np.zeros(2, np.int64).view(Sub)) == LONG
+    assert dispatch.tag(np.int32(1)) == INT
+    assert dispatch.tag(np.int64(1)) == LONG
+    assert dispatch.tag(np.int32(1)) == INT
+
+
+def test_quick_scalar_conversions_keep_ranges_and_messages(dispatch):
+    for _ in range(3):
+        assert dispatch.tag(-(2**31)) == INT
+        assert dispatch.tag(2**31 - 1) == INT
+        with pytest.raises(OverflowError, match=r"argument 'n' = 2147483648 does not fit in int"):
+            dispatch.tag(2**31)
+        with pytest.raises(OverflowError, match="does not fit in int"):
+            dispatch.tag(2**100)
+    x = np.ones(3, np.float32)
+    assert dispatch.scale(x, 2.0) == 1
+    np.testing.assert_array_equal(x, np.full(3, 2, np.float32))
+    with pytest.raises(OverflowError, match=r"argument 'a' = 1e\+300 does not fit in float"):
+        dispatch.scale(x, 1e300)
+    # inf and nan are floats (the full conversion takes them)
+    dispatch.scale(x, float("inf"))
+    assert np.isinf(x).all()
