@@ -253,7 +253,7 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
             }
             if (be->param && check_layout(st, be, ctx, addr, ov, sym, file) < 0)
                 goto error;
-            if (bt_call_prepare(&calls[n], ov, be->calls_by_ffi ? addr : NULL, sym, &arena) < 0)
+            if (bt_call_prepare(st, &calls[n], ov, be->calls_by_ffi ? addr : NULL, sym, &arena) < 0)
                 goto error;
             addrs[n] = addr;
             ovs[n++] = *ov;

@@ -13,7 +13,7 @@
 #define BT_ALWAYS_INLINE
 #endif
 
-int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
+int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
                     BtArena *arena)
 {
     const BtDecl *d = ov->decl;
@@ -22,7 +22,7 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
     int i;
 
     if (d->n_params > BT_MAX_PARAMS) {
-        PyErr_Format(PyExc_ValueError, "%s has %d parameters; bindthem binds at most %d",
+        PyErr_Format(st->BindError, "%s has %d parameters; bindthem binds at most %d",
                      ov->signature, d->n_params, BT_MAX_PARAMS);
         return -1;
     }
@@ -32,20 +32,26 @@ int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *sy
     call->ret = ov->ret;
     call->signature = bt_arena_strdup(arena, ov->signature);
     call->symbol = symbol;
-    call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
     call->slots = bt_arena_alloc(arena, sizeof(BtArgSlot) * (size_t)(d->n_params + 1));
-    if (!call->atypes || !call->slots || !call->signature) {
+    if (!call->slots || !call->signature) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (bt_slot_build(call->slots, &call->n_py, ov, arena) < 0)
+        return -1;
+    if (!fn) /* a kernel: launched, never called through libffi */
+        return 0;
+    call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
+    if (!call->atypes) {
         PyErr_NoMemory();
         return -1;
     }
     for (i = 0; i < d->n_params; i++)
         call->atypes[i] = d->params[i].t.is_array ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
-    if (bt_slot_build(call->slots, &call->n_py, ov, arena) < 0)
-        return -1;
     status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params, bt_type_ffi(ov->ret),
                           call->atypes);
     if (status != FFI_OK) {
-        PyErr_Format(PyExc_RuntimeError, "libffi cannot prepare a call to %s (ffi_status %d)",
+        PyErr_Format(st->BindError, "libffi cannot prepare a call to %s (ffi_status %d)",
                      ov->signature, (int)status);
         return -1;
     }

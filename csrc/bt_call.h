@@ -47,9 +47,12 @@ typedef struct BtCall {
 } BtCall;
 
 /* Prepares call for overload ov with symbol address fn, allocating from
- * arena. Returns 0, or -1 with an exception set. */
-BT_HIDDEN int bt_call_prepare(BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
-                              BtArena *arena);
+ * arena: the argument slots (bt_slot_build), then, for a C function (fn
+ * not NULL), the ffi_cif and the direct-call plan; a kernel (fn NULL) gets
+ * the slots only. Returns 0, or -1 with an exception set (BindError when
+ * libffi refuses the signature). */
+BT_HIDDEN int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn,
+                              const char *symbol, BtArena *arena);
 
 /* Stores the arguments through the slots (bt_slot.h) and calls: straight
  * into the direct call's words where call->direct applies and opts->ffi is
