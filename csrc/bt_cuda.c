@@ -104,6 +104,8 @@ typedef BtCUresult (*PFN_cuEventSynchronize_v2000)(BtCUevent);
 typedef BtCUresult (*PFN_cuEventDestroy_v4000)(BtCUevent);
 typedef BtCUresult (*PFN_cuEventElapsedTime_v2000)(float *, BtCUevent, BtCUevent);
 typedef BtCUresult (*PFN_cuEventElapsedTime_v12080)(float *, BtCUevent, BtCUevent);
+typedef BtCUresult (*PFN_cuStreamCreate_v2000)(BtCUstream *, unsigned);
+typedef BtCUresult (*PFN_cuStreamDestroy_v4000)(BtCUstream);
 typedef BtCUresult (*PFN_cuStreamWaitEvent_v3020)(BtCUstream, BtCUevent, unsigned);
 
 typedef struct Driver {
@@ -145,6 +147,8 @@ typedef struct Driver {
     PFN_cuEventSynchronize_v2000 cuEventSynchronize;
     PFN_cuEventDestroy_v4000 cuEventDestroy;
     PFN_cuStreamWaitEvent_v3020 cuStreamWaitEvent;
+    PFN_cuStreamCreate_v2000 cuStreamCreate;
+    PFN_cuStreamDestroy_v4000 cuStreamDestroy;
     /* 12.8 renamed the ABI (same parameters; the 2.0 one is deprecated in
      * 13.0): the newer where the driver has it, else the older */
     PFN_cuEventElapsedTime_v12080 cuEventElapsedTime;
@@ -210,6 +214,8 @@ static const EntryPoint entry_points[] = {
     EP(cuEventSynchronize, 2000, 0),
     EP(cuEventDestroy, 4000, 0),
     EP(cuStreamWaitEvent, 3020, 0),
+    EP(cuStreamCreate, 2000, 0),
+    EP(cuStreamDestroy, 4000, 0),
     EP(cuEventElapsedTime, 12080, 1),
     EP(cuLibraryLoadData, 12000, 1),
     EP(cuLibraryUnload, 12000, 1),
@@ -941,6 +947,29 @@ int bt_cuda_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e)
              : 0;
     drv.cuEventDestroy(ev);
     return rc;
+}
+
+int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e)
+{
+    BtCUstream s = NULL;
+    void *ctx, *prev;
+    BtCUresult r;
+
+    *stream = 0;
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    r = drv.cuStreamCreate(&s, non_blocking ? 1u : 0u); /* CU_STREAM_NON_BLOCKING */
+    bt_cuda_leave(ctx, prev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuStreamCreate");
+    *stream = (uint64_t)(uintptr_t)s;
+    return 0;
+}
+
+void bt_cuda_stream_destroy(uint64_t stream)
+{
+    if (drv.ready && stream > BT_CUDA_STREAM_PER_THREAD)
+        drv.cuStreamDestroy((BtCUstream)(uintptr_t)stream);
 }
 
 int bt_cuda_host_alloc(size_t n, void **p, BtDiag *e)

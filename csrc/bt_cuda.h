@@ -113,6 +113,11 @@ BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtDiag *e);
  * (0 and 1 both name the legacy stream). */
 BT_HIDDEN int bt_cuda_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e);
 
+/* A stream of dev's primary context (CU_STREAM_NON_BLOCKING when asked),
+ * and its destruction (its queued work still runs). */
+BT_HIDDEN int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e);
+BT_HIDDEN void bt_cuda_stream_destroy(uint64_t stream);
+
 /* Events, in the current context (dev 0's primary one made current if
  * none is); timing 0 creates them with CU_EVENT_DISABLE_TIMING. */
 BT_HIDDEN int bt_cuda_event_create(int timing, void **ev, BtDiag *e);

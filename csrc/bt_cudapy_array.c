@@ -148,6 +148,8 @@ static int copy_out(BtState *st, DeviceArray *a, void *dst, PyObject *stream, in
         bt_raise_diag(st, &e);
         return -1;
     }
+    if (!async) /* the last write is done: nothing left to wait for */
+        a->stream = 0;
     return 0;
 }
 

@@ -57,6 +57,39 @@ static PyObject *cuda_stream_synchronize(PyObject *module, PyObject *stream)
     Py_RETURN_NONE;
 }
 
+static PyObject *cuda_stream_create(PyObject *module, PyObject *args)
+{
+    PyObject *devo;
+    uint64_t s;
+    BtDiag e;
+    int dev = 0, non_blocking;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTuple(args, "Op:cuda_stream_create", &devo, &non_blocking))
+        return NULL;
+    if (devo == Py_None ? bt_cuda_current_device(&dev, &e) < 0
+                        : (dev = PyLong_AsLong(devo)) == -1 && PyErr_Occurred())
+        return e.kind ? bt_raise_diag(bt_state(module), &e) : NULL;
+    if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device=%d is not a device ordinal", dev);
+        return NULL;
+    }
+    if (bt_cuda_stream_create(dev, non_blocking, &s, &e) < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    return PyLong_FromUnsignedLongLong(s);
+}
+
+static PyObject *cuda_stream_destroy(PyObject *module, PyObject *handle)
+{
+    unsigned long long s = PyLong_AsUnsignedLongLong(handle);
+
+    if (s == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    /* cuStreamDestroy returns at once; the stream's queued work still runs */
+    bt_cuda_stream_destroy(s);
+    Py_RETURN_NONE;
+}
+
 static PyObject *cuda_driver(PyObject *module, PyObject *unused)
 {
     BtDiag e;
@@ -87,6 +120,11 @@ static PyMethodDef cuda_methods[] = {
      "(cuMemHostAlloc), freed with the array."},
     {"cuda_stream_synchronize", cuda_stream_synchronize, METH_O,
      "cuda_stream_synchronize(stream)\n--\n\ncuStreamSynchronize, the GIL released."},
+    {"cuda_stream_create", cuda_stream_create, METH_VARARGS,
+     "cuda_stream_create(device, non_blocking)\n--\n\nA new CUstream handle (int) in the "
+     "device's (None: the current device's) primary context."},
+    {"cuda_stream_destroy", cuda_stream_destroy, METH_O,
+     "cuda_stream_destroy(handle)\n--\n\ncuStreamDestroy of a cuda_stream_create handle."},
     {"cuda_device_count", cuda_device_count, METH_NOARGS,
      "cuda_device_count()\n--\n\nCUDA devices (0 without a driver)."},
     {"cuda_synchronize", cuda_synchronize, METH_NOARGS,

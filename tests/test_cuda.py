@@ -25,7 +25,7 @@ import threading
 import numpy as np
 import pytest
 
-from support import python_env
+from support import cuda_mock_path, python_env
 
 import bindthem
 import bindthem.cuda as cuda
@@ -60,7 +60,8 @@ EXPECTED_VERSIONS = {
     "cuMemcpyHtoDAsync": 3020, "cuMemcpyDtoHAsync": 3020, "cuMemsetD8Async": 3020,
     "cuMemHostAlloc": 2020, "cuMemFreeHost": 2000, "cuEventCreate": 2000, "cuEventRecord": 2000,
     "cuEventQuery": 2000, "cuEventSynchronize": 2000, "cuEventDestroy": 4000,
-    "cuStreamWaitEvent": 3020, "cuEventElapsedTime": 12080,
+    "cuStreamWaitEvent": 3020, "cuEventElapsedTime": 12080, "cuStreamCreate": 2000,
+    "cuStreamDestroy": 4000,
 }
 
 
@@ -70,10 +71,7 @@ EXPECTED_VERSIONS = {
 def mock_path(tmp_path_factory):
     if not shutil.which(CC):
         pytest.skip("needs %s for the mock driver" % CC)
-    out = str(tmp_path_factory.mktemp("cuda_mock") / "libcuda_mock.so")
-    subprocess.run([CC, "-std=c11", "-O1", "-shared", "-fPIC", MOCK_SRC, "-o", out,
-                    "-lpthread"], check=True)
-    return out
+    return cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,8 @@
  *   MOCK_CUDA_DEVICES=1            device count (0: cuInit says NO_DEVICE)
  *   MOCK_CUDA_NOT_FOUND=a,b        symbols reported SYMBOL_NOT_FOUND
  *   MOCK_CUDA_TOO_NEW=a,b          symbols reported VERSION_NOT_SUFFICIENT
+ *   MOCK_CUDA_SLEEP_MS=0           how long every synchronize (context, stream,
+ *                                  event) sleeps; mock_in_sync() says 1 meanwhile
  *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
@@ -41,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 
 typedef int CUresult;
 #define OK 0
@@ -80,6 +83,8 @@ typedef struct Module {
 typedef struct Ctx {
     int device;
 } Ctx;
+
+static void flush_all(void);
 
 typedef struct Alloc {
     void *p;
@@ -236,7 +241,20 @@ CUresult cuCtxGetDevice(int *dev)
     return OK;
 }
 
-static void flush_all(void);
+static volatile int in_sync;
+
+/* A synchronize that takes MOCK_CUDA_SLEEP_MS: long enough for a test to
+ * see whether other Python threads run meanwhile (the GIL released). */
+static void sync_sleep(void)
+{
+    int ms = env_int("MOCK_CUDA_SLEEP_MS", 0);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    if (ms <= 0)
+        return;
+    in_sync = 1;
+    nanosleep(&ts, NULL);
+    in_sync = 0;
+}
 
 CUresult cuCtxSynchronize(void)
 {
@@ -248,6 +266,7 @@ CUresult cuCtxSynchronize(void)
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
     flush_all();
+    sync_sleep();
     return OK;
 }
 
@@ -260,13 +279,15 @@ CUresult cuStreamSynchronize(void *s)
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
+    sync_sleep();
     return stream_sync(s);
 }
 
 static void *track(size_t n, int device, int managed)
 {
     Alloc *a = calloc(1, sizeof *a);
-    a->p = calloc(1, n ? n : 1);
+    a->p = malloc(n ? n : 1);
+    memset(a->p, 0xab, n ? n : 1); /* uninitialized, visibly */
     a->n = n;
     a->device = device;
     a->managed = managed;
@@ -299,6 +320,7 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
 CUresult cuMemFree_v2(unsigned long long p)
 {
     Alloc **pp, *a;
+    flush_all(); /* as on a device: a free waits for the work queued before it */
     pthread_mutex_lock(&lock);
     for (pp = &allocs; (a = *pp); pp = &a->next) {
         if ((uintptr_t)a->p == p) {
@@ -905,6 +927,7 @@ CUresult cuEventSynchronize(void *ev)
     Event *e = ev;
     if (!e || e->magic != EVENT_MAGIC)
         return E_INVALID_HANDLE;
+    sync_sleep();
     if (e->pending && e->stream)
         flush(e->stream);
     return OK;
@@ -1181,6 +1204,7 @@ unsigned long long mock_malloc(size_t n, int device, int managed)
     return (uintptr_t)track(n, device, managed);
 }
 void mock_free(unsigned long long p) { cuMemFree_v2(p); }
+int mock_in_sync(void) { return in_sync; }
 /* Work held on streams, not yet run. */
 int mock_pending(void) { return n_pending; }
 /* A context that is not a device's primary one (as cuCtxCreate makes), and
