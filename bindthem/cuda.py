@@ -746,13 +746,14 @@ def empty(shape, dtype=float, *, device=None):
     return _core.cuda_empty(shape, dtype, device=device)
 
 
-def zeros(shape, dtype=float, *, device=None, stream=None):
+def zeros(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,
+          stream: Any = None) -> Any:
     """A :class:`DeviceArray` of zeros: ``cuMemsetD8Async`` queued on ``stream``
     (None: the legacy stream), which the array records as its last write."""
     return _core.cuda_zeros(shape, dtype, device=device, stream=stream)
 
 
-def pinned_empty(shape, dtype=float):
+def pinned_empty(shape: int | tuple[int, ...], dtype: Any = float) -> Any:
     """An uninitialized NumPy array in page-locked host memory
     (``cuMemHostAlloc``, portable to every context), freed when the array
     (and every view of it) goes. Asynchronous copies

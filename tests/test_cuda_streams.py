@@ -15,10 +15,9 @@ import threading
 
 import numpy as np
 import pytest
+from test_cuda import CC, HEADER, MOCK_SRC, PRELUDE, YAML, FakeCAI, FakeDLPack, module_text, run_py
 
 from support import cuda_mock_path
-from test_cuda import (CC, HEADER, MOCK_SRC, PRELUDE, YAML, FakeCAI, FakeDLPack, module_text,
-                       run_py)
 
 import bindthem.cuda as cuda
 
