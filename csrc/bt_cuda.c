@@ -540,6 +540,16 @@ int bt_cuda_current_ctx(void **ctx, BtDiag *e)
     return 0;
 }
 
+/* Makes dev 0's primary context current when the thread has none. */
+static int some_ctx(BtDiag *e)
+{
+    void *cur;
+
+    if (bt_cuda_current_ctx(&cur, e) < 0)
+        return -1;
+    return cur ? 0 : bt_cuda_use_device(0, e);
+}
+
 int bt_cuda_current_device(int *dev, BtDiag *e)
 {
     BtCUcontext cur = NULL;
@@ -837,15 +847,9 @@ int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
 
 int bt_cuda_sync(BtDiag *e)
 {
-    BtCUcontext cur = NULL;
     BtCUresult r;
 
-    if (bt_cuda_init(e) < 0)
-        return -1;
-    r = drv.cuCtxGetCurrent(&cur);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxGetCurrent");
-    if (!cur && bt_cuda_use_device(0, e) < 0)
+    if (some_ctx(e) < 0)
         return -1;
     r = drv.cuCtxSynchronize();
     if (r != CUDA_SUCCESS_)
@@ -854,20 +858,6 @@ int bt_cuda_sync(BtDiag *e)
 }
 
 /* ---- streams and events ---- */
-
-/* Makes dev 0's primary context current when the thread has none. */
-static int some_ctx(BtDiag *e)
-{
-    BtCUcontext cur = NULL;
-    BtCUresult r;
-
-    if (bt_cuda_init(e) < 0)
-        return -1;
-    r = drv.cuCtxGetCurrent(&cur);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxGetCurrent");
-    return cur ? 0 : bt_cuda_use_device(0, e);
-}
 
 int bt_cuda_event_create(int timing, void **ev, BtDiag *e)
 {

@@ -817,6 +817,28 @@ done:
     return out;
 }
 
+/* A dtype argument (None: float64) as a new reference; object dtypes,
+ * which hold Python references, are refused. */
+static int dtype_arg(PyObject *dto, const char *who, PyArray_Descr **out)
+{
+    *out = NULL;
+    if (dto && dto != Py_None) {
+        if (!PyArray_DescrConverter(dto, out))
+            return -1;
+    } else if (!(*out = PyArray_DescrFromType(NPY_DOUBLE))) {
+        return -1;
+    }
+    if (PyDataType_REFCHK(*out)) {
+        Py_CLEAR(*out);
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): object dtypes cannot go to the device (or pinned "
+                     "memory)",
+                     who);
+        return -1;
+    }
+    return 0;
+}
+
 /* empty(shape, dtype, *, device) and zeros(..., stream): zero is set. */
 static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, int zero)
 {
@@ -834,19 +856,9 @@ static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, 
              : !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist3, &shapeo, &dto,
                                             &devo))
         return NULL;
-    if (bt_cudapy_stream_arg(streamo, "zeros", &stream) < 0)
+    if (bt_cudapy_stream_arg(streamo, "zeros", &stream) < 0 ||
+        dtype_arg(dto, zero ? "zeros" : "empty", &dtype) < 0)
         return NULL;
-    if (dto && dto != Py_None) {
-        if (!PyArray_DescrConverter(dto, &dtype))
-            return NULL;
-    } else if (!(dtype = PyArray_DescrFromType(NPY_DOUBLE))) {
-        return NULL;
-    }
-    if (PyDataType_REFCHK(dtype)) {
-        PyErr_Format(PyExc_TypeError, "%s(): object dtypes cannot go to the device",
-                     zero ? "zeros" : "empty");
-        goto done;
-    }
     shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
     if (!shape || device_arg(st, devo, &dev) < 0)
         goto done;
@@ -897,18 +909,9 @@ PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyObject *kwa
     BtDiag e;
 
     bt_diag_init(&e);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:pinned_empty", kwlist, &shapeo, &dto))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:pinned_empty", kwlist, &shapeo, &dto) ||
+        dtype_arg(dto, "pinned_empty", &dtype) < 0)
         return NULL;
-    if (dto && dto != Py_None) {
-        if (!PyArray_DescrConverter(dto, &dtype))
-            return NULL;
-    } else if (!(dtype = PyArray_DescrFromType(NPY_DOUBLE))) {
-        return NULL;
-    }
-    if (PyDataType_REFCHK(dtype)) {
-        PyErr_SetString(PyExc_TypeError, "pinned_empty(): object dtypes are not supported");
-        goto error;
-    }
     shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
     if (!shape)
         goto error;

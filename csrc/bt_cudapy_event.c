@@ -38,15 +38,24 @@ static void event_dealloc(CudaEvent *self)
     Py_DECREF(tp);
 }
 
-static PyObject *event_record(CudaEvent *self, PyObject *args, PyObject *kwargs)
+/* record(stream=None) and wait(stream=None): the stream argument. */
+static int stream_param(PyObject *args, PyObject *kwargs, const char *fmt, const char *who,
+                        uint64_t *stream)
 {
     static char *kwlist[] = {"stream", NULL};
     PyObject *so = Py_None;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &so))
+        return -1;
+    return bt_cudapy_stream_arg(so, who, stream);
+}
+
+static PyObject *event_record(CudaEvent *self, PyObject *args, PyObject *kwargs)
+{
     uint64_t stream;
     BtDiag e;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:record", kwlist, &so) ||
-        bt_cudapy_stream_arg(so, "Event.record", &stream) < 0)
+    if (stream_param(args, kwargs, "|O:record", "Event.record", &stream) < 0)
         return NULL;
     bt_diag_init(&e);
     if (bt_cuda_event_record(self->ev, stream, &e) < 0)
@@ -57,13 +66,10 @@ static PyObject *event_record(CudaEvent *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *event_wait(CudaEvent *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"stream", NULL};
-    PyObject *so = Py_None;
     uint64_t stream;
     BtDiag e;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:wait", kwlist, &so) ||
-        bt_cudapy_stream_arg(so, "Event.wait", &stream) < 0)
+    if (stream_param(args, kwargs, "|O:wait", "Event.wait", &stream) < 0)
         return NULL;
     bt_diag_init(&e);
     if (bt_cuda_stream_wait_event(stream, self->ev, &e) < 0)

@@ -119,12 +119,12 @@ static PyMethodDef cuda_methods[] = {
      "cuda_pinned_empty(shape, dtype=float)\n--\n\nA NumPy array over page-locked host memory "
      "(cuMemHostAlloc), freed with the array."},
     {"cuda_stream_synchronize", cuda_stream_synchronize, METH_O,
-     "cuda_stream_synchronize(stream)\n--\n\ncuStreamSynchronize, the GIL released."},
+     "cuda_stream_synchronize($module, stream, /)\n--\n\ncuStreamSynchronize, the GIL released."},
     {"cuda_stream_create", cuda_stream_create, METH_VARARGS,
-     "cuda_stream_create(device, non_blocking)\n--\n\nA new CUstream handle (int) in the "
+     "cuda_stream_create($module, device, non_blocking, /)\n--\n\nA new CUstream handle (int) in the "
      "device's (None: the current device's) primary context."},
     {"cuda_stream_destroy", cuda_stream_destroy, METH_O,
-     "cuda_stream_destroy(handle)\n--\n\ncuStreamDestroy of a cuda_stream_create handle."},
+     "cuda_stream_destroy($module, handle, /)\n--\n\ncuStreamDestroy of a cuda_stream_create handle."},
     {"cuda_device_count", cuda_device_count, METH_NOARGS,
      "cuda_device_count()\n--\n\nCUDA devices (0 without a driver)."},
     {"cuda_synchronize", cuda_synchronize, METH_NOARGS,
