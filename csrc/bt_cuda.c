@@ -472,20 +472,12 @@ static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
 
 int bt_cuda_use_device(int dev, BtDiag *e)
 {
-    BtCUcontext want = NULL, cur = NULL;
-    BtCUresult r;
+    BtCUcontext want = NULL;
+    void *prev;
 
     if (primary(dev, &want, e) < 0)
         return -1;
-    r = drv.cuCtxGetCurrent(&cur);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxGetCurrent");
-    if (cur == want)
-        return 0;
-    r = drv.cuCtxSetCurrent(want);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxSetCurrent(primary context of device %d)", dev);
-    return 0;
+    return bt_cuda_enter(want, &prev, e); /* left current: no leave */
 }
 
 int bt_cuda_primary_ctx(int dev, void **ctx, BtDiag *e)
