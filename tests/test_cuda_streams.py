@@ -321,7 +321,11 @@ def test_blocking_calls_release_the_gil(lib, clean, mock, side):
         "Stream.synchronize": side.synchronize,
         "Event.synchronize": lambda: cuda.Event().record(side).synchronize(),
         "copy_to_host": lambda: y.copy_to_host(stream=side),
+        "to_device": lambda: cuda.to_device(np.ones(4)),
+        "a DeviceArray's free": lambda: arrays.clear(),
+        "load": lambda: cuda.load(module_text(), HEADER, YAML),
     }
+    arrays = [cuda.zeros(4)]
     os.environ["MOCK_CUDA_SLEEP_MS"] = "150"
     try:
         for name, call in calls.items():

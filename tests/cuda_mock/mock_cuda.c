@@ -33,8 +33,9 @@
  *   MOCK_CUDA_DEVICES=1            device count (0: cuInit says NO_DEVICE)
  *   MOCK_CUDA_NOT_FOUND=a,b        symbols reported SYMBOL_NOT_FOUND
  *   MOCK_CUDA_TOO_NEW=a,b          symbols reported VERSION_NOT_SUFFICIENT
- *   MOCK_CUDA_SLEEP_MS=0           how long every synchronize (context, stream,
- *                                  event) sleeps; mock_in_sync() says 1 meanwhile
+ *   MOCK_CUDA_SLEEP_MS=0           how long every blocking call (synchronizes of
+ *                                  context, stream, event; frees; library loads)
+ *                                  sleeps; mock_in_sync() says 1 meanwhile
  *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
@@ -85,6 +86,7 @@ typedef struct Ctx {
 } Ctx;
 
 static void flush_all(void);
+static void sync_sleep(void);
 
 typedef struct Alloc {
     void *p;
@@ -321,6 +323,7 @@ CUresult cuMemFree_v2(unsigned long long p)
 {
     Alloc **pp, *a;
     flush_all(); /* as on a device: a free waits for the work queued before it */
+    sync_sleep();
     pthread_mutex_lock(&lock);
     for (pp = &allocs; (a = *pp); pp = &a->next) {
         if ((uintptr_t)a->p == p) {
@@ -562,6 +565,7 @@ CUresult cuLibraryLoadData(void **lib, const void *code, int *jopts, void **jval
     Module *m = malloc(sizeof *m);
     CUresult r;
     (void)jopts; (void)nj; (void)lopts; (void)lvals; (void)nl;
+    sync_sleep(); /* a JIT takes time */
     r = parse_module(m, code, nj >= 2 ? jvals : NULL, 1);
     if (r != OK) {
         free(m);
