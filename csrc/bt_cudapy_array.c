@@ -894,7 +894,11 @@ PyObject *bt_cudapy_zeros(PyObject *module, PyObject *args, PyObject *kwargs)
 
 static void pinned_free(PyObject *cap)
 {
-    bt_cuda_host_free(PyCapsule_GetPointer(cap, "bindthem.cuda.pinned"));
+    void *p = PyCapsule_GetPointer(cap, "bindthem.cuda.pinned");
+    /* cuMemFreeHost waits for the device like cuMemFree */
+    Py_BEGIN_ALLOW_THREADS
+    bt_cuda_host_free(p);
+    Py_END_ALLOW_THREADS
 }
 
 PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyObject *kwargs)
