@@ -51,8 +51,10 @@ BT_HIDDEN int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, cons
                                  PyObject *name, BtCudaArg *a);
 
 /* Records that a launch or copy queued on `stream` writes DeviceArray o:
- * later launches on other streams, copies and consumers wait for it. */
-BT_HIDDEN void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream);
+ * later launches on other streams, copies and consumers wait for it.
+ * owner: the stream argument as given (None, an int or a stream object,
+ * which o then keeps alive, and with it the CUstream). */
+BT_HIDDEN void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner);
 
 /* A stream argument of function `who` (not a launch's): None (0), the
  * ints 0, 1, 2, __cuda_stream__ objects, CuPy / PyTorch streams. */

@@ -45,6 +45,7 @@ typedef struct DeviceArray {
     PyObject *shape; /* tuple of int */
     PyArray_Descr *dtype;
     uint64_t stream; /* the stream of the last write (a launch, async copy, zeros), 0: none */
+    PyObject *stream_owner; /* the object that gave `stream` (it keeps the CUstream alive) */
 } DeviceArray;
 
 static void devarray_dealloc(DeviceArray *a)
@@ -54,6 +55,7 @@ static void devarray_dealloc(DeviceArray *a)
     Py_BEGIN_ALLOW_THREADS
     bt_cuda_free(a->device, a->ptr);
     Py_END_ALLOW_THREADS
+    Py_CLEAR(a->stream_owner);
     Py_CLEAR(a->shape);
     Py_CLEAR(a->dtype);
     tp->tp_free(a);
@@ -106,6 +108,7 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
         goto error;
     a->ptr = 0;
     a->stream = 0;
+    a->stream_owner = NULL;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
@@ -148,8 +151,10 @@ static int copy_out(BtState *st, DeviceArray *a, void *dst, PyObject *stream, in
         bt_raise_diag(st, &e);
         return -1;
     }
-    if (!async) /* the last write is done: nothing left to wait for */
+    if (!async) { /* the last write is done: nothing left to wait for */
         a->stream = 0;
+        Py_CLEAR(a->stream_owner);
+    }
     return 0;
 }
 
@@ -670,9 +675,16 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
     return 0;
 }
 
-void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream)
+void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
 {
-    ((DeviceArray *)o)->stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
+    DeviceArray *a = (DeviceArray *)o;
+    PyObject *old = a->stream_owner;
+
+    a->stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
+    /* a stream object (bindthem's, CuPy's, PyTorch's) destroys its CUstream
+     * when it goes: held while the array may still be waited on */
+    a->stream_owner = owner && owner != Py_None && !PyLong_Check(owner) ? Py_NewRef(owner) : NULL;
+    Py_XDECREF(old);
 }
 
 /* Whether o's type is named like a stream class (cupy.cuda.Stream,
@@ -809,7 +821,7 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
         Py_CLEAR(out);
         bt_raise_diag(st, &e);
     } else if (streamo != Py_None) {
-        bt_cudapy_devarray_wrote(out, stream);
+        bt_cudapy_devarray_wrote(out, stream, streamo);
     }
 done:
     Py_XDECREF(arr);
@@ -871,7 +883,7 @@ static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, 
             Py_CLEAR(out);
             bt_raise_diag(st, &e);
         } else {
-            bt_cudapy_devarray_wrote(out, stream);
+            bt_cudapy_devarray_wrote(out, stream, streamo);
         }
     }
 done:

@@ -21,7 +21,8 @@
 typedef struct LaunchConfig {
     unsigned grid[3], block[3];
     unsigned shared;
-    uint64_t stream; /* CUstream value; 0 = legacy default stream */
+    uint64_t stream;      /* CUstream value; 0 = legacy default stream */
+    PyObject *stream_obj; /* borrowed: the stream as given (NULL: none) */
 } LaunchConfig;
 
 /* ValueError "k[grid, block]: ..."; fmt is PyUnicode_FromFormat's. */
@@ -221,6 +222,7 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
         return -1;
     if (stream && parse_stream(stream, kname, &cfg->stream) < 0)
         return -1;
+    cfg->stream_obj = stream;
     return 0;
 }
 
@@ -506,7 +508,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     }
     for (i = 0; i < call->n_py; i++)
         if (call->slots[i].is_array && !call->slots[i].is_const && r.a[p.src[i]].array)
-            bt_cudapy_devarray_wrote(r.a[p.src[i]].array, ours);
+            bt_cudapy_devarray_wrote(r.a[p.src[i]].array, ours, cfg->stream_obj);
     res = Py_NewRef(Py_None);
 done:
     if (entered)

@@ -345,3 +345,28 @@ def test_blocking_calls_release_the_gil(lib, clean, mock, side):
             assert seen, "%s held the GIL while the driver blocked" % name
     finally:
         del os.environ["MOCK_CUDA_SLEEP_MS"]
+
+
+def test_an_array_keeps_the_stream_of_its_last_write_alive(lib, clean):
+    # a stream object destroys its CUstream when it goes: an array that may
+    # still be waited on holds it (a launch, to_device and zeros alike)
+    for write in ("launch", "to_device", "zeros"):
+        s = cuda.Stream.create(non_blocking=True)
+        fin = s._destroy
+        if write == "launch":
+            x, y, want = written_on(lib, s)
+        elif write == "to_device":
+            y, want = cuda.to_device(np.arange(8, dtype=np.float32), stream=s), np.arange(8)
+        else:
+            y, want = cuda.zeros(8, np.float32, stream=s), np.zeros(8)
+        del s
+        assert fin.alive, write
+        np.testing.assert_array_equal(y.copy_to_host(), want)  # done: the stream is let go
+        assert not fin.alive, write
+    s = cuda.Stream.create()
+    fin = s._destroy
+    y = cuda.zeros(8, np.float32)
+    lib.scale[1, 8, 0, s](1.0, y)
+    lib.scale[1, 8](1.0, y)  # the last write is on the legacy stream: s is let go
+    del s
+    assert not fin.alive
