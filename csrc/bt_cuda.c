@@ -544,16 +544,13 @@ static int some_ctx(BtDiag *e)
 
 int bt_cuda_current_device(int *dev, BtDiag *e)
 {
-    BtCUcontext cur = NULL;
+    void *cur;
     BtCUdevice d = 0;
     BtCUresult r;
 
     *dev = 0;
-    if (bt_cuda_init(e) < 0)
+    if (bt_cuda_current_ctx(&cur, e) < 0)
         return -1;
-    r = drv.cuCtxGetCurrent(&cur);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxGetCurrent");
     if (!cur)
         return 0;
     r = drv.cuCtxGetDevice(&d);
