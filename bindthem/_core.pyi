@@ -217,7 +217,7 @@ def nvrtc(
     """Compile source with NVRTC (csrc/bt_nvrtc.c): {'image': bytes, 'lowered':
     [mangled name of each expression], 'log': str}; BuildError with the log."""
 
-# --- CUDA (csrc/bt_cudapy_bind.c, bt_cudapy_kernel.c, bt_cudapy_array.c) ---------
+# --- CUDA (csrc/bt_cudapy_bind.c, bt_cudapy_kernel.c, bt_cudapy_array.c, bt_cudapy_event.c) ---
 # Loosely typed (Any for device arrays and launch configurations) while that
 # API settles; bindthem.cuda is the public face.
 
@@ -233,7 +233,8 @@ class NoDriverError(CudaError):
 
 @final
 class DeviceArray:
-    """Device memory holding an array; exposes ``__cuda_array_interface__`` (v3)."""
+    """Device memory holding an array; exposes ``__cuda_array_interface__`` (v3)
+    and DLPack, with the stream of its last write."""
 
     @property
     def shape(self) -> tuple[int, ...]: ...
@@ -250,9 +251,29 @@ class DeviceArray:
     @property
     def ptr(self) -> int: ...
     @property
+    def stream(self) -> int | None:
+        """The CUstream value of the last write bindthem queued (None: none pending)."""
+    @property
     def __cuda_array_interface__(self) -> dict[str, Any]: ...
-    def copy_to_host(self) -> Any: ...
+    def copy_to_host(self, *, stream: Any = None, out: Any = None) -> Any: ...
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
     def __len__(self) -> int: ...
+
+@final
+class CudaEvent:
+    """A CUDA event (``bindthem.cuda.Event``): record, wait, query, time."""
+
+    def __new__(cls, *, timing: bool = True) -> CudaEvent: ...
+    @property
+    def handle(self) -> int:
+        """The CUevent value."""
+    def record(self, stream: Any = None) -> CudaEvent: ...
+    def wait(self, stream: Any = None) -> None: ...
+    def synchronize(self) -> None: ...
+    def query(self) -> bool: ...
+    def elapsed_time(self, end: CudaEvent, /) -> float: ...
 
 @final
 class CudaLaunch:
@@ -317,8 +338,24 @@ def cuda_driver() -> dict[str, Any]:
 def cuda_empty(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None) -> Any:
     """An uninitialized DeviceArray."""
 
-def cuda_synchronize() -> None:
-    """cuCtxSynchronize on the current (else device 0's) context."""
+def cuda_zeros(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None,
+               stream: Any = None) -> Any:
+    """A zeroed DeviceArray (cuMemsetD8Async on the stream)."""
 
-def cuda_to_device(array: Any, *, device: int | None = None) -> Any:
-    """Copy an array to a new DeviceArray."""
+def cuda_pinned_empty(shape: int | tuple[int, ...], dtype: Any = ...) -> Any:
+    """A NumPy array over page-locked host memory, freed with the array."""
+
+def cuda_stream_create(device: int | None, non_blocking: bool, /) -> int:
+    """A new CUstream handle in the device's primary context."""
+
+def cuda_stream_destroy(handle: int, /) -> None:
+    """cuStreamDestroy of a cuda_stream_create handle."""
+
+def cuda_stream_synchronize(stream: Any, /) -> None:
+    """cuStreamSynchronize, the GIL released."""
+
+def cuda_synchronize() -> None:
+    """cuCtxSynchronize on the current (else device 0's) context, the GIL released."""
+
+def cuda_to_device(array: Any, *, device: int | None = None, stream: Any = None) -> Any:
+    """Copy an array to a new DeviceArray (on a stream: asynchronously)."""

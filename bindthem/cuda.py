@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import warnings
+import weakref
 from typing import Any
 
 from . import _core, _travel
@@ -39,16 +40,17 @@ from .build import PRELUDE as HOST_PRELUDE
 from .errors import BindValueError, BuildError
 from .library import Backend, _infos, _regular_file, warn_if_nothing_bound
 
-__all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
-           "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc", "device_count",
-           "driver", "empty", "find_nvrtc",
-           "is_available", "kernel_source", "load", "synchronize", "to_device"]
+__all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
+           "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
+           "device_count", "driver", "empty", "find_nvrtc", "is_available", "kernel_source",
+           "load", "pinned_empty", "synchronize", "to_device", "zeros"]
 
 CudaError = _core.CudaError
 NoDriverError = _core.NoDriverError
 DeviceArray = _core.DeviceArray
 Kernel = _core.CudaKernel
 Launch = _core.CudaLaunch
+Event = _core.CudaEvent
 
 
 class Stream:
@@ -65,7 +67,25 @@ class Stream:
     global mode. Any object with ``__cuda_stream__`` works as well.
     """
 
-    __slots__ = ("handle", "name")
+    __slots__ = ("handle", "name", "_destroy", "__weakref__")
+
+    @classmethod
+    def create(cls, *, non_blocking: bool = False, device: int | None = None) -> Stream:
+        """A new stream in ``device``'s primary context (default: the current
+        device), owned: destroyed when the object goes (``cuStreamDestroy``;
+        its queued work still runs). ``non_blocking=True`` makes it
+        ``CU_STREAM_NON_BLOCKING``: it does not wait for the legacy stream,
+        nor the legacy stream for it."""
+        if device is not None:
+            device = operator.index(device)
+        s = cls(_core.cuda_stream_create(device, bool(non_blocking)),
+                "Stream.create(non_blocking=%s)" % bool(non_blocking))
+        s._destroy = weakref.finalize(s, _core.cuda_stream_destroy, s.handle)
+        return s
+
+    def synchronize(self) -> None:
+        """Wait (GIL released) until the work queued on the stream is done."""
+        _core.cuda_stream_synchronize(self)
 
     def __init__(self, handle, name=None):
         if isinstance(handle, bool):
@@ -75,6 +95,7 @@ class Stream:
             raise ValueError("Stream(handle): %d is not a 64-bit CUstream value" % handle)
         self.handle = handle
         self.name = name
+        self._destroy = None
 
     def __cuda_stream__(self):
         return (0, self.handle)
@@ -89,6 +110,8 @@ class Stream:
         return hash(self.handle)
 
     def __repr__(self):
+        if self._destroy is not None:
+            return "<bindthem.cuda.%s 0x%x>" % (self.name, self.handle)
         return "bindthem.cuda.%s" % self.name if self.name else "Stream(0x%x)" % self.handle
 
 
@@ -704,16 +727,39 @@ def build(header: StrPath, instantiate: StrPath | None = None, *,
 
 # ---- helpers ----
 
-def to_device(array: Any, *, device: int | None = None) -> Any:
+def to_device(array: Any, *, device: int | None = None, stream: Any = None) -> Any:
     """Copy ``array`` (anything NumPy takes; made C-contiguous) to a new
     :class:`DeviceArray` on ``device`` (default: the current context's device,
-    else 0). The copy is synchronous; the memory is freed with the object."""
-    return _core.cuda_to_device(array, device=device)
+    else 0); the memory is freed with the object.
+
+    ``stream=None``: the copy is done when this returns (the GIL released
+    while it runs). With a stream, the copy is queued there and this returns
+    at once; the array records the stream, so launches and copies on other
+    streams wait for the copy. From pageable memory the driver stages the
+    data before returning; from pinned memory (:func:`pinned_empty`) the copy
+    reads ``array`` later: leave it alone until the stream gets there."""
+    return _core.cuda_to_device(array, device=device, stream=stream)
 
 
 def empty(shape, dtype=float, *, device=None):
     """An uninitialized :class:`DeviceArray`."""
     return _core.cuda_empty(shape, dtype, device=device)
+
+
+def zeros(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,
+          stream: Any = None) -> Any:
+    """A :class:`DeviceArray` of zeros: ``cuMemsetD8Async`` queued on ``stream``
+    (None: the legacy stream), which the array records as its last write."""
+    return _core.cuda_zeros(shape, dtype, device=device, stream=stream)
+
+
+def pinned_empty(shape: int | tuple[int, ...], dtype: Any = float) -> Any:
+    """An uninitialized NumPy array in page-locked host memory
+    (``cuMemHostAlloc``, portable to every context), freed when the array
+    (and every view of it) goes. Asynchronous copies
+    (``copy_to_host(stream=..., out=...)``, ``to_device(..., stream=...)``)
+    overlap with host work only from and into such memory."""
+    return _core.cuda_pinned_empty(shape, dtype)
 
 
 def device_count():
@@ -728,7 +774,7 @@ def is_available():
 
 def synchronize():
     """Wait for all work queued in the current context (device 0's primary
-    context when none is current)."""
+    context when none is current). The GIL is released while it waits."""
     _core.cuda_synchronize()
 
 

@@ -19,7 +19,8 @@
 typedef int BtCUresult;                   /* enum cudaError_enum */
 typedef int BtCUdevice;                   /* CUdevice_v1, CUDA 2.0 */
 typedef unsigned long long BtCUdeviceptr; /* CUdeviceptr_v2, CUDA 3.2 */
-typedef void *BtCUcontext, *BtCUmodule, *BtCUfunction, *BtCUstream, *BtCUlibrary, *BtCUkernel;
+typedef void *BtCUcontext, *BtCUmodule, *BtCUfunction, *BtCUstream, *BtCUlibrary, *BtCUkernel,
+    *BtCUevent;
 typedef int BtCUjit_option;        /* enum CUjit_option */
 typedef int BtCUlibraryOption;     /* enum CUlibraryOption, CUDA 12.0 */
 typedef int BtCUpointer_attribute; /* enum CUpointer_attribute */
@@ -32,6 +33,10 @@ enum {
     CUDA_ERROR_NO_DEVICE_ = 100,
     CUDA_ERROR_INVALID_PTX_ = 218,
     CUDA_ERROR_NOT_FOUND_ = 500,
+    CUDA_ERROR_NOT_READY_ = 600,
+    CU_EVENT_DISABLE_TIMING_ = 2,
+    CU_MEMHOSTALLOC_PORTABLE_ = 1,
+    CU_POINTER_ATTRIBUTE_CONTEXT_ = 1,
     CU_GET_PROC_ADDRESS_LEGACY_STREAM_ = 1 << 0,
     CU_GET_PROC_ADDRESS_SUCCESS_ = 0,
     CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND_ = 1,
@@ -87,6 +92,21 @@ typedef BtCUresult (*PFN_cuModuleGetFunctionCount_v12040)(unsigned *, BtCUmodule
 typedef BtCUresult (*PFN_cuModuleEnumerateFunctions_v12040)(BtCUfunction *, unsigned, BtCUmodule);
 typedef BtCUresult (*PFN_cuKernelGetParamInfo_v12040)(BtCUkernel, size_t, size_t *, size_t *);
 typedef BtCUresult (*PFN_cuFuncGetParamInfo_v12040)(BtCUfunction, size_t, size_t *, size_t *);
+typedef BtCUresult (*PFN_cuMemcpyHtoDAsync_v3020)(BtCUdeviceptr, const void *, size_t, BtCUstream);
+typedef BtCUresult (*PFN_cuMemcpyDtoHAsync_v3020)(void *, BtCUdeviceptr, size_t, BtCUstream);
+typedef BtCUresult (*PFN_cuMemsetD8Async_v3020)(BtCUdeviceptr, unsigned char, size_t, BtCUstream);
+typedef BtCUresult (*PFN_cuMemHostAlloc_v2020)(void **, size_t, unsigned);
+typedef BtCUresult (*PFN_cuMemFreeHost_v2000)(void *);
+typedef BtCUresult (*PFN_cuEventCreate_v2000)(BtCUevent *, unsigned);
+typedef BtCUresult (*PFN_cuEventRecord_v2000)(BtCUevent, BtCUstream);
+typedef BtCUresult (*PFN_cuEventQuery_v2000)(BtCUevent);
+typedef BtCUresult (*PFN_cuEventSynchronize_v2000)(BtCUevent);
+typedef BtCUresult (*PFN_cuEventDestroy_v4000)(BtCUevent);
+typedef BtCUresult (*PFN_cuEventElapsedTime_v2000)(float *, BtCUevent, BtCUevent);
+typedef BtCUresult (*PFN_cuEventElapsedTime_v12080)(float *, BtCUevent, BtCUevent);
+typedef BtCUresult (*PFN_cuStreamCreate_v2000)(BtCUstream *, unsigned);
+typedef BtCUresult (*PFN_cuStreamDestroy_v4000)(BtCUstream);
+typedef BtCUresult (*PFN_cuStreamWaitEvent_v3020)(BtCUstream, BtCUevent, unsigned);
 
 typedef struct Driver {
     void *dl;
@@ -116,6 +136,23 @@ typedef struct Driver {
     PFN_cuModuleUnload_v2000 cuModuleUnload;
     PFN_cuLaunchKernel_v4000 cuLaunchKernel;
     PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
+    PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync;
+    PFN_cuMemcpyDtoHAsync_v3020 cuMemcpyDtoHAsync;
+    PFN_cuMemsetD8Async_v3020 cuMemsetD8Async;
+    PFN_cuMemHostAlloc_v2020 cuMemHostAlloc;
+    PFN_cuMemFreeHost_v2000 cuMemFreeHost;
+    PFN_cuEventCreate_v2000 cuEventCreate;
+    PFN_cuEventRecord_v2000 cuEventRecord;
+    PFN_cuEventQuery_v2000 cuEventQuery;
+    PFN_cuEventSynchronize_v2000 cuEventSynchronize;
+    PFN_cuEventDestroy_v4000 cuEventDestroy;
+    PFN_cuStreamWaitEvent_v3020 cuStreamWaitEvent;
+    PFN_cuStreamCreate_v2000 cuStreamCreate;
+    PFN_cuStreamDestroy_v4000 cuStreamDestroy;
+    /* 12.8 renamed the ABI (same parameters; the 2.0 one is deprecated in
+     * 13.0): the newer where the driver has it, else the older */
+    PFN_cuEventElapsedTime_v12080 cuEventElapsedTime;
+    PFN_cuEventElapsedTime_v2000 cuEventElapsedTime_v1;
     /* optional: requested only from drivers at least as new */
     PFN_cuLibraryLoadData_v12000 cuLibraryLoadData;
     PFN_cuLibraryUnload_v12000 cuLibraryUnload;
@@ -166,6 +203,20 @@ static const EntryPoint entry_points[] = {
     EP(cuModuleUnload, 2000, 0),
     EP(cuLaunchKernel, 4000, 0),
     EP(cuStreamSynchronize, 2000, 0),
+    EP(cuMemcpyHtoDAsync, 3020, 0),
+    EP(cuMemcpyDtoHAsync, 3020, 0),
+    EP(cuMemsetD8Async, 3020, 0),
+    EP(cuMemHostAlloc, 2020, 0),
+    EP(cuMemFreeHost, 2000, 0),
+    EP(cuEventCreate, 2000, 0),
+    EP(cuEventRecord, 2000, 0),
+    EP(cuEventQuery, 2000, 0),
+    EP(cuEventSynchronize, 2000, 0),
+    EP(cuEventDestroy, 4000, 0),
+    EP(cuStreamWaitEvent, 3020, 0),
+    EP(cuStreamCreate, 2000, 0),
+    EP(cuStreamDestroy, 4000, 0),
+    EP(cuEventElapsedTime, 12080, 1),
     EP(cuLibraryLoadData, 12000, 1),
     EP(cuLibraryUnload, 12000, 1),
     EP(cuLibraryGetKernel, 12000, 1),
@@ -179,6 +230,11 @@ static const EntryPoint entry_points[] = {
     EP(cuFuncGetParamInfo, 12040, 1),
 };
 #undef EP
+
+/* Asked for only when the driver lacks the newer ABI (12080 above). */
+static const EntryPoint older_abis[] = {
+    {"cuEventElapsedTime", 2000, 0, offsetof(Driver, cuEventElapsedTime_v1)},
+};
 
 struct BtCudaModule {
     BtCUlibrary lib; /* cuLibraryLoadData (12.0+) */
@@ -341,6 +397,8 @@ int bt_cuda_init(BtDiag *e)
         if (resolve(ep, e) < 0)
             return -1;
     }
+    if (!drv.cuEventElapsedTime && resolve(&older_abis[0], e) < 0)
+        return -1;
     r = drv.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE_)
         return fail(e, BT_DIAG_NODRIVER, r,
@@ -414,34 +472,85 @@ static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
 
 int bt_cuda_use_device(int dev, BtDiag *e)
 {
-    BtCUcontext want = NULL, cur = NULL;
-    BtCUresult r;
+    BtCUcontext want = NULL;
+    void *prev;
 
     if (primary(dev, &want, e) < 0)
         return -1;
-    r = drv.cuCtxGetCurrent(&cur);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxGetCurrent");
-    if (cur == want)
-        return 0;
-    r = drv.cuCtxSetCurrent(want);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxSetCurrent(primary context of device %d)", dev);
+    return bt_cuda_enter(want, &prev, e); /* left current: no leave */
+}
+
+int bt_cuda_primary_ctx(int dev, void **ctx, BtDiag *e)
+{
+    BtCUcontext c = NULL;
+
+    *ctx = NULL;
+    if (primary(dev, &c, e) < 0)
+        return -1;
+    *ctx = c;
     return 0;
 }
 
-int bt_cuda_current_device(int *dev, BtDiag *e)
+int bt_cuda_enter(void *ctx, void **prev, BtDiag *e)
 {
     BtCUcontext cur = NULL;
-    BtCUdevice d = 0;
     BtCUresult r;
 
-    *dev = 0;
+    *prev = NULL;
+    r = drv.cuCtxGetCurrent(&cur);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxGetCurrent");
+    *prev = cur;
+    if (cur == ctx)
+        return 0;
+    r = drv.cuCtxSetCurrent(ctx);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuCtxSetCurrent");
+    return 0;
+}
+
+void bt_cuda_leave(void *ctx, void *prev)
+{
+    /* a thread that had no context keeps the one it was given (as CuPy and
+     * numba leave it); one that had its own gets it back */
+    if (prev && prev != ctx)
+        drv.cuCtxSetCurrent(prev);
+}
+
+int bt_cuda_current_ctx(void **ctx, BtDiag *e)
+{
+    BtCUcontext cur = NULL;
+    BtCUresult r;
+
+    *ctx = NULL;
     if (bt_cuda_init(e) < 0)
         return -1;
     r = drv.cuCtxGetCurrent(&cur);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuCtxGetCurrent");
+    *ctx = cur;
+    return 0;
+}
+
+/* Makes dev 0's primary context current when the thread has none. */
+static int some_ctx(BtDiag *e)
+{
+    void *cur;
+
+    if (bt_cuda_current_ctx(&cur, e) < 0)
+        return -1;
+    return cur ? 0 : bt_cuda_use_device(0, e);
+}
+
+int bt_cuda_current_device(int *dev, BtDiag *e)
+{
+    void *cur;
+    BtCUdevice d = 0;
+    BtCUresult r;
+
+    *dev = 0;
+    if (bt_cuda_current_ctx(&cur, e) < 0)
+        return -1;
     if (!cur)
         return 0;
     r = drv.cuCtxGetDevice(&d);
@@ -454,12 +563,14 @@ int bt_cuda_current_device(int *dev, BtDiag *e)
 int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e)
 {
     BtCUdeviceptr p = 0;
+    void *ctx, *prev;
     BtCUresult r;
 
     *ptr = 0;
-    if (bt_cuda_use_device(dev, e) < 0)
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
         return -1;
     r = drv.cuMemAlloc(&p, nbytes ? nbytes : 1);
+    bt_cuda_leave(ctx, prev);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuMemAlloc(%zu bytes) on device %d", nbytes, dev);
     *ptr = p;
@@ -468,34 +579,60 @@ int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e)
 
 void bt_cuda_free(int dev, uint64_t ptr)
 {
-    BtCUcontext cur = NULL;
+    void *ctx, *prev;
     BtDiag e;
 
     bt_diag_init(&e);
-    if (!drv.ready || !ptr || drv.cuCtxGetCurrent(&cur) != CUDA_SUCCESS_)
+    if (!drv.ready || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES || !(ctx = drv.primary[dev]))
         return;
-    if (bt_cuda_use_device(dev, &e) < 0)
+    if (bt_cuda_enter(ctx, &prev, &e) < 0)
         return;
     drv.cuMemFree(ptr);
-    if (cur && cur != drv.primary[dev])
-        drv.cuCtxSetCurrent(cur);
+    bt_cuda_leave(ctx, prev);
 }
 
-int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n, BtDiag *e)
+int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n, uint64_t stream,
+                 uint64_t after, int sync, BtDiag *e)
 {
+    void *ctx, *prev;
+    BtCUresult r;
+    int rc = -1;
+
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    if (after && bt_cuda_stream_wait(stream, after, e) < 0)
+        goto done;
+    if (n) {
+        if (dir == BT_CUDA_HTOD)
+            r = drv.cuMemcpyHtoDAsync(dptr, host, n, (BtCUstream)(uintptr_t)stream);
+        else
+            r = drv.cuMemcpyDtoHAsync(host, dptr, n, (BtCUstream)(uintptr_t)stream);
+        if (r != CUDA_SUCCESS_) {
+            cu_fail(e, r, "%s(%zu bytes, stream 0x%llx)",
+                    dir == BT_CUDA_HTOD ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync", n,
+                    (unsigned long long)stream);
+            goto done;
+        }
+    }
+    if (sync && bt_cuda_stream_sync(stream, e) < 0)
+        goto done;
+    rc = 0;
+done:
+    bt_cuda_leave(ctx, prev);
+    return rc;
+}
+
+int bt_cuda_memset(int dev, uint64_t dptr, size_t n, uint64_t stream, BtDiag *e)
+{
+    void *ctx, *prev;
     BtCUresult r;
 
-    if (bt_cuda_use_device(dev, e) < 0)
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
         return -1;
-    if (n == 0)
-        return 0;
-    if (dir == BT_CUDA_HTOD)
-        r = drv.cuMemcpyHtoD(dptr, host, n);
-    else
-        r = drv.cuMemcpyDtoH(host, dptr, n);
+    r = n ? drv.cuMemsetD8Async(dptr, 0, n, (BtCUstream)(uintptr_t)stream) : CUDA_SUCCESS_;
+    bt_cuda_leave(ctx, prev);
     if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "%s(%zu bytes)", dir == BT_CUDA_HTOD ? "cuMemcpyHtoD" : "cuMemcpyDtoH",
-                       n);
+        return cu_fail(e, r, "cuMemsetD8Async(%zu bytes)", n);
     return 0;
 }
 
@@ -503,24 +640,26 @@ int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtDiag *e)
 {
     /* the driver writes 4-byte or pointer-sized values; zeroed 8-byte
      * slots read back right either way on a little-endian host */
-    BtCUpointer_attribute attrs[4] = {
+    BtCUpointer_attribute attrs[5] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE_, CU_POINTER_ATTRIBUTE_IS_MANAGED_,
-        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_, CU_POINTER_ATTRIBUTE_DEVICE_POINTER_};
-    uint64_t vals[4] = {0, 0, 0, 0};
-    void *data[4] = {&vals[0], &vals[1], &vals[2], &vals[3]};
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_, CU_POINTER_ATTRIBUTE_DEVICE_POINTER_,
+        CU_POINTER_ATTRIBUTE_CONTEXT_};
+    uint64_t vals[5] = {0, 0, 0, 0, 0};
+    void *data[5] = {&vals[0], &vals[1], &vals[2], &vals[3], &vals[4]};
     BtCUresult r;
 
     memset(out, 0, sizeof *out);
     out->device = -1;
     if (bt_cuda_init(e) < 0)
         return -1;
-    r = drv.cuPointerGetAttributes(4, attrs, data, ptr);
+    r = drv.cuPointerGetAttributes(5, attrs, data, ptr);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuPointerGetAttributes(0x%llx)", (unsigned long long)ptr);
     out->memtype = (int)(uint32_t)vals[0];
     out->managed = (vals[1] & 0xff) != 0;
     out->device = out->memtype ? (int)(int32_t)(uint32_t)vals[2] : -1;
     out->devptr = vals[3];
+    out->ctx = (void *)(uintptr_t)vals[4];
     return 0;
 }
 
@@ -551,10 +690,12 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag
         m->device = -1;
         r = drv.cuLibraryLoadData(&m->lib, m->image, opts, vals, 2, NULL, NULL, 0);
     } else {
+        void *ctx, *prev;
         m->device = dev;
-        if (bt_cuda_use_device(dev, e) < 0)
+        if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
             goto error;
         r = drv.cuModuleLoadDataEx(&m->mod, m->image, 2, opts, vals);
+        bt_cuda_leave(ctx, prev);
     }
     if (r != CUDA_SUCCESS_) {
         log[sizeof log - 1] = '\0';
@@ -695,18 +836,140 @@ int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
 
 int bt_cuda_sync(BtDiag *e)
 {
-    BtCUcontext cur = NULL;
     BtCUresult r;
 
-    if (bt_cuda_init(e) < 0)
-        return -1;
-    r = drv.cuCtxGetCurrent(&cur);
-    if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "cuCtxGetCurrent");
-    if (!cur && bt_cuda_use_device(0, e) < 0)
+    if (some_ctx(e) < 0)
         return -1;
     r = drv.cuCtxSynchronize();
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuCtxSynchronize");
     return 0;
+}
+
+/* ---- streams and events ---- */
+
+int bt_cuda_event_create(int timing, void **ev, BtDiag *e)
+{
+    BtCUresult r;
+
+    *ev = NULL;
+    if (some_ctx(e) < 0)
+        return -1;
+    r = drv.cuEventCreate((BtCUevent *)ev, timing ? 0 : CU_EVENT_DISABLE_TIMING_);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuEventCreate");
+    return 0;
+}
+
+void bt_cuda_event_destroy(void *ev)
+{
+    if (drv.ready && ev)
+        drv.cuEventDestroy(ev);
+}
+
+int bt_cuda_event_record(void *ev, uint64_t stream, BtDiag *e)
+{
+    BtCUresult r = drv.cuEventRecord(ev, (BtCUstream)(uintptr_t)stream);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuEventRecord(stream 0x%llx)", (unsigned long long)stream);
+    return 0;
+}
+
+int bt_cuda_event_sync(void *ev, BtDiag *e)
+{
+    BtCUresult r = drv.cuEventSynchronize(ev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuEventSynchronize");
+    return 0;
+}
+
+int bt_cuda_event_query(void *ev, int *done, BtDiag *e)
+{
+    BtCUresult r = drv.cuEventQuery(ev);
+
+    *done = r == CUDA_SUCCESS_;
+    if (r != CUDA_SUCCESS_ && r != CUDA_ERROR_NOT_READY_)
+        return cu_fail(e, r, "cuEventQuery");
+    return 0;
+}
+
+int bt_cuda_event_elapsed(void *start, void *end, float *ms, BtDiag *e)
+{
+    BtCUresult r = drv.cuEventElapsedTime ? drv.cuEventElapsedTime(ms, start, end)
+                                          : drv.cuEventElapsedTime_v1(ms, start, end);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuEventElapsedTime");
+    return 0;
+}
+
+int bt_cuda_stream_wait_event(uint64_t stream, void *ev, BtDiag *e)
+{
+    BtCUresult r = drv.cuStreamWaitEvent((BtCUstream)(uintptr_t)stream, ev, 0);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuStreamWaitEvent(stream 0x%llx)", (unsigned long long)stream);
+    return 0;
+}
+
+int bt_cuda_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e)
+{
+    void *ev = NULL;
+    int rc;
+
+    if ((waiter ? waiter : BT_CUDA_STREAM_LEGACY) == (producer ? producer : BT_CUDA_STREAM_LEGACY))
+        return 0;
+    if (bt_cuda_event_create(0, &ev, e) < 0)
+        return -1;
+    /* destroying an event a wait is queued on is allowed: the driver frees
+     * it once the wait is done */
+    rc = bt_cuda_event_record(ev, producer, e) < 0 || bt_cuda_stream_wait_event(waiter, ev, e) < 0
+             ? -1
+             : 0;
+    drv.cuEventDestroy(ev);
+    return rc;
+}
+
+int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e)
+{
+    BtCUstream s = NULL;
+    void *ctx, *prev;
+    BtCUresult r;
+
+    *stream = 0;
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    r = drv.cuStreamCreate(&s, non_blocking ? 1u : 0u); /* CU_STREAM_NON_BLOCKING */
+    bt_cuda_leave(ctx, prev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuStreamCreate");
+    *stream = (uint64_t)(uintptr_t)s;
+    return 0;
+}
+
+void bt_cuda_stream_destroy(uint64_t stream)
+{
+    if (drv.ready && stream > BT_CUDA_STREAM_PER_THREAD)
+        drv.cuStreamDestroy((BtCUstream)(uintptr_t)stream);
+}
+
+int bt_cuda_host_alloc(size_t n, void **p, BtDiag *e)
+{
+    BtCUresult r;
+
+    *p = NULL;
+    if (some_ctx(e) < 0)
+        return -1;
+    /* portable: pinned for every context, as an async copy from any needs */
+    r = drv.cuMemHostAlloc(p, n ? n : 1, CU_MEMHOSTALLOC_PORTABLE_);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuMemHostAlloc(%zu bytes)", n);
+    return 0;
+}
+
+void bt_cuda_host_free(void *p)
+{
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (drv.ready && p && some_ctx(&e) == 0)
+        drv.cuMemFreeHost(p);
 }

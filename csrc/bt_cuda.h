@@ -4,8 +4,14 @@
  * is opened on first use (BINDTHEM_LIBCUDA, else "libcuda.so.1"), its
  * version checked, and every entry point requested with the CUDA version
  * of the PFN typedef this file was written against, legacy-stream variants.
- * Only primary contexts are used. The driver table is process-wide; callers
- * serialize (the Python layer holds the GIL). CUresult is translated here
+ * bindthem allocates and loads in primary contexts, and launches in the
+ * context of the memory it is given; every function that makes a context
+ * current gives the thread's own back afterwards (bt_cuda_enter/leave).
+ * The driver table is process-wide: the first bt_cuda_init and the first
+ * bt_cuda_primary_ctx of a device write it (callers serialize those: the
+ * Python layer holds the GIL); after them, every function here may be
+ * called without the GIL (the blocking ones are: copies that sync, stream,
+ * event and context syncs, frees, module loads). CUresult is translated here
  * and nowhere else: functions return 0/-1 (or a pointer/NULL) and fill a
  * BtDiag (BT_DIAG_CUDA with the CUresult as code, BT_DIAG_NODRIVER,
  * BT_DIAG_UNSUPPORTED, BT_DIAG_NOMEM). */
@@ -30,6 +36,7 @@ typedef struct BtCudaPtrInfo {
     int managed;
     int device;      /* ordinal, or -1 */
     uint64_t devptr; /* where the device sees it */
+    void *ctx;       /* CUcontext the memory belongs to (NULL: unknown) */
 } BtCudaPtrInfo;
 
 typedef struct BtCudaModule BtCudaModule;
@@ -50,14 +57,31 @@ BT_HIDDEN int bt_cuda_current_device(int *dev, BtDiag *e);
 /* Makes dev's primary context current on the calling thread when it isn't. */
 BT_HIDDEN int bt_cuda_use_device(int dev, BtDiag *e);
 
+/* dev's primary context (retained on first use). */
+BT_HIDDEN int bt_cuda_primary_ctx(int dev, void **ctx, BtDiag *e);
+/* The calling thread's current context, or NULL. */
+BT_HIDDEN int bt_cuda_current_ctx(void **ctx, BtDiag *e);
+/* Makes ctx current, *prev the thread's context before; bt_cuda_leave gives
+ * prev back (a thread that had none keeps ctx). */
+BT_HIDDEN int bt_cuda_enter(void *ctx, void **prev, BtDiag *e);
+BT_HIDDEN void bt_cuda_leave(void *ctx, void *prev);
+
 BT_HIDDEN int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e);
 /* Frees with dev's primary context current, restoring the thread's context. */
 BT_HIDDEN void bt_cuda_free(int dev, uint64_t ptr);
 typedef enum BtCudaCopyDir { BT_CUDA_HTOD, BT_CUDA_DTOH } BtCudaCopyDir;
 /* Copies n bytes between host memory and device pointer dptr on device dev
- * (synchronous): host -> dptr for BT_CUDA_HTOD, dptr -> host for BT_CUDA_DTOH. */
+ * (host -> dptr for BT_CUDA_HTOD, dptr -> host for BT_CUDA_DTOH), queued on
+ * `stream` (0: legacy) after the work queued so far on `after` (0: none);
+ * sync: returns once the copy is done (else host must stay alive and, for
+ * an asynchronous copy, be pinned). */
 BT_HIDDEN int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n,
-                           BtDiag *e);
+                           uint64_t stream, uint64_t after, int sync, BtDiag *e);
+/* Queues zeroing n bytes at dptr on stream. */
+BT_HIDDEN int bt_cuda_memset(int dev, uint64_t dptr, size_t n, uint64_t stream, BtDiag *e);
+/* Page-locked, portable host memory (cuMemHostAlloc), and its free. */
+BT_HIDDEN int bt_cuda_host_alloc(size_t n, void **p, BtDiag *e);
+BT_HIDDEN void bt_cuda_host_free(void *p);
 BT_HIDDEN int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtDiag *e);
 
 /* Loads a cubin/fatbin/PTX image (len bytes; PTX need not be NUL-terminated)
@@ -84,6 +108,27 @@ BT_HIDDEN int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t
 BT_HIDDEN int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
                              unsigned shared, uint64_t stream, void **params, BtDiag *e);
 BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtDiag *e);
+/* Makes `waiter` wait for the work queued so far on `producer` (an event
+ * recorded there, cuStreamWaitEvent); nothing when they are one stream
+ * (0 and 1 both name the legacy stream). */
+BT_HIDDEN int bt_cuda_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e);
+
+/* A stream of dev's primary context (CU_STREAM_NON_BLOCKING when asked),
+ * and its destruction (its queued work still runs). */
+BT_HIDDEN int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e);
+BT_HIDDEN void bt_cuda_stream_destroy(uint64_t stream);
+
+/* Events, in the current context (dev 0's primary one made current if
+ * none is); timing 0 creates them with CU_EVENT_DISABLE_TIMING. */
+BT_HIDDEN int bt_cuda_event_create(int timing, void **ev, BtDiag *e);
+BT_HIDDEN void bt_cuda_event_destroy(void *ev);
+BT_HIDDEN int bt_cuda_event_record(void *ev, uint64_t stream, BtDiag *e);
+BT_HIDDEN int bt_cuda_event_sync(void *ev, BtDiag *e);
+/* *done: 1 when the work before the record is complete (or never recorded). */
+BT_HIDDEN int bt_cuda_event_query(void *ev, int *done, BtDiag *e);
+BT_HIDDEN int bt_cuda_event_elapsed(void *start, void *end, float *ms, BtDiag *e);
+BT_HIDDEN int bt_cuda_stream_wait_event(uint64_t stream, void *ev, BtDiag *e);
+
 /* cuCtxSynchronize on the current context (dev's primary one made current
  * if none is). */
 BT_HIDDEN int bt_cuda_sync(BtDiag *e);

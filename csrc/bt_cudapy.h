@@ -11,7 +11,6 @@
 #include "bt_call.h"
 #include "bt_cuda.h"
 #include "bt_diag_py.h"
-#include "bt_diag_py.h"
 
 /* ---- bt_cudapy_bind.c ---- */
 
@@ -36,6 +35,7 @@ typedef struct BtCudaArg {
     uint64_t stream;
     const char *via; /* "__cuda_array_interface__", "DLPack", ... */
     PyObject *keep;  /* DLPack capsule, released after the launch */
+    PyObject *array; /* borrowed: the DeviceArray, else NULL */
 } BtCudaArg;
 
 enum { BT_CUDA_ARG_SCALAR = 0, BT_CUDA_ARG_DEVICE, BT_CUDA_ARG_HOST };
@@ -50,10 +50,27 @@ BT_HIDDEN extern PyType_Spec bt_cudapy_devarray_spec;
 BT_HIDDEN int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname,
                                  PyObject *name, BtCudaArg *a);
 
-/* The module functions cuda_to_device(array, *, device) and
- * cuda_empty(shape, dtype, *, device): new references. */
+/* Records that a launch or copy queued on `stream` writes DeviceArray o:
+ * later launches on other streams, copies and consumers wait for it.
+ * owner: the stream argument as given (None, an int or a stream object,
+ * which o then keeps alive, and with it the CUstream). */
+BT_HIDDEN void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner);
+
+/* A stream argument of function `who` (not a launch's): None (0), the
+ * ints 0, 1, 2, __cuda_stream__ objects, CuPy / PyTorch streams. */
+BT_HIDDEN int bt_cudapy_stream_arg(PyObject *o, const char *who, uint64_t *out);
+
+/* The module functions cuda_to_device(array, *, device, stream),
+ * cuda_empty(shape, dtype, *, device), cuda_zeros(shape, dtype, *,
+ * device, stream) and cuda_pinned_empty(shape, dtype): new references. */
 BT_HIDDEN PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs);
 BT_HIDDEN PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_zeros(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* ---- bt_cudapy_event.c ---- */
+
+BT_HIDDEN extern PyType_Spec bt_cudapy_event_spec;
 
 /* ---- bt_cudapy_kernel.c ---- */
 

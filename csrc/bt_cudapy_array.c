@@ -44,12 +44,18 @@ typedef struct DeviceArray {
     uint8_t code;
     PyObject *shape; /* tuple of int */
     PyArray_Descr *dtype;
+    uint64_t stream; /* the stream of the last write (a launch, async copy, zeros), 0: none */
+    PyObject *stream_owner; /* the object that gave `stream` (it keeps the CUstream alive) */
 } DeviceArray;
 
 static void devarray_dealloc(DeviceArray *a)
 {
     PyTypeObject *tp = Py_TYPE(a);
+    /* cuMemFree waits for the device's work on the memory */
+    Py_BEGIN_ALLOW_THREADS
     bt_cuda_free(a->device, a->ptr);
+    Py_END_ALLOW_THREADS
+    Py_CLEAR(a->stream_owner);
     Py_CLEAR(a->shape);
     Py_CLEAR(a->dtype);
     tp->tp_free(a);
@@ -101,6 +107,8 @@ static PyObject *devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype
     if (!a)
         goto error;
     a->ptr = 0;
+    a->stream = 0;
+    a->stream_owner = NULL;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
@@ -118,25 +126,84 @@ error:
     return NULL;
 }
 
-static PyObject *devarray_copy_to_host(DeviceArray *a, PyObject *unused)
+/* Copies a's bytes into host memory dst (len a->nbytes). stream: the
+ * caller's (NULL/None: the stream of a's last write, synchronously);
+ * with a stream, queued there after a's last write, synchronous unless
+ * `async`. The GIL is released while it waits. */
+static int copy_out(BtState *st, DeviceArray *a, void *dst, PyObject *stream, int async)
 {
-    BtState *st = bt_state_from_type(Py_TYPE(a));
-    PyArrayObject *out;
-    npy_intp dims[NPY_MAXDIMS];
+    uint64_t s = a->stream, after = 0;
     BtDiag e;
-    int nd = (int)PyTuple_GET_SIZE(a->shape), i; /* <= NPY_MAXDIMS: devarray_new */
+    int rc;
 
     bt_diag_init(&e);
+    if (stream && stream != Py_None) {
+        if (bt_cudapy_stream_arg(stream, "copy_to_host", &s) < 0)
+            return -1;
+        after = a->stream;
+    } else {
+        async = 0;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, dst, a->nbytes, s, after, !async, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        bt_raise_diag(st, &e);
+        return -1;
+    }
+    if (!async) { /* the last write is done: nothing left to wait for */
+        a->stream = 0;
+        Py_CLEAR(a->stream_owner);
+    }
+    return 0;
+}
+
+static PyObject *devarray_copy_to_host(DeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", "out", NULL};
+    BtState *st = bt_state_from_type(Py_TYPE(a));
+    PyObject *stream = NULL, *outo = NULL;
+    PyArrayObject *out;
+    npy_intp dims[NPY_MAXDIMS];
+    int nd = (int)PyTuple_GET_SIZE(a->shape), i; /* <= NPY_MAXDIMS: devarray_new */
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:copy_to_host", kwlist, &stream, &outo))
+        return NULL;
     for (i = 0; i < nd; i++)
         dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(a->shape, i));
+    if (outo && outo != Py_None) {
+        PyObject *shape;
+        int same;
+        if (!PyArray_Check(outo)) {
+            PyErr_Format(PyExc_TypeError, "copy_to_host(): out must be a NumPy array, not %.100s",
+                         Py_TYPE(outo)->tp_name);
+            return NULL;
+        }
+        out = (PyArrayObject *)outo;
+        shape = PyObject_GetAttrString(outo, "shape");
+        same = shape ? PyObject_RichCompareBool(shape, a->shape, Py_EQ) : -1;
+        Py_XDECREF(shape);
+        if (same < 0)
+            return NULL;
+        if (!same || !PyArray_EquivTypes(PyArray_DESCR(out), a->dtype) || !PyArray_ISCARRAY(out)) {
+            PyErr_Format(PyExc_ValueError,
+                         "copy_to_host(): out must be a writable C-contiguous array of shape %R "
+                         "and dtype %S (bindthem.cuda.pinned_empty(shape, dtype) makes one)",
+                         a->shape, a->dtype);
+            return NULL;
+        }
+        if (copy_out(st, a, PyArray_DATA(out), stream, 1) < 0)
+            return NULL;
+        return Py_NewRef(outo);
+    }
     Py_INCREF(a->dtype);
     out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, a->dtype, nd, dims, NULL, NULL, 0,
                                                 NULL);
     if (!out)
         return NULL;
-    if (bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, PyArray_DATA(out), a->nbytes, &e) < 0) {
+    if (copy_out(st, a, PyArray_DATA(out), stream, 0) < 0) {
         Py_DECREF(out);
-        return bt_raise_diag(st, &e);
+        return NULL;
     }
     return (PyObject *)out;
 }
@@ -146,10 +213,15 @@ static PyObject *devarray_cai(DeviceArray *a, void *c)
     PyObject *typestr = PyObject_GetAttrString((PyObject *)a->dtype, "str"), *r;
     if (!typestr)
         return NULL;
-    /* copies into the array are synchronous, so no stream to wait on */
-    r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:O}", "shape", a->shape, "typestr", typestr, "data",
-                      (unsigned long long)a->ptr, Py_False, "version", 3, "strides", Py_None,
-                      "stream", Py_None);
+    /* the stream of the last write: a consumer orders its work after it */
+    if (a->stream)
+        r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:K}", "shape", a->shape, "typestr", typestr,
+                          "data", (unsigned long long)a->ptr, Py_False, "version", 3, "strides",
+                          Py_None, "stream", (unsigned long long)a->stream);
+    else
+        r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:O}", "shape", a->shape, "typestr", typestr,
+                          "data", (unsigned long long)a->ptr, Py_False, "version", 3, "strides",
+                          Py_None, "stream", Py_None);
     return r;
 }
 
@@ -170,6 +242,123 @@ static PyObject *devarray_get_ptr(DeviceArray *a, void *c)
     return PyLong_FromUnsignedLongLong(a->ptr);
 }
 
+static PyObject *devarray_get_stream(DeviceArray *a, void *c)
+{
+    if (!a->stream)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(a->stream);
+}
+
+/* ---- DLPack export (an unversioned "dltensor" capsule) ---- */
+
+typedef struct Exported {
+    BtDLManagedTensor mt;
+    int64_t shape[NPY_MAXDIMS];
+} Exported;
+
+static void exported_deleter(BtDLManagedTensor *mt)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)mt->manager_ctx);
+    PyMem_RawFree(mt);
+    PyGILState_Release(g);
+}
+
+static void exported_capsule_free(PyObject *cap)
+{
+    /* a consumer renames the capsule "used_dltensor" and owns the tensor */
+    BtDLManagedTensor *mt;
+    if (!PyCapsule_IsValid(cap, "dltensor"))
+        return;
+    mt = PyCapsule_GetPointer(cap, "dltensor");
+    if (mt && mt->deleter)
+        mt->deleter(mt);
+}
+
+static PyObject *devarray_dlpack_device(DeviceArray *a, PyObject *unused)
+{
+    return Py_BuildValue("(ii)", DL_CUDA, a->device);
+}
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None):
+ * the consumer's stream waits for the array's last write (stream=-1: no
+ * wait; None: the legacy stream). */
+static PyObject *devarray_dlpack(DeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    BtState *st = bt_state_from_type(Py_TYPE(a));
+    PyObject *stream = Py_None, *maxv = Py_None, *dl_device = Py_None, *copy = Py_None, *cap;
+    Exported *x;
+    uint64_t s = BT_CUDA_STREAM_LEGACY;
+    int nd = (int)PyTuple_GET_SIZE(a->shape), i, wait = 1;
+    int id = bt_type_from_npy(a->dtype->type_num);
+    BtDiag e;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &maxv,
+                                     &dl_device, &copy))
+        return NULL;
+    if (copy == Py_True) {
+        PyErr_SetString(PyExc_BufferError, "DeviceArray.__dlpack__(): copy=True is not supported");
+        return NULL;
+    }
+    if (id < 0 || bt_type(id)->dl_code < 0 || PyDataType_ISBYTESWAPPED(a->dtype)) {
+        PyErr_Format(PyExc_BufferError, "DeviceArray.__dlpack__(): dtype %S has no DLPack type",
+                     a->dtype);
+        return NULL;
+    }
+    if (PyLong_Check(stream) && !PyBool_Check(stream)) {
+        /* the consumer's raw CUstream value (the DLPack protocol's) */
+        long long v = PyLong_AsLongLong(stream);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            s = PyLong_AsUnsignedLongLong(stream);
+            if (s == (uint64_t)-1 && PyErr_Occurred())
+                return NULL;
+        } else {
+            wait = v != -1;
+            s = (uint64_t)v;
+        }
+        if (wait && s == 0) {
+            PyErr_SetString(PyExc_ValueError, "DeviceArray.__dlpack__(): stream=0 is ambiguous "
+                                              "for CUDA; pass 1 (legacy) or 2 (per-thread)");
+            return NULL;
+        }
+    } else if (stream != Py_None) {
+        if (bt_cudapy_stream_arg(stream, "__dlpack__", &s) < 0)
+            return NULL;
+        if (wait && s == 0) {
+            PyErr_SetString(PyExc_ValueError, "DeviceArray.__dlpack__(): stream=0 is ambiguous "
+                                              "for CUDA; pass 1 (legacy) or 2 (per-thread)");
+            return NULL;
+        }
+    }
+    bt_diag_init(&e);
+    if (wait && a->stream && bt_cuda_stream_wait(s, a->stream, &e) < 0)
+        return bt_raise_diag(st, &e);
+    x = PyMem_RawCalloc(1, sizeof *x);
+    if (!x)
+        return PyErr_NoMemory();
+    for (i = 0; i < nd; i++)
+        x->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(a->shape, i));
+    x->mt.dl_tensor.data = (void *)(uintptr_t)a->ptr;
+    x->mt.dl_tensor.device.device_type = DL_CUDA;
+    x->mt.dl_tensor.device.device_id = a->device;
+    x->mt.dl_tensor.ndim = nd;
+    x->mt.dl_tensor.dtype.code = (uint8_t)bt_type(id)->dl_code;
+    x->mt.dl_tensor.dtype.bits = (uint8_t)(bt_type(id)->size * 8);
+    x->mt.dl_tensor.dtype.lanes = 1;
+    x->mt.dl_tensor.shape = x->shape;
+    x->mt.dl_tensor.strides = NULL; /* C-contiguous */
+    x->mt.manager_ctx = Py_NewRef(a);
+    x->mt.deleter = exported_deleter;
+    cap = PyCapsule_New(&x->mt, "dltensor", exported_capsule_free);
+    if (!cap) {
+        Py_DECREF(a);
+        PyMem_RawFree(x);
+    }
+    return cap;
+}
+
 static PyObject *devarray_repr(DeviceArray *a)
 {
     return PyUnicode_FromFormat("<bindthem.cuda.DeviceArray %S %R on device %d>", a->dtype,
@@ -186,8 +375,22 @@ static Py_ssize_t devarray_len(DeviceArray *a)
 }
 
 static PyMethodDef devarray_methods[] = {
-    {"copy_to_host", (PyCFunction)devarray_copy_to_host, METH_NOARGS,
-     "copy_to_host($self, /)\n--\n\nA new NumPy array with the device array's contents (synchronous)."},
+    {"copy_to_host", (PyCFunction)(void (*)(void))devarray_copy_to_host,
+     METH_VARARGS | METH_KEYWORDS,
+     "copy_to_host($self, /, *, stream=None, out=None)\n--\n\n"
+     "The device array's contents in host memory: a new NumPy array, or `out`.\n\n"
+     "stream=None copies on the stream of the array's last write (a launch,\n"
+     "an async to_device, zeros) and returns when the copy is done. With a\n"
+     "stream, the copy is queued there after that write; it is synchronous\n"
+     "unless out= is given too: then it returns at once, and `out` (best\n"
+     "pinned: bindthem.cuda.pinned_empty) holds the data once the stream\n"
+     "reaches the copy (Event.record(stream).synchronize())."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))devarray_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "A DLPack capsule over the memory; the consumer's `stream` (None: legacy,\n"
+     "-1: none) is made to wait for the array's last write."},
+    {"__dlpack_device__", (PyCFunction)devarray_dlpack_device, METH_NOARGS,
+     "__dlpack_device__($self, /)\n--\n\n(2, device): kDLCUDA."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -201,6 +404,8 @@ static PyGetSetDef devarray_getset[] = {
     {"nbytes", (getter)devarray_get_nbytes, NULL, NULL, NULL},
     {"device", (getter)devarray_get_device, NULL, "The device ordinal.", NULL},
     {"ptr", (getter)devarray_get_ptr, NULL, "The device address.", NULL},
+    {"stream", (getter)devarray_get_stream, NULL,
+     "The CUstream value of the last write bindthem queued (None: none pending).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -430,6 +635,9 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
             a->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(d->shape, i));
         a->contiguous = 1;
         a->via = "DeviceArray";
+        a->array = o;
+        a->has_stream = d->stream != 0;
+        a->stream = d->stream;
         return 0;
     }
     if (PyArray_Check(o)) {
@@ -440,6 +648,20 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
     a->code = bt_slot_code(o);
     if (a->code != BT_K_OTHER)
         return 0;
+    /* DLPack first: __dlpack__(stream=) has the producer order its pending
+     * work before the launch's stream, where CAI v2 (PyTorch's) carries no
+     * stream at all */
+    if (PyObject_HasAttrString(o, "__dlpack__") && PyObject_HasAttrString(o, "__dlpack_device__")) {
+        dev = PyObject_CallMethod(o, "__dlpack_device__", NULL);
+        if (!dev)
+            return -1;
+        a->kind = BT_CUDA_ARG_DEVICE;
+        rc = read_dlpack(o, dev, stream, kname, name, a);
+        Py_DECREF(dev);
+        if (rc == 0 && a->kind == BT_CUDA_ARG_HOST)
+            a->code = BT_K_OTHER;
+        return rc;
+    }
     cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
     if (cai) {
         a->kind = BT_CUDA_ARG_DEVICE;
@@ -450,16 +672,70 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
     if (!PyErr_ExceptionMatches(PyExc_AttributeError))
         return -1;
     PyErr_Clear();
-    if (!PyObject_HasAttrString(o, "__dlpack__"))
+    return 0;
+}
+
+void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
+{
+    DeviceArray *a = (DeviceArray *)o;
+    PyObject *old = a->stream_owner;
+
+    a->stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
+    /* a stream object (bindthem's, CuPy's, PyTorch's) destroys its CUstream
+     * when it goes: held while the array may still be waited on */
+    a->stream_owner = owner && owner != Py_None && !PyLong_Check(owner) ? Py_NewRef(owner) : NULL;
+    Py_XDECREF(old);
+}
+
+/* Whether o's type is named like a stream class (cupy.cuda.Stream,
+ * torch.cuda.Stream): only those are asked for `cuda_stream` / `ptr`. */
+static int stream_typed(PyObject *o)
+{
+    const char *n = Py_TYPE(o)->tp_name;
+    size_t len = strlen(n);
+    return len >= 6 && strcmp(n + len - 6, "Stream") == 0;
+}
+
+int bt_cudapy_stream_arg(PyObject *o, const char *who, uint64_t *out)
+{
+    PyObject *h = NULL, *t = NULL;
+    unsigned long long v = 0;
+    int rc = -1;
+
+    *out = 0;
+    if (o == Py_None)
         return 0;
-    dev = PyObject_CallMethod(o, "__dlpack_device__", NULL);
-    if (!dev)
-        return -1;
-    a->kind = BT_CUDA_ARG_DEVICE;
-    rc = read_dlpack(o, dev, stream, kname, name, a);
-    Py_DECREF(dev);
-    if (rc == 0 && a->kind == BT_CUDA_ARG_HOST)
-        a->code = BT_K_OTHER;
+    if (PyLong_Check(o) && !PyBool_Check(o))
+        h = Py_NewRef(o);
+    else if (PyObject_HasAttrString(o, "__cuda_stream__")) {
+        t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
+        if (!t)
+            return -1;
+        if (PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 2)
+            h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
+    } else if (stream_typed(o) && PyObject_HasAttrString(o, "cuda_stream"))
+        h = PyObject_GetAttrString(o, "cuda_stream");
+    else if (stream_typed(o) && PyObject_HasAttrString(o, "ptr"))
+        h = PyObject_GetAttrString(o, "ptr");
+    if (h && PyLong_Check(h) && !PyBool_Check(h)) {
+        v = PyLong_AsUnsignedLongLong(h);
+        if (!(v == (unsigned long long)-1 && PyErr_Occurred()) &&
+            (!PyLong_Check(o) || v <= BT_CUDA_STREAM_PER_THREAD)) {
+            *out = v;
+            rc = 0;
+        }
+    }
+    if (rc < 0 && (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError) ||
+                   PyErr_ExceptionMatches(PyExc_TypeError))) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): stream must be None, bindthem.cuda.LEGACY / PER_THREAD (or 0, 1, "
+                     "2), a stream object (__cuda_stream__, CuPy's or PyTorch's) or "
+                     "bindthem.cuda.Stream(handle), not %R",
+                     who, o);
+    }
+    Py_XDECREF(h);
+    Py_XDECREF(t);
     return rc;
 }
 
@@ -498,15 +774,19 @@ static int device_arg(BtState *st, PyObject *o, int *dev)
 
 PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"array", "device", NULL};
+    static char *kwlist[] = {"array", "device", "stream", NULL};
     BtState *st = bt_state(module);
-    PyObject *obj, *devo = NULL, *shape = NULL, *out = NULL;
+    PyObject *obj, *devo = NULL, *shape = NULL, *out = NULL, *streamo = Py_None;
     PyArrayObject *arr = NULL;
+    uint64_t stream = 0;
     BtDiag e;
-    int dev, i;
+    int dev, i, rc;
 
     bt_diag_init(&e);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:to_device", kwlist, &obj, &devo))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:to_device", kwlist, &obj, &devo,
+                                     &streamo))
+        return NULL;
+    if (bt_cudapy_stream_arg(streamo, "to_device", &stream) < 0)
         return NULL;
     arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
     if (!arr)
@@ -529,10 +809,19 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
     }
     Py_INCREF(PyArray_DESCR(arr));
     out = devarray_new(st, shape, PyArray_DESCR(arr), dev);
-    if (out && bt_cuda_copy(dev, BT_CUDA_HTOD, ((DeviceArray *)out)->ptr, PyArray_DATA(arr),
-                            (size_t)PyArray_NBYTES(arr), &e) < 0) {
+    if (!out)
+        goto done;
+    /* stream=None: synchronous; else queued on the stream, which the array
+     * then records as its last write's */
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_copy(dev, BT_CUDA_HTOD, ((DeviceArray *)out)->ptr, PyArray_DATA(arr),
+                      (size_t)PyArray_NBYTES(arr), stream, 0, streamo == Py_None, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
         Py_CLEAR(out);
         bt_raise_diag(st, &e);
+    } else if (streamo != Py_None) {
+        bt_cudapy_devarray_wrote(out, stream, streamo);
     }
 done:
     Py_XDECREF(arr);
@@ -540,33 +829,149 @@ done:
     return out;
 }
 
-PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+/* A dtype argument (None: float64) as a new reference; object dtypes,
+ * which hold Python references, are refused. */
+static int dtype_arg(PyObject *dto, const char *who, PyArray_Descr **out)
 {
-    static char *kwlist[] = {"shape", "dtype", "device", NULL};
+    *out = NULL;
+    if (dto && dto != Py_None) {
+        if (!PyArray_DescrConverter(dto, out))
+            return -1;
+    } else if (!(*out = PyArray_DescrFromType(NPY_DOUBLE))) {
+        return -1;
+    }
+    if (PyDataType_REFCHK(*out)) {
+        Py_CLEAR(*out);
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): object dtypes cannot go to the device (or pinned "
+                     "memory)",
+                     who);
+        return -1;
+    }
+    return 0;
+}
+
+/* empty(shape, dtype, *, device) and zeros(..., stream): zero is set. */
+static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, int zero)
+{
+    static char *kwlist[] = {"shape", "dtype", "device", "stream", NULL};
+    static char *kwlist3[] = {"shape", "dtype", "device", NULL};
     BtState *st = bt_state(module);
-    PyObject *shapeo, *dto = NULL, *devo = NULL, *shape = NULL, *out = NULL;
+    PyObject *shapeo, *dto = NULL, *devo = NULL, *shape = NULL, *out = NULL, *streamo = Py_None;
     PyArray_Descr *dtype = NULL;
+    uint64_t stream = 0;
+    BtDiag e;
     int dev;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist, &shapeo, &dto, &devo))
+    if (zero ? !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:zeros", kwlist, &shapeo, &dto,
+                                            &devo, &streamo)
+             : !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist3, &shapeo, &dto,
+                                            &devo))
         return NULL;
-    if (dto && dto != Py_None) {
-        if (!PyArray_DescrConverter(dto, &dtype))
-            return NULL;
-    } else if (!(dtype = PyArray_DescrFromType(NPY_DOUBLE))) {
+    if (bt_cudapy_stream_arg(streamo, "zeros", &stream) < 0 ||
+        dtype_arg(dto, zero ? "zeros" : "empty", &dtype) < 0)
         return NULL;
-    }
-    if (PyDataType_REFCHK(dtype)) {
-        PyErr_SetString(PyExc_TypeError, "empty(): object dtypes cannot go to the device");
-        goto done;
-    }
     shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
     if (!shape || device_arg(st, devo, &dev) < 0)
         goto done;
     out = devarray_new(st, shape, dtype, dev);
     dtype = NULL;
+    if (out && zero) {
+        DeviceArray *a = (DeviceArray *)out;
+        bt_diag_init(&e);
+        if (bt_cuda_memset(dev, a->ptr, a->nbytes, stream, &e) < 0) {
+            Py_CLEAR(out);
+            bt_raise_diag(st, &e);
+        } else {
+            bt_cudapy_devarray_wrote(out, stream, streamo);
+        }
+    }
 done:
     Py_XDECREF(dtype);
     Py_XDECREF(shape);
     return out;
+}
+
+PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    return make_empty(module, args, kwargs, 0);
+}
+
+PyObject *bt_cudapy_zeros(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    return make_empty(module, args, kwargs, 1);
+}
+
+/* ================= pinned host memory ================= */
+
+static void pinned_free(PyObject *cap)
+{
+    void *p = PyCapsule_GetPointer(cap, "bindthem.cuda.pinned");
+    /* cuMemFreeHost waits for the device like cuMemFree */
+    Py_BEGIN_ALLOW_THREADS
+    bt_cuda_host_free(p);
+    Py_END_ALLOW_THREADS
+}
+
+PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shape", "dtype", NULL};
+    BtState *st = bt_state(module);
+    PyObject *shapeo, *dto = NULL, *shape = NULL, *cap = NULL, *out = NULL;
+    PyArray_Descr *dtype = NULL;
+    npy_intp dims[NPY_MAXDIMS];
+    Py_ssize_t nd, i, n = 1;
+    void *p = NULL;
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:pinned_empty", kwlist, &shapeo, &dto) ||
+        dtype_arg(dto, "pinned_empty", &dtype) < 0)
+        return NULL;
+    shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
+    if (!shape)
+        goto error;
+    nd = PyTuple_GET_SIZE(shape);
+    if (nd > NPY_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "pinned_empty(): shape has %zd dimensions; at most %d", nd,
+                     NPY_MAXDIMS);
+        goto error;
+    }
+    for (i = 0; i < nd; i++) {
+        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (dims[i] == -1 && PyErr_Occurred())
+            goto error;
+        if (dims[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+            goto error;
+        }
+        if (dims[i] && n > PY_SSIZE_T_MAX / dims[i] / (PyDataType_ELSIZE(dtype) + 1)) {
+            PyErr_SetString(PyExc_ValueError, "pinned_empty(): array is too big");
+            goto error;
+        }
+        n *= dims[i];
+    }
+    if (bt_cuda_host_alloc((size_t)(n * PyDataType_ELSIZE(dtype)), &p, &e) < 0) {
+        bt_raise_diag(st, &e);
+        goto error;
+    }
+    cap = PyCapsule_New(p, "bindthem.cuda.pinned", pinned_free);
+    if (!cap) {
+        bt_cuda_host_free(p);
+        goto error;
+    }
+    out = PyArray_NewFromDescr(&PyArray_Type, dtype, (int)nd, dims, NULL, p, NPY_ARRAY_CARRAY,
+                               NULL);
+    dtype = NULL;
+    /* the array owns the memory through its base: freed when it goes */
+    if (!out || PyArray_SetBaseObject((PyArrayObject *)out, cap) < 0) {
+        Py_CLEAR(out);
+        Py_XDECREF(cap);
+    }
+    Py_DECREF(shape);
+    return out;
+error:
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    return NULL;
 }

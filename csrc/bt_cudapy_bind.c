@@ -168,7 +168,18 @@ PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     if (!handle)
         goto error;
     handle->path = Py_NewRef(file);
-    handle->m = bt_cuda_module_load(image.buf, (size_t)image.len, dev, &e);
+    {
+        void *pctx;
+        /* the primary context retained with the GIL held; then the load
+         * (PTX is JIT-compiled there) runs without it */
+        if (bt_cuda_primary_ctx(dev, &pctx, &e) < 0) {
+            bt_raise_diag(st, &e);
+            goto error;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        handle->m = bt_cuda_module_load(image.buf, (size_t)image.len, dev, &e);
+        Py_END_ALLOW_THREADS
+    }
     if (!handle->m) {
         bt_raise_diag(st, &e);
         goto error;

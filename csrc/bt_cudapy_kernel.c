@@ -4,8 +4,9 @@
  * arguments with the CPU Function's dispatcher (bt_dispatch.c: exact dtype
  * dispatch, then scalar conversions, cached by dispatch codes), checks them
  * as a CPU call does (C-contiguous; writable unless const; sizes filled),
- * checks that the arrays are device memory on one device, makes that
- * device's primary context current and queues the launch. */
+ * checks that the arrays are device memory on one device and context,
+ * makes the arrays' context current (the thread's own is given back after)
+ * and queues the launch after the arrays' producers' streams. */
 #include "bt_cudapy.h"
 
 #include "bt_dispatch.h"
@@ -20,7 +21,8 @@
 typedef struct LaunchConfig {
     unsigned grid[3], block[3];
     unsigned shared;
-    uint64_t stream; /* CUstream value; 0 = legacy default stream */
+    uint64_t stream;      /* CUstream value; 0 = legacy default stream */
+    PyObject *stream_obj; /* borrowed: the stream as given (NULL: none) */
 } LaunchConfig;
 
 /* ValueError "k[grid, block]: ..."; fmt is PyUnicode_FromFormat's. */
@@ -220,6 +222,7 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
         return -1;
     if (stream && parse_stream(stream, kname, &cfg->stream) < 0)
         return -1;
+    cfg->stream_obj = stream;
     return 0;
 }
 
@@ -330,9 +333,9 @@ static const char *wants(const BtArgSlot *s, char *buf, size_t size)
 }
 
 /* Checks that array argument a is device memory, on the launch's one
- * device; fills *dev (first device seen). */
+ * device and in its one context; fills *dev and *ctx (first seen). */
 static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const BtCudaArg *a,
-                        int *dev, PyObject **dev_name)
+                        int *dev, void **ctx, PyObject **dev_name)
 {
     BtCudaPtrInfo info;
     BtDiag e;
@@ -360,8 +363,16 @@ static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const 
         return 0;
     if (*dev < 0) {
         *dev = info.device;
+        *ctx = info.ctx;
         *dev_name = name;
         return 0;
+    }
+    if (info.device == *dev && info.ctx && *ctx && info.ctx != *ctx) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' belongs to another CUDA context than '%U' (on the same "
+                     "device); all arrays of a launch must be in one context",
+                     k->d.cname, name, *dev_name);
+        return -1;
     }
     if (info.device != *dev) {
         bt_cuda_device_label(info.device, label, sizeof label);
@@ -373,6 +384,41 @@ static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const 
         return -1;
     }
     return 0;
+}
+
+/* The context to launch in: the arrays' (*ctx, from
+ * CU_POINTER_ATTRIBUTE_CONTEXT), else the thread's current one when it is
+ * on dev, else dev's primary one. A cuModuleLoadDataEx module runs only in
+ * its device's primary context. */
+static int launch_context(BtState *st, const CudaKernel *k, int dev, void **ctx, PyObject *who)
+{
+    void *primary, *cur;
+    BtDiag e;
+    int cdev;
+
+    bt_diag_init(&e);
+    if (bt_cuda_primary_ctx(dev, &primary, &e) < 0)
+        goto error;
+    if (!*ctx) {
+        if (bt_cuda_current_ctx(&cur, &e) < 0 || (cur && bt_cuda_current_device(&cdev, &e) < 0))
+            goto error;
+        *ctx = cur && cdev == dev && k->module_device < 0 ? cur : primary;
+        return 0;
+    }
+    if (*ctx != primary && k->module_device >= 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%U(): argument '%U' is memory of a CUDA context that is not device %d's "
+                     "primary one (cuCtxCreate, PyCUDA's make_context), and this module was "
+                     "loaded with cuModuleLoadDataEx into the primary context (drivers before "
+                     "12.0); allocate it in the primary context (bindthem.cuda, CuPy, PyTorch "
+                     "do) or use a 12.0+ driver",
+                     k->d.name, who, dev);
+        return -1;
+    }
+    return 0;
+error:
+    bt_raise_diag(st, &e);
+    return -1;
 }
 
 /* Binds, checks, marshals and queues a launch of k. cfg_kw: see Reading. */
@@ -389,7 +435,9 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     PyObject *dev_name = NULL, *res = NULL;
     const BtCall *call;
     BtDiag e;
-    int i, dev = -1;
+    int i, dev = -1, entered = 0;
+    void *ctx = NULL, *prev = NULL;
+    uint64_t ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
 
     r.st = bt_state_from_type(Py_TYPE(k));
     r.k = k;
@@ -424,7 +472,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         arr.dims = a->shape;
         arr.via = a->via;
         if (bt_slot_store_array(s, &arr, vals, sizeof vals[0], params, k->d.cname, name, i) < 0 ||
-            check_device(r.st, k, name, a, &dev, &dev_name) < 0)
+            check_device(r.st, k, name, a, &dev, &ctx, &dev_name) < 0)
             goto done;
     }
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
@@ -439,15 +487,16 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
                      k->d.name, dev, k->module_device, dev);
         goto done;
     }
-    if (bt_cuda_use_device(dev, &e) < 0) {
-        bt_raise_diag(r.st, &e);
+    if (launch_context(r.st, k, dev, &ctx, dev_name) < 0 || bt_cuda_enter(ctx, &prev, &e) < 0) {
+        if (!PyErr_Occurred())
+            bt_raise_diag(r.st, &e);
         goto done;
     }
-    /* CAI v3: wait for the producer's stream unless it is ours */
+    entered = 1;
+    /* the launch's stream waits for each array's producer: a CAI v3
+     * stream, a DeviceArray's last write (DLPack producers did it) */
     for (i = 0; i < BT_MAX_PARAMS; i++) {
-        uint64_t ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
-        if (r.read[i] && r.a[i].has_stream && r.a[i].stream != ours &&
-            bt_cuda_stream_sync(r.a[i].stream, &e) < 0) {
+        if (r.read[i] && r.a[i].has_stream && bt_cuda_stream_wait(ours, r.a[i].stream, &e) < 0) {
             bt_raise_diag(r.st, &e);
             goto done;
         }
@@ -457,8 +506,13 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         bt_raise_diag(r.st, &e);
         goto done;
     }
+    for (i = 0; i < call->n_py; i++)
+        if (call->slots[i].is_array && !call->slots[i].is_const && r.a[p.src[i]].array)
+            bt_cudapy_devarray_wrote(r.a[p.src[i]].array, ours, cfg->stream_obj);
     res = Py_NewRef(Py_None);
 done:
+    if (entered)
+        bt_cuda_leave(ctx, prev);
     for (i = 0; i < BT_MAX_PARAMS; i++)
         if (r.read[i])
             Py_XDECREF(r.a[i].keep);

@@ -2,7 +2,7 @@
  *
  * Registration only: the types' code is in bt_cudapy_bind.c (CudaModule,
  * cuda_bind), bt_cudapy_kernel.c (Kernel, Launch) and bt_cudapy_array.c
- * (DeviceArray). Nothing here loads the driver. */
+ * (DeviceArray), bt_cudapy_event.c (Event). Nothing here loads the driver. */
 #include "bt_cudapy.h"
 
 static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
@@ -21,11 +21,72 @@ static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
 
 static PyObject *cuda_synchronize(PyObject *module, PyObject *unused)
 {
+    void *cur;
     BtDiag e;
+    int rc;
 
     bt_diag_init(&e);
-    if (bt_cuda_sync(&e) < 0)
+    /* the driver opened and a context current with the GIL held; the wait
+     * without it (a host callback queued before may need the GIL) */
+    if (bt_cuda_current_ctx(&cur, &e) < 0 || (!cur && bt_cuda_use_device(0, &e) < 0))
         return bt_raise_diag(bt_state(module), &e);
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_sync(&e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    Py_RETURN_NONE;
+}
+
+static PyObject *cuda_stream_synchronize(PyObject *module, PyObject *stream)
+{
+    uint64_t s;
+    BtDiag e;
+    int rc;
+
+    bt_diag_init(&e);
+    if (bt_cudapy_stream_arg(stream, "stream_synchronize", &s) < 0)
+        return NULL;
+    if (bt_cuda_init(&e) < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_stream_sync(s, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    Py_RETURN_NONE;
+}
+
+static PyObject *cuda_stream_create(PyObject *module, PyObject *args)
+{
+    PyObject *devo;
+    uint64_t s;
+    BtDiag e;
+    int dev = 0, non_blocking;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTuple(args, "Op:cuda_stream_create", &devo, &non_blocking))
+        return NULL;
+    if (devo == Py_None ? bt_cuda_current_device(&dev, &e) < 0
+                        : (dev = PyLong_AsLong(devo)) == -1 && PyErr_Occurred())
+        return e.kind ? bt_raise_diag(bt_state(module), &e) : NULL;
+    if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device=%d is not a device ordinal", dev);
+        return NULL;
+    }
+    if (bt_cuda_stream_create(dev, non_blocking, &s, &e) < 0)
+        return bt_raise_diag(bt_state(module), &e);
+    return PyLong_FromUnsignedLongLong(s);
+}
+
+static PyObject *cuda_stream_destroy(PyObject *module, PyObject *handle)
+{
+    unsigned long long s = PyLong_AsUnsignedLongLong(handle);
+
+    if (s == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    /* cuStreamDestroy returns at once; the stream's queued work still runs */
+    bt_cuda_stream_destroy(s);
     Py_RETURN_NONE;
 }
 
@@ -46,9 +107,24 @@ static PyMethodDef cuda_methods[] = {
      bt_cudapy_bind_doc},
     {"cuda_to_device", (PyCFunction)(void (*)(void))bt_cudapy_to_device,
      METH_VARARGS | METH_KEYWORDS,
-     "cuda_to_device(array, *, device=None)\n--\n\nCopy an array to a new DeviceArray."},
+     "cuda_to_device(array, *, device=None, stream=None)\n--\n\nCopy an array to a new "
+     "DeviceArray."},
     {"cuda_empty", (PyCFunction)(void (*)(void))bt_cudapy_empty, METH_VARARGS | METH_KEYWORDS,
      "cuda_empty(shape, dtype=float, *, device=None)\n--\n\nAn uninitialized DeviceArray."},
+    {"cuda_zeros", (PyCFunction)(void (*)(void))bt_cudapy_zeros, METH_VARARGS | METH_KEYWORDS,
+     "cuda_zeros(shape, dtype=float, *, device=None, stream=None)\n--\n\nA zeroed DeviceArray "
+     "(cuMemsetD8Async on the stream)."},
+    {"cuda_pinned_empty", (PyCFunction)(void (*)(void))bt_cudapy_pinned_empty,
+     METH_VARARGS | METH_KEYWORDS,
+     "cuda_pinned_empty(shape, dtype=float)\n--\n\nA NumPy array over page-locked host memory "
+     "(cuMemHostAlloc), freed with the array."},
+    {"cuda_stream_synchronize", cuda_stream_synchronize, METH_O,
+     "cuda_stream_synchronize($module, stream, /)\n--\n\ncuStreamSynchronize, the GIL released."},
+    {"cuda_stream_create", cuda_stream_create, METH_VARARGS,
+     "cuda_stream_create($module, device, non_blocking, /)\n--\n\nA new CUstream handle (int) in the "
+     "device's (None: the current device's) primary context."},
+    {"cuda_stream_destroy", cuda_stream_destroy, METH_O,
+     "cuda_stream_destroy($module, handle, /)\n--\n\ncuStreamDestroy of a cuda_stream_create handle."},
     {"cuda_device_count", cuda_device_count, METH_NOARGS,
      "cuda_device_count()\n--\n\nCUDA devices (0 without a driver)."},
     {"cuda_synchronize", cuda_synchronize, METH_NOARGS,
@@ -82,6 +158,7 @@ int bt_cudapy_add(PyObject *module)
     TYPE(CudaKernelType, bt_cudapy_kernel_spec, "CudaKernel")
     TYPE(CudaLaunchType, bt_cudapy_launch_spec, "CudaLaunch")
     TYPE(DeviceArrayType, bt_cudapy_devarray_spec, "DeviceArray")
+    TYPE(CudaEventType, bt_cudapy_event_spec, "CudaEvent")
 #undef TYPE
     if (PyModule_AddIntConstant(module, "CUDA_STREAM_LEGACY", BT_CUDA_STREAM_LEGACY) < 0 ||
         PyModule_AddIntConstant(module, "CUDA_STREAM_PER_THREAD", BT_CUDA_STREAM_PER_THREAD) < 0)
@@ -97,6 +174,7 @@ int bt_cudapy_traverse(BtState *st, visitproc visit, void *arg)
     Py_VISIT(st->CudaKernelType);
     Py_VISIT(st->CudaLaunchType);
     Py_VISIT(st->DeviceArrayType);
+    Py_VISIT(st->CudaEventType);
     return 0;
 }
 
@@ -108,4 +186,5 @@ void bt_cudapy_clear(BtState *st)
     Py_CLEAR(st->CudaKernelType);
     Py_CLEAR(st->CudaLaunchType);
     Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->CudaEventType);
 }

@@ -27,6 +27,7 @@ typedef struct BtState {
     PyTypeObject *CudaKernelType;
     PyTypeObject *CudaLaunchType;
     PyTypeObject *DeviceArrayType;
+    PyTypeObject *CudaEventType;
     /* bindthem.options() (bt_opts.c): the override, and how many blocks
      * that set one are open */
     PyObject *opts_var;

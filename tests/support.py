@@ -8,6 +8,7 @@ PYTHONPATH, and must not run with the source folder as its working directory
 """
 
 import os
+import subprocess
 import threading
 
 import numpy as np
@@ -60,3 +61,16 @@ def overlap(ts):
     (s0, e0), (s1, e1) = ts
     assert s0 < e0 and s1 < e1
     return s0 < e1 and s1 < e0
+
+
+def cuda_mock_path(tmp_path_factory, src, cc):
+    """The mock libcuda (tests/cuda_mock/mock_cuda.c), built once per process:
+    the driver is process-wide, so every test file that uses the mock reuses
+    the one BINDTHEM_LIBCUDA already names."""
+    have = os.environ.get("BINDTHEM_LIBCUDA", "")
+    if have.endswith("libcuda_mock.so") and os.path.exists(have):
+        return have
+    out = str(tmp_path_factory.mktemp("cuda_mock") / "libcuda_mock.so")
+    subprocess.run([cc, "-std=c11", "-O1", "-shared", "-fPIC", src, "-o", out, "-lpthread"],
+                   check=True)
+    return out

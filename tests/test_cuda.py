@@ -25,7 +25,7 @@ import threading
 import numpy as np
 import pytest
 
-from support import python_env
+from support import cuda_mock_path, python_env
 
 import bindthem
 import bindthem.cuda as cuda
@@ -57,6 +57,11 @@ EXPECTED_VERSIONS = {
     "cuLibraryEnumerateKernels": 12040, "cuModuleGetFunctionCount": 12040,
     "cuModuleEnumerateFunctions": 12040, "cuKernelGetParamInfo": 12040,
     "cuFuncGetParamInfo": 12040,
+    "cuMemcpyHtoDAsync": 3020, "cuMemcpyDtoHAsync": 3020, "cuMemsetD8Async": 3020,
+    "cuMemHostAlloc": 2020, "cuMemFreeHost": 2000, "cuEventCreate": 2000, "cuEventRecord": 2000,
+    "cuEventQuery": 2000, "cuEventSynchronize": 2000, "cuEventDestroy": 4000,
+    "cuStreamWaitEvent": 3020, "cuEventElapsedTime": 12080, "cuStreamCreate": 2000,
+    "cuStreamDestroy": 4000,
 }
 
 
@@ -66,10 +71,7 @@ EXPECTED_VERSIONS = {
 def mock_path(tmp_path_factory):
     if not shutil.which(CC):
         pytest.skip("needs %s for the mock driver" % CC)
-    out = str(tmp_path_factory.mktemp("cuda_mock") / "libcuda_mock.so")
-    subprocess.run([CC, "-std=c11", "-O1", "-shared", "-fPIC", MOCK_SRC, "-o", out,
-                    "-lpthread"], check=True)
-    return out
+    return cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
 
 
 @pytest.fixture(scope="session")
@@ -326,7 +328,9 @@ def test_driver_12_0_asks_only_for_what_it_has(mock_path):
         m = ctypes.CDLL(os.environ["BINDTHEM_LIBCUDA"])
         m.mock_proc_log.restype = ctypes.c_char_p
         print(cuda.driver())
-        print(sorted({json.loads(l)["version"] for l in m.mock_proc_log().decode().splitlines()}))
+        log = [json.loads(l) for l in m.mock_proc_log().decode().splitlines()]
+        print(sorted({r["version"] for r in log}))
+        print("elapsed", [r["version"] for r in log if r["symbol"] == "cuEventElapsedTime"])
         # no cuFuncGetParamInfo: a wrong layout goes unnoticed
         lib = cuda.load(module_text(edit={"fill_i": [8, 8, 4]}), HEADER, YAML)
         try:
@@ -336,7 +340,9 @@ def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     """, mock_path, MOCK_CUDA_VERSION=12000)
     assert rc == 0, out
     assert "'library_api': True" in out
-    assert "[2000, 2010, 3020, 4000, 6000, 7000, 12000]" in out
+    assert "[2000, 2010, 2020, 3020, 4000, 6000, 7000, 12000]" in out
+    # 12.8's cuEventElapsedTime ABI is not asked of it; the 2.0 one is
+    assert "elapsed [2000]" in out
     assert "(the CUDA 12.0 driver cannot list a module's kernels (12.4+ can))" in out
 
 
@@ -786,7 +792,9 @@ def test_cai_arrays(lib, clean, mock):
 def test_cai_stream_is_waited_on(lib, clean, mock):
     p = mock.mock_malloc(16, 0, 0)
     lib.scale[1, 1](1, FakeCAI(p, (4,), "<f4", stream=77))
-    assert "stream 77" in clean.mock_sync_log().decode()
+    # an event recorded on 77 that the launch's (legacy) stream waits for:
+    # no host synchronization
+    assert clean.mock_sync_log().decode() == "wait 1 77\n"
     clean.mock_clear_logs()
     lib.scale[1, 1, 0, cuda.Stream(77)](1, FakeCAI(p, (4,), "<f4", stream=77))
     lib.scale[1, 1](1, FakeCAI(p, (4,), "<f4", stream=1))  # legacy, as the launch

@@ -50,9 +50,9 @@ CANON = {
     "BtCUprocQuery": "int", "CUdeviceptr": "u64", "CUdeviceptr_v2": "u64",
     "BtCUdeviceptr": "u64", "CUdeviceptr_v1": "u32", "cuuint64_t": "u64", "uint64_t": "u64",
     "unsigned long long": "u64", "unsigned int": "u32", "unsigned": "u32",
-    "size_t": "size_t", "int": "int", "char": "char", "void": "void",
+    "size_t": "size_t", "int": "int", "char": "char", "void": "void", "float": "float",
 }
-HANDLES = ("context", "module", "function", "stream", "library", "kernel")
+HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event")
 for _h in HANDLES:
     CANON["CU" + _h] = CANON["BtCU" + _h] = "handle"
 

@@ -15,11 +15,27 @@
  * parameter bytes) and, for kernels with run=, runs them on the host.
  * cuGetProcAddress records every request (symbol, cudaVersion, flags).
  *
+ * Streams are queues: work on a stream made with cuStreamCreate (launches,
+ * async copies, memsets, event records) is held there and runs only when
+ * something waits for it: cuStreamSynchronize / cuEventSynchronize on it,
+ * cuCtxSynchronize, a cuStreamWaitEvent on an event recorded there, or, for
+ * a blocking stream (flags 0), any work on the legacy stream (0 or 1),
+ * which runs at once, as does the per-thread stream (2). So a missing wait
+ * shows as stale data. A mock clock advances 1 ms per launch run; an
+ * event's time is the clock when it runs (cuEventElapsedTime). Memory
+ * remembers its context (CU_POINTER_ATTRIBUTE_CONTEXT); a launch whose
+ * pointer parameters belong to another context than the current one fails
+ * with CUDA_ERROR_ILLEGAL_ADDRESS, as on a device. cuMemHostAlloc is host
+ * memory the device can address.
+ *
  * Environment:
  *   MOCK_CUDA_VERSION=12080        what cuDriverGetVersion says
  *   MOCK_CUDA_DEVICES=1            device count (0: cuInit says NO_DEVICE)
  *   MOCK_CUDA_NOT_FOUND=a,b        symbols reported SYMBOL_NOT_FOUND
  *   MOCK_CUDA_TOO_NEW=a,b          symbols reported VERSION_NOT_SUFFICIENT
+ *   MOCK_CUDA_SLEEP_MS=0           how long every blocking call (synchronizes of
+ *                                  context, stream, event; frees; library loads)
+ *                                  sleeps; mock_in_sync() says 1 meanwhile
  *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
@@ -28,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 
 typedef int CUresult;
 #define OK 0
@@ -40,6 +57,8 @@ typedef int CUresult;
 #define E_INVALID_PTX 218
 #define E_INVALID_HANDLE 400
 #define E_NOT_FOUND 500
+#define E_NOT_READY 600
+#define E_ILLEGAL_ADDRESS 700
 
 #define MAXK 32
 #define MAXP 32
@@ -66,11 +85,16 @@ typedef struct Ctx {
     int device;
 } Ctx;
 
+static void flush_all(void);
+static void sync_sleep(void);
+
 typedef struct Alloc {
     void *p;
     size_t n;
     int device;
     int managed;
+    int host; /* cuMemHostAlloc */
+    Ctx *ctx;
     struct Alloc *next;
 } Alloc;
 
@@ -149,6 +173,8 @@ static const char *err_name(CUresult r)
     case E_INVALID_PTX: return "CUDA_ERROR_INVALID_PTX";
     case E_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
     case E_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+    case E_NOT_READY: return "CUDA_ERROR_NOT_READY";
+    case E_ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
     default: return NULL;
     }
 }
@@ -217,6 +243,21 @@ CUresult cuCtxGetDevice(int *dev)
     return OK;
 }
 
+static volatile int in_sync;
+
+/* A synchronize that takes MOCK_CUDA_SLEEP_MS: long enough for a test to
+ * see whether other Python threads run meanwhile (the GIL released). */
+static void sync_sleep(void)
+{
+    int ms = env_int("MOCK_CUDA_SLEEP_MS", 0);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    if (ms <= 0)
+        return;
+    in_sync = 1;
+    nanosleep(&ts, NULL);
+    in_sync = 0;
+}
+
 CUresult cuCtxSynchronize(void)
 {
     char line[64];
@@ -226,8 +267,12 @@ CUresult cuCtxSynchronize(void)
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
+    flush_all();
+    sync_sleep();
     return OK;
 }
+
+static CUresult stream_sync(void *s);
 
 CUresult cuStreamSynchronize(void *s)
 {
@@ -236,16 +281,19 @@ CUresult cuStreamSynchronize(void *s)
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
-    return OK;
+    sync_sleep();
+    return stream_sync(s);
 }
 
 static void *track(size_t n, int device, int managed)
 {
     Alloc *a = calloc(1, sizeof *a);
-    a->p = calloc(1, n ? n : 1);
+    a->p = malloc(n ? n : 1);
+    memset(a->p, 0xab, n ? n : 1); /* uninitialized, visibly */
     a->n = n;
     a->device = device;
     a->managed = managed;
+    a->ctx = current && current->device == device ? current : &primaries[device];
     pthread_mutex_lock(&lock);
     a->next = allocs;
     allocs = a;
@@ -274,6 +322,8 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
 CUresult cuMemFree_v2(unsigned long long p)
 {
     Alloc **pp, *a;
+    flush_all(); /* as on a device: a free waits for the work queued before it */
+    sync_sleep();
     pthread_mutex_lock(&lock);
     for (pp = &allocs; (a = *pp); pp = &a->next) {
         if ((uintptr_t)a->p == p) {
@@ -289,8 +339,11 @@ CUresult cuMemFree_v2(unsigned long long p)
     return E_INVALID_VALUE;
 }
 
+static void flush_blocking(void);
+
 CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 {
+    flush_blocking();
     if (!find(dst))
         return E_INVALID_VALUE;
     memcpy((void *)(uintptr_t)dst, src, n);
@@ -299,6 +352,7 @@ CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 
 CUresult cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)
 {
+    flush_blocking();
     if (!find(src))
         return E_INVALID_VALUE;
     memcpy(dst, (void *)(uintptr_t)src, n);
@@ -314,10 +368,11 @@ CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigned lo
     pthread_mutex_unlock(&lock);
     for (i = 0; i < n; i++) {
         switch (attrs[i]) {
-        case 2: *(unsigned *)data[i] = a ? (a->managed ? 4u : 2u) : 0u; break;  /* MEMORY_TYPE */
+        case 2: *(unsigned *)data[i] = a ? (a->host ? 1u : a->managed ? 4u : 2u) : 0u; break;
         case 3: *(unsigned long long *)data[i] = a ? ptr : 0; break;            /* DEVICE_POINTER */
         case 8: *(unsigned *)data[i] = a ? (unsigned)a->managed : 0u; break;    /* IS_MANAGED */
         case 9: *(int *)data[i] = a ? a->device : -2; break;                    /* DEVICE_ORDINAL */
+        case 1: *(void **)data[i] = a ? (void *)a->ctx : NULL; break;           /* CONTEXT */
         default: return E_INVALID_VALUE;
         }
     }
@@ -510,6 +565,7 @@ CUresult cuLibraryLoadData(void **lib, const void *code, int *jopts, void **jval
     Module *m = malloc(sizeof *m);
     CUresult r;
     (void)jopts; (void)nj; (void)lopts; (void)lvals; (void)nl;
+    sync_sleep(); /* a JIT takes time */
     r = parse_module(m, code, nj >= 2 ? jvals : NULL, 1);
     if (r != OK) {
         free(m);
@@ -604,6 +660,352 @@ CUresult cuFuncGetName(const char **name, void *f) { return get_name(name, f); }
 CUresult cuKernelGetParamInfo(void *k, size_t i, size_t *off, size_t *size) { return param_info(k, i, off, size); }
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) { return param_info(f, i, off, size); }
 
+
+/* ---- streams, events ---- */
+enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_EVENT };
+
+typedef struct Event {
+    unsigned magic;
+    unsigned flags; /* 2: CU_EVENT_DISABLE_TIMING */
+    int recorded, pending, destroyed;
+    struct Stream *stream; /* where a pending record waits */
+    void *handle;          /* the stream it was recorded on */
+    double time;
+} Event;
+
+typedef struct Op {
+    int kind;
+    const Kernel *k;
+    unsigned long long threads;
+    unsigned char *blob; /* launch: parameter bytes; copy: staged source */
+    void *dst;
+    const void *src;
+    size_t n;
+    Event *ev;
+    struct Op *next;
+} Op;
+
+typedef struct Stream {
+    unsigned magic;
+    unsigned flags; /* 1: CU_STREAM_NON_BLOCKING */
+    Op *head, *tail;
+    struct Stream *next;
+} Stream;
+
+#define STREAM_MAGIC 0x5354524d
+#define EVENT_MAGIC 0x45564e54
+static pthread_mutex_t qlock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static Stream *streams;
+static double clock_ms;
+static int n_pending;
+
+static void run(const Kernel *k, void **params, unsigned long long threads);
+
+static void run_op(Op *op)
+{
+    void *ptrs[MAXP];
+    size_t off = 0;
+    int i;
+
+    switch (op->kind) {
+    case OP_LAUNCH:
+        for (i = 0; i < op->k->nparams; i++) {
+            ptrs[i] = op->blob + off;
+            off += (op->k->size[i] + 7) / 8 * 8;
+        }
+        run(op->k, ptrs, op->threads);
+        clock_ms += 1.0;
+        break;
+    case OP_COPY: memcpy(op->dst, op->blob ? op->blob : op->src, op->n); break;
+    case OP_MEMSET: memset(op->dst, 0, op->n); break;
+    case OP_EVENT:
+        op->ev->pending = 0;
+        op->ev->time = clock_ms;
+        if (op->ev->destroyed)
+            free(op->ev);
+        break;
+    }
+}
+
+static void flush(Stream *s)
+{
+    Op *op;
+    pthread_mutex_lock(&qlock);
+    while ((op = s->head)) {
+        s->head = op->next;
+        run_op(op);
+        free(op->blob);
+        free(op);
+        n_pending--;
+    }
+    s->tail = NULL;
+    pthread_mutex_unlock(&qlock);
+}
+
+static void flush_blocking(void)
+{
+    Stream *s;
+    pthread_mutex_lock(&qlock);
+    for (s = streams; s; s = s->next)
+        if (!(s->flags & 1))
+            flush(s);
+    pthread_mutex_unlock(&qlock);
+}
+
+static void flush_all(void)
+{
+    Stream *s;
+    pthread_mutex_lock(&qlock);
+    for (s = streams; s; s = s->next)
+        flush(s);
+    pthread_mutex_unlock(&qlock);
+}
+
+/* The queue of a cuStreamCreate stream; NULL for the legacy (0, 1) and
+ * per-thread (2) streams and for handles the mock did not make (the tests'
+ * made-up handles), which all run work at once. */
+static Stream *stream_of(void *h, int *ok)
+{
+    uintptr_t v = (uintptr_t)h;
+    Stream *s;
+    *ok = 1;
+    if (v <= 2)
+        return NULL;
+    pthread_mutex_lock(&qlock);
+    for (s = streams; s && s != h; s = s->next)
+        ;
+    pthread_mutex_unlock(&qlock);
+    return s;
+}
+
+/* Queues op on stream h, or runs it now (legacy: after the blocking streams). */
+static CUresult submit(void *h, Op *op)
+{
+    int ok;
+    Stream *s = stream_of(h, &ok);
+    if (!ok) {
+        free(op->blob);
+        free(op);
+        return E_INVALID_HANDLE;
+    }
+    if (!s) {
+        if ((uintptr_t)h <= 1)
+            flush_blocking();
+        pthread_mutex_lock(&qlock);
+        run_op(op);
+        pthread_mutex_unlock(&qlock);
+        free(op->blob);
+        free(op);
+        return OK;
+    }
+    pthread_mutex_lock(&qlock);
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    n_pending++;
+    pthread_mutex_unlock(&qlock);
+    return OK;
+}
+
+static CUresult stream_sync(void *h)
+{
+    int ok;
+    Stream *s = stream_of(h, &ok);
+    if (!ok)
+        return E_INVALID_HANDLE;
+    if (s)
+        flush(s);
+    else if ((uintptr_t)h <= 1)
+        flush_blocking();
+    return OK;
+}
+
+CUresult cuStreamCreate(void **h, unsigned flags)
+{
+    Stream *s = calloc(1, sizeof *s);
+    s->magic = STREAM_MAGIC;
+    s->flags = flags;
+    pthread_mutex_lock(&qlock);
+    s->next = streams;
+    streams = s;
+    pthread_mutex_unlock(&qlock);
+    *h = s;
+    return OK;
+}
+
+CUresult cuStreamDestroy_v2(void *h)
+{
+    Stream **pp;
+    int ok;
+    Stream *s = stream_of(h, &ok);
+    if (!s)
+        return E_INVALID_HANDLE;
+    (void)ok;
+    flush(s);
+    pthread_mutex_lock(&qlock);
+    for (pp = &streams; *pp != s; pp = &(*pp)->next)
+        ;
+    *pp = s->next;
+    pthread_mutex_unlock(&qlock);
+    free(s);
+    return OK;
+}
+
+static Op *new_op(int kind)
+{
+    Op *op = calloc(1, sizeof *op);
+    op->kind = kind;
+    return op;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n, void *h)
+{
+    Op *op;
+    if (!find(dst))
+        return E_INVALID_VALUE;
+    op = new_op(OP_COPY);
+    op->dst = (void *)(uintptr_t)dst;
+    op->blob = malloc(n ? n : 1); /* staged now, as from pageable memory */
+    memcpy(op->blob, src, n);
+    op->n = n;
+    return submit(h, op);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void *h)
+{
+    Op *op;
+    if (!find(src))
+        return E_INVALID_VALUE;
+    op = new_op(OP_COPY);
+    op->dst = dst;
+    op->src = (const void *)(uintptr_t)src;
+    op->n = n;
+    return submit(h, op);
+}
+
+CUresult cuMemsetD8Async_v2(unsigned long long dst, unsigned char c, size_t n, void *h)
+{
+    Op *op;
+    if (!find(dst) || c != 0)
+        return E_INVALID_VALUE; /* the mock zeroes only */
+    op = new_op(OP_MEMSET);
+    op->dst = (void *)(uintptr_t)dst;
+    op->n = n;
+    return submit(h, op);
+}
+
+CUresult cuEventCreate(void **ev, unsigned flags)
+{
+    Event *e;
+    if (!current)
+        return E_INVALID_CONTEXT;
+    e = calloc(1, sizeof *e);
+    e->magic = EVENT_MAGIC;
+    e->flags = flags;
+    *ev = e;
+    return OK;
+}
+
+CUresult cuEventRecord(void *ev, void *h)
+{
+    Event *e = ev;
+    Op *op;
+    int ok;
+    if (!e || e->magic != EVENT_MAGIC)
+        return E_INVALID_HANDLE;
+    op = new_op(OP_EVENT);
+    op->ev = e;
+    pthread_mutex_lock(&qlock);
+    e->recorded = 1;
+    e->pending = 1;
+    e->stream = stream_of(h, &ok);
+    e->handle = h;
+    pthread_mutex_unlock(&qlock);
+    return submit(h, op);
+}
+
+CUresult cuEventSynchronize(void *ev)
+{
+    Event *e = ev;
+    if (!e || e->magic != EVENT_MAGIC)
+        return E_INVALID_HANDLE;
+    sync_sleep();
+    if (e->pending && e->stream)
+        flush(e->stream);
+    return OK;
+}
+
+CUresult cuEventQuery(void *ev)
+{
+    Event *e = ev;
+    if (!e || e->magic != EVENT_MAGIC)
+        return E_INVALID_HANDLE;
+    return e->pending ? E_NOT_READY : OK;
+}
+
+CUresult cuEventElapsedTime(float *ms, void *a, void *b)
+{
+    Event *s = a, *e = b;
+    if (!s || !e || s->magic != EVENT_MAGIC || e->magic != EVENT_MAGIC || (s->flags & 2) ||
+        (e->flags & 2) || !s->recorded || !e->recorded)
+        return E_INVALID_HANDLE;
+    if (s->pending || e->pending)
+        return E_NOT_READY;
+    *ms = (float)(e->time - s->time);
+    return OK;
+}
+
+CUresult cuEventDestroy_v2(void *ev)
+{
+    Event *e = ev;
+    if (!e || e->magic != EVENT_MAGIC)
+        return E_INVALID_HANDLE;
+    pthread_mutex_lock(&qlock);
+    if (e->pending) /* freed when its record runs */
+        e->destroyed = 1;
+    else
+        free(e);
+    pthread_mutex_unlock(&qlock);
+    return OK;
+}
+
+/* Work queued on h after this waits for ev's work: the mock runs that now. */
+CUresult cuStreamWaitEvent(void *h, void *ev, unsigned flags)
+{
+    Event *e = ev;
+    char line[96];
+    int ok;
+    (void)flags;
+    if (!e || e->magic != EVENT_MAGIC || (stream_of(h, &ok), !ok))
+        return E_INVALID_HANDLE;
+    snprintf(line, sizeof line, "wait %llu %llu\n", (unsigned long long)(uintptr_t)h,
+             (unsigned long long)(uintptr_t)e->handle);
+    pthread_mutex_lock(&lock);
+    append(&sync_log, &sync_len, &sync_cap, line);
+    pthread_mutex_unlock(&lock);
+    if (e->pending && e->stream)
+        flush(e->stream);
+    return OK;
+}
+
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
+{
+    Alloc *a;
+    (void)flags;
+    if (!current)
+        return E_INVALID_CONTEXT;
+    *p = track(n, current->device, 0);
+    pthread_mutex_lock(&lock);
+    a = find((uintptr_t)*p);
+    a->host = 1;
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+
+CUresult cuMemFreeHost(void *p) { return cuMemFree_v2((uintptr_t)p); }
+
 /* ---- launches ---- */
 /* run=axpy_f / axpy_d: axpy(a, x, x_size, y, y_size) of tests/data/cuda/kernels.cuh */
 static void run(const Kernel *k, void **params, unsigned long long threads)
@@ -633,6 +1035,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     char buf[4096];
     size_t len;
     int i, j;
+    Op *op;
 
     if (!current)
         return E_INVALID_CONTEXT;
@@ -655,12 +1058,35 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         len += (size_t)snprintf(buf + len, sizeof buf - len, "\"");
     }
     snprintf(buf + len, sizeof buf - len, "]}\n");
+    /* a pointer into another context's memory faults */
+    for (i = 0; i < k->nparams; i++) {
+        Alloc *a;
+        uint64_t v;
+        if (k->size[i] != 8)
+            continue;
+        memcpy(&v, params[i], 8);
+        pthread_mutex_lock(&lock);
+        a = v ? find((uintptr_t)v) : NULL;
+        j = a && !a->managed && !a->host && a->ctx != current;
+        pthread_mutex_unlock(&lock);
+        if (j)
+            return E_ILLEGAL_ADDRESS;
+    }
     pthread_mutex_lock(&lock);
     append(&launch_log, &launch_len, &launch_cap, buf);
     n_launches++;
     pthread_mutex_unlock(&lock);
-    run(k, params, (unsigned long long)gx * gy * gz * bx * by * bz);
-    return OK;
+    op = new_op(OP_LAUNCH);
+    op->k = k;
+    op->threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+    for (i = 0, len = 0; i < k->nparams; i++)
+        len += (k->size[i] + 7) / 8 * 8;
+    op->blob = calloc(1, len ? len : 1);
+    for (i = 0, len = 0; i < k->nparams; i++) {
+        memcpy(op->blob + len, params[i], k->size[i]);
+        len += (k->size[i] + 7) / 8 * 8;
+    }
+    return submit(stream, op);
 }
 
 /* ---- cuGetProcAddress ---- */
@@ -705,6 +1131,20 @@ static const Sym syms[] = {
     S("cuModuleEnumerateFunctions", 12040, cuModuleEnumerateFunctions),
     S("cuKernelGetParamInfo", 12040, cuKernelGetParamInfo),
     S("cuFuncGetParamInfo", 12040, cuFuncGetParamInfo),
+    S("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2),
+    S("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2),
+    S("cuMemsetD8Async", 3020, cuMemsetD8Async_v2),
+    S("cuMemHostAlloc", 2020, cuMemHostAlloc),
+    S("cuMemFreeHost", 2000, cuMemFreeHost),
+    S("cuEventCreate", 2000, cuEventCreate),
+    S("cuEventRecord", 2000, cuEventRecord),
+    S("cuEventQuery", 2000, cuEventQuery),
+    S("cuEventSynchronize", 2000, cuEventSynchronize),
+    S("cuEventDestroy", 4000, cuEventDestroy_v2),
+    S("cuEventElapsedTime", 2000, cuEventElapsedTime),
+    S("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
+    S("cuStreamCreate", 2000, cuStreamCreate),
+    S("cuStreamDestroy", 4000, cuStreamDestroy_v2),
 };
 #undef S
 
@@ -768,5 +1208,18 @@ unsigned long long mock_malloc(size_t n, int device, int managed)
     return (uintptr_t)track(n, device, managed);
 }
 void mock_free(unsigned long long p) { cuMemFree_v2(p); }
+int mock_in_sync(void) { return in_sync; }
+/* Work held on streams, not yet run. */
+int mock_pending(void) { return n_pending; }
+/* A context that is not a device's primary one (as cuCtxCreate makes), and
+ * the calling thread's current context (NULL: none), for ctypes. */
+void *mock_ctx_create(int device)
+{
+    Ctx *c = calloc(1, sizeof *c);
+    c->device = device;
+    return c;
+}
+void *mock_ctx_current(void) { return current; }
+void mock_ctx_set(void *ctx) { current = ctx; }
 /* The thread's current context's device, or -1. */
 int mock_current_device(void) { return current ? current->device : -1; }

@@ -80,6 +80,35 @@ class Driver:
     def stream_destroy(self, handle):
         self.call("cuStreamDestroy_v2", ctypes.c_void_p(handle))
 
+    def ctx_create(self, dev=0):
+        """A context of our own (as PyCUDA's make_context): current on the thread."""
+        c = ctypes.c_void_p()
+        self.call("cuCtxCreate_v2", ctypes.byref(c), ctypes.c_uint(0), ctypes.c_int(dev))
+        return c.value
+
+    def ctx_current(self):
+        c = ctypes.c_void_p()
+        self.call("cuCtxGetCurrent", ctypes.byref(c))
+        return c.value
+
+    def ctx_set(self, handle):
+        self.call("cuCtxSetCurrent", ctypes.c_void_p(handle))
+
+    def ctx_destroy(self, handle):
+        self.call("cuCtxDestroy_v2", ctypes.c_void_p(handle))
+
+    def mem_alloc(self, n):
+        p = ctypes.c_ulonglong()
+        self.call("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(n))
+        return p.value
+
+    def mem_free(self, p):
+        self.call("cuMemFree_v2", ctypes.c_ulonglong(p))
+
+    def memcpy_dtoh(self, host, p, n):
+        self.call("cuMemcpyDtoH_v2", ctypes.c_void_p(host), ctypes.c_ulonglong(p),
+                  ctypes.c_size_t(n))
+
     def clock_khz(self, dev=0):
         v = ctypes.c_int()
         self.call("cuDeviceGetAttribute", ctypes.byref(v), 13, dev)  # CLOCK_RATE
@@ -274,6 +303,106 @@ def test_non_blocking_stream_orders_its_launches(lib, drv):
         drv.stream_destroy(s)
 
 
+def test_copy_to_host_waits_for_a_non_blocking_launch(lib, drv):
+    s = cuda.Stream.create(non_blocking=True)
+    y = cuda.to_device(np.zeros(256, np.int32))
+    lib.spin_then_set[1, 1, 0, s](y, 5, _spin_cycles(drv))
+    lib.add_value[1, 256, 0, s](y, 1)
+    assert y.stream == s.handle
+    # no synchronize: the copy orders itself after y's last write
+    assert (y.copy_to_host() == 6).all()
+
+
+def test_launch_on_another_stream_waits_for_the_writer(lib, drv):
+    a, b = cuda.Stream.create(non_blocking=True), cuda.Stream.create(non_blocking=True)
+    y = cuda.zeros(256, np.int32, stream=a)
+    lib.spin_then_set[1, 1, 0, a](y, 5, _spin_cycles(drv))
+    lib.add_value[1, 256, 0, b](y, 1)  # on b: must follow a's spin (an event wait)
+    b.synchronize()
+    assert (y.copy_to_host(stream=b) == 6).all()
+
+
+def test_events_time_the_work_between_them(lib, drv):
+    s = cuda.Stream.create(non_blocking=True)
+    y = cuda.zeros(1, np.int32)
+    start, end = cuda.Event(), cuda.Event()
+    start.record(s)
+    lib.spin_then_set[1, 1, 0, s](y, 1, _spin_cycles(drv, 40))
+    end.record(s)
+    assert not end.query()
+    end.synchronize()
+    assert end.query()
+    ms = start.elapsed_time(end)
+    assert 20 < ms < 2000, ms
+
+
+def test_async_copies_with_pinned_memory(lib, drv):
+    s = cuda.Stream.create(non_blocking=True)
+    n = 1 << 20
+    src = cuda.pinned_empty(n, np.float32)
+    src[:] = np.arange(n, dtype=np.float32)
+    x = cuda.to_device(src, stream=s)
+    y = cuda.zeros(n, np.float32, stream=s)
+    lib.axpy[(n + 255) // 256, 256, 0, s](np.float32(2), x, y)
+    out = cuda.pinned_empty(n, np.float32)
+    assert y.copy_to_host(stream=s, out=out) is out
+    cuda.Event(timing=False).record(s).synchronize()
+    np.testing.assert_array_equal(out, 2 * np.arange(n, dtype=np.float32))
+
+
+def test_synchronize_releases_the_gil(lib, drv):
+    y = cuda.zeros(1, np.int32)
+    ticks, stop = [0], threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        lib.spin_then_set[1, 1](y, 1, _spin_cycles(drv, 300))
+        before = ticks[0]
+        cuda.synchronize()  # ~300 ms on the device: the counter must advance meanwhile
+        during = ticks[0] - before
+    finally:
+        stop.set()
+        t.join()
+    assert during > 1000, during
+
+
+def test_memory_of_another_context(lib, drv):
+    before = drv.ctx_current()
+    ctx = drv.ctx_create()
+    try:
+        p = drv.mem_alloc(256 * 4)
+        drv.ctx_set(before)
+
+        class Mem:
+            __cuda_array_interface__ = {"shape": (256,), "typestr": "<i4", "data": (p, False),
+                                        "version": 3, "strides": None, "stream": None}
+
+        if cuda.driver()["library_api"]:
+            lib.spin_then_set[1, 1](Mem(), 7, 0)  # launched in ctx, the memory's context
+            lib.add_value[1, 256](Mem(), 2)
+            drv.ctx_set(ctx)
+            cuda.synchronize()
+            out = np.empty(256, np.int32)
+            drv.memcpy_dtoh(out.ctypes.data, p, out.nbytes)
+            drv.ctx_set(before)
+        else:
+            with pytest.raises(ValueError, match="not device 0's primary one"):
+                lib.add_value[1, 256](Mem(), 2)
+        assert drv.ctx_current() == before  # the user's context is given back
+    finally:
+        drv.ctx_set(ctx)
+        drv.mem_free(p)
+        drv.ctx_destroy(ctx)
+        drv.ctx_set(before)
+    if cuda.driver()["library_api"]:
+        assert (out == 9).all()
+
+
 def _in_threads(work, n=1):
     """Runs work(k) in n new threads at once; raises what any of them raised."""
     errors = []
@@ -388,9 +517,13 @@ def test_bindthem_arrays_into_cupy(lib):
     c *= 2
     cp.cuda.runtime.deviceSynchronize()
     assert (d.copy_to_host() == 2 * np.arange(10)).all()
-    if not hasattr(d, "__dlpack__"):
-        pytest.skip("DeviceArray.__dlpack__ not built")
     assert cp.from_dlpack(d).data.ptr == d.ptr
+    # a write queued on a bindthem stream is waited for by CuPy's stream
+    s = cuda.Stream.create(non_blocking=True)
+    y = cuda.zeros(256, np.int32, stream=s)
+    lib.spin_then_set[1, 1, 0, s](y, 5, _spin_cycles(Driver()))
+    c = cp.from_dlpack(y)  # __dlpack__(stream=CuPy's current stream)
+    assert int((c + 1).sum()) == 6 * 256
 
 
 @pytest.mark.parametrize("via", [OnlyCAI, OnlyDLPack, lambda a: a])
@@ -434,9 +567,12 @@ def test_bindthem_arrays_into_torch(lib):
     t.mul_(3)
     torch.cuda.synchronize()
     assert (d.copy_to_host() == 3 * np.arange(10)).all()
-    if not hasattr(d, "__dlpack__"):
-        pytest.skip("DeviceArray.__dlpack__ not built")
     assert torch.from_dlpack(d).data_ptr() == d.ptr
+    s = cuda.Stream.create(non_blocking=True)
+    y = cuda.zeros(256, np.int32, stream=s)
+    lib.spin_then_set[1, 1, 0, s](y, 5, _spin_cycles(Driver()))
+    t = torch.from_dlpack(y)  # torch's current stream waits for s
+    assert int((t + 1).sum()) == 6 * 256
 
 
 # ---- launch overhead and bandwidth ----
