@@ -7,9 +7,12 @@ fatbin or PTX), found by their Itanium-mangled names (plain names for
 ``extern "C"``); :func:`build` compiles the header's ``__global__`` templates,
 instantiated as instantiate.yml lists, with nvcc into a cached fatbin first.
 
-A kernel launches as ``lib.axpy[grid, block](a, x, y)`` or
-``lib.axpy(a, x, y, grid=..., block=..., shared=0, stream=None)``; it returns
-once the launch is queued. Arrays are any objects with
+A kernel launches as ``lib.axpy[grid, block](a, x, y)``,
+``lib.axpy[grid, block, shared_mem, stream](a, x, y)`` (CUDA's ``<<<...>>>``
+order) or ``lib.axpy(a, x, y, grid=..., block=..., shared_mem=0,
+stream=None)``; items left out of the brackets may be given as keywords
+(``lib.axpy[grid, block](a, x, y, stream=s)``). It returns once the launch is
+queued. Arrays are any objects with
 ``__cuda_array_interface__`` (v2/v3) or DLPack on a CUDA (or managed) device,
 borrowed, never copied; :func:`to_device` makes a :class:`DeviceArray`.
 

@@ -57,6 +57,8 @@ EXPECTED_VERSIONS = {
     "cuLibraryEnumerateKernels": 12040, "cuModuleGetFunctionCount": 12040,
     "cuModuleEnumerateFunctions": 12040, "cuKernelGetParamInfo": 12040,
     "cuFuncGetParamInfo": 12040,
+    "cuDeviceGetAttribute": 2000, "cuFuncGetAttribute": 2020, "cuFuncSetAttribute": 9000,
+    "cuKernelGetAttribute": 12000, "cuKernelSetAttribute": 12000,
 }
 
 
@@ -336,7 +338,7 @@ def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     """, mock_path, MOCK_CUDA_VERSION=12000)
     assert rc == 0, out
     assert "'library_api': True" in out
-    assert "[2000, 2010, 3020, 4000, 6000, 7000, 12000]" in out
+    assert "[2000, 2010, 2020, 3020, 4000, 6000, 7000, 9000, 12000]" in out
     assert "(the CUDA 12.0 driver cannot list a module's kernels (12.4+ can))" in out
 
 
@@ -593,15 +595,16 @@ def test_scalar_rules(lib, clean):
 def test_keywords_and_binding(lib, clean):
     x = cuda.to_device(np.ones(3))
     y = cuda.to_device(np.ones(3))
-    lib.axpy(a=1, x=x, y=y, grid=(1,), block=[4], shared=64)
+    lib.axpy(a=1, x=x, y=y, grid=(1,), block=[4], shared_mem=np.int64(64))
     rec = last_launch(clean)
     assert rec["kernel"] == "_Z4axpyIdEvT_PKS0_iPS0_i" and rec["shared"] == 64
     with pytest.raises(TypeError, match=r"needs grid= and block= \(or launch it as "
                                         r"axpy\[grid, block\]"):
         lib.axpy(1, x, y)
-    with pytest.raises(TypeError, match="missing required argument 'y'"):
+    with pytest.raises(TypeError, match=r"axpy\(\) missing 1 required positional argument: 'y'"):
         lib.axpy[1, 1](1, x)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'grid'"):
+    with pytest.raises(TypeError, match=r"axpy\[...\]\(\): grid given both in the brackets "
+                                        r"and as grid="):
         lib.axpy[1, 1](1, x, y, grid=1)
     with pytest.raises(TypeError, match="multiple values for argument 'a'"):
         lib.axpy[1, 1](1, x, y, a=2)
@@ -636,14 +639,14 @@ def test_grid_block(lib, clean, grid, block, want):
     ((1, (1, 1, 65)), r"block=\(1, 1, 65\): dimension z may be at most 64"),
     (((1, 70000), 1), r"grid=\(1, 70000\): dimension y may be at most 65535"),
     ((2 ** 31, 1), r"grid=2147483648: dimension x may be at most 2147483647"),
-    ((1, 1, -1), r"shared=-1 is out of range"),
+    ((1, 1, -1), r"shared_mem=-1 is out of range"),
     ((1, 1, 0, "s"), r"stream must be None, bindthem.cuda.LEGACY / PER_THREAD, a stream "
                      r"object \(__cuda_stream__\) or bindthem.cuda.Stream\(handle\) for a "
                      r"CUstream handle you own, not str"),
     # numba's order (grid, block, stream, shared) puts the shared size last
     ((1, 32, 0, 4096), r"stream=4096: a bare int other than 0, 1 or 2 is not taken as a "
                        r"stream; pass bindthem.cuda.LEGACY .* \(the launch order is \[grid, "
-                       r"block, shared, stream\]; numba's puts the stream third\)"),
+                       r"block, shared_mem, stream\]; numba's puts the stream third\)"),
     ((1, 1, 0, -1), r"stream=-1: a bare int"),
     ((1, 1, 0, 2 ** 64), r"stream=18446744073709551616: a bare int"),
     ((1, True), r"block must be an int or a tuple of 1 to 3 ints, not bool \(True\)"),
@@ -1402,3 +1405,78 @@ def test_no_libnvrtc_names_what_to_install(tmp_path):
                      "CUDA toolkit") == 2, out
     assert "`pip install nvidia-cuda-nvrtc` (CUDA 13" in out
     assert "cannot load /nonexistent/libnvrtc.so.13" in out
+
+
+# ---- the launch API: configuration, launch errors, shared memory ----
+
+def attr_sets(mock):
+    mock.mock_attr_log.restype = ctypes.c_char_p
+    return [json.loads(line) for line in mock.mock_attr_log().decode().splitlines()]
+
+
+def test_launch_configuration_as_keywords_everywhere(lib, clean):
+    x = cuda.to_device(np.ones(3, dtype=np.float32))
+    y = cuda.to_device(np.ones(3, dtype=np.float32))
+    lib.axpy[1, 4](1, x, y, stream=cuda.PER_THREAD, shared_mem=np.uint16(8))
+    rec = last_launch(clean)
+    assert (rec["stream"], rec["shared"], rec["block"]) == (2, 8, [4, 1, 1])
+    lib.axpy[1, 4, np.int32(16)](1, x, y, stream=cuda.PER_THREAD)
+    assert (last_launch(clean)["shared"], last_launch(clean)["stream"]) == (16, 2)
+    lib.axpy(1, x, y, grid=2, block=4, shared_mem=np.int64(32), stream=cuda.PER_THREAD)
+    rec = last_launch(clean)
+    assert (rec["grid"], rec["shared"], rec["stream"]) == ([2, 1, 1], 32, 2)
+    launch = lib.axpy[1, 4, np.uint64(24)]
+    assert launch.shared_mem == 24 and launch.stream is None
+    with pytest.raises(TypeError, match=r"shared_mem given both in the brackets and as "
+                                        r"shared_mem="):
+        lib.axpy[1, 4, 0](1, x, y, shared_mem=8)
+    with pytest.raises(TypeError, match=r"stream given both"):
+        lib.axpy[1, 4, 0, None](1, x, y, stream=None)
+    with pytest.raises(ValueError, match=r"shared_mem must be an int .* not float"):
+        lib.axpy[1, 4](1, x, y, shared_mem=8.0)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'shared'"):
+        lib.axpy[1, 4](1, x, y, shared=8)
+
+
+def test_launch_error_names_kernel_overload_grid_and_block(lib, clean, monkeypatch):
+    x = cuda.to_device(np.ones(3, dtype=np.float32))
+    y = cuda.to_device(np.ones(3, dtype=np.float32))
+    monkeypatch.setenv("MOCK_CUDA_LAUNCH_ERROR", "1")
+    with pytest.raises(cuda.CudaError) as e:
+        lib.axpy[(3, 2), 64](1, x, y)
+    sig = lib.axpy.overloads[0]
+    assert "axpy<float>" in sig
+    assert str(e.value).startswith(sig + " launch with grid=(3,2,1) block=(64,1,1): "
+                                   "cuLaunchKernel(")
+    assert "CUDA_ERROR_INVALID_VALUE" in str(e.value) and e.value.code == 1
+    with pytest.raises(cuda.CudaError, match=r"block=\(64,1,1\) shared_mem=100: "):
+        lib.axpy[1, 64, 100](1, x, y)
+
+
+def test_dynamic_shared_memory_above_48k_is_opted_in(lib, clean, monkeypatch):
+    y = cuda.to_device(np.ones(3, dtype=np.float32))
+    lib.scale[1, 32, 48 * 1024](1, y)
+    assert attr_sets(clean) == []  # 48 KiB needs no opt-in
+    lib.scale[1, 32, 64 * 1024](1, y)
+    lib.scale[1, 32, 64 * 1024](1, y)  # once per size increase
+    lib.scale[1, 32, 50 * 1024](1, y)
+    lib.scale[1, 32, 100 * 1024](1, y)
+    sets = attr_sets(clean)
+    assert [(s["attr"], s["value"], s["device"]) for s in sets] == [(8, 65536, 0), (8, 102400, 0)]
+    assert {s["kernel"] for s in sets} == {lib.scale.symbols[0]}
+    assert [r["shared"] for r in launches(clean)] == [49152, 65536, 65536, 51200, 102400]
+    monkeypatch.setenv("MOCK_CUDA_STATIC_SHARED", "1024")
+    with pytest.raises(ValueError, match=r"scale<float>.* launch with grid=\(1,1,1\) "
+                                         r"block=\(32,1,1\) shared_mem=232448: shared_mem=232448 "
+                                         r"bytes is more than .* allows: at most 232448 bytes "
+                                         r".* uses 1024 statically, so shared_mem may be at most "
+                                         r"231424"):
+        lib.scale[1, 32, 232448](1, y)
+    assert len(launches(clean)) == 5
+
+
+def test_missing_arguments_read_as_for_cpu_functions(lib):
+    x = cuda.to_device(np.ones(3))
+    with pytest.raises(TypeError) as e:
+        lib.axpy[1, 1](1)
+    assert str(e.value) == "axpy() missing 2 required positional arguments: 'x' and 'y'"
