@@ -22,12 +22,10 @@ use, never at import: ``import bindthem.cuda`` works without one.
 
 from __future__ import annotations
 
-import copyreg
 import functools
 import glob
 import operator
 import os
-import pickle
 import re
 import shutil
 import subprocess
@@ -40,7 +38,7 @@ from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
 from .build import PRELUDE as HOST_PRELUDE
 from .errors import BindValueError, BuildError
-from .library import Backend, _infos, _regular_file, warn_if_nothing_bound
+from .library import Backend, _regular_file, warn_if_nothing_bound
 
 __all__ = ["CudaError", "DeviceArray", "Kernel", "LEGACY", "Launch", "Library", "NoDriverError",
            "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc", "device_count",
@@ -101,8 +99,8 @@ PER_THREAD = Stream(_core.CUDA_STREAM_PER_THREAD, "PER_THREAD")
 
 class _CudaBackend(Backend):
     """The CUDA back end of :class:`bindthem.Library`: kernels launch rather
-    than call (no GIL or copy options), and keep their LibraryInfo in
-    :data:`bindthem.library._infos` (the kernel type has no slot for it)."""
+    than call (no GIL or copy options); each keeps its LibraryInfo, as a
+    Function does (pickling, ``.library``, dask tokens)."""
 
     name = "cuda"
     noun = "CUDA kernels"
@@ -110,24 +108,13 @@ class _CudaBackend(Backend):
 
     def attach(self, info, functions, options):
         for k in functions.values():
-            _infos[k] = info
+            k._set_info(info)
 
 
 CUDA = _CudaBackend()
 
 #: One Library class for every back end; ``bindthem.cuda.Library`` is it.
 Library = _library.Library
-
-
-def _reduce_kernel(kernel):
-    """Pickles a kernel alone, like a Function: its Library's source and its name."""
-    info = _infos.get(kernel)
-    if info is None or info.source is None:
-        raise pickle.PicklingError("cannot pickle %r: it belongs to no bindthem Library" % kernel)
-    return info._reduce_function(kernel.__name__)
-
-
-copyreg.pickle(Kernel, _reduce_kernel)
 
 
 def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None = None, *,

@@ -9,6 +9,7 @@
 #include "bt_cudapy.h"
 
 #include "bt_dispatch.h"
+#include "bt_function.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -243,6 +244,8 @@ typedef struct CudaKernel {
     PyObject *doc;     /* str */
     PyObject *owner;   /* the CudaModule: keeps the module loaded */
     PyObject *symbols; /* tuple of kernel names in the module */
+    PyObject *text_sig; /* "(a, x, y, *, grid, block, shared_mem=0, stream=None)" */
+    PyObject *info;     /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
     BtArena arena;     /* calls and their slots */
     BtCall *calls;     /* argument slots per overload (no ffi call is made) */
@@ -619,12 +622,49 @@ static PyObject *kernel_get_overloads(CudaKernel *k, void *c) { return Py_NewRef
 static PyObject *kernel_get_symbols(CudaKernel *k, void *c) { return Py_NewRef(k->symbols); }
 static PyObject *kernel_get_params(CudaKernel *k, void *c) { return Py_NewRef(k->d.names); }
 static PyObject *kernel_get_sigs(CudaKernel *k, void *c) { return Py_NewRef(k->d.pysigs); }
+static PyObject *kernel_get_text_sig(CudaKernel *k, void *c) { return Py_NewRef(k->text_sig); }
+
+static PyObject *kernel_get_library(CudaKernel *k, void *c)
+{
+    return k->info ? PyObject_GetAttrString(k->info, "library") : Py_NewRef(Py_None);
+}
+
+static PyObject *kernel_set_info(CudaKernel *k, PyObject *info)
+{
+    Py_XSETREF(k->info, Py_NewRef(info));
+    Py_RETURN_NONE;
+}
+
+static PyObject *kernel_reduce(CudaKernel *k, PyObject *unused)
+{
+    return bt_function_ask_info(k->info, k->d.name, "_reduce_function");
+}
+
+static PyObject *kernel_dask_tokenize(CudaKernel *k, PyObject *unused)
+{
+    return bt_function_ask_info(k->info, k->d.name, "_token");
+}
+
+/* As a Function's: pickling by value, copies, notebook display. */
+static PyMethodDef kernel_methods[] = {
+    {"__reduce__", (PyCFunction)kernel_reduce, METH_NOARGS, NULL},
+    {"__copy__", bt_function_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", bt_function_copy, METH_O, NULL},
+    {"__dask_tokenize__", (PyCFunction)kernel_dask_tokenize, METH_NOARGS, NULL},
+    {"_set_info", (PyCFunction)kernel_set_info, METH_O, NULL},
+    {"_repr_html_", (PyCFunction)bt_function_repr_html, METH_NOARGS, NULL},
+    {"_repr_pretty_", (PyCFunction)(void (*)(void))bt_function_repr_pretty, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyGetSetDef kernel_getset[] = {
     {"__name__", (getter)kernel_get_name, NULL, NULL, NULL},
     {"__qualname__", (getter)kernel_get_name, NULL, NULL, NULL},
     {"__module__", (getter)kernel_get_module, NULL, NULL, NULL},
     {"__doc__", (getter)kernel_get_doc, NULL, NULL, NULL},
+    {"__text_signature__", (getter)kernel_get_text_sig, NULL, NULL, NULL},
+    {"library", (getter)kernel_get_library, NULL, "The Library it belongs to (None once that is gone).",
+     NULL},
     {"overloads", (getter)kernel_get_overloads, NULL, "C signatures, in YAML order.", NULL},
     {"symbols", (getter)kernel_get_symbols, NULL, "Kernel names in the module.", NULL},
     {"parameters", (getter)kernel_get_params, NULL, "Python parameter names.", NULL},
@@ -636,12 +676,14 @@ static int kernel_traverse(CudaKernel *k, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(k));
     Py_VISIT(k->owner);
+    Py_VISIT(k->info);
     return 0;
 }
 
 static int kernel_clear(CudaKernel *k)
 {
     Py_CLEAR(k->owner);
+    Py_CLEAR(k->info);
     return 0;
 }
 
@@ -657,6 +699,7 @@ static void kernel_dealloc(CudaKernel *k)
     Py_CLEAR(k->module);
     Py_CLEAR(k->doc);
     Py_CLEAR(k->symbols);
+    Py_CLEAR(k->text_sig);
     bt_arena_free(&k->arena);
     tp->tp_free(k);
     Py_DECREF(tp);
@@ -671,6 +714,8 @@ static PyMemberDef kernel_members[] = {
 static PyType_Slot kernel_slots[] = {
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_repr, kernel_repr},
+    {Py_tp_descr_get, bt_function_descr_get},
+    {Py_tp_methods, kernel_methods},
     {Py_mp_subscript, kernel_getitem},
     {Py_tp_getset, kernel_getset},
     {Py_tp_members, kernel_members},
@@ -791,6 +836,21 @@ PyType_Spec bt_cudapy_launch_spec = {
     .slots = launch_slots,
 };
 
+/* New reference: the parameters' "(a, x, y)" with the launch keywords
+ * after them, as kernel(...) takes them. */
+static PyObject *text_signature(PyObject *params)
+{
+    static const char tail[] = "*, grid, block, shared_mem=0, stream=None)";
+    Py_ssize_t n = PyUnicode_GET_LENGTH(params);
+    PyObject *head = PyUnicode_Substring(params, 0, n - 1), *r;
+
+    if (!head)
+        return NULL;
+    r = PyUnicode_FromFormat("%U%s%s", head, n > 2 ? ", " : "", tail);
+    Py_DECREF(head);
+    return r;
+}
+
 PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
                                void **kernels, int n, BtArena *arena, PyObject *owner,
                                PyObject *modname, int module_device)
@@ -805,7 +865,7 @@ PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *o
     }
     k->vectorcall = kernel_vectorcall;
     memset(&k->d, 0, sizeof k->d);
-    k->module = k->doc = k->symbols = NULL;
+    k->module = k->doc = k->symbols = k->text_sig = k->info = NULL;
     k->weakreflist = NULL;
     k->owner = Py_NewRef(owner);
     k->arena = *arena;
@@ -825,7 +885,8 @@ PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *o
     k->module = Py_NewRef(modname);
     k->doc = bt_dispatch_doc(&k->d, ovs);
     k->symbols = PyTuple_New(n);
-    if (!k->doc || !k->symbols)
+    k->text_sig = text_signature(k->d.text_sig);
+    if (!k->doc || !k->symbols || !k->text_sig)
         goto error;
     for (j = 0; j < n; j++) {
         PyObject *s = PyUnicode_FromString(calls[j].symbol);

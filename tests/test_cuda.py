@@ -1480,3 +1480,45 @@ def test_missing_arguments_read_as_for_cpu_functions(lib):
     with pytest.raises(TypeError) as e:
         lib.axpy[1, 1](1)
     assert str(e.value) == "axpy() missing 2 required positional arguments: 'x' and 'y'"
+
+
+# ---- kernels behave like CPU Functions ----
+
+def test_kernel_signature_and_descriptor(lib):
+    import inspect
+    sig = inspect.signature(lib.axpy)
+    assert str(sig) == "(a, x, y, *, grid, block, shared_mem=0, stream=None)"
+    assert lib.axpy.__text_signature__ == str(sig)
+
+    class Holder:
+        k = lib.axpy
+    assert Holder().k is lib.axpy  # no binding, as a Function stored on a class
+
+
+def test_kernel_pickles_through_its_reduce(lib, mock):
+    assert lib.axpy.library is lib
+    fn, args = lib.axpy.__reduce__()
+    assert args[1] == "axpy"
+    k = pickle.loads(pickle.dumps(lib.axpy))
+    assert k is lib.axpy  # the live Library is reused
+    assert lib.axpy.__dask_tokenize__() == lib.__bindthem__._token("axpy")
+    assert lib.axpy.__dask_tokenize__() != lib.scale.__dask_tokenize__()
+    assert copy.copy(lib.axpy) is lib.axpy and copy.deepcopy(lib.axpy) is lib.axpy
+
+
+def test_kernel_display_as_a_function(lib):
+    html = lib.axpy._repr_html_()
+    assert "<b>bindthem CUDA kernel</b> <code>kernels.axpy</code>" in html
+    assert "<code>axpy(a, x, y)</code>" in html and "void axpy&lt;float&gt;(" in html
+
+    class P:
+        def __init__(self):
+            self.out = []
+
+        def text(self, t):
+            self.out.append(t)
+    p = P()
+    lib.axpy._repr_pretty_(p, False)
+    lines = p.out[0].splitlines()
+    assert lines[0] == "axpy(a, x, y)  # bindthem CUDA kernel kernels.axpy, 2 overloads"
+    assert lines[2].startswith("    void axpy<float>(")
