@@ -283,6 +283,10 @@ class CudaModule:
 class CudaKernel:
     """A bound __global__ kernel: its overloads, dispatched on the arguments' dtypes."""
 
+    # Instances also have __text_signature__: the first overload's parameters,
+    # then the launch keywords "(a, x, y, *, grid, block, shared_mem=0,
+    # stream=None)"; left out here for the reason given on Function.
+
     @property
     def __name__(self) -> str: ...
     @property
@@ -295,9 +299,6 @@ class CudaKernel:
     def parameters(self) -> tuple[str, ...]: ...
     @property
     def signatures(self) -> tuple[str, ...]: ...
-    @property
-    def __text_signature__(self) -> str:
-        """The first overload's parameters, then the launch keywords."""
     @property
     def library(self) -> ModuleType | None:
         """The Library it belongs to (None once that is gone)."""
