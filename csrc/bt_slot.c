@@ -42,7 +42,7 @@ int bt_slot_init(void)
         /* the conversions know these representations (bt_slot_store_scalar, bt_call.c's return) */
         ok = ok && ty->npy_type < N_NPY &&
              (ty->kind == 'i' || ty->kind == 'u' || (ty->kind == 'b' && ty->size == 1) ||
-              (ty->kind == 'f' && (ty->size == 4 || ty->size == 8)) ||
+              (ty->kind == 'f' && (ty->size == 2 || ty->size == 4 || ty->size == 8)) ||
               (ty->kind == 'c' && (ty->size == 8 || ty->size == 16)));
         if (!ok) {
             PyErr_Format(PyExc_ImportError,
@@ -433,10 +433,38 @@ static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *na
     return 0;
 }
 
-/* A real part value d into a float (4 bytes) or double part at p. */
+/* IEEE binary16 bits of d, rounded to nearest even as NumPy's float16
+ * conversion does; 0x7c00 (inf) for a finite d that overflows. */
+static uint16_t half_bits(double d)
+{
+    uint16_t sign = signbit(d) ? 0x8000 : 0;
+    double q;
+    int k, e;
+
+    if (isnan(d))
+        return sign | 0x7e00;
+    d = fabs(d);
+    if (d == 0)
+        return sign;
+    if (isinf(d) || d >= 65520.0) /* 65520 rounds (to even) up to 2^16: overflow */
+        return sign | 0x7c00;
+    frexp(d, &k);
+    e = k - 1 < -14 ? -14 : k - 1; /* exponent of the binade; subnormals share -14's */
+    q = rint(ldexp(d, 10 - e));    /* 11 significant bits, exactly rounded to even */
+    /* (e + 14) << 10 plus q: a carry out of q bumps the exponent, and a
+     * subnormal (q < 1024, e = -14) gets exponent 0 */
+    return sign | (uint16_t)(((e + 14) << 10) + (int)q);
+}
+
+/* A real part value d into a half (2 bytes), float (4) or double part at p. */
 static int store_real(void *p, size_t size, double d)
 {
-    if (size == 4) {
+    if (size == 2) {
+        uint16_t h = half_bits(d);
+        if ((h & 0x7fff) == 0x7c00 && isfinite(d))
+            return -1;
+        memcpy(p, &h, 2);
+    } else if (size == 4) {
         if (isfinite(d) && fabs(d) > FLT_MAX)
             return -1;
         *(float *)p = (float)d;

@@ -34,6 +34,7 @@ static const BtType table[BT_NTYPES] = {
     {BT_DOUBLE,  "double",               "d",             12, 'f', 8,            8, "float",   "float64",    &ffi_type_double,         2,  "<f8",  BT_VOID,   0,         0},
     {BT_CFLOAT,  "std::complex<float>",  "St7complexIfE", 14, 'c', 8,            4, "complex", "complex64",  &ffi_type_complex_float,  5,  "<c8",  BT_FLOAT,  0,         0},
     {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', 16,           8, "complex", "complex128", &ffi_type_complex_double, 5,  "<c16", BT_DOUBLE, 0,         0},
+    {BT_HALF,    "__half",               "6__half",       23, 'f', 2,            2, "float",   "float16",    &ffi_type_uint16,         2,  "<f2",  BT_VOID,   0,         0},
 };
 /* clang-format on */
 
@@ -77,6 +78,10 @@ static const Alias aliases[] = {
     {"complex<float>", BT_CFLOAT},
     {"std::complex<double>", BT_CDOUBLE},
     {"complex<double>", BT_CDOUBLE},
+    /* cuda_fp16.h: half and __nv_half are typedefs of the class __half */
+    {"__half", BT_HALF},
+    {"half", BT_HALF},
+    {"__nv_half", BT_HALF},
     /* <stdint.h> / <cstdint> on glibc x86-64 */
     {"int8_t", BT_SCHAR},
     {"uint8_t", BT_UCHAR},
@@ -183,6 +188,8 @@ int bt_type_from_typestr(const char *ts)
     return -1;
 }
 
+int bt_type_cuda_only(BtTypeId id) { return id == BT_HALF; }
+
 int bt_type_complex_of(BtTypeId part)
 {
     int i;
@@ -198,5 +205,5 @@ const char *bt_type_known_spellings(void)
     return "void, bool, char, signed char, unsigned char, short, unsigned short, int, "
            "unsigned, long, long int, unsigned long, long long, unsigned long long, float, "
            "double, std::complex<float>, std::complex<double>, int8_t..uint64_t, size_t, "
-           "ptrdiff_t";
+           "ptrdiff_t, __half (CUDA kernels)";
 }

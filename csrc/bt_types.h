@@ -30,6 +30,7 @@ typedef enum BtTypeId {
     BT_DOUBLE,
     BT_CFLOAT,
     BT_CDOUBLE,
+    BT_HALF, /* CUDA's __half (cuda_fp16.h): kernels only, C has no such type */
     BT_NTYPES
 } BtTypeId;
 
@@ -40,7 +41,7 @@ typedef enum BtTypeId {
 typedef struct BtType {
     BtTypeId id;
     const char *cname;   /* canonical C++ spelling: "unsigned long", "std::complex<float>" */
-    const char *mangle;  /* Itanium code: "m", "St7complexIfE" */
+    const char *mangle;  /* Itanium code: "m", "St7complexIfE", "6__half" (a class) */
     int npy_type;        /* NumPy type number (stable ABI; checked against NumPy at import) */
     char kind;           /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex, 'v' void */
     size_t size;         /* bytes */
@@ -80,6 +81,9 @@ BT_HIDDEN BtTypeId bt_type_canonical(BtTypeId id);
 BT_HIDDEN int bt_type_from_npy(int npy);
 BT_HIDDEN int bt_type_from_dlpack(int code, int bits, int lanes);
 BT_HIDDEN int bt_type_from_typestr(const char *typestr);
+
+/* Whether id is a CUDA-only type (__half): no C function can take it. */
+BT_HIDDEN int bt_type_cuda_only(BtTypeId id);
 
 /* The complex type whose parts are `part` (std::complex<part>), or -1. */
 BT_HIDDEN int bt_type_complex_of(BtTypeId part);
