@@ -1522,3 +1522,108 @@ def test_kernel_display_as_a_function(lib):
     lines = p.out[0].splitlines()
     assert lines[0] == "axpy(a, x, y)  # bindthem CUDA kernel kernels.axpy, 2 overloads"
     assert lines[2].startswith("    void axpy<float>(")
+
+
+# ---- __half, static kernels ----
+
+HALF_HEADER = os.path.join(DATA, "half.cuh")
+HALF_YAML = os.path.join(DATA, "half.yml")
+
+
+@pytest.fixture(scope="module")
+def half_lib(mock, tmp_path_factory):
+    """half.cuh compiled by nvcc (one uncompressed cubin, which the mock reads)."""
+    if NVCC is None:
+        pytest.skip("needs nvcc")
+    out = cuda.compile_fatbin(HALF_HEADER, HALF_YAML, arch=90,
+                              cache_dir=str(tmp_path_factory.mktemp("half")),
+                              cxxflags=["-O3", "--no-compress"])
+    return cuda.load(out, HALF_HEADER, HALF_YAML), open(out, "rb").read()
+
+
+@needs_nvcc
+def test_half_names_are_nvccs(half_lib):
+    lib, blob = half_lib
+    built = elf_function_symbols(blob)
+    assert set(lib.haxpy.symbols) | set(lib.mix.symbols) | set(lib.hscale.symbols) <= built
+    assert "_Z5haxpyI6__halfEvT_PKS1_iPS1_i" in lib.haxpy.symbols
+    assert "_ZN2ns3mixI6__halfS1_EEvT_T0_PS2_i" in lib.mix.symbols  # __half twice: S1_
+    assert lib.hscale.symbols == ("_Z6hscale6__halfPS_iS_",)  # `half` is __half
+
+
+@needs_nvcc
+def test_half_arrays_and_scalars(half_lib, clean):
+    lib, _ = half_lib
+    x = cuda.to_device(np.arange(4, dtype=np.float16))
+    y = cuda.to_device(np.ones(4, dtype=np.float16))
+    lib.haxpy[1, 4](np.float16(0.5), x, y)
+    rec = last_launch(clean)
+    assert rec["kernel"] == "_Z5haxpyI6__halfEvT_PKS1_iPS1_i"
+    assert rec["params"][0] == np.float16(0.5).tobytes().hex()
+    lib.haxpy[1, 4](1 / 3, x, y)  # a Python float converts, rounded as NumPy rounds
+    assert last_launch(clean)["params"][0] == np.float16(1 / 3).tobytes().hex()
+    xf = cuda.to_device(np.arange(4, dtype=np.float32))
+    lib.haxpy[1, 4](0.5, xf, cuda.to_device(np.ones(4, dtype=np.float32)))
+    assert last_launch(clean)["kernel"] == "_Z5haxpyIfEvT_PKS0_iPS0_i"
+    with pytest.raises(TypeError, match=r"float16"):
+        lib.haxpy[1, 4](0.5, x, cuda.to_device(np.ones(4, dtype=np.float32)))
+    lib.mix[1, 4](np.float16(1), np.float32(2), y)
+    assert last_launch(clean)["kernel"] == "_ZN2ns3mixI6__halffEEvT_T0_PS2_i"
+
+
+@needs_nvcc
+def test_half_conversion_rounds_like_numpy(half_lib, clean):
+    lib, _ = half_lib
+    y = cuda.to_device(np.ones(2, dtype=np.float16))
+    rng = np.random.default_rng(7)
+    tiny = np.ldexp(1.0, -24)  # the smallest subnormal
+    values = [0.0, -0.0, 1.0, 65504.0, 65519.99, -65519.99, tiny, tiny / 2, tiny * 1.5,
+              tiny * 0.75, np.ldexp(1.0, -14), 1 + np.ldexp(1.0, -11), 1 + 3 * np.ldexp(1.0, -11),
+              2049.0, 2051.0, 1e-30, float("inf"), float("-inf"), 6.1e-5, 0.1]
+    values += list(rng.standard_normal(300) * np.exp2(rng.integers(-26, 16, 300)))
+    for v in values:
+        lib.hscale[1, 2](v, y, -v)
+        s, _, _, t = last_launch(clean)["params"]
+        assert s == np.float16(v).tobytes().hex(), v
+        assert t == np.float16(-v).tobytes().hex(), -v
+    lib.hscale[1, 2](float("nan"), y, 0)
+    assert np.isnan(np.frombuffer(bytes.fromhex(last_launch(clean)["params"][0]), np.float16))
+    # a finite value that rounds to inf is refused, as for float
+    for v in (65520.0, -1e6, 1e300):
+        with pytest.raises(OverflowError, match=r"hscale\(\): argument 's' = .* does not fit "
+                                                r"in __half"):
+            lib.hscale[1, 2](v, y, 0)
+
+
+def test_half_is_refused_on_the_cpu(mock_path, tmp_path):
+    h = tmp_path / "twice.h"
+    h.write_text("template <class T>\nT twice(const T x);\n")
+    y = tmp_path / "twice.yml"
+    y.write_text("instantiate:\n  - functions: [twice]\n    types:\n      - [__half]\n")
+    with pytest.raises(bindthem.BindError, match=r"instantiate.yml lists 'twice' \(.*twice.h:2\), "
+                                                 r"which is a function of a CUDA-only type "
+                                                 r"\(__half has no C equivalent\); bindthem.cuda "
+                                                 r"binds it as a kernel"):
+        bindthem.load(mock_path, str(h), str(y))
+
+
+@needs_nvcc
+def test_static_kernel_found_by_name(half_lib, clean):
+    lib, blob = half_lib
+    assert "sfill" in lib.__all__ and "_Z5sfilliPii" in elf_function_symbols(blob)
+    out = cuda.to_device(np.zeros(3, dtype=np.int32))
+    lib.sfill[1, 3](7, out)
+    assert last_launch(clean)["kernel"] == "_Z5sfilliPii"
+
+
+@needs_nvcc
+def test_static_kernel_of_relocatable_device_code(mock, clean, tmp_path):
+    # -rdc=true renames a static kernel __nv_static_<file hash>_<its name>
+    out = cuda.compile_fatbin(HALF_HEADER, HALF_YAML, arch=90, cache_dir=str(tmp_path),
+                              cxxflags=["-O3", "--no-compress", "-rdc=true"])
+    names = elf_function_symbols(open(out, "rb").read())
+    (renamed,) = [n for n in names if n.endswith("_Z5sfilliPii")]
+    assert renamed.startswith("__nv_static_")
+    lib = cuda.load(out, HALF_HEADER, HALF_YAML)
+    lib.sfill[1, 3](7, cuda.to_device(np.zeros(3, dtype=np.int32)))
+    assert last_launch(clean)["kernel"] == renamed
