@@ -477,10 +477,10 @@ def find_nvrtc(nvrtc: StrPath | None = None) -> tuple[str, dict[str, Any]]:
                       os.environ.get("BINDTHEM_LIBNVRTC"), _cuda_home())
 
 
-def _cccl_include(lib_path):
-    """The folder holding cuda/std/complex (libcu++), or None: the toolkit's
-    include/cccl (CUDA 13) or include (12), beside libnvrtc or under
-    $CUDA_HOME, or a nvidia-cuda-cccl wheel's."""
+def _toolkit_include(lib_path, holds):
+    """The first include folder holding the file `holds`, or None: the
+    toolkit's include/cccl (CUDA 13) or include, beside libnvrtc or under
+    $CUDA_HOME, or a nvidia-* wheel's."""
     roots = [_cuda_home(), "/usr/local/cuda"]
     if os.path.isabs(lib_path):
         roots.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(lib_path))))
@@ -491,9 +491,21 @@ def _cccl_include(lib_path):
         dirs += glob.glob(os.path.join(d, "nvidia", "*", "include", "cccl"))
         dirs += glob.glob(os.path.join(d, "nvidia", "*", "include"))
     for d in dirs:
-        if os.path.exists(os.path.join(d, "cuda", "std", "complex")):
+        if os.path.exists(os.path.join(d, holds)):
             return d
     return None
+
+
+def _cccl_include(lib_path):
+    """The folder holding cuda/std/complex (libcu++; a nvidia-cuda-cccl
+    wheel has it too), or None."""
+    return _toolkit_include(lib_path, os.path.join("cuda", "std", "complex"))
+
+
+def _fp16_include(lib_path):
+    """The folder holding cuda_fp16.h and cuda_bf16.h (``__half``,
+    ``__nv_bfloat16``; a nvidia-cuda-runtime wheel has them too), or None."""
+    return _toolkit_include(lib_path, "cuda_fp16.h")
 
 
 def _nvrtc_target(arch, archs):
@@ -635,14 +647,15 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
     meta = _core.parse_header(header, instantiate, strict=strict)
     source = _source_of(header, meta, NVRTC_PRELUDE)
     cccl = _cccl_include(lib)
+    fp16 = _fp16_include(lib)
     stem = os.path.splitext(os.path.basename(header))[0]
     ext = ".cubin" if kind == "sm" else ".ptx"
     user = flag_list(cxxflags, ()) + flag_list(extra_cxxflags, ())
     options_key = (["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user)
-                   + ["-I" + (cccl or "")])
+                   + ["-I" + (cccl or ""), "-I" + (fp16 or "")])
 
     def command(src, dep, out):
-        inc = ["-I" + os.path.dirname(header)]
+        inc = ["-I" + os.path.dirname(header)] + (["-I" + fp16] if fp16 else [])
         if cccl:
             inc = ["-I" + _std_shims(os.path.dirname(src), cccl), "-I" + cccl] + inc
         options = ["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user) + inc

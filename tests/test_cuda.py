@@ -1627,3 +1627,15 @@ def test_static_kernel_of_relocatable_device_code(mock, clean, tmp_path):
     lib = cuda.load(out, HALF_HEADER, HALF_YAML)
     lib.sfill[1, 3](7, cuda.to_device(np.zeros(3, dtype=np.int32)))
     assert last_launch(clean)["kernel"] == renamed
+
+
+@needs_nvrtc
+def test_nvrtc_builds_half_and_static_kernels(mock, clean, tmp_path):
+    # NVRTC finds cuda_fp16.h in the toolkit; its lowered names are checked
+    # against bindthem's (a mismatch is a BuildError)
+    out = cuda.compile_nvrtc(HALF_HEADER, HALF_YAML, arch=90, cache_dir=str(tmp_path))
+    lib = cuda.load(out, HALF_HEADER, HALF_YAML)
+    lib.hscale[1, 2](0.5, cuda.to_device(np.ones(2, np.float16)), 1)
+    assert last_launch(clean)["kernel"] == "_Z6hscale6__halfPS_iS_"
+    lib.sfill[1, 3](7, cuda.to_device(np.zeros(3, dtype=np.int32)))
+    assert last_launch(clean)["kernel"] == "_Z5sfilliPii"
