@@ -20,10 +20,12 @@ typedef int BtCUresult;                   /* enum cudaError_enum */
 typedef int BtCUdevice;                   /* CUdevice_v1, CUDA 2.0 */
 typedef unsigned long long BtCUdeviceptr; /* CUdeviceptr_v2, CUDA 3.2 */
 typedef void *BtCUcontext, *BtCUmodule, *BtCUfunction, *BtCUstream, *BtCUlibrary, *BtCUkernel;
-typedef int BtCUjit_option;        /* enum CUjit_option */
-typedef int BtCUlibraryOption;     /* enum CUlibraryOption, CUDA 12.0 */
-typedef int BtCUpointer_attribute; /* enum CUpointer_attribute */
-typedef int BtCUprocQuery;         /* CUdriverProcAddressQueryResult, CUDA 12.0 */
+typedef int BtCUjit_option;         /* enum CUjit_option */
+typedef int BtCUlibraryOption;      /* enum CUlibraryOption, CUDA 12.0 */
+typedef int BtCUpointer_attribute;  /* enum CUpointer_attribute */
+typedef int BtCUprocQuery;          /* CUdriverProcAddressQueryResult, CUDA 12.0 */
+typedef int BtCUdevice_attribute;   /* enum CUdevice_attribute */
+typedef int BtCUfunction_attribute; /* enum CUfunction_attribute */
 
 enum {
     CUDA_SUCCESS_ = 0,
@@ -87,11 +89,13 @@ typedef BtCUresult (*PFN_cuModuleGetFunctionCount_v12040)(unsigned *, BtCUmodule
 typedef BtCUresult (*PFN_cuModuleEnumerateFunctions_v12040)(BtCUfunction *, unsigned, BtCUmodule);
 typedef BtCUresult (*PFN_cuKernelGetParamInfo_v12040)(BtCUkernel, size_t, size_t *, size_t *);
 typedef BtCUresult (*PFN_cuFuncGetParamInfo_v12040)(BtCUfunction, size_t, size_t *, size_t *);
-typedef BtCUresult (*PFN_cuDeviceGetAttribute_v2000)(int *, int, BtCUdevice);
-typedef BtCUresult (*PFN_cuFuncGetAttribute_v2020)(int *, int, BtCUfunction);
-typedef BtCUresult (*PFN_cuFuncSetAttribute_v9000)(BtCUfunction, int, int);
-typedef BtCUresult (*PFN_cuKernelGetAttribute_v12000)(int *, int, BtCUkernel, BtCUdevice);
-typedef BtCUresult (*PFN_cuKernelSetAttribute_v12000)(int, int, BtCUkernel, BtCUdevice);
+typedef BtCUresult (*PFN_cuDeviceGetAttribute_v2000)(int *, BtCUdevice_attribute, BtCUdevice);
+typedef BtCUresult (*PFN_cuFuncGetAttribute_v2020)(int *, BtCUfunction_attribute, BtCUfunction);
+typedef BtCUresult (*PFN_cuFuncSetAttribute_v9000)(BtCUfunction, BtCUfunction_attribute, int);
+typedef BtCUresult (*PFN_cuKernelGetAttribute_v12000)(int *, BtCUfunction_attribute, BtCUkernel,
+                                                      BtCUdevice);
+typedef BtCUresult (*PFN_cuKernelSetAttribute_v12000)(BtCUfunction_attribute, int, BtCUkernel,
+                                                      BtCUdevice);
 
 typedef struct Driver {
     void *dl;

@@ -239,17 +239,17 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
 typedef struct CudaKernel {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    BtDispatch d;      /* name, parameter names, signatures, cache */
-    PyObject *module;  /* str: __module__ */
-    PyObject *doc;     /* str */
-    PyObject *owner;   /* the CudaModule: keeps the module loaded */
-    PyObject *symbols; /* tuple of kernel names in the module */
+    BtDispatch d;       /* name, parameter names, signatures, cache */
+    PyObject *module;   /* str: __module__ */
+    PyObject *doc;      /* str */
+    PyObject *owner;    /* the CudaModule: keeps the module loaded */
+    PyObject *symbols;  /* tuple of kernel names in the module */
     PyObject *text_sig; /* "(a, x, y, *, grid, block, shared_mem=0, stream=None)" */
     PyObject *info;     /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
-    BtArena arena;     /* calls and their slots */
-    BtCall *calls;     /* argument slots per overload (no ffi call is made) */
-    void **kernels;    /* CUkernel / CUfunction per overload */
+    BtArena arena;       /* calls and their slots */
+    BtCall *calls;       /* argument slots per overload (no ffi call is made) */
+    void **kernels;      /* CUkernel / CUfunction per overload */
     unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
     int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
 } CudaKernel;
@@ -409,8 +409,7 @@ static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const 
 
 /* "void axpy<float>(...) launch with grid=(1,1,1) block=(256,1,1)": what
  * launch errors start with, into buf. */
-static void launch_label(const CudaKernel *k, int ov, const LaunchConfig *c, char *buf,
-                         size_t size)
+static void launch_label(const CudaKernel *k, int ov, const LaunchConfig *c, char *buf, size_t size)
 {
     const char *sig = PyUnicode_AsUTF8(PyTuple_GET_ITEM(k->d.overloads, ov));
     int n;
@@ -426,8 +425,7 @@ static void launch_label(const CudaKernel *k, int ov, const LaunchConfig *c, cha
 }
 
 /* Raises e with the launch's label in front of its message. */
-static void raise_launch(BtState *st, const CudaKernel *k, int ov, const LaunchConfig *c,
-                         BtDiag *e)
+static void raise_launch(BtState *st, const CudaKernel *k, int ov, const LaunchConfig *c, BtDiag *e)
 {
     char label[1024];
     size_t n;
@@ -663,8 +661,8 @@ static PyGetSetDef kernel_getset[] = {
     {"__module__", (getter)kernel_get_module, NULL, NULL, NULL},
     {"__doc__", (getter)kernel_get_doc, NULL, NULL, NULL},
     {"__text_signature__", (getter)kernel_get_text_sig, NULL, NULL, NULL},
-    {"library", (getter)kernel_get_library, NULL, "The Library it belongs to (None once that is gone).",
-     NULL},
+    {"library", (getter)kernel_get_library, NULL,
+     "The Library it belongs to (None once that is gone).", NULL},
     {"overloads", (getter)kernel_get_overloads, NULL, "C signatures, in YAML order.", NULL},
     {"symbols", (getter)kernel_get_symbols, NULL, "Kernel names in the module.", NULL},
     {"parameters", (getter)kernel_get_params, NULL, "Python parameter names.", NULL},

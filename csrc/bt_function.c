@@ -95,8 +95,7 @@ PyObject *bt_function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
 PyObject *bt_function_ask_info(PyObject *info, PyObject *name, const char *method)
 {
     if (!info) {
-        PyErr_Format(PyExc_TypeError, "cannot pickle %U: it belongs to no bindthem Library",
-                     name);
+        PyErr_Format(PyExc_TypeError, "cannot pickle %U: it belongs to no bindthem Library", name);
         return NULL;
     }
     return PyObject_CallMethod(info, method, "O", name);
@@ -320,11 +319,11 @@ static PyMemberDef function_members[] = {
 };
 
 static PyType_Slot function_slots[] = {
-    {Py_tp_call, PyVectorcall_Call},       {Py_tp_repr, function_repr},
+    {Py_tp_call, PyVectorcall_Call},          {Py_tp_repr, function_repr},
     {Py_tp_descr_get, bt_function_descr_get}, {Py_tp_methods, function_methods},
-    {Py_tp_getset, function_getset},       {Py_tp_members, function_members},
-    {Py_tp_traverse, function_traverse},   {Py_tp_clear, function_clear},
-    {Py_tp_dealloc, function_dealloc},     {0, NULL},
+    {Py_tp_getset, function_getset},          {Py_tp_members, function_members},
+    {Py_tp_traverse, function_traverse},      {Py_tp_clear, function_clear},
+    {Py_tp_dealloc, function_dealloc},        {0, NULL},
 };
 
 PyType_Spec bt_function_spec = {

@@ -124,7 +124,8 @@ static void put_tparam(BtBuf *b, int i)
 /* A class type of the table (its code is a <source-name>: "6__half"). */
 static int is_class(const BtTypeRef *t)
 {
-    return t->tparam < 0 && bt_type(t->type)->mangle[0] >= '0' && bt_type(t->type)->mangle[0] <= '9';
+    return t->tparam < 0 && bt_type(t->type)->mangle[0] >= '0' &&
+           bt_type(t->type)->mangle[0] <= '9';
 }
 
 static int is_complex(const BtTypeRef *t)

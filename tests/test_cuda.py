@@ -1639,3 +1639,20 @@ def test_nvrtc_builds_half_and_static_kernels(mock, clean, tmp_path):
     assert last_launch(clean)["kernel"] == "_Z6hscale6__halfPS_iS_"
     lib.sfill[1, 3](7, cuda.to_device(np.zeros(3, dtype=np.int32)))
     assert last_launch(clean)["kernel"] == "_Z5sfilliPii"
+
+
+def test_shared_memory_opt_in_on_modules(mock_path):
+    # drivers before 12.0: CUfunctions, so cuFuncSetAttribute (the mock
+    # refuses it for a CUkernel)
+    rc, out = run_py(PRELUDE + """
+        import ctypes
+        m = ctypes.CDLL(%r)
+        m.mock_attr_log.restype = ctypes.c_char_p
+        lib = cuda.load(module_text(), HEADER, YAML)
+        y = cuda.to_device(np.ones(4, dtype=np.float32))
+        lib.scale[1, 4, 60000](2, y)
+        lib.scale[1, 4, 60000](2, y)
+        print([json.loads(l)["value"] for l in m.mock_attr_log().decode().splitlines()])
+    """ % mock_path, mock_path, MOCK_CUDA_VERSION=11080)
+    assert rc == 0, out
+    assert out.endswith("[60000]\n")
