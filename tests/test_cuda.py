@@ -1480,6 +1480,9 @@ def test_missing_arguments_read_as_for_cpu_functions(lib):
     with pytest.raises(TypeError) as e:
         lib.axpy[1, 1](1)
     assert str(e.value) == "axpy() missing 2 required positional arguments: 'x' and 'y'"
+    with pytest.raises(TypeError) as e:
+        lib.axpy(1, x, grid=1, block=1)
+    assert str(e.value) == "axpy() missing 1 required positional argument: 'y'"
 
 
 # ---- kernels behave like CPU Functions ----
