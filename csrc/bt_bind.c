@@ -238,8 +238,8 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
             /* a listed overload must bind; an unlisted one (planned as
              * untemplated, or no instantiate.yml) binds if it can */
             if (!refused && be->calls_by_ffi && cuda_only(ov))
-                refused = "a function of a CUDA-only type (__half has no C equivalent); "
-                          "bindthem.cuda binds it as a kernel";
+                refused = "a function of a CUDA-only type (__half and __nv_bfloat16 have "
+                          "no C equivalent); bindthem.cuda binds it as a kernel";
             if (refused) {
                 if (ov->inst) {
                     PyErr_Format(st->BindError, "instantiate.yml lists '%s' (%s:%d), which is %s",

@@ -1605,8 +1605,9 @@ def test_half_is_refused_on_the_cpu(mock_path, tmp_path):
     y.write_text("instantiate:\n  - functions: [twice]\n    types:\n      - [__half]\n")
     with pytest.raises(bindthem.BindError, match=r"instantiate.yml lists 'twice' \(.*twice.h:2\), "
                                                  r"which is a function of a CUDA-only type "
-                                                 r"\(__half has no C equivalent\); bindthem.cuda "
-                                                 r"binds it as a kernel"):
+                                                 r"\(__half and __nv_bfloat16 have no C "
+                                                 r"equivalent\); bindthem.cuda binds it as a "
+                                                 r"kernel"):
         bindthem.load(mock_path, str(h), str(y))
 
 
@@ -1659,3 +1660,53 @@ def test_shared_memory_opt_in_on_modules(mock_path):
     """ % mock_path, mock_path, MOCK_CUDA_VERSION=11080)
     assert rc == 0, out
     assert out.endswith("[60000]\n")
+
+
+# ---- __nv_bfloat16 (NumPy's through ml_dtypes, when installed) ----
+
+@needs_nvcc
+def test_bfloat16_names_and_dlpack_arrays(half_lib, clean, mock):
+    lib, blob = half_lib
+    assert lib.bscale.symbols == ("_Z6bscale13__nv_bfloat16PS_iS_",)
+    assert "_Z5haxpyI13__nv_bfloat16EvT_PKS1_iPS1_i" in lib.haxpy.symbols
+    assert "_ZN2ns3mixI13__nv_bfloat166__halfEEvT_T0_PS3_i" in lib.mix.symbols
+    assert set(lib.bscale.symbols) | set(lib.mix.symbols) <= elf_function_symbols(blob)
+    p = mock.mock_malloc(8, 0, 0)
+    try:
+        # DLPack's kDLBfloat (4), as PyTorch exports torch.bfloat16; a float16
+        # array (kDLFloat, 16 bits) is another dtype
+        lib.bscale[1, 4](2.0, FakeDLPack(p, (4,), 4, 16), 1.0)
+        s, _, n, t = last_launch(clean)["params"]
+        assert (s, t, n) == ("0040", "803f", "04000000")  # bfloat16 2.0 and 1.0
+        with pytest.raises(TypeError, match=r"float16"):
+            lib.bscale[1, 4](2.0, FakeDLPack(p, (4,), 2, 16), 1.0)
+        lib.haxpy[1, 4](1.0, FakeDLPack(p, (4,), 4, 16), FakeDLPack(p, (4,), 4, 16))
+        assert last_launch(clean)["kernel"] == "_Z5haxpyI13__nv_bfloat16EvT_PKS1_iPS1_i"
+    finally:
+        mock.mock_free(p)
+
+
+@needs_nvcc
+def test_bfloat16_with_ml_dtypes(half_lib, clean):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = ml_dtypes.bfloat16
+    lib, _ = half_lib
+    y = cuda.to_device(np.ones(4, dtype=bf16))
+    assert y.dtype == np.dtype(bf16)
+    lib.haxpy[1, 4](bf16(0.5), cuda.to_device(np.arange(4, dtype=bf16)), y)
+    rec = last_launch(clean)
+    assert rec["kernel"] == "_Z5haxpyI13__nv_bfloat16EvT_PKS1_iPS1_i"
+    assert rec["params"][0] == bf16(0.5).tobytes().hex()
+    np.testing.assert_array_equal(y.copy_to_host(), np.ones(4, dtype=bf16))
+    rng = np.random.default_rng(11)
+    big = float(np.finfo(bf16).max)
+    values = [0.0, -0.0, 1.0, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 2 ** -133, 2 ** -134, 1e-40, big,
+              -big, float("inf"), 0.1, 3.0e38]
+    values += list(rng.standard_normal(300) * np.exp2(rng.integers(-135, 127, 300)))
+    for v in values:
+        lib.bscale[1, 4](v, y, -v)
+        s, _, _, t = last_launch(clean)["params"]
+        assert s == bf16(v).tobytes().hex(), v
+        assert t == bf16(-v).tobytes().hex(), -v
+    with pytest.raises(OverflowError, match=r"'s' = .* does not fit in __nv_bfloat16"):
+        lib.bscale[1, 4](3.5e38, y, 0)

@@ -1,6 +1,7 @@
 /* gpu_launch.cuh - kernels for the device check's launch tests: __half
- * arithmetic, a static kernel, dynamic shared memory. Built at test time. */
+ * and __nv_bfloat16 arithmetic, a static kernel, dynamic shared memory. Built at test time. */
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 /* y = a * x + y, in the precision of T. */

@@ -585,6 +585,24 @@ def test_half_against_numpy(launch_lib):
                                atol=2 ** -24)
 
 
+def test_bfloat16_against_numpy(launch_lib):
+    try:
+        import ml_dtypes
+    except ImportError:
+        pytest.skip("ml_dtypes not installed")
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(N).astype(bf16)
+    y = rng.standard_normal(N).astype(bf16)
+    dy = cuda.to_device(y)
+    launch_lib.haxpy[(N + 255) // 256, 256](0.1, cuda.to_device(x), dy)
+    got = dy.copy_to_host()
+    assert got.dtype == np.dtype(bf16)
+    # within a bfloat16 ulp of float32 arithmetic (the device may fuse)
+    want = (np.float32(bf16(0.1)) * x.astype(np.float32) + y.astype(np.float32))
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2 ** -7, atol=2 ** -133)
+
+
 def test_static_kernel(launch_lib):
     out = cuda.to_device(np.zeros(1000, np.int32))
     launch_lib.sfill[4, 256](42, out)

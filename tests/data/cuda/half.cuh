@@ -1,5 +1,7 @@
-/* half.cuh - __half kernels and a static kernel, for bindthem.cuda's tests. */
+/* half.cuh - __half and __nv_bfloat16 kernels and a static kernel, for
+ * bindthem.cuda's tests. */
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 /* y = a * x + y in half precision. */
@@ -13,6 +15,15 @@ __global__ void haxpy(const T a, const T x[], const int x_size, T y[], const int
 
 /* y = y * s + t; half is cuda_fp16.h's other name for __half. */
 __global__ void hscale(const __half s, __half y[], const int y_size, const half t)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < y_size)
+        y[i] = y[i] * s + t;
+}
+
+/* The same in bfloat16; nv_bfloat16 is cuda_bf16.h's other name. */
+__global__ void bscale(const __nv_bfloat16 s, __nv_bfloat16 y[], const int y_size,
+                       const nv_bfloat16 t)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < y_size)
