@@ -22,11 +22,13 @@ def _summary(doc):
 
 
 def _signature(f):
+    # "axpy(a, x, y)": the first overload's Python signature (a CUDA kernel's
+    # __text_signature__ adds the launch keywords, which displays leave out)
+    sigs = getattr(f, "signatures", None)
+    if sigs:
+        return sigs[0]
     sig = getattr(f, "__text_signature__", None)
-    if sig:
-        return f.__name__ + sig
-    sigs = getattr(f, "signatures", None)  # a CUDA kernel's, "axpy(a, x, y)"
-    return sigs[0] if sigs else f.__name__ + "(...)"
+    return f.__name__ + (sig or "(...)")
 
 
 def _meta(lib):
@@ -116,11 +118,17 @@ def _function_lines(f, indent="  "):
     return lines
 
 
+def _noun(f):
+    """What f is called in displays: a CPU Function or a CUDA kernel."""
+    return "bindthem CUDA kernel" if hasattr(type(f), "__getitem__") else "bindthem function"
+
+
 def function_text(f):
-    """Multi-line description of f: signature, doc, overloads, origin."""
+    """Multi-line description of f (a Function or CUDA kernel): signature,
+    doc, overloads, origin."""
     n = len(f.overloads)
-    lines = ["%s  # bindthem function %s.%s, %d overload%s"
-             % (_signature(f), f.__module__, f.__qualname__, n, "" if n == 1 else "s")]
+    lines = ["%s  # %s %s.%s, %d overload%s"
+             % (_signature(f), _noun(f), f.__module__, f.__qualname__, n, "" if n == 1 else "s")]
     lines += _function_lines(f)
     lib = f.library
     for origin in _origins(f):
@@ -158,7 +166,7 @@ def _pretty(p, cycle, obj, text):
 
 
 def function_pretty(f, p, cycle):
-    """Function._repr_pretty_."""
+    """Function._repr_pretty_ (and a CUDA kernel's)."""
     _pretty(p, cycle, f, function_text(f))
 
 
@@ -195,10 +203,10 @@ _HEAD = ("<thead><tr><th style='text-align:left'>function</th>"
 
 
 def function_html(f):
-    """Function._repr_html_."""
+    """Function._repr_html_ (and a CUDA kernel's)."""
     lib = f.library
     where = "<br>".join(_code(o) for o in _origins(f))
-    title = "<b>bindthem function</b> %s" % _code("%s.%s" % (f.__module__, f.__qualname__))
+    title = "<b>%s</b> %s" % (_noun(f), _code("%s.%s" % (f.__module__, f.__qualname__)))
     if lib is not None:
         title += " from %s" % _code(os.path.basename(lib.__file__))
     return "<div>%s<table>%s<tbody>%s</tbody></table></div>" % (title, _HEAD, _row(f, where))

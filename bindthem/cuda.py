@@ -7,9 +7,12 @@ fatbin or PTX), found by their Itanium-mangled names (plain names for
 ``extern "C"``); :func:`build` compiles the header's ``__global__`` templates,
 instantiated as instantiate.yml lists, with nvcc into a cached fatbin first.
 
-A kernel launches as ``lib.axpy[grid, block](a, x, y)`` or
-``lib.axpy(a, x, y, grid=..., block=..., shared=0, stream=None)``; it returns
-once the launch is queued. Arrays are any objects with
+A kernel launches as ``lib.axpy[grid, block](a, x, y)``,
+``lib.axpy[grid, block, shared_mem, stream](a, x, y)`` (CUDA's ``<<<...>>>``
+order) or ``lib.axpy(a, x, y, grid=..., block=..., shared_mem=0,
+stream=None)``; items left out of the brackets may be given as keywords
+(``lib.axpy[grid, block](a, x, y, stream=s)``). It returns once the launch is
+queued. Arrays are any objects with
 ``__cuda_array_interface__`` (v2/v3) or DLPack on a CUDA (or managed) device,
 borrowed, never copied; :func:`to_device` makes a :class:`DeviceArray`.
 
@@ -19,12 +22,10 @@ use, never at import: ``import bindthem.cuda`` works without one.
 
 from __future__ import annotations
 
-import copyreg
 import functools
 import glob
 import operator
 import os
-import pickle
 import re
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
 from .build import PRELUDE as HOST_PRELUDE
 from .errors import BindValueError, BuildError
-from .library import Backend, _infos, _regular_file, warn_if_nothing_bound
+from .library import Backend, _regular_file, warn_if_nothing_bound
 
 __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
            "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
@@ -121,8 +122,8 @@ PER_THREAD = Stream(_core.CUDA_STREAM_PER_THREAD, "PER_THREAD")
 
 class _CudaBackend(Backend):
     """The CUDA back end of :class:`bindthem.Library`: kernels launch rather
-    than call (no GIL or copy options), and keep their LibraryInfo in
-    :data:`bindthem.library._infos` (the kernel type has no slot for it)."""
+    than call (no GIL or copy options); each keeps its LibraryInfo, as a
+    Function does (pickling, ``.library``, dask tokens)."""
 
     name = "cuda"
     noun = "CUDA kernels"
@@ -130,24 +131,13 @@ class _CudaBackend(Backend):
 
     def attach(self, info, functions, options):
         for k in functions.values():
-            _infos[k] = info
+            k._set_info(info)
 
 
 CUDA = _CudaBackend()
 
 #: One Library class for every back end; ``bindthem.cuda.Library`` is it.
 Library = _library.Library
-
-
-def _reduce_kernel(kernel):
-    """Pickles a kernel alone, like a Function: its Library's source and its name."""
-    info = _infos.get(kernel)
-    if info is None or info.source is None:
-        raise pickle.PicklingError("cannot pickle %r: it belongs to no bindthem Library" % kernel)
-    return info._reduce_function(kernel.__name__)
-
-
-copyreg.pickle(Kernel, _reduce_kernel)
 
 
 def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None = None, *,
@@ -510,10 +500,10 @@ def find_nvrtc(nvrtc: StrPath | None = None) -> tuple[str, dict[str, Any]]:
                       os.environ.get("BINDTHEM_LIBNVRTC"), _cuda_home())
 
 
-def _cccl_include(lib_path):
-    """The folder holding cuda/std/complex (libcu++), or None: the toolkit's
-    include/cccl (CUDA 13) or include (12), beside libnvrtc or under
-    $CUDA_HOME, or a nvidia-cuda-cccl wheel's."""
+def _toolkit_include(lib_path, holds):
+    """The first include folder holding the file `holds`, or None: the
+    toolkit's include/cccl (CUDA 13) or include, beside libnvrtc or under
+    $CUDA_HOME, or a nvidia-* wheel's."""
     roots = [_cuda_home(), "/usr/local/cuda"]
     if os.path.isabs(lib_path):
         roots.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(lib_path))))
@@ -524,9 +514,21 @@ def _cccl_include(lib_path):
         dirs += glob.glob(os.path.join(d, "nvidia", "*", "include", "cccl"))
         dirs += glob.glob(os.path.join(d, "nvidia", "*", "include"))
     for d in dirs:
-        if os.path.exists(os.path.join(d, "cuda", "std", "complex")):
+        if os.path.exists(os.path.join(d, holds)):
             return d
     return None
+
+
+def _cccl_include(lib_path):
+    """The folder holding cuda/std/complex (libcu++; a nvidia-cuda-cccl
+    wheel has it too), or None."""
+    return _toolkit_include(lib_path, os.path.join("cuda", "std", "complex"))
+
+
+def _fp16_include(lib_path):
+    """The folder holding cuda_fp16.h and cuda_bf16.h (``__half``,
+    ``__nv_bfloat16``; a nvidia-cuda-runtime wheel has them too), or None."""
+    return _toolkit_include(lib_path, "cuda_fp16.h")
 
 
 def _nvrtc_target(arch, archs):
@@ -668,14 +670,15 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
     meta = _core.parse_header(header, instantiate, strict=strict)
     source = _source_of(header, meta, NVRTC_PRELUDE)
     cccl = _cccl_include(lib)
+    fp16 = _fp16_include(lib)
     stem = os.path.splitext(os.path.basename(header))[0]
     ext = ".cubin" if kind == "sm" else ".ptx"
     user = flag_list(cxxflags, ()) + flag_list(extra_cxxflags, ())
     options_key = (["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user)
-                   + ["-I" + (cccl or "")])
+                   + ["-I" + (cccl or ""), "-I" + (fp16 or "")])
 
     def command(src, dep, out):
-        inc = ["-I" + os.path.dirname(header)]
+        inc = ["-I" + os.path.dirname(header)] + (["-I" + fp16] if fp16 else [])
         if cccl:
             inc = ["-I" + _std_shims(os.path.dirname(src), cccl), "-I" + cccl] + inc
         options = ["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user) + inc

@@ -130,22 +130,13 @@ class Backend:
 
 CPU = Backend()
 
-# LibraryInfo of callables that cannot hold it themselves (CUDA kernels), for
-# pickling them alone and for getsource(); weak, like Function.library.
-_infos: "weakref.WeakKeyDictionary[Any, LibraryInfo]" = weakref.WeakKeyDictionary()
-
-
 def library_of(obj: object) -> Library | None:
     """The Library a bound callable (a Function or a CUDA kernel) belongs to,
     or None (gone, or not a bindthem callable)."""
-    if isinstance(obj, _core.Function):
+    if isinstance(obj, (_core.Function, _core.CudaKernel)):
         lib = obj.library
         return lib if isinstance(lib, Library) else None
-    try:
-        info = _infos.get(obj)
-    except TypeError:  # unhashable: not ours
-        return None
-    return info.library if info is not None else None
+    return None
 
 
 class Library(types.ModuleType):

@@ -117,6 +117,19 @@ done:
     return NULL;
 }
 
+/* Whether ov takes or returns a type only CUDA device code has. */
+static int cuda_only(const BtOverload *ov)
+{
+    int i;
+
+    if (bt_type_cuda_only(ov->ret))
+        return 1;
+    for (i = 0; i < ov->decl->n_params; i++)
+        if (bt_type_cuda_only(ov->ptypes[i]))
+            return 1;
+    return 0;
+}
+
 /* The header's layout of overload ov (parameters at their natural
  * alignment, arrays as pointers) against the binary's. 0 when they agree
  * or the back end can't tell; -1 with BindError. */
@@ -224,6 +237,9 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
             int missing = 0;
             /* a listed overload must bind; an unlisted one (planned as
              * untemplated, or no instantiate.yml) binds if it can */
+            if (!refused && be->calls_by_ffi && cuda_only(ov))
+                refused = "a function of a CUDA-only type (__half and __nv_bfloat16 have "
+                          "no C equivalent); bindthem.cuda binds it as a kernel";
             if (refused) {
                 if (ov->inst) {
                     PyErr_Format(st->BindError, "instantiate.yml lists '%s' (%s:%d), which is %s",

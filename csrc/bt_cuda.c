@@ -21,10 +21,12 @@ typedef int BtCUdevice;                   /* CUdevice_v1, CUDA 2.0 */
 typedef unsigned long long BtCUdeviceptr; /* CUdeviceptr_v2, CUDA 3.2 */
 typedef void *BtCUcontext, *BtCUmodule, *BtCUfunction, *BtCUstream, *BtCUlibrary, *BtCUkernel,
     *BtCUevent;
-typedef int BtCUjit_option;        /* enum CUjit_option */
-typedef int BtCUlibraryOption;     /* enum CUlibraryOption, CUDA 12.0 */
-typedef int BtCUpointer_attribute; /* enum CUpointer_attribute */
-typedef int BtCUprocQuery;         /* CUdriverProcAddressQueryResult, CUDA 12.0 */
+typedef int BtCUjit_option;         /* enum CUjit_option */
+typedef int BtCUlibraryOption;      /* enum CUlibraryOption, CUDA 12.0 */
+typedef int BtCUpointer_attribute;  /* enum CUpointer_attribute */
+typedef int BtCUprocQuery;          /* CUdriverProcAddressQueryResult, CUDA 12.0 */
+typedef int BtCUdevice_attribute;   /* enum CUdevice_attribute */
+typedef int BtCUfunction_attribute; /* enum CUfunction_attribute */
 
 enum {
     CUDA_SUCCESS_ = 0,
@@ -107,6 +109,13 @@ typedef BtCUresult (*PFN_cuEventElapsedTime_v12080)(float *, BtCUevent, BtCUeven
 typedef BtCUresult (*PFN_cuStreamCreate_v2000)(BtCUstream *, unsigned);
 typedef BtCUresult (*PFN_cuStreamDestroy_v4000)(BtCUstream);
 typedef BtCUresult (*PFN_cuStreamWaitEvent_v3020)(BtCUstream, BtCUevent, unsigned);
+typedef BtCUresult (*PFN_cuDeviceGetAttribute_v2000)(int *, BtCUdevice_attribute, BtCUdevice);
+typedef BtCUresult (*PFN_cuFuncGetAttribute_v2020)(int *, BtCUfunction_attribute, BtCUfunction);
+typedef BtCUresult (*PFN_cuFuncSetAttribute_v9000)(BtCUfunction, BtCUfunction_attribute, int);
+typedef BtCUresult (*PFN_cuKernelGetAttribute_v12000)(int *, BtCUfunction_attribute, BtCUkernel,
+                                                      BtCUdevice);
+typedef BtCUresult (*PFN_cuKernelSetAttribute_v12000)(BtCUfunction_attribute, int, BtCUkernel,
+                                                      BtCUdevice);
 
 typedef struct Driver {
     void *dl;
@@ -165,6 +174,11 @@ typedef struct Driver {
     PFN_cuModuleEnumerateFunctions_v12040 cuModuleEnumerateFunctions;
     PFN_cuKernelGetParamInfo_v12040 cuKernelGetParamInfo;
     PFN_cuFuncGetParamInfo_v12040 cuFuncGetParamInfo;
+    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
+    PFN_cuFuncGetAttribute_v2020 cuFuncGetAttribute;
+    PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute;
+    PFN_cuKernelGetAttribute_v12000 cuKernelGetAttribute;
+    PFN_cuKernelSetAttribute_v12000 cuKernelSetAttribute;
     BtCUcontext primary[BT_CUDA_MAX_DEVICES];
 } Driver;
 
@@ -228,6 +242,11 @@ static const EntryPoint entry_points[] = {
     EP(cuModuleEnumerateFunctions, 12040, 1),
     EP(cuKernelGetParamInfo, 12040, 1),
     EP(cuFuncGetParamInfo, 12040, 1),
+    EP(cuDeviceGetAttribute, 2000, 0),
+    EP(cuFuncGetAttribute, 2020, 0),
+    EP(cuFuncSetAttribute, 9000, 0),
+    EP(cuKernelGetAttribute, 12000, 1),
+    EP(cuKernelSetAttribute, 12000, 1),
 };
 #undef EP
 
@@ -823,6 +842,36 @@ int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3]
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuLaunchKernel(grid=(%u, %u, %u), block=(%u, %u, %u), shared=%u)",
                        grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
+    return 0;
+}
+
+int bt_cuda_kernel_shared(void *kernel, int dev, unsigned bytes, unsigned *optin,
+                          unsigned *static_bytes, BtDiag *e)
+{
+    enum { SHARED_SIZE = 1, MAX_DYNAMIC_SHARED = 8, OPTIN = 97 };
+    BtCUdevice d;
+    int max = 0, stat = 0, lib = drv.cuLibraryLoadData != NULL;
+    BtCUresult r;
+
+    r = drv.cuDeviceGet(&d, dev);
+    if (r == CUDA_SUCCESS_)
+        r = drv.cuDeviceGetAttribute(&max, OPTIN, d);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
+    r = lib ? drv.cuKernelGetAttribute(&stat, SHARED_SIZE, kernel, d)
+            : drv.cuFuncGetAttribute(&stat, SHARED_SIZE, kernel);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s(SHARED_SIZE_BYTES)",
+                       lib ? "cuKernelGetAttribute" : "cuFuncGetAttribute");
+    *optin = (unsigned)max;
+    *static_bytes = (unsigned)stat;
+    if ((unsigned long long)bytes + (unsigned)stat > (unsigned)max)
+        return 1;
+    r = lib ? drv.cuKernelSetAttribute(MAX_DYNAMIC_SHARED, (int)bytes, kernel, d)
+            : drv.cuFuncSetAttribute(kernel, MAX_DYNAMIC_SHARED, (int)bytes);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s(MAX_DYNAMIC_SHARED_SIZE_BYTES, %u)",
+                       lib ? "cuKernelSetAttribute" : "cuFuncSetAttribute", bytes);
     return 0;
 }
 

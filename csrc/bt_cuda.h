@@ -107,6 +107,13 @@ BT_HIDDEN int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t
  * handle value (0: the legacy default stream). */
 BT_HIDDEN int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
                              unsigned shared, uint64_t stream, void **params, BtDiag *e);
+/* Lets kernel (on device ordinal dev, its context current) take `bytes` of
+ * dynamic shared memory: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+ * which launches above 48 KiB need. Returns 0 once set, 1 (nothing set)
+ * when bytes plus the kernel's static shared memory exceed the device's
+ * opt-in maximum, -1 on error; fills *optin and *static_bytes for 1. */
+BT_HIDDEN int bt_cuda_kernel_shared(void *kernel, int dev, unsigned bytes, unsigned *optin,
+                                    unsigned *static_bytes, BtDiag *e);
 BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtDiag *e);
 /* Makes `waiter` wait for the work queued so far on `producer` (an event
  * recorded there, cuStreamWaitEvent); nothing when they are one stream

@@ -10,6 +10,8 @@
 #include "bt_bind.h"
 #include "bt_meta_py.h"
 
+#include <string.h>
+
 /* ================= module handle ================= */
 
 typedef struct CudaModule {
@@ -60,14 +62,50 @@ static const char *cuda_refuse(const BtDecl *d)
                           "(bindthem.load binds host functions)";
 }
 
+/* A static __global__ kernel compiled with -rdc=true is renamed
+ * "__nv_static_<n>__<hash>_<n>_<file>_<hash>_" + its mangled name (without
+ * -rdc it keeps the mangled name): the one kernel of the module named so,
+ * or NULL (drivers before 12.4 cannot list a module's kernels). */
+static const char *rdc_static_name(CudaBind *b, const char *symbol, BtArena *arena)
+{
+    static const char prefix[] = "__nv_static_";
+    size_t len = strlen(symbol), n_len;
+    const char **names, *found = NULL;
+    int n, i;
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (bt_cuda_module_names(b->handle->m, arena, &names, &n, &e) < 0)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        n_len = strlen(names[i]);
+        if (n_len > len + sizeof prefix && strncmp(names[i], prefix, sizeof prefix - 1) == 0 &&
+            strcmp(names[i] + n_len - len, symbol) == 0 && names[i][n_len - len - 1] == '_') {
+            if (found)
+                return NULL; /* two files' statics of one name: neither is "the" kernel */
+            found = names[i];
+        }
+    }
+    return found;
+}
+
 static void *cuda_resolve(void *ctx, const char *symbol, int *missing)
 {
     CudaBind *b = ctx;
+    BtArena arena;
+    const char *renamed;
     BtDiag e;
     void *kernel;
 
     bt_diag_init(&e);
     kernel = bt_cuda_module_kernel(b->handle->m, symbol, missing, &e);
+    if (!kernel && *missing) {
+        bt_arena_init(&arena);
+        renamed = rdc_static_name(b, symbol, &arena);
+        if (renamed)
+            kernel = bt_cuda_module_kernel(b->handle->m, renamed, missing, &e);
+        bt_arena_free(&arena);
+    }
     if (!kernel && !*missing)
         bt_raise_diag(b->st, &e);
     return kernel;

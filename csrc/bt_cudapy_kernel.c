@@ -10,6 +10,7 @@
 #include "bt_cudapy.h"
 
 #include "bt_dispatch.h"
+#include "bt_function.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -137,7 +138,7 @@ static int parse_stream(PyObject *o, const char *kname, uint64_t *out)
         return config_error(kname,
                             "stream=%R: a bare int other than 0, 1 or 2 is not taken as a "
                             "stream; pass " STREAM_REMEDY " (the launch order is [grid, block, "
-                            "shared, stream]; numba's puts the stream third)",
+                            "shared_mem, stream]; numba's puts the stream third)",
                             o);
     }
     if (PyObject_HasAttrString(o, "__cuda_stream__")) {
@@ -191,21 +192,31 @@ done:
     return rc;
 }
 
+/* shared_mem: any integer (int, numpy.int64, anything with __index__). */
 static int parse_shared(PyObject *o, const char *kname, unsigned *out)
 {
     long long v;
     int overflow = 0;
 
-    if (PyBool_Check(o) || !PyLong_Check(o))
+    if (PyBool_Check(o) || !PyIndex_Check(o))
         return config_error(kname,
-                            "shared must be an int (bytes of dynamic shared memory), "
+                            "shared_mem must be an int (bytes of dynamic shared memory), "
                             "not %.100s",
                             Py_TYPE(o)->tp_name);
-    v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (v == -1 && PyErr_Occurred())
+    o = PyNumber_Index(o);
+    if (!o)
         return -1;
-    if (overflow || v < 0 || v > UINT_MAX)
-        return config_error(kname, "shared=%R is out of range", o);
+    v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        Py_DECREF(o);
+        return -1;
+    }
+    if (overflow || v < 0 || v > UINT_MAX) {
+        config_error(kname, "shared_mem=%R is out of range", o);
+        Py_DECREF(o);
+        return -1;
+    }
+    Py_DECREF(o);
     *out = (unsigned)v;
     return 0;
 }
@@ -231,16 +242,19 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
 typedef struct CudaKernel {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    BtDispatch d;      /* name, parameter names, signatures, cache */
-    PyObject *module;  /* str: __module__ */
-    PyObject *doc;     /* str */
-    PyObject *owner;   /* the CudaModule: keeps the module loaded */
-    PyObject *symbols; /* tuple of kernel names in the module */
+    BtDispatch d;       /* name, parameter names, signatures, cache */
+    PyObject *module;   /* str: __module__ */
+    PyObject *doc;      /* str */
+    PyObject *owner;    /* the CudaModule: keeps the module loaded */
+    PyObject *symbols;  /* tuple of kernel names in the module */
+    PyObject *text_sig; /* "(a, x, y, *, grid, block, shared_mem=0, stream=None)" */
+    PyObject *info;     /* its Library's LibraryInfo (pickling, .library), or NULL */
     PyObject *weakreflist;
-    BtArena arena;     /* calls and their slots */
-    BtCall *calls;     /* argument slots per overload (no ffi call is made) */
-    void **kernels;    /* CUkernel / CUfunction per overload */
-    int module_device; /* cuModuleLoadDataEx: the device it lives on; else -1 */
+    BtArena arena;       /* calls and their slots */
+    BtCall *calls;       /* argument slots per overload (no ffi call is made) */
+    void **kernels;      /* CUkernel / CUfunction per overload */
+    unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
+    int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
 } CudaKernel;
 
 typedef struct CudaLaunch {
@@ -248,15 +262,21 @@ typedef struct CudaLaunch {
     CudaKernel *kernel;
     PyObject *stream; /* as given, for repr */
     LaunchConfig cfg;
+    int given; /* bit i: configuration item i was given in the brackets */
 } CudaLaunch;
 
+/* The configuration items, in bracket order; each is also a keyword. */
+static const char *const cfg_names[4] = {"grid", "block", "shared_mem", "stream"};
+
 /* The arguments of one launch as read; j numbers them as bt_dispatch_pick
- * does. cfg_kw (kernel(..., grid=, block=, ...)) or NULL (a Launch). */
+ * does. cfg_kw: the configuration keywords (grid=, ...); given: the items
+ * a Launch's brackets fixed. */
 typedef struct Reading {
     BtState *st;
     const CudaKernel *k;
     LaunchConfig *cfg;
     PyObject **cfg_kw;
+    int given;
     BtCudaArg a[BT_MAX_PARAMS];
     uint8_t read[BT_MAX_PARAMS];
 } Reading;
@@ -281,16 +301,30 @@ static int read_config(void *ctx)
 {
     Reading *r = ctx;
     PyObject **kw = r->cfg_kw;
+    const char *kname = r->k->d.cname;
+    int i;
 
-    if (!kw)
-        return 0;
-    if (!kw[0] || !kw[1]) {
+    for (i = 0; i < 4; i++)
+        if (kw[i] && (r->given >> i & 1)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%U[...](): %s given both in the brackets and as %s=", r->k->d.name,
+                         cfg_names[i], cfg_names[i]);
+            return -1;
+        }
+    if (!r->given && (!kw[0] || !kw[1])) {
         PyErr_Format(PyExc_TypeError,
                      "%U() needs grid= and block= (or launch it as %U[grid, block](...))",
                      r->k->d.name, r->k->d.name);
         return -1;
     }
-    return parse_config(kw[0], kw[1], kw[2], kw[3], r->k->d.cname, r->cfg);
+    if ((kw[0] && parse_dims(kw[0], "grid", kname, r->cfg->grid) < 0) ||
+        (kw[1] && parse_dims(kw[1], "block", kname, r->cfg->block) < 0) ||
+        (kw[2] && parse_shared(kw[2], kname, &r->cfg->shared) < 0) ||
+        (kw[3] && parse_stream(kw[3], kname, &r->cfg->stream) < 0))
+        return -1;
+    if (kw[3])
+        r->cfg->stream_obj = kw[3]; /* borrowed from the call's arguments */
+    return 0;
 }
 
 /* bt_dispatch_pick's code(): reads argument j as a launch sees it. */
@@ -421,11 +455,76 @@ error:
     return -1;
 }
 
-/* Binds, checks, marshals and queues a launch of k. cfg_kw: see Reading. */
-static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                        LaunchConfig *cfg, PyObject **cfg_kw)
+/* "void axpy<float>(...) launch with grid=(1,1,1) block=(256,1,1)": what
+ * launch errors start with, into buf. */
+static void launch_label(const CudaKernel *k, int ov, const LaunchConfig *c, char *buf, size_t size)
 {
-    static const char *const cfg_names[4] = {"grid", "block", "shared", "stream"};
+    const char *sig = PyUnicode_AsUTF8(PyTuple_GET_ITEM(k->d.overloads, ov));
+    int n;
+
+    if (!sig) {
+        PyErr_Clear();
+        sig = k->d.cname;
+    }
+    n = snprintf(buf, size, "%s launch with grid=(%u,%u,%u) block=(%u,%u,%u)", sig, c->grid[0],
+                 c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2]);
+    if (c->shared && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " shared_mem=%u", c->shared);
+}
+
+/* Raises e with the launch's label in front of its message. */
+static void raise_launch(BtState *st, const CudaKernel *k, int ov, const LaunchConfig *c, BtDiag *e)
+{
+    char label[1024];
+    size_t n;
+
+    launch_label(k, ov, c, label, sizeof label);
+    n = strlen(label) + 2; /* "label: message", the message's tail cut if need be */
+    memmove(e->message + n, e->message, sizeof e->message - n);
+    memcpy(e->message, label, n - 2);
+    memcpy(e->message + n - 2, ": ", 2);
+    e->message[sizeof e->message - 1] = '\0';
+    bt_raise_diag(st, e);
+}
+
+/* Dynamic shared memory above 48 KiB needs the kernel's opt-in attribute,
+ * set once per overload, device and size increase; a size above the
+ * device's opt-in maximum is refused before the driver sees it. */
+static int allow_shared(BtState *st, CudaKernel *k, int ov, int dev, const LaunchConfig *c)
+{
+    unsigned *ok = &k->shared_ok[ov * BT_CUDA_MAX_DEVICES + dev], optin = 0, stat = 0;
+    char label[1024], name[300];
+    BtDiag e;
+    int rc;
+
+    if (c->shared <= 48 * 1024 || c->shared <= *ok)
+        return 0;
+    bt_diag_init(&e);
+    rc = bt_cuda_kernel_shared(k->kernels[ov], dev, c->shared, &optin, &stat, &e);
+    if (rc < 0) {
+        raise_launch(st, k, ov, c, &e);
+        return -1;
+    }
+    if (rc == 1) {
+        launch_label(k, ov, c, label, sizeof label);
+        bt_cuda_device_label(dev, name, sizeof name);
+        PyErr_Format(PyExc_ValueError,
+                     "%s: shared_mem=%u bytes is more than %s allows: at most %u bytes of "
+                     "shared memory per block (the opt-in maximum), of which the kernel "
+                     "uses %u statically, so shared_mem may be at most %u",
+                     label, c->shared, name, optin, stat, optin > stat ? optin - stat : 0);
+        return -1;
+    }
+    *ok = c->shared;
+    return 0;
+}
+
+/* Binds, checks, marshals and queues a launch of k with cfg; given: the
+ * items a Launch's brackets fixed (0 for kernel(..., grid=, block=)). */
+static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        LaunchConfig *cfg, int given)
+{
+    PyObject *cfg_kw[4] = {NULL, NULL, NULL, NULL};
     BtDispatchExtra extra = {cfg_names, 4, cfg_kw};
     Reading r;
     BtDispatchHow how = {read_config, read_code, describe, wants, &r};
@@ -437,16 +536,19 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     BtDiag e;
     int i, dev = -1, entered = 0;
     void *ctx = NULL, *prev = NULL;
-    uint64_t ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
+    uint64_t ours;
 
     r.st = bt_state_from_type(Py_TYPE(k));
     r.k = k;
     r.cfg = cfg;
     r.cfg_kw = cfg_kw;
+    r.given = given;
     memset(r.read, 0, sizeof r.read);
     bt_diag_init(&e);
-    if (bt_dispatch_pick(&k->d, args, nargs, kwnames, cfg_kw ? &extra : NULL, &how, &p) < 0)
+    if (bt_dispatch_pick(&k->d, args, nargs, kwnames, &extra, &how, &p) < 0)
         goto done;
+    /* after the pick: a stream= keyword is read there */
+    ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
     call = &k->calls[p.ov];
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
@@ -493,6 +595,8 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         goto done;
     }
     entered = 1;
+    if (allow_shared(r.st, k, p.ov, dev, cfg) < 0)
+        goto done;
     /* the launch's stream waits for each array's producer: a CAI v3
      * stream, a DeviceArray's last write (DLPack producers did it) */
     for (i = 0; i < BT_MAX_PARAMS; i++) {
@@ -503,7 +607,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     }
     if (bt_cuda_launch(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
                        &e) < 0) {
-        bt_raise_diag(r.st, &e);
+        raise_launch(r.st, k, p.ov, cfg, &e);
         goto done;
     }
     for (i = 0; i < call->n_py; i++)
@@ -522,14 +626,15 @@ done:
 static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames)
 {
-    PyObject *cfg_kw[4] = {NULL, NULL, NULL, NULL};
     LaunchConfig cfg;
 
-    /* grid=, block=, shared=, stream= that name no parameter configure it */
-    return launch((CudaKernel *)self, args, PyVectorcall_NARGS(nargsf), kwnames, &cfg, cfg_kw);
+    /* grid=, block=, shared_mem=, stream= that name no parameter configure it */
+    memset(&cfg, 0, sizeof cfg);
+    return launch((CudaKernel *)self, args, PyVectorcall_NARGS(nargsf), kwnames, &cfg, 0);
 }
 
-/* kernel[grid, block], kernel[grid, block, shared], kernel[grid, block, shared, stream] */
+/* kernel[grid, block], kernel[grid, block, shared_mem],
+ * kernel[grid, block, shared_mem, stream] */
 static PyObject *kernel_getitem(CudaKernel *k, PyObject *key)
 {
     BtState *st = bt_state_from_type(Py_TYPE(k));
@@ -539,7 +644,7 @@ static PyObject *kernel_getitem(CudaKernel *k, PyObject *key)
 
     if (!PyTuple_Check(key) || (n = PyTuple_GET_SIZE(key)) < 2 || n > 4) {
         PyErr_Format(PyExc_ValueError,
-                     "%s[grid, block]: give 2 to 4 items (grid, block[, shared[, stream]]), "
+                     "%s[grid, block]: give 2 to 4 items (grid, block[, shared_mem[, stream]]), "
                      "not %R",
                      k->d.cname, key);
         return NULL;
@@ -551,6 +656,7 @@ static PyObject *kernel_getitem(CudaKernel *k, PyObject *key)
         return NULL;
     l->kernel = (CudaKernel *)Py_NewRef(k);
     l->stream = Py_NewRef(items[3] ? items[3] : Py_None);
+    l->given = (1 << n) - 1;
     PyObject_GC_Track(l);
     if (parse_config(items[0], items[1], items[2], items[3], k->d.cname, &l->cfg) < 0) {
         Py_DECREF(l);
@@ -572,12 +678,49 @@ static PyObject *kernel_get_overloads(CudaKernel *k, void *c) { return Py_NewRef
 static PyObject *kernel_get_symbols(CudaKernel *k, void *c) { return Py_NewRef(k->symbols); }
 static PyObject *kernel_get_params(CudaKernel *k, void *c) { return Py_NewRef(k->d.names); }
 static PyObject *kernel_get_sigs(CudaKernel *k, void *c) { return Py_NewRef(k->d.pysigs); }
+static PyObject *kernel_get_text_sig(CudaKernel *k, void *c) { return Py_NewRef(k->text_sig); }
+
+static PyObject *kernel_get_library(CudaKernel *k, void *c)
+{
+    return k->info ? PyObject_GetAttrString(k->info, "library") : Py_NewRef(Py_None);
+}
+
+static PyObject *kernel_set_info(CudaKernel *k, PyObject *info)
+{
+    Py_XSETREF(k->info, Py_NewRef(info));
+    Py_RETURN_NONE;
+}
+
+static PyObject *kernel_reduce(CudaKernel *k, PyObject *unused)
+{
+    return bt_function_ask_info(k->info, k->d.name, "_reduce_function");
+}
+
+static PyObject *kernel_dask_tokenize(CudaKernel *k, PyObject *unused)
+{
+    return bt_function_ask_info(k->info, k->d.name, "_token");
+}
+
+/* As a Function's: pickling by value, copies, notebook display. */
+static PyMethodDef kernel_methods[] = {
+    {"__reduce__", (PyCFunction)kernel_reduce, METH_NOARGS, NULL},
+    {"__copy__", bt_function_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", bt_function_copy, METH_O, NULL},
+    {"__dask_tokenize__", (PyCFunction)kernel_dask_tokenize, METH_NOARGS, NULL},
+    {"_set_info", (PyCFunction)kernel_set_info, METH_O, NULL},
+    {"_repr_html_", (PyCFunction)bt_function_repr_html, METH_NOARGS, NULL},
+    {"_repr_pretty_", (PyCFunction)(void (*)(void))bt_function_repr_pretty, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyGetSetDef kernel_getset[] = {
     {"__name__", (getter)kernel_get_name, NULL, NULL, NULL},
     {"__qualname__", (getter)kernel_get_name, NULL, NULL, NULL},
     {"__module__", (getter)kernel_get_module, NULL, NULL, NULL},
     {"__doc__", (getter)kernel_get_doc, NULL, NULL, NULL},
+    {"__text_signature__", (getter)kernel_get_text_sig, NULL, NULL, NULL},
+    {"library", (getter)kernel_get_library, NULL,
+     "The Library it belongs to (None once that is gone).", NULL},
     {"overloads", (getter)kernel_get_overloads, NULL, "C signatures, in YAML order.", NULL},
     {"symbols", (getter)kernel_get_symbols, NULL, "Kernel names in the module.", NULL},
     {"parameters", (getter)kernel_get_params, NULL, "Python parameter names.", NULL},
@@ -589,12 +732,14 @@ static int kernel_traverse(CudaKernel *k, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(k));
     Py_VISIT(k->owner);
+    Py_VISIT(k->info);
     return 0;
 }
 
 static int kernel_clear(CudaKernel *k)
 {
     Py_CLEAR(k->owner);
+    Py_CLEAR(k->info);
     return 0;
 }
 
@@ -610,6 +755,7 @@ static void kernel_dealloc(CudaKernel *k)
     Py_CLEAR(k->module);
     Py_CLEAR(k->doc);
     Py_CLEAR(k->symbols);
+    Py_CLEAR(k->text_sig);
     bt_arena_free(&k->arena);
     tp->tp_free(k);
     Py_DECREF(tp);
@@ -624,6 +770,8 @@ static PyMemberDef kernel_members[] = {
 static PyType_Slot kernel_slots[] = {
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_repr, kernel_repr},
+    {Py_tp_descr_get, bt_function_descr_get},
+    {Py_tp_methods, kernel_methods},
     {Py_mp_subscript, kernel_getitem},
     {Py_tp_getset, kernel_getset},
     {Py_tp_members, kernel_members},
@@ -667,7 +815,7 @@ static PyObject *launch_call(PyObject *self, PyObject *args, PyObject *kwargs)
             stack[nargs + i] = value;
         }
     }
-    r = launch(l->kernel, stack, nargs, kwnames, &cfg, NULL);
+    r = launch(l->kernel, stack, nargs, kwnames, &cfg, l->given);
     Py_XDECREF(kwnames);
     return r;
 }
@@ -686,7 +834,7 @@ static PyObject *dims_tuple(const unsigned d[3])
 }
 static PyObject *launch_get_grid(CudaLaunch *l, void *c) { return dims_tuple(l->cfg.grid); }
 static PyObject *launch_get_block(CudaLaunch *l, void *c) { return dims_tuple(l->cfg.block); }
-static PyObject *launch_get_shared(CudaLaunch *l, void *c)
+static PyObject *launch_get_shared_mem(CudaLaunch *l, void *c)
 {
     return PyLong_FromUnsignedLong(l->cfg.shared);
 }
@@ -696,7 +844,7 @@ static PyObject *launch_get_kernel(CudaLaunch *l, void *c) { return Py_NewRef(l-
 static PyGetSetDef launch_getset[] = {
     {"grid", (getter)launch_get_grid, NULL, NULL, NULL},
     {"block", (getter)launch_get_block, NULL, NULL, NULL},
-    {"shared", (getter)launch_get_shared, NULL, NULL, NULL},
+    {"shared_mem", (getter)launch_get_shared_mem, NULL, "Bytes of dynamic shared memory.", NULL},
     {"stream", (getter)launch_get_stream, NULL, NULL, NULL},
     {"kernel", (getter)launch_get_kernel, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -744,6 +892,21 @@ PyType_Spec bt_cudapy_launch_spec = {
     .slots = launch_slots,
 };
 
+/* New reference: the parameters' "(a, x, y)" with the launch keywords
+ * after them, as kernel(...) takes them. */
+static PyObject *text_signature(PyObject *params)
+{
+    static const char tail[] = "*, grid, block, shared_mem=0, stream=None)";
+    Py_ssize_t n = PyUnicode_GET_LENGTH(params);
+    PyObject *head = PyUnicode_Substring(params, 0, n - 1), *r;
+
+    if (!head)
+        return NULL;
+    r = PyUnicode_FromFormat("%U%s%s", head, n > 2 ? ", " : "", tail);
+    Py_DECREF(head);
+    return r;
+}
+
 PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
                                void **kernels, int n, BtArena *arena, PyObject *owner,
                                PyObject *modname, int module_device)
@@ -758,22 +921,28 @@ PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *o
     }
     k->vectorcall = kernel_vectorcall;
     memset(&k->d, 0, sizeof k->d);
-    k->module = k->doc = k->symbols = NULL;
+    k->module = k->doc = k->symbols = k->text_sig = k->info = NULL;
     k->weakreflist = NULL;
     k->owner = Py_NewRef(owner);
     k->arena = *arena;
     bt_arena_init(arena);
     k->calls = calls;
     k->kernels = kernels;
+    k->shared_ok = bt_arena_alloc(&k->arena, sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n);
     k->module_device = module_device;
     PyObject_GC_Track(k);
+    if (!k->shared_ok) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    memset(k->shared_ok, 0, sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n);
     if (bt_dispatch_init(&k->d, f->name, ovs, calls, n) < 0)
         goto error;
-    k->d.terse_missing = 1;
     k->module = Py_NewRef(modname);
     k->doc = bt_dispatch_doc(&k->d, ovs);
     k->symbols = PyTuple_New(n);
-    if (!k->doc || !k->symbols)
+    k->text_sig = text_signature(k->d.text_sig);
+    if (!k->doc || !k->symbols || !k->text_sig)
         goto error;
     for (j = 0; j < n; j++) {
         PyObject *s = PyUnicode_FromString(calls[j].symbol);

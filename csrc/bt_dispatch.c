@@ -294,13 +294,6 @@ static int missing_args(const BtDispatch *d, PyObject *const *slots)
     Py_ssize_t n;
     int k;
 
-    if (d->terse_missing) {
-        for (k = 0; slots[k] || opt[k]; k++)
-            ;
-        PyErr_Format(PyExc_TypeError, "%U() missing required argument '%U' (position %d)",
-                     d->qualname, PyTuple_GET_ITEM(d->names, k), k + 1);
-        return -1;
-    }
     list = PyList_New(0);
     if (!list)
         return -1;

@@ -56,7 +56,6 @@ typedef struct BtDispatch {
     int fast_n;             /* n_py with one group, else -1: a call of exactly fast_n
                                * positional arguments binds to them as they are */
     int max_py;             /* the most parameters of a group */
-    int terse_missing;      /* "missing required argument 'y' (position 2)" */
     BtDispatchEntry *cache; /* cache_cap entries, keys beside them */
     uint8_t *cache_keys;    /* cache_cap * key_len */
     int key_len;

@@ -93,36 +93,37 @@ static PyObject *function_repr(BtFunction *f)
                                 f->dispatch.n_ovs == 1 ? "" : "s");
 }
 
-static PyObject *function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+/* Like a builtin function stored on a class: no binding. Having __get__
+ * also makes inspect treat it as a builtin, so inspect.signature reads
+ * __text_signature__. */
+PyObject *bt_function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
 {
-    /* like a builtin function stored on a class: no binding */
     return Py_NewRef(self);
 }
 
-/* New reference: f->info.<method>(name). Pickling and dask tokens are the
- * LibraryInfo's business (bindthem/_travel.py): it holds the kernel's source. */
-static PyObject *ask_info(BtFunction *f, const char *method)
+/* Pickling and dask tokens are the LibraryInfo's business
+ * (bindthem/_travel.py): it holds the kernel's source. */
+PyObject *bt_function_ask_info(PyObject *info, PyObject *name, const char *method)
 {
-    if (!f->info) {
-        PyErr_Format(PyExc_TypeError, "cannot pickle %U: it belongs to no bindthem Library",
-                     f->dispatch.name);
+    if (!info) {
+        PyErr_Format(PyExc_TypeError, "cannot pickle %U: it belongs to no bindthem Library", name);
         return NULL;
     }
-    return PyObject_CallMethod(f->info, method, "O", f->dispatch.name);
+    return PyObject_CallMethod(info, method, "O", name);
 }
 
 static PyObject *function_reduce(BtFunction *f, PyObject *unused)
 {
-    return ask_info(f, "_reduce_function");
+    return bt_function_ask_info(f->info, f->dispatch.name, "_reduce_function");
 }
 
 static PyObject *function_dask_tokenize(BtFunction *f, PyObject *unused)
 {
-    return ask_info(f, "_token");
+    return bt_function_ask_info(f->info, f->dispatch.name, "_token");
 }
 
 /* copy.copy and copy.deepcopy: a bound kernel is immutable, as a function is. */
-static PyObject *function_copy(PyObject *self, PyObject *unused) { return Py_NewRef(self); }
+PyObject *bt_function_copy(PyObject *self, PyObject *unused) { return Py_NewRef(self); }
 
 static PyObject *function_set_info(BtFunction *f, PyObject *info)
 {
@@ -165,13 +166,13 @@ error:
     return r;
 }
 
-static PyObject *function_repr_html(PyObject *self, PyObject *unused)
+PyObject *bt_function_repr_html(PyObject *self, PyObject *unused)
 {
     return display("function_html", &self, 1);
 }
 
 /* _repr_pretty_(p, cycle): IPython's pretty-printer protocol. */
-static PyObject *function_repr_pretty(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+PyObject *bt_function_repr_pretty(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *argv[3];
 
@@ -187,13 +188,13 @@ static PyObject *function_repr_pretty(PyObject *self, PyObject *const *args, Py_
 
 static PyMethodDef function_methods[] = {
     {"__reduce__", (PyCFunction)function_reduce, METH_NOARGS, NULL},
-    {"__copy__", function_copy, METH_NOARGS, NULL},
-    {"__deepcopy__", function_copy, METH_O, NULL},
+    {"__copy__", bt_function_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", bt_function_copy, METH_O, NULL},
     {"__dask_tokenize__", (PyCFunction)function_dask_tokenize, METH_NOARGS, NULL},
     {"_set_info", (PyCFunction)function_set_info, METH_O, NULL},
     {"_configure", (PyCFunction)function_configure, METH_VARARGS, NULL},
-    {"_repr_html_", (PyCFunction)function_repr_html, METH_NOARGS, NULL},
-    {"_repr_pretty_", (PyCFunction)(void (*)(void))function_repr_pretty, METH_FASTCALL, NULL},
+    {"_repr_html_", (PyCFunction)bt_function_repr_html, METH_NOARGS, NULL},
+    {"_repr_pretty_", (PyCFunction)(void (*)(void))bt_function_repr_pretty, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -329,11 +330,11 @@ static PyMemberDef function_members[] = {
 };
 
 static PyType_Slot function_slots[] = {
-    {Py_tp_call, PyVectorcall_Call},       {Py_tp_repr, function_repr},
-    {Py_tp_descr_get, function_descr_get}, {Py_tp_methods, function_methods},
-    {Py_tp_getset, function_getset},       {Py_tp_members, function_members},
-    {Py_tp_traverse, function_traverse},   {Py_tp_clear, function_clear},
-    {Py_tp_dealloc, function_dealloc},     {0, NULL},
+    {Py_tp_call, PyVectorcall_Call},          {Py_tp_repr, function_repr},
+    {Py_tp_descr_get, bt_function_descr_get}, {Py_tp_methods, function_methods},
+    {Py_tp_getset, function_getset},          {Py_tp_members, function_members},
+    {Py_tp_traverse, function_traverse},      {Py_tp_clear, function_clear},
+    {Py_tp_dealloc, function_dealloc},        {0, NULL},
 };
 
 PyType_Spec bt_function_spec = {

@@ -12,4 +12,18 @@
 BT_HIDDEN PyObject *bt_function_new(BtState *st, const BtFunc *f, BtCall *calls, BtArena *arena,
                                     PyObject *owner, PyObject *module);
 
+/* What a CUDA kernel shares with a Function (bt_cudapy_kernel.c uses them):
+ * tp_descr_get (no binding; inspect.signature then reads
+ * __text_signature__), __copy__/__deepcopy__ (the object itself),
+ * _repr_html_ and _repr_pretty_ (bindthem._display's function_html and
+ * function_pretty). */
+BT_HIDDEN PyObject *bt_function_descr_get(PyObject *self, PyObject *obj, PyObject *type);
+BT_HIDDEN PyObject *bt_function_copy(PyObject *self, PyObject *unused);
+BT_HIDDEN PyObject *bt_function_repr_html(PyObject *self, PyObject *unused);
+BT_HIDDEN PyObject *bt_function_repr_pretty(PyObject *self, PyObject *const *args,
+                                            Py_ssize_t nargs);
+/* New reference: info.<method>(name) (a LibraryInfo's _reduce_function or
+ * _token); TypeError when info is NULL (no Library). */
+BT_HIDDEN PyObject *bt_function_ask_info(PyObject *info, PyObject *name, const char *method);
+
 #endif

@@ -121,6 +121,13 @@ static void put_tparam(BtBuf *b, int i)
         bt_buf_printf(b, "T%d_", i - 1);
 }
 
+/* A class type of the table (its code is a <source-name>: "6__half"). */
+static int is_class(const BtTypeRef *t)
+{
+    return t->tparam < 0 && bt_type(t->type)->mangle[0] >= '0' &&
+           bt_type(t->type)->mangle[0] <= '9';
+}
+
 static int is_complex(const BtTypeRef *t)
 {
     if (t->tparam >= 0)
@@ -177,8 +184,9 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
 {
     BtBuf key;
 
-    if (lv == LV_BASE && t->tparam < 0 && !is_complex(t)) {
-        bt_buf_puts(&m->out, bt_type(t->type)->mangle); /* builtins: never candidates */
+    /* builtins are never candidates; a class (__half: "6__half") is */
+    if (lv == LV_BASE && t->tparam < 0 && !is_complex(t) && !is_class(t)) {
+        bt_buf_puts(&m->out, bt_type(t->type)->mangle);
         return;
     }
     bt_buf_init(&key);
@@ -191,6 +199,8 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
             emit_type(m, t, inner_level(t, lv));
         } else if (is_complex(t)) {
             emit_complex(m, t);
+        } else if (t->tparam < 0) {
+            bt_buf_puts(&m->out, bt_type(t->type)->mangle);
         } else {
             put_tparam(&m->out, t->tparam);
         }

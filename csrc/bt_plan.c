@@ -581,6 +581,10 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
     return "not listed in instantiate.yml";
 }
 
+/* Whether d's symbol is in the binary: not inline or static, except a
+ * __global__ kernel, which a CUDA module holds by name whatever its linkage. */
+static int exported(const BtDecl *d) { return d->is_global || !(d->is_inline || d->is_static); }
+
 /* Appends an overload for every exported, bindable untemplated declaration
  * that the table does not list (all of them without a table): BindThem's
  * generator binds those whether or not instantiate.yml names them. */
@@ -588,8 +592,7 @@ static int plan_untemplated(Planner *p, int *n_ovs)
 {
     for (int i = 0; i < p->h->n_decls; i++) {
         const BtDecl *d = &p->h->decls[i];
-        if (d->unbindable || d->n_tparams || d->is_inline || d->is_static || is_dunder(d->name) ||
-            p->listed[i])
+        if (d->unbindable || d->n_tparams || !exported(d) || is_dunder(d->name) || p->listed[i])
             continue;
         if (make_overload(p, d, NULL, &p->ovs[*n_ovs]) < 0)
             return -1;

@@ -41,14 +41,17 @@ int bt_slot_init(void)
     }
     for (id = 1; id < BT_NTYPES; id++) {
         const BtType *ty = bt_type((BtTypeId)id);
-        PyArray_Descr *d = PyArray_DescrFromType(ty->npy_type);
+        PyArray_Descr *d;
+        if (ty->npy_type < 0) /* found at run time (npy_id) */
+            continue;
+        d = PyArray_DescrFromType(ty->npy_type);
         int ok = d && d->kind == ty->kind && PyDataType_ELSIZE(d) == (Py_ssize_t)ty->size;
         Py_XDECREF(d);
         PyErr_Clear();
         /* the conversions know these representations (bt_slot_store_scalar, bt_call.c's return) */
         ok = ok && ty->npy_type < N_NPY &&
              (ty->kind == 'i' || ty->kind == 'u' || (ty->kind == 'b' && ty->size == 1) ||
-              (ty->kind == 'f' && (ty->size == 4 || ty->size == 8)) ||
+              (ty->kind == 'f' && (ty->size == 2 || ty->size == 4 || ty->size == 8)) ||
               (ty->kind == 'c' && (ty->size == 8 || ty->size == 16)));
         if (!ok) {
             PyErr_Format(PyExc_ImportError,
@@ -92,7 +95,34 @@ PyMethodDef bt_slot_methods[] = {
 
 /* ================= dispatch codes ================= */
 
-static int npy_id(int t) { return (unsigned)t < N_NPY ? npy_ids[t] : -1; }
+/* ml_dtypes' bfloat16, once seen: NumPy numbers user types as they
+ * register (256 and up). */
+static int bf16_num = -1;
+
+/* The type id of a user type number (ml_dtypes.bfloat16), or -1. */
+static int user_type_id(int t)
+{
+    PyArray_Descr *d;
+    int ok;
+
+    if (t == bf16_num)
+        return BT_BF16;
+    if (bf16_num >= 0 || t < NPY_USERDEF)
+        return -1;
+    d = PyArray_DescrFromType(t);
+    if (!d) {
+        PyErr_Clear();
+        return -1;
+    }
+    ok = PyDataType_ELSIZE(d) == 2 && strcmp(d->typeobj->tp_name, "ml_dtypes.bfloat16") == 0;
+    Py_DECREF(d);
+    if (!ok)
+        return -1;
+    bf16_num = t;
+    return BT_BF16;
+}
+
+static int npy_id(int t) { return (unsigned)t < N_NPY ? npy_ids[t] : user_type_id(t); }
 
 uint8_t bt_slot_array_code(int id)
 {
@@ -480,10 +510,42 @@ static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *na
     return 0;
 }
 
-/* A real part value d into a float (4 bytes) or double part at p. */
+/* The bits of a 16-bit float with m mantissa bits and smallest normal
+ * exponent emin (binary16: 10, -14; bfloat16: 7, -126) nearest to d, ties
+ * to even, as NumPy's float16 and ml_dtypes' bfloat16 round; infinity for a
+ * finite d that overflows. */
+static uint16_t small_float_bits(double d, int m, int emin)
+{
+    uint16_t sign = signbit(d) ? 0x8000 : 0, inf = (uint16_t)(0x7fff >> m << m);
+    double q;
+    int k, e;
+
+    if (isnan(d))
+        return sign | inf | (uint16_t)(1 << (m - 1));
+    d = fabs(d);
+    if (d == 0)
+        return sign;
+    if (isinf(d))
+        return sign | inf;
+    frexp(d, &k);
+    e = k - 1 < emin ? emin : k - 1; /* exponent of the binade; subnormals share emin's */
+    if (e > -emin + 1)               /* beyond the largest binade, whatever the rounding */
+        return sign | inf;
+    q = rint(ldexp(d, m - e)); /* m + 1 significant bits, exactly rounded to even */
+    /* (e - emin) << m plus q: a carry out of q bumps the exponent (up to
+     * infinity's), and a subnormal (q < 2^m, e = emin) gets exponent 0 */
+    return sign | (uint16_t)(((e - emin) << m) + (int)q);
+}
+
+/* A real part value d into a half (2 bytes), float (4) or double part at p. */
 static int store_real(void *p, size_t size, double d)
 {
-    if (size == 4) {
+    if (size == 2) { /* __half; a bfloat16 is stored by store_bf16 */
+        uint16_t h = small_float_bits(d, 10, -14);
+        if ((h & 0x7fff) == 0x7c00 && isfinite(d))
+            return -1;
+        memcpy(p, &h, 2);
+    } else if (size == 4) {
         if (isfinite(d) && fabs(d) > FLT_MAX)
             return -1;
         *(float *)p = (float)d;
@@ -515,6 +577,13 @@ int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fnam
         c.real = PyFloat_AsDouble(o);
         if (c.real == -1.0 && PyErr_Occurred())
             return conversion_failed(fname, name, o, ty->cname);
+        if (t == BT_BF16) {
+            uint16_t h = small_float_bits(c.real, 7, -126);
+            if ((h & 0x7fff) == 0x7f80 && isfinite(c.real))
+                return does_not_fit(fname, name, o, ty->cname);
+            memcpy(out->bytes, &h, 2);
+            return 0;
+        }
         if (store_real(out->bytes, ty->size, c.real) < 0)
             return does_not_fit(fname, name, o, ty->cname);
         return 0;

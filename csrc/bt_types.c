@@ -34,6 +34,8 @@ static const BtType table[BT_NTYPES] = {
     {BT_DOUBLE,  "double",               "d",             12, 'f', 8,            8, "float",   "float64",    &ffi_type_double,         2,  "<f8",  BT_VOID,   0,         0},
     {BT_CFLOAT,  "std::complex<float>",  "St7complexIfE", 14, 'c', 8,            4, "complex", "complex64",  &ffi_type_complex_float,  5,  "<c8",  BT_FLOAT,  0,         0},
     {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', 16,           8, "complex", "complex128", &ffi_type_complex_double, 5,  "<c16", BT_DOUBLE, 0,         0},
+    {BT_HALF,    "__half",               "6__half",       23, 'f', 2,            2, "float",   "float16",    &ffi_type_uint16,         2,  "<f2",  BT_VOID,   0,         0},
+    {BT_BF16,    "__nv_bfloat16",        "13__nv_bfloat16", -1, 'f', 2,          2, "float",   "bfloat16",   &ffi_type_uint16,         4,  "<V2",  BT_VOID,   0,         0},
 };
 /* clang-format on */
 
@@ -77,6 +79,13 @@ static const Alias aliases[] = {
     {"complex<float>", BT_CFLOAT},
     {"std::complex<double>", BT_CDOUBLE},
     {"complex<double>", BT_CDOUBLE},
+    /* cuda_fp16.h: half and __nv_half are typedefs of the class __half */
+    {"__half", BT_HALF},
+    {"half", BT_HALF},
+    {"__nv_half", BT_HALF},
+    /* cuda_bf16.h: nv_bfloat16 is a typedef of the class __nv_bfloat16 */
+    {"__nv_bfloat16", BT_BF16},
+    {"nv_bfloat16", BT_BF16},
     /* <stdint.h> / <cstdint> on glibc x86-64 */
     {"int8_t", BT_SCHAR},
     {"uint8_t", BT_UCHAR},
@@ -146,7 +155,8 @@ BtTypeId bt_type_canonical(BtTypeId id)
     int i;
 
     for (i = 0; i < (int)id; i++)
-        if (table[i].kind == table[id].kind && table[i].size == table[id].size)
+        if (table[i].kind == table[id].kind && table[i].size == table[id].size &&
+            table[i].dl_code == table[id].dl_code) /* __half and __nv_bfloat16 differ */
             return (BtTypeId)i;
     return id;
 }
@@ -177,11 +187,13 @@ int bt_type_from_typestr(const char *ts)
 
     if (ts[0] != '<' && ts[0] != '|' && ts[0] != '=')
         return -1;
-    for (i = 1; i < BT_NTYPES; i++)
-        if (strcmp(table[i].typestr + 1, ts + 1) == 0)
+    for (i = 1; i < BT_NTYPES; i++) /* "<V2" is any 2-byte record, not only a bfloat16 */
+        if (table[i].npy_type >= 0 && strcmp(table[i].typestr + 1, ts + 1) == 0)
             return (int)bt_type_canonical((BtTypeId)i);
     return -1;
 }
+
+int bt_type_cuda_only(BtTypeId id) { return id == BT_HALF || id == BT_BF16; }
 
 int bt_type_complex_of(BtTypeId part)
 {
@@ -198,5 +210,5 @@ const char *bt_type_known_spellings(void)
     return "void, bool, char, signed char, unsigned char, short, unsigned short, int, "
            "unsigned, long, long int, unsigned long, long long, unsigned long long, float, "
            "double, std::complex<float>, std::complex<double>, int8_t..uint64_t, size_t, "
-           "ptrdiff_t";
+           "ptrdiff_t, __half and __nv_bfloat16 (CUDA kernels)";
 }

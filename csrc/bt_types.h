@@ -30,6 +30,8 @@ typedef enum BtTypeId {
     BT_DOUBLE,
     BT_CFLOAT,
     BT_CDOUBLE,
+    BT_HALF, /* CUDA's __half (cuda_fp16.h): kernels only, C has no such type */
+    BT_BF16, /* CUDA's __nv_bfloat16 (cuda_bf16.h): kernels only; NumPy's through ml_dtypes */
     BT_NTYPES
 } BtTypeId;
 
@@ -40,8 +42,9 @@ typedef enum BtTypeId {
 typedef struct BtType {
     BtTypeId id;
     const char *cname;   /* canonical C++ spelling: "unsigned long", "std::complex<float>" */
-    const char *mangle;  /* Itanium code: "m", "St7complexIfE" */
-    int npy_type;        /* NumPy type number (stable ABI; checked against NumPy at import) */
+    const char *mangle;  /* Itanium code: "m", "St7complexIfE", "6__half" (a class) */
+    int npy_type;        /* NumPy type number (stable ABI; checked against NumPy at import);
+                          * -1: a user type NumPy numbers at run time (ml_dtypes' bfloat16) */
     char kind;           /* 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex, 'v' void */
     size_t size;         /* bytes */
     size_t align;        /* as a parameter: a complex aligns as its parts */
@@ -71,7 +74,7 @@ BT_HIDDEN void bt_type_normalize(const char *s, size_t n, char *out, size_t outs
 /* libffi type of a scalar (void included): bt_type(id)->ffi. */
 BT_HIDDEN void *bt_type_ffi(BtTypeId id);
 
-/* The canonical row of id's kind and size (see BtType). */
+/* The canonical row of id's kind, size and DLPack code (see BtType). */
 BT_HIDDEN BtTypeId bt_type_canonical(BtTypeId id);
 
 /* The canonical row with NumPy type number npy, DLPack (code, bits,
@@ -80,6 +83,10 @@ BT_HIDDEN BtTypeId bt_type_canonical(BtTypeId id);
 BT_HIDDEN int bt_type_from_npy(int npy);
 BT_HIDDEN int bt_type_from_dlpack(int code, int bits, int lanes);
 BT_HIDDEN int bt_type_from_typestr(const char *typestr);
+
+/* Whether id is a CUDA-only type (__half, __nv_bfloat16): no C function
+ * can take it. */
+BT_HIDDEN int bt_type_cuda_only(BtTypeId id);
 
 /* The complex type whose parts are `part` (std::complex<part>), or -1. */
 BT_HIDDEN int bt_type_complex_of(BtTypeId part);

@@ -86,6 +86,25 @@ def test_copy_to_host_waits_for_the_writing_stream(lib, clean, side):
     assert y.stream is None  # the copy waited for the write: nothing pending
 
 
+def test_stream_keyword_launches_record_and_wait_alike(lib, clean, side):
+    """stream= given as a keyword (both call forms) is the launch's stream
+    for the waits and the last-write record, as in the brackets."""
+    other = cuda.Stream.create(non_blocking=True)
+    for launch in (lambda *a: lib.axpy(*a, grid=1, block=8, stream=side),
+                   lambda *a: lib.axpy[1, 8](*a, stream=side)):
+        clean.mock_clear_logs()
+        x0 = np.arange(8, dtype=np.float32)
+        x, y = cuda.to_device(x0), cuda.to_device(np.ones(8, np.float32))
+        launch(2.0, x, y)
+        assert y.stream == side.handle
+        np.testing.assert_array_equal(raw(y.ptr, 8), np.ones(8, np.float32))  # still queued
+        z = cuda.to_device(np.zeros(8, np.float32))
+        lib.axpy(1.0, y, z, grid=1, block=8, stream=other)  # reads y after side's write
+        assert waits(clean) == ["wait %d %d" % (other.handle, side.handle)]
+        other.synchronize()
+        np.testing.assert_array_equal(raw(z.ptr, 8), 2 * x0 + 1)
+
+
 def test_copy_to_host_on_another_stream_waits_with_an_event(lib, clean, side):
     x, y, want = written_on(lib, side)
     np.testing.assert_array_equal(y.copy_to_host(stream=cuda.LEGACY), want)

@@ -51,6 +51,8 @@ CANON = {
     "BtCUdeviceptr": "u64", "CUdeviceptr_v1": "u32", "cuuint64_t": "u64", "uint64_t": "u64",
     "unsigned long long": "u64", "unsigned int": "u32", "unsigned": "u32",
     "size_t": "size_t", "int": "int", "char": "char", "void": "void", "float": "float",
+    "CUdevice_attribute": "int", "BtCUdevice_attribute": "int",
+    "CUfunction_attribute": "int", "BtCUfunction_attribute": "int",
 }
 HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event")
 for _h in HANDLES:

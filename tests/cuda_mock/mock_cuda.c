@@ -36,6 +36,13 @@
  *   MOCK_CUDA_SLEEP_MS=0           how long every blocking call (synchronizes of
  *                                  context, stream, event; frees; library loads)
  *                                  sleeps; mock_in_sync() says 1 meanwhile
+ *   MOCK_CUDA_SHARED_OPTIN=232448  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+ *   MOCK_CUDA_STATIC_SHARED=0      every kernel's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+ *   MOCK_CUDA_LAUNCH_ERROR=0       a CUresult every cuLaunchKernel returns
+ *
+ * As a real driver does, a launch with more than 48 KiB of dynamic shared
+ * memory fails unless CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES was
+ * raised to it (cuFuncSetAttribute / cuKernelSetAttribute, logged).
  *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
@@ -71,6 +78,7 @@ typedef struct Kernel {
     size_t size[MAXP], offset[MAXP];
     char run[32];
     struct Module *owner;
+    int max_dyn_shared[MAXDEV]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; 0: 48 KiB */
 } Kernel;
 
 typedef struct Module {
@@ -114,6 +122,8 @@ static size_t launch_len, launch_cap;
 static int n_launches;
 static char *sync_log;
 static size_t sync_len, sync_cap;
+static char *attr_log;
+static size_t attr_len, attr_cap;
 
 static void append(char **buf, size_t *len, size_t *cap, const char *s)
 {
@@ -562,7 +572,7 @@ static CUresult parse_module(Module *m, const char *text, void **jit_vals, int i
 CUresult cuLibraryLoadData(void **lib, const void *code, int *jopts, void **jvals, unsigned nj,
                            int *lopts, void **lvals, unsigned nl)
 {
-    Module *m = malloc(sizeof *m);
+    Module *m = calloc(1, sizeof *m);
     CUresult r;
     (void)jopts; (void)nj; (void)lopts; (void)lvals; (void)nl;
     sync_sleep(); /* a JIT takes time */
@@ -582,7 +592,7 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
     (void)opts;
     if (!current)
         return E_INVALID_CONTEXT;
-    m = malloc(sizeof *m);
+    m = calloc(1, sizeof *m);
     r = parse_module(m, image, n >= 2 ? vals : NULL, 0);
     if (r != OK) {
         free(m);
@@ -1045,6 +1055,11 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         return E_INVALID_CONTEXT;
     if (extra || (k->nparams && !params))
         return E_INVALID_VALUE;
+    if (env_int("MOCK_CUDA_LAUNCH_ERROR", 0))
+        return env_int("MOCK_CUDA_LAUNCH_ERROR", 0);
+    if (shared > 48 * 1024 &&
+        (int)shared > k->max_dyn_shared[current->device])
+        return E_INVALID_VALUE;
     len = (size_t)snprintf(buf, sizeof buf,
                            "{\"kernel\": \"%s\", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
                            "\"shared\": %u, \"stream\": %llu, \"device\": %d, \"params\": [",
@@ -1088,6 +1103,64 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     }
     return submit(stream, op);
 }
+
+/* ---- attributes ---- */
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+    if (dev < 0 || dev >= env_int("MOCK_CUDA_DEVICES", 1))
+        return E_INVALID_DEVICE;
+    if (attr != 97) /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+        return E_INVALID_VALUE;
+    *v = env_int("MOCK_CUDA_SHARED_OPTIN", 232448);
+    return OK;
+}
+
+static CUresult get_attr(int *v, int attr, Kernel *k, int dev)
+{
+    if (!k || k->magic != 0x4b45524e || dev < 0 || dev >= MAXDEV)
+        return E_INVALID_HANDLE;
+    if (attr == 1) /* SHARED_SIZE_BYTES */
+        *v = env_int("MOCK_CUDA_STATIC_SHARED", 0);
+    else if (attr == 8) /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
+        *v = k->max_dyn_shared[dev] ? k->max_dyn_shared[dev] : 48 * 1024;
+    else
+        return E_INVALID_VALUE;
+    return OK;
+}
+
+static CUresult set_attr(int attr, int v, Kernel *k, int dev)
+{
+    char line[512];
+    if (!k || k->magic != 0x4b45524e || dev < 0 || dev >= MAXDEV)
+        return E_INVALID_HANDLE;
+    if (attr != 8 ||
+        v + env_int("MOCK_CUDA_STATIC_SHARED", 0) > env_int("MOCK_CUDA_SHARED_OPTIN", 232448))
+        return E_INVALID_VALUE;
+    k->max_dyn_shared[dev] = v;
+    snprintf(line, sizeof line, "{\"kernel\": \"%s\", \"attr\": %d, \"value\": %d, \"device\": %d}\n",
+             k->name, attr, v, dev);
+    pthread_mutex_lock(&lock);
+    append(&attr_log, &attr_len, &attr_cap, line);
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+
+CUresult cuFuncGetAttribute(int *v, int attr, void *f)
+{
+    return current ? get_attr(v, attr, f, current->device) : E_INVALID_CONTEXT;
+}
+CUresult cuFuncSetAttribute(void *f, int attr, int v)
+{
+    Kernel *k = f;
+    if (!current)
+        return E_INVALID_CONTEXT;
+    if (k && k->magic == 0x4b45524e && k->owner->is_library)
+        return E_INVALID_HANDLE; /* a CUkernel needs cuKernelSetAttribute here */
+    return set_attr(attr, v, f, current->device);
+}
+CUresult cuKernelGetAttribute(int *v, int attr, void *k, int dev) { return get_attr(v, attr, k, dev); }
+CUresult cuKernelSetAttribute(int attr, int v, void *k, int dev) { return set_attr(attr, v, k, dev); }
+const char *mock_attr_log(void) { return attr_log ? attr_log : ""; }
 
 /* ---- cuGetProcAddress ---- */
 typedef struct Sym {
@@ -1145,6 +1218,11 @@ static const Sym syms[] = {
     S("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
     S("cuStreamCreate", 2000, cuStreamCreate),
     S("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    S("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
+    S("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
+    S("cuFuncSetAttribute", 9000, cuFuncSetAttribute),
+    S("cuKernelGetAttribute", 12000, cuKernelGetAttribute),
+    S("cuKernelSetAttribute", 12000, cuKernelSetAttribute),
 };
 #undef S
 
@@ -1199,6 +1277,9 @@ void mock_clear_logs(void)
         launch_log[0] = '\0';
     if (sync_log)
         sync_log[0] = '\0';
+    attr_len = 0;
+    if (attr_log)
+        attr_log[0] = '\0';
     n_launches = 0;
     pthread_mutex_unlock(&lock);
 }

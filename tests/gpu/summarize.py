@@ -7,9 +7,9 @@ manifest. Prints the markdown.
     summarize.py WORK --failed "why"         a step before them failed
                                              (exits 0 once it is written)
 
-Skips are allowed only for "CuPy not installed", "PyTorch not installed"
-and bindthem features "not built" (listed); any other skip (no build, no
-device) fails the check.
+Skips are allowed only for "CuPy not installed", "PyTorch not installed",
+"ml_dtypes not installed" (NumPy's bfloat16) and bindthem features "not
+built" (listed); any other skip (no build, no device) fails the check.
 """
 
 import json
@@ -17,7 +17,7 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-ALLOWED = ("CuPy not installed", "PyTorch not installed", "not built")
+ALLOWED = ("CuPy not installed", "PyTorch not installed", "ml_dtypes not installed", "not built")
 
 
 def _load(path):

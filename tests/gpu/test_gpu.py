@@ -660,3 +660,97 @@ def test_axpy_bandwidth(lib, man, figures):
     fig["ratio"] = fig["bindthem_GBps"] / fig["cupy_rawmodule_GBps"]
     print(json.dumps(fig, indent=1), file=sys.stderr)
     assert fig["ratio"] >= 0.97, fig
+
+
+# ---- the launch API, __half, static kernels (gpu_launch.cuh, built here) ----
+
+LAUNCH_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_launch.cuh")
+LAUNCH_YAML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_launch.yml")
+
+
+@pytest.fixture(scope="module")
+def launch_lib(lib):
+    # nvcc where the machine has it, else NVRTC (which needs cuda_fp16.h
+    # from the toolkit or the nvidia-cuda-runtime wheel)
+    try:
+        return cuda.build(LAUNCH_HEADER, LAUNCH_YAML, cache_dir=os.path.join(BUILD, "cache"))
+    except bindthem.BuildError as e:
+        pytest.skip("not built: gpu_launch.cuh: %s" % str(e).splitlines()[0])
+
+
+def test_launch_configuration_everywhere(launch_lib):
+    out = cuda.to_device(np.zeros(1, np.int64))
+    k = launch_lib.shared_sum
+    k[1, 64, np.int64(4 * 1000)](5, 1000, out, stream=cuda.PER_THREAD)
+    k(6, 1000, out, grid=1, block=np.int32(64), shared_mem=np.uint32(4000), stream=cuda.LEGACY)
+    cuda.synchronize()
+    assert out.copy_to_host()[0] == sum(range(1000)) + 6 * 1000
+
+
+def test_dynamic_shared_memory_above_48k(launch_lib, drv, figures):
+    optin = ctypes.c_int()
+    drv.call("cuDeviceGetAttribute", ctypes.byref(optin), 97, 0)  # ..._PER_BLOCK_OPTIN
+    figures["shared_optin_bytes"] = optin.value
+    out = cuda.to_device(np.zeros(1, np.int64))
+    for n_words in (12 * 1024, 20 * 1024, optin.value // 4):  # 48 KiB, 80 KiB, the maximum
+        launch_lib.shared_sum[1, 256, 4 * n_words](1, n_words, out)
+        cuda.synchronize()
+        assert out.copy_to_host()[0] == sum(range(n_words)) + n_words, n_words
+    with pytest.raises(ValueError, match=r"shared_sum.* launch with .* at most %d bytes"
+                                         % optin.value):
+        launch_lib.shared_sum[1, 256, optin.value + 4](1, 1, out)
+
+
+def test_half_against_numpy(launch_lib):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(N).astype(np.float16)
+    y = rng.standard_normal(N).astype(np.float16)
+    a = np.float16(0.75)
+    dy = cuda.to_device(y)
+    launch_lib.haxpy[(N + 255) // 256, 256](a, cuda.to_device(x), dy)
+    got = dy.copy_to_host()
+    assert got.dtype == np.float16
+    # the device may contract a * x + y into one fused multiply-add (one
+    # rounding instead of NumPy's two): within a half ulp of NumPy's float32
+    want = (np.float32(a) * x.astype(np.float32) + y.astype(np.float32))
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2 ** -10, atol=2 ** -24)
+    dy = cuda.to_device(y)
+    launch_lib.haxpy[(N + 255) // 256, 256](0.1, cuda.to_device(x), dy)  # a float, as NumPy rounds
+    want = np.float16(0.1).astype(np.float32) * x.astype(np.float32) + y.astype(np.float32)
+    np.testing.assert_allclose(dy.copy_to_host().astype(np.float32), want, rtol=2 ** -10,
+                               atol=2 ** -24)
+
+
+def test_bfloat16_against_numpy(launch_lib):
+    try:
+        import ml_dtypes
+    except ImportError:
+        pytest.skip("ml_dtypes not installed")
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(N).astype(bf16)
+    y = rng.standard_normal(N).astype(bf16)
+    dy = cuda.to_device(y)
+    launch_lib.haxpy[(N + 255) // 256, 256](0.1, cuda.to_device(x), dy)
+    got = dy.copy_to_host()
+    assert got.dtype == np.dtype(bf16)
+    # within a bfloat16 ulp of float32 arithmetic (the device may fuse)
+    want = (np.float32(bf16(0.1)) * x.astype(np.float32) + y.astype(np.float32))
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2 ** -7, atol=2 ** -133)
+
+
+def test_static_kernel(launch_lib):
+    out = cuda.to_device(np.zeros(1000, np.int32))
+    launch_lib.sfill[4, 256](42, out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.full(1000, 42, np.int32))
+
+
+def test_launch_error_names_the_overload(launch_lib):
+    out = cuda.to_device(np.zeros(1, np.int64))
+    # more dynamic shared memory than 48 KiB is refused by the driver when
+    # it was not opted in; bindthem opts in, so only the limit is refused
+    with pytest.raises(ValueError) as ei:
+        launch_lib.shared_sum[1, 32, 1 << 30](1, 1, out)
+    assert str(ei.value).startswith("void shared_sum(const int seed, const int n_words, "
+                                    "long long out[], const int out_size) launch with "
+                                    "grid=(1,1,1) block=(32,1,1) shared_mem=1073741824: ")
