@@ -56,9 +56,14 @@ BT_HIDDEN int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, cons
  * which o then keeps alive, and with it the CUstream). */
 BT_HIDDEN void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner);
 
-/* A stream argument of function `who` (not a launch's): None (0), the
- * ints 0, 1, 2, __cuda_stream__ objects, CuPy / PyTorch streams. */
-BT_HIDDEN int bt_cudapy_stream_arg(PyObject *o, const char *who, uint64_t *out);
+/* The one reader of stream arguments, for launches (launch: messages
+ * start "who[grid, block]: " and name the launch order) and functions
+ * ("who(): "): None or 0 (the legacy default stream), the driver's
+ * constants 1 and 2, anything with __cuda_stream__ (CUDA Python's
+ * protocol, version 0; bindthem.cuda.Stream, LEGACY, PER_THREAD), or a
+ * `...Stream` object with `cuda_stream` (older PyTorch) or `ptr` (CuPy).
+ * 0 with the handle in *out, or -1 with ValueError. */
+BT_HIDDEN int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out);
 
 /* The module functions cuda_to_device(array, *, device, stream),
  * cuda_empty(shape, dtype, *, device), cuda_zeros(shape, dtype, *,

@@ -138,7 +138,7 @@ static int copy_out(BtState *st, DeviceArray *a, void *dst, PyObject *stream, in
 
     bt_diag_init(&e);
     if (stream && stream != Py_None) {
-        if (bt_cudapy_stream_arg(stream, "copy_to_host", &s) < 0)
+        if (bt_cudapy_stream_arg(stream, "copy_to_host", 0, &s) < 0)
             return -1;
         after = a->stream;
     } else {
@@ -324,7 +324,7 @@ static PyObject *devarray_dlpack(DeviceArray *a, PyObject *args, PyObject *kwarg
             return NULL;
         }
     } else if (stream != Py_None) {
-        if (bt_cudapy_stream_arg(stream, "__dlpack__", &s) < 0)
+        if (bt_cudapy_stream_arg(stream, "__dlpack__", 0, &s) < 0)
             return NULL;
         if (wait && s == 0) {
             PyErr_SetString(PyExc_ValueError, "DeviceArray.__dlpack__(): stream=0 is ambiguous "
@@ -687,53 +687,112 @@ void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
     Py_XDECREF(old);
 }
 
+/* ValueError "who[grid, block]: ..." (a launch) or "who(): ...". */
+static int stream_error(const char *who, int launch, const char *fmt, ...)
+{
+    PyObject *m;
+    va_list ap;
+
+    va_start(ap, fmt);
+    m = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (m) {
+        PyErr_Format(PyExc_ValueError, "%s%s: %U", who, launch ? "[grid, block]" : "()", m);
+        Py_DECREF(m);
+    }
+    return -1;
+}
+
 /* Whether o's type is named like a stream class (cupy.cuda.Stream,
- * torch.cuda.Stream): only those are asked for `cuda_stream` / `ptr`. */
-static int stream_typed(PyObject *o)
+ * torch.cuda.ExternalStream, ...): only those are asked for the `ptr` /
+ * `cuda_stream` attributes, which other objects (device arrays, memory
+ * pointers) carry with another meaning. */
+static int is_stream_type(PyObject *o)
 {
     const char *n = Py_TYPE(o)->tp_name;
     size_t len = strlen(n);
     return len >= 6 && strcmp(n + len - 6, "Stream") == 0;
 }
 
-int bt_cudapy_stream_arg(PyObject *o, const char *who, uint64_t *out)
+#define STREAM_REMEDY                                                                              \
+    "bindthem.cuda.LEGACY / PER_THREAD, a stream object (__cuda_stream__) or "                     \
+    "bindthem.cuda.Stream(handle) for a CUstream handle you own"
+
+/* See bt_cudapy.h. Any int but 0, 1, 2 is refused: a bare number is more
+ * often a misplaced launch item (numba writes [grid, block, stream,
+ * shared]) than a handle, and a bad handle crashes the driver. */
+int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out)
 {
     PyObject *h = NULL, *t = NULL;
-    unsigned long long v = 0;
+    unsigned long long v;
+    long version;
     int rc = -1;
 
     *out = 0;
     if (o == Py_None)
         return 0;
-    if (PyLong_Check(o) && !PyBool_Check(o))
-        h = Py_NewRef(o);
-    else if (PyObject_HasAttrString(o, "__cuda_stream__")) {
+    if (PyLong_Check(o) && !PyBool_Check(o)) {
+        v = PyLong_AsUnsignedLongLong(o);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            PyErr_Clear();
+        else if (v <= BT_CUDA_STREAM_PER_THREAD) {
+            *out = v;
+            return 0;
+        }
+        return stream_error(who, launch,
+                            "stream=%R: a bare int other than 0, 1 or 2 is not taken as a "
+                            "stream; pass " STREAM_REMEDY "%s",
+                            o,
+                            launch ? " (the launch order is [grid, block, shared_mem, stream]; "
+                                     "numba's puts the stream third)"
+                                   : "");
+    }
+    if (PyObject_HasAttrString(o, "__cuda_stream__")) {
         t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
         if (!t)
             return -1;
-        if (PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 2)
-            h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
-    } else if (stream_typed(o) && PyObject_HasAttrString(o, "cuda_stream"))
-        h = PyObject_GetAttrString(o, "cuda_stream");
-    else if (stream_typed(o) && PyObject_HasAttrString(o, "ptr"))
-        h = PyObject_GetAttrString(o, "ptr");
-    if (h && PyLong_Check(h) && !PyBool_Check(h)) {
-        v = PyLong_AsUnsignedLongLong(h);
-        if (!(v == (unsigned long long)-1 && PyErr_Occurred()) &&
-            (!PyLong_Check(o) || v <= BT_CUDA_STREAM_PER_THREAD)) {
-            *out = v;
-            rc = 0;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
+            !PyLong_Check(PyTuple_GET_ITEM(t, 0))) {
+            stream_error(who, launch,
+                         "stream.__cuda_stream__() must return (version, handle), "
+                         "not %R",
+                         t);
+            goto done;
         }
+        version = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        if (version != 0) {
+            PyErr_Clear();
+            stream_error(who, launch,
+                         "stream.__cuda_stream__() gave version %R; bindthem knows "
+                         "version 0",
+                         PyTuple_GET_ITEM(t, 0));
+            goto done;
+        }
+        h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
+    } else if (is_stream_type(o) && PyObject_HasAttrString(o, "cuda_stream")) {
+        h = PyObject_GetAttrString(o, "cuda_stream");
+    } else if (is_stream_type(o) && PyObject_HasAttrString(o, "ptr")) {
+        h = PyObject_GetAttrString(o, "ptr");
+    } else {
+        stream_error(who, launch, "stream must be None, " STREAM_REMEDY ", not %.100s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
     }
-    if (rc < 0 && (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError) ||
-                   PyErr_ExceptionMatches(PyExc_TypeError))) {
+    if (!h)
+        goto done;
+    if (!PyLong_Check(h) || PyBool_Check(h)) {
+        stream_error(who, launch, "stream handle must be an int, not %.100s", Py_TYPE(h)->tp_name);
+        goto done;
+    }
+    v = PyLong_AsUnsignedLongLong(h);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_Format(PyExc_ValueError,
-                     "%s(): stream must be None, bindthem.cuda.LEGACY / PER_THREAD (or 0, 1, "
-                     "2), a stream object (__cuda_stream__, CuPy's or PyTorch's) or "
-                     "bindthem.cuda.Stream(handle), not %R",
-                     who, o);
+        stream_error(who, launch, "stream handle %R is not a 64-bit address", h);
+        goto done;
     }
+    *out = v;
+    rc = 0;
+done:
     Py_XDECREF(h);
     Py_XDECREF(t);
     return rc;
@@ -786,7 +845,7 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:to_device", kwlist, &obj, &devo,
                                      &streamo))
         return NULL;
-    if (bt_cudapy_stream_arg(streamo, "to_device", &stream) < 0)
+    if (bt_cudapy_stream_arg(streamo, "to_device", 0, &stream) < 0)
         return NULL;
     arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
     if (!arr)
@@ -868,7 +927,7 @@ static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, 
              : !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist3, &shapeo, &dto,
                                             &devo))
         return NULL;
-    if (bt_cudapy_stream_arg(streamo, "zeros", &stream) < 0 ||
+    if (bt_cudapy_stream_arg(streamo, "zeros", 0, &stream) < 0 ||
         dtype_arg(dto, zero ? "zeros" : "empty", &dtype) < 0)
         return NULL;
     shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);

@@ -47,7 +47,7 @@ static int stream_param(PyObject *args, PyObject *kwargs, const char *fmt, const
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &so))
         return -1;
-    return bt_cudapy_stream_arg(so, who, stream);
+    return bt_cudapy_stream_arg(so, who, 0, stream);
 }
 
 static PyObject *event_record(CudaEvent *self, PyObject *args, PyObject *kwargs)

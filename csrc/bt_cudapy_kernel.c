@@ -95,103 +95,6 @@ static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned
     return 0;
 }
 
-/* Whether o's type is named like a stream class (cupy.cuda.Stream,
- * torch.cuda.ExternalStream, ...): only those are asked for the `ptr` /
- * `cuda_stream` attributes, which other objects (device arrays, memory
- * pointers) carry with another meaning. */
-static int is_stream_type(PyObject *o)
-{
-    const char *n = Py_TYPE(o)->tp_name;
-    size_t len = strlen(n);
-    return len >= 6 && strcmp(n + len - 6, "Stream") == 0;
-}
-
-#define STREAM_REMEDY                                                                              \
-    "bindthem.cuda.LEGACY / PER_THREAD, a stream object (__cuda_stream__) or "                     \
-    "bindthem.cuda.Stream(handle) for a CUstream handle you own"
-
-/* stream: None or 0 (legacy default), the driver's constants 1 and 2,
- * anything with __cuda_stream__ (CUDA Python's protocol, version 0; what
- * bindthem.cuda.Stream, LEGACY and PER_THREAD implement), or a `...Stream`
- * object with `cuda_stream` (older PyTorch) or `ptr` (CuPy). Any other int
- * is refused: a bare number is more often a misplaced launch item (numba
- * writes [grid, block, stream, shared]) than a handle, and a bad handle
- * crashes the driver. */
-static int parse_stream(PyObject *o, const char *kname, uint64_t *out)
-{
-    PyObject *h = NULL, *t = NULL;
-    unsigned long long v;
-    long version;
-    int rc = -1;
-
-    *out = 0;
-    if (o == Py_None)
-        return 0;
-    if (PyLong_Check(o) && !PyBool_Check(o)) {
-        v = PyLong_AsUnsignedLongLong(o);
-        if (v == (unsigned long long)-1 && PyErr_Occurred())
-            PyErr_Clear();
-        else if (v <= BT_CUDA_STREAM_PER_THREAD) {
-            *out = v;
-            return 0;
-        }
-        return config_error(kname,
-                            "stream=%R: a bare int other than 0, 1 or 2 is not taken as a "
-                            "stream; pass " STREAM_REMEDY " (the launch order is [grid, block, "
-                            "shared_mem, stream]; numba's puts the stream third)",
-                            o);
-    }
-    if (PyObject_HasAttrString(o, "__cuda_stream__")) {
-        t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
-        if (!t)
-            return -1;
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
-            !PyLong_Check(PyTuple_GET_ITEM(t, 0))) {
-            config_error(kname,
-                         "stream.__cuda_stream__() must return (version, handle), "
-                         "not %R",
-                         t);
-            goto done;
-        }
-        version = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
-        if (version != 0) {
-            PyErr_Clear();
-            config_error(kname,
-                         "stream.__cuda_stream__() gave version %R; bindthem knows "
-                         "version 0",
-                         PyTuple_GET_ITEM(t, 0));
-            goto done;
-        }
-        h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
-    } else if (is_stream_type(o) && PyObject_HasAttrString(o, "cuda_stream")) {
-        h = PyObject_GetAttrString(o, "cuda_stream");
-    } else if (is_stream_type(o) && PyObject_HasAttrString(o, "ptr")) {
-        h = PyObject_GetAttrString(o, "ptr");
-    } else {
-        config_error(kname, "stream must be None, " STREAM_REMEDY ", not %.100s",
-                     Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    if (!h)
-        goto done;
-    if (!PyLong_Check(h) || PyBool_Check(h)) {
-        config_error(kname, "stream handle must be an int, not %.100s", Py_TYPE(h)->tp_name);
-        goto done;
-    }
-    v = PyLong_AsUnsignedLongLong(h);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        config_error(kname, "stream handle %R is not a 64-bit address", h);
-        goto done;
-    }
-    *out = v;
-    rc = 0;
-done:
-    Py_XDECREF(h);
-    Py_XDECREF(t);
-    return rc;
-}
-
 /* shared_mem: any integer (int, numpy.int64, anything with __index__). */
 static int parse_shared(PyObject *o, const char *kname, unsigned *out)
 {
@@ -231,7 +134,7 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
         return -1;
     if (shared && parse_shared(shared, kname, &cfg->shared) < 0)
         return -1;
-    if (stream && parse_stream(stream, kname, &cfg->stream) < 0)
+    if (stream && bt_cudapy_stream_arg(stream, kname, 1, &cfg->stream) < 0)
         return -1;
     cfg->stream_obj = stream;
     return 0;
@@ -320,7 +223,7 @@ static int read_config(void *ctx)
     if ((kw[0] && parse_dims(kw[0], "grid", kname, r->cfg->grid) < 0) ||
         (kw[1] && parse_dims(kw[1], "block", kname, r->cfg->block) < 0) ||
         (kw[2] && parse_shared(kw[2], kname, &r->cfg->shared) < 0) ||
-        (kw[3] && parse_stream(kw[3], kname, &r->cfg->stream) < 0))
+        (kw[3] && bt_cudapy_stream_arg(kw[3], kname, 1, &r->cfg->stream) < 0))
         return -1;
     if (kw[3])
         r->cfg->stream_obj = kw[3]; /* borrowed from the call's arguments */

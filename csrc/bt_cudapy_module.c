@@ -45,7 +45,7 @@ static PyObject *cuda_stream_synchronize(PyObject *module, PyObject *stream)
     int rc;
 
     bt_diag_init(&e);
-    if (bt_cudapy_stream_arg(stream, "stream_synchronize", &s) < 0)
+    if (bt_cudapy_stream_arg(stream, "stream_synchronize", 0, &s) < 0)
         return NULL;
     if (bt_cuda_init(&e) < 0)
         return bt_raise_diag(bt_state(module), &e);

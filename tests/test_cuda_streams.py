@@ -227,8 +227,12 @@ def test_copy_to_host_out_is_checked(lib, clean):
             y.copy_to_host(out=bad)
     with pytest.raises(TypeError, match="out must be a NumPy array"):
         y.copy_to_host(out=[0.0] * 4)
+    with pytest.raises(ValueError, match=r"copy_to_host\(\): stream=12345: a bare int other "
+                                         r"than 0, 1 or 2 is not taken as a stream; pass "
+                                         r"bindthem.cuda.LEGACY.* for a CUstream handle you own$"):
+        y.copy_to_host(stream=12345)  # no launch-order hint outside a launch
     with pytest.raises(ValueError, match=r"copy_to_host\(\): stream must be None"):
-        y.copy_to_host(stream=12345)
+        y.copy_to_host(stream="s")
     out = np.zeros(4, np.float32)
     assert y.copy_to_host(out=out) is out and (out == 1).all()
 
