@@ -262,22 +262,6 @@ struct BtCudaModule {
     char *image; /* our NUL-terminated copy, alive as long as the module */
 };
 
-static int fail(BtDiag *e, BtDiagKind kind, int code, const char *fmt, ...) BT_PRINTF(4, 5);
-
-static int fail(BtDiag *e, BtDiagKind kind, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (e->kind != BT_DIAG_NONE)
-        return -1;
-    e->kind = kind;
-    e->code = code;
-    va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" */
 static void describe(BtCUresult r, char *buf, size_t size)
 {
@@ -308,12 +292,13 @@ static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...)
     va_end(ap);
     describe(r, why, sizeof why);
     if (r == CUDA_ERROR_STUB_LIBRARY_)
-        return fail(e, BT_DIAG_NODRIVER, r,
-                    "no CUDA driver: %s is the CUDA toolkit's stub library "
-                    "(CUDA_ERROR_STUB_LIBRARY from %s); install the NVIDIA driver, or point "
-                    "BINDTHEM_LIBCUDA at the real libcuda.so.1",
-                    drv.path, what);
-    return fail(e, BT_DIAG_CUDA, r, "%s failed: %s", what, why);
+        return bt_diag_fail(
+            e, BT_DIAG_NODRIVER, r,
+            "no CUDA driver: %s is the CUDA toolkit's stub library "
+            "(CUDA_ERROR_STUB_LIBRARY from %s); install the NVIDIA driver, or point "
+            "BINDTHEM_LIBCUDA at the real libcuda.so.1",
+            drv.path, what);
+    return bt_diag_fail(e, BT_DIAG_CUDA, r, "%s failed: %s", what, why);
 }
 
 static void version_text(int v, char *buf, size_t size)
@@ -344,27 +329,28 @@ static int resolve(const EntryPoint *ep, BtDiag *e)
     if (r == CUDA_ERROR_STUB_LIBRARY_)
         return cu_fail(e, r, "cuGetProcAddress(\"%s\")", ep->name);
     if (q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT_)
-        return fail(e, BT_DIAG_CUDA, r,
-                    "cuGetProcAddress(\"%s\", cudaVersion=%d): "
-                    "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: the CUDA %s driver (%s) has "
-                    "%s, but no version of it as old as the CUDA %s ABI bindthem calls",
-                    ep->name, ep->version, have, drv.path, ep->name, want);
+        return bt_diag_fail(
+            e, BT_DIAG_CUDA, r,
+            "cuGetProcAddress(\"%s\", cudaVersion=%d): "
+            "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: the CUDA %s driver (%s) has "
+            "%s, but no version of it as old as the CUDA %s ABI bindthem calls",
+            ep->name, ep->version, have, drv.path, ep->name, want);
     if (q == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND_)
-        return fail(e, BT_DIAG_CUDA, r,
-                    "cuGetProcAddress(\"%s\", cudaVersion=%d): "
-                    "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: the CUDA %s driver (%s) has no "
-                    "entry point %s (the driver is older than CUDA %s, or the name is "
-                    "misspelled)",
-                    ep->name, ep->version, have, drv.path, ep->name, want);
+        return bt_diag_fail(e, BT_DIAG_CUDA, r,
+                            "cuGetProcAddress(\"%s\", cudaVersion=%d): "
+                            "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: the CUDA %s driver (%s) has no "
+                            "entry point %s (the driver is older than CUDA %s, or the name is "
+                            "misspelled)",
+                            ep->name, ep->version, have, drv.path, ep->name, want);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r,
                        "cuGetProcAddress(\"%s\", cudaVersion=%d) (a CUDA %s driver's "
                        "cuGetProcAddress does not say why)",
                        ep->name, ep->version, have);
-    return fail(e, BT_DIAG_CUDA, 0,
-                "cuGetProcAddress(\"%s\", cudaVersion=%d) returned no "
-                "function (driver %s, %s)",
-                ep->name, ep->version, have, drv.path);
+    return bt_diag_fail(e, BT_DIAG_CUDA, 0,
+                        "cuGetProcAddress(\"%s\", cudaVersion=%d) returned no "
+                        "function (driver %s, %s)",
+                        ep->name, ep->version, have, drv.path);
 }
 
 int bt_cuda_init(BtDiag *e)
@@ -383,32 +369,33 @@ int bt_cuda_init(BtDiag *e)
         drv.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!drv.dl) {
             const char *why = dlerror();
-            return fail(e, BT_DIAG_NODRIVER, 0,
-                        "no CUDA driver: cannot load %s (%s); install the NVIDIA driver, or "
-                        "set BINDTHEM_LIBCUDA to the path of libcuda.so.1",
-                        path, why ? why : "dlopen failed");
+            return bt_diag_fail(
+                e, BT_DIAG_NODRIVER, 0,
+                "no CUDA driver: cannot load %s (%s); install the NVIDIA driver, or "
+                "set BINDTHEM_LIBCUDA to the path of libcuda.so.1",
+                path, why ? why : "dlopen failed");
         }
         snprintf(drv.path, sizeof drv.path, "%s", path);
     }
     getversion = (PFN_cuDriverGetVersion_v2020)dlsym(drv.dl, "cuDriverGetVersion");
     if (!getversion)
-        return fail(e, BT_DIAG_NODRIVER, 0, "no CUDA driver: %s has no cuDriverGetVersion",
-                    drv.path);
+        return bt_diag_fail(e, BT_DIAG_NODRIVER, 0, "no CUDA driver: %s has no cuDriverGetVersion",
+                            drv.path);
     r = getversion(&drv.version);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuDriverGetVersion");
     version_text(drv.version, have, sizeof have);
     if (drv.version < 11030)
-        return fail(e, BT_DIAG_CUDA, 0,
-                    "the CUDA driver (%s) is version %s; bindthem needs 11.3 or newer "
-                    "(cuGetProcAddress)",
-                    drv.path, have);
+        return bt_diag_fail(e, BT_DIAG_CUDA, 0,
+                            "the CUDA driver (%s) is version %s; bindthem needs 11.3 or newer "
+                            "(cuGetProcAddress)",
+                            drv.path, have);
     /* in 12.x headers cuGetProcAddress is #defined to cuGetProcAddress_v2 */
     drv.getproc2 = (PFN_cuGetProcAddress_v12000)dlsym(drv.dl, "cuGetProcAddress_v2");
     drv.getproc1 = (PFN_cuGetProcAddress_v11030)dlsym(drv.dl, "cuGetProcAddress");
     if (!drv.getproc2 && !drv.getproc1)
-        return fail(e, BT_DIAG_CUDA, 0, "the CUDA %s driver (%s) exports no cuGetProcAddress", have,
-                    drv.path);
+        return bt_diag_fail(e, BT_DIAG_CUDA, 0,
+                            "the CUDA %s driver (%s) exports no cuGetProcAddress", have, drv.path);
     for (i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
         const EntryPoint *ep = &entry_points[i];
         if (ep->optional && drv.version < ep->version)
@@ -420,10 +407,10 @@ int bt_cuda_init(BtDiag *e)
         return -1;
     r = drv.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE_)
-        return fail(e, BT_DIAG_NODRIVER, r,
-                    "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE "
-                    "(driver %s, %s)",
-                    have, drv.path);
+        return bt_diag_fail(e, BT_DIAG_NODRIVER, r,
+                            "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE "
+                            "(driver %s, %s)",
+                            have, drv.path);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuInit");
     /* the library API comes as a set; without one of them, use modules */
@@ -471,13 +458,13 @@ static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
     if (bt_cuda_init(e) < 0)
         return -1;
     if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES)
-        return fail(e, BT_DIAG_CUDA, 0, "device %d is out of range", dev);
+        return bt_diag_fail(e, BT_DIAG_CUDA, 0, "device %d is out of range", dev);
     if (!drv.primary[dev]) {
         if (bt_cuda_device_count(&n, e) < 0)
             return -1;
         if (dev >= n)
-            return fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev, n,
-                        n == 1 ? "" : "s");
+            return bt_diag_fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev,
+                                n, n == 1 ? "" : "s");
         r = drv.cuDeviceGet(&d, dev);
         if (r != CUDA_SUCCESS_)
             return cu_fail(e, r, "cuDeviceGet(%d)", dev);
@@ -697,7 +684,7 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag
         m->image = malloc(len + 1);
     if (!m || !m->image) {
         free(m);
-        fail(e, BT_DIAG_NOMEM, 0, "out of memory");
+        bt_diag_fail(e, BT_DIAG_NOMEM, 0, "out of memory");
         return NULL;
     }
     memcpy(m->image, image, len);
@@ -719,8 +706,8 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag
     if (r != CUDA_SUCCESS_) {
         log[sizeof log - 1] = '\0';
         if (log[0])
-            fail(e, BT_DIAG_CUDA, r, "%s failed (PTX JIT log follows):\n%s",
-                 drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx", log);
+            bt_diag_fail(e, BT_DIAG_CUDA, r, "%s failed (PTX JIT log follows):\n%s",
+                         drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx", log);
         else
             cu_fail(e, r, "%s", drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx");
         goto error;
@@ -782,8 +769,8 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
             ? !(drv.cuLibraryGetKernelCount && drv.cuLibraryEnumerateKernels && drv.cuKernelGetName)
             : !(drv.cuModuleGetFunctionCount && drv.cuModuleEnumerateFunctions &&
                 drv.cuFuncGetName))
-        return fail(e, BT_DIAG_UNSUPPORTED, 0,
-                    "the CUDA %s driver cannot list a module's kernels (12.4+ can)", have);
+        return bt_diag_fail(e, BT_DIAG_UNSUPPORTED, 0,
+                            "the CUDA %s driver cannot list a module's kernels (12.4+ can)", have);
     r = m->lib ? drv.cuLibraryGetKernelCount(&count, m->lib)
                : drv.cuModuleGetFunctionCount(&count, m->mod);
     if (r != CUDA_SUCCESS_)
@@ -791,7 +778,7 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
     ks = bt_arena_alloc(arena, sizeof(void *) * (count + 1));
     out = bt_arena_alloc(arena, sizeof(char *) * (count + 1));
     if (!ks || !out)
-        return fail(e, BT_DIAG_NOMEM, 0, "out of memory");
+        return bt_diag_fail(e, BT_DIAG_NOMEM, 0, "out of memory");
     r = m->lib ? drv.cuLibraryEnumerateKernels(ks, count, m->lib)
                : drv.cuModuleEnumerateFunctions(ks, count, m->mod);
     if (r != CUDA_SUCCESS_)
@@ -803,7 +790,7 @@ int bt_cuda_module_names(BtCudaModule *m, BtArena *arena, const char ***names, i
         if (r != CUDA_SUCCESS_)
             return cu_fail(e, r, "%s", m->lib ? "cuKernelGetName" : "cuFuncGetName");
         if (!(out[i] = bt_arena_strdup(arena, s ? s : "?")))
-            return fail(e, BT_DIAG_NOMEM, 0, "out of memory");
+            return bt_diag_fail(e, BT_DIAG_NOMEM, 0, "out of memory");
     }
     *names = out;
     *n = (int)count;
@@ -818,8 +805,8 @@ int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset, 
 
     if (m->lib ? !drv.cuKernelGetParamInfo : !drv.cuFuncGetParamInfo) {
         version_text(drv.version, have, sizeof have);
-        return fail(e, BT_DIAG_UNSUPPORTED, 0,
-                    "the CUDA %s driver cannot report kernel parameters (12.4+ can)", have);
+        return bt_diag_fail(e, BT_DIAG_UNSUPPORTED, 0,
+                            "the CUDA %s driver cannot report kernel parameters (12.4+ can)", have);
     }
     r = m->lib ? drv.cuKernelGetParamInfo(kernel, i, offset, size)
                : drv.cuFuncGetParamInfo(kernel, i, offset, size);

@@ -839,7 +839,7 @@ PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *o
         goto error;
     }
     memset(k->shared_ok, 0, sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n);
-    if (bt_dispatch_init(&k->d, f->name, ovs, calls, n) < 0)
+    if (bt_dispatch_init(st, &k->d, f->name, ovs, calls, n) < 0)
         goto error;
     k->module = Py_NewRef(modname);
     k->doc = bt_dispatch_doc(&k->d, ovs);

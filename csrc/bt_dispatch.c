@@ -99,7 +99,7 @@ static int find_group(BtDispatch *d, const BtOverload *ov, const BtCall *c)
 }
 
 /* Several groups: number every name, and map ids to each group's positions. */
-static int number_names(BtDispatch *d)
+static int number_names(BtState *st, BtDispatch *d)
 {
     PyObject *all = PyList_New(0);
     Py_ssize_t n;
@@ -117,7 +117,7 @@ static int number_names(BtDispatch *d)
     }
     n = PyList_GET_SIZE(all);
     if (n > 0xFFFF) {
-        PyErr_Format(PyExc_ValueError, "%s: more than 65535 parameter names", d->cname);
+        PyErr_Format(st->BindError, "%s: more than 65535 parameter names", d->cname);
         goto done;
     }
     for (g = 0; g < d->n_groups; g++) {
@@ -146,8 +146,8 @@ done:
     return rc;
 }
 
-int bt_dispatch_init(BtDispatch *d, const char *name, const BtOverload *ovs, const BtCall *calls,
-                     int n)
+int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverload *ovs,
+                     const BtCall *calls, int n)
 {
     int i, j;
 
@@ -204,7 +204,7 @@ int bt_dispatch_init(BtDispatch *d, const char *name, const BtOverload *ovs, con
     }
     d->key_len = d->n_py;
     d->fast_n = d->n_groups > 1 ? -1 : d->n_py;
-    return d->n_groups > 1 ? number_names(d) : 0;
+    return d->n_groups > 1 ? number_names(st, d) : 0;
 }
 
 void bt_dispatch_clear(BtDispatch *d)

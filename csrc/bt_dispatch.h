@@ -99,9 +99,10 @@ typedef struct BtDispatchPick {
 
 /* Sets up d for the n overloads ovs with prepared calls (slots, n_py,
  * defaults and signature are read from them; the calls must outlive d).
- * name is the Python name. Returns 0, or -1 with an exception set; d can be
- * cleared either way. */
-BT_HIDDEN int bt_dispatch_init(BtDispatch *d, const char *name, const BtOverload *ovs,
+ * name is the Python name. Returns 0, or -1 with an exception set
+ * (BindError for overloads it cannot dispatch between); d can be cleared
+ * either way. */
+BT_HIDDEN int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverload *ovs,
                                const BtCall *calls, int n);
 
 /* Releases what d holds; d is left zeroed (clearing twice is fine). */

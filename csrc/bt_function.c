@@ -369,7 +369,7 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     f->calls = calls;
     PyObject_GC_Track(f);
 
-    if (bt_dispatch_init(&f->dispatch, bf->name, bf->ovs, calls, bf->n_ovs) < 0)
+    if (bt_dispatch_init(st, &f->dispatch, bf->name, bf->ovs, calls, bf->n_ovs) < 0)
         goto error;
     f->module = Py_NewRef(module);
     f->doc = bt_dispatch_doc(&f->dispatch, bf->ovs);
