@@ -56,6 +56,10 @@ BT_HIDDEN int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, cons
  * which o then keeps alive, and with it the CUstream). */
 BT_HIDDEN void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner);
 
+/* ValueError "who[grid, block]: ..." (launch: a launch's configuration) or
+ * "who(): ..."; fmt is PyUnicode_FromFormat's. Always -1. */
+BT_HIDDEN int bt_cudapy_value_error(const char *who, int launch, const char *fmt, ...);
+
 /* The one reader of stream arguments, for launches (launch: messages
  * start "who[grid, block]: " and name the launch order) and functions
  * ("who(): "): None or 0 (the legacy default stream), the driver's

@@ -687,8 +687,7 @@ void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
     Py_XDECREF(old);
 }
 
-/* ValueError "who[grid, block]: ..." (a launch) or "who(): ...". */
-static int stream_error(const char *who, int launch, const char *fmt, ...)
+int bt_cudapy_value_error(const char *who, int launch, const char *fmt, ...)
 {
     PyObject *m;
     va_list ap;
@@ -739,13 +738,14 @@ int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out
             *out = v;
             return 0;
         }
-        return stream_error(who, launch,
-                            "stream=%R: a bare int other than 0, 1 or 2 is not taken as a "
-                            "stream; pass " STREAM_REMEDY "%s",
-                            o,
-                            launch ? " (the launch order is [grid, block, shared_mem, stream]; "
-                                     "numba's puts the stream third)"
-                                   : "");
+        return bt_cudapy_value_error(
+            who, launch,
+            "stream=%R: a bare int other than 0, 1 or 2 is not taken as a "
+            "stream; pass " STREAM_REMEDY "%s",
+            o,
+            launch ? " (the launch order is [grid, block, shared_mem, stream]; "
+                     "numba's puts the stream third)"
+                   : "");
     }
     if (PyObject_HasAttrString(o, "__cuda_stream__")) {
         t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
@@ -753,19 +753,19 @@ int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out
             return -1;
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 ||
             !PyLong_Check(PyTuple_GET_ITEM(t, 0))) {
-            stream_error(who, launch,
-                         "stream.__cuda_stream__() must return (version, handle), "
-                         "not %R",
-                         t);
+            bt_cudapy_value_error(who, launch,
+                                  "stream.__cuda_stream__() must return (version, handle), "
+                                  "not %R",
+                                  t);
             goto done;
         }
         version = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
         if (version != 0) {
             PyErr_Clear();
-            stream_error(who, launch,
-                         "stream.__cuda_stream__() gave version %R; bindthem knows "
-                         "version 0",
-                         PyTuple_GET_ITEM(t, 0));
+            bt_cudapy_value_error(who, launch,
+                                  "stream.__cuda_stream__() gave version %R; bindthem knows "
+                                  "version 0",
+                                  PyTuple_GET_ITEM(t, 0));
             goto done;
         }
         h = Py_NewRef(PyTuple_GET_ITEM(t, 1));
@@ -774,20 +774,21 @@ int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out
     } else if (is_stream_type(o) && PyObject_HasAttrString(o, "ptr")) {
         h = PyObject_GetAttrString(o, "ptr");
     } else {
-        stream_error(who, launch, "stream must be None, " STREAM_REMEDY ", not %.100s",
-                     Py_TYPE(o)->tp_name);
+        bt_cudapy_value_error(who, launch, "stream must be None, " STREAM_REMEDY ", not %.100s",
+                              Py_TYPE(o)->tp_name);
         return -1;
     }
     if (!h)
         goto done;
     if (!PyLong_Check(h) || PyBool_Check(h)) {
-        stream_error(who, launch, "stream handle must be an int, not %.100s", Py_TYPE(h)->tp_name);
+        bt_cudapy_value_error(who, launch, "stream handle must be an int, not %.100s",
+                              Py_TYPE(h)->tp_name);
         goto done;
     }
     v = PyLong_AsUnsignedLongLong(h);
     if (v == (unsigned long long)-1 && PyErr_Occurred()) {
         PyErr_Clear();
-        stream_error(who, launch, "stream handle %R is not a 64-bit address", h);
+        bt_cudapy_value_error(who, launch, "stream handle %R is not a 64-bit address", h);
         goto done;
     }
     *out = v;

@@ -26,22 +26,6 @@ typedef struct LaunchConfig {
     PyObject *stream_obj; /* borrowed: the stream as given (NULL: none) */
 } LaunchConfig;
 
-/* ValueError "k[grid, block]: ..."; fmt is PyUnicode_FromFormat's. */
-static int config_error(const char *kname, const char *fmt, ...)
-{
-    PyObject *m;
-    va_list ap;
-
-    va_start(ap, fmt);
-    m = PyUnicode_FromFormatV(fmt, ap);
-    va_end(ap);
-    if (m) {
-        PyErr_Format(PyExc_ValueError, "%s[grid, block]: %U", kname, m);
-        Py_DECREF(m);
-    }
-    return -1;
-}
-
 /* grid or block: an int or a tuple/list of 1 to 3 ints, each >= 1. */
 static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned out[3])
 {
@@ -55,7 +39,8 @@ static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned
     if (PyTuple_Check(o) || PyList_Check(o)) {
         n = PySequence_Fast_GET_SIZE(o);
         if (n < 1 || n > 3)
-            return config_error(kname, "%s=%R has %zd dimensions; give 1 to 3", what, o, n);
+            return bt_cudapy_value_error(kname, 1, "%s=%R has %zd dimensions; give 1 to 3", what, o,
+                                         n);
         for (i = 0; i < n; i++)
             items[i] = PySequence_Fast_GET_ITEM(o, i);
     } else {
@@ -68,11 +53,12 @@ static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned
         long long s;
         PyObject *x = items[i];
         if (PyBool_Check(x) || !PyIndex_Check(x))
-            return config_error(kname,
-                                "%s must be an int or a tuple of 1 to 3 ints, not %.100s "
-                                "(%R)%s",
-                                what, Py_TYPE(x)->tp_name, x,
-                                PyFloat_Check(x) ? "; round up with (n + b - 1) // b" : "");
+            return bt_cudapy_value_error(kname, 1,
+                                         "%s must be an int or a tuple of 1 to 3 ints, not %.100s "
+                                         "(%R)%s",
+                                         what, Py_TYPE(x)->tp_name, x,
+                                         PyFloat_Check(x) ? "; round up with (n + b - 1) // b"
+                                                          : "");
         x = PyNumber_Index(x);
         if (!x)
             return -1;
@@ -82,16 +68,18 @@ static int parse_dims(PyObject *o, const char *what, const char *kname, unsigned
             return -1;
         if (overflow || s < 1 || (unsigned long long)s > lim[i]) {
             if (!overflow && s < 1)
-                return config_error(kname, "%s=%R: every dimension must be at least 1", what, o);
-            return config_error(kname, "%s=%R: dimension %c may be at most %llu", what, o, "xyz"[i],
-                                lim[i]);
+                return bt_cudapy_value_error(kname, 1, "%s=%R: every dimension must be at least 1",
+                                             what, o);
+            return bt_cudapy_value_error(kname, 1, "%s=%R: dimension %c may be at most %llu", what,
+                                         o, "xyz"[i], lim[i]);
         }
         v = (unsigned long long)s;
         out[i] = (unsigned)v;
     }
     if (what[0] == 'b' && (unsigned long long)out[0] * out[1] * out[2] > 1024)
-        return config_error(kname, "block=%R has %llu threads; a block holds at most 1024", o,
-                            (unsigned long long)out[0] * out[1] * out[2]);
+        return bt_cudapy_value_error(kname, 1,
+                                     "block=%R has %llu threads; a block holds at most 1024", o,
+                                     (unsigned long long)out[0] * out[1] * out[2]);
     return 0;
 }
 
@@ -102,10 +90,10 @@ static int parse_shared(PyObject *o, const char *kname, unsigned *out)
     int overflow = 0;
 
     if (PyBool_Check(o) || !PyIndex_Check(o))
-        return config_error(kname,
-                            "shared_mem must be an int (bytes of dynamic shared memory), "
-                            "not %.100s",
-                            Py_TYPE(o)->tp_name);
+        return bt_cudapy_value_error(kname, 1,
+                                     "shared_mem must be an int (bytes of dynamic shared memory), "
+                                     "not %.100s",
+                                     Py_TYPE(o)->tp_name);
     o = PyNumber_Index(o);
     if (!o)
         return -1;
@@ -115,7 +103,7 @@ static int parse_shared(PyObject *o, const char *kname, unsigned *out)
         return -1;
     }
     if (overflow || v < 0 || v > UINT_MAX) {
-        config_error(kname, "shared_mem=%R is out of range", o);
+        bt_cudapy_value_error(kname, 1, "shared_mem=%R is out of range", o);
         Py_DECREF(o);
         return -1;
     }

@@ -6,19 +6,31 @@
 
 void bt_diag_init(BtDiag *d) { memset(d, 0, sizeof *d); }
 
+/* Records kind, code and the message unless an error is recorded. */
+static int record(BtDiag *d, BtDiagKind kind, int code, const char *fmt, va_list ap)
+    BT_PRINTF(4, 0);
+
+static int record(BtDiag *d, BtDiagKind kind, int code, const char *fmt, va_list ap)
+{
+    if (d->kind != BT_DIAG_NONE)
+        return 0;
+    d->kind = kind;
+    d->code = code;
+    vsnprintf(d->message, sizeof d->message, fmt, ap);
+    return 1;
+}
+
 int bt_diag_set(BtDiag *d, BtDiagKind kind, const char *file, int line, int col, const char *fmt,
                 ...)
 {
     va_list ap;
 
-    if (d->kind != BT_DIAG_NONE)
-        return -1;
-    d->kind = kind;
-    snprintf(d->file, sizeof d->file, "%s", file ? file : "");
-    d->line = line;
-    d->col = col;
     va_start(ap, fmt);
-    vsnprintf(d->message, sizeof d->message, fmt, ap);
+    if (record(d, kind, 0, fmt, ap)) {
+        snprintf(d->file, sizeof d->file, "%s", file ? file : "");
+        d->line = line;
+        d->col = col;
+    }
     va_end(ap);
     return -1;
 }
@@ -27,12 +39,8 @@ int bt_diag_fail(BtDiag *d, BtDiagKind kind, int code, const char *fmt, ...)
 {
     va_list ap;
 
-    if (d->kind != BT_DIAG_NONE)
-        return -1;
-    d->kind = kind;
-    d->code = code;
     va_start(ap, fmt);
-    vsnprintf(d->message, sizeof d->message, fmt, ap);
+    record(d, kind, code, fmt, ap);
     va_end(ap);
     return -1;
 }
