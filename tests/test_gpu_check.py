@@ -72,7 +72,8 @@ def test_summary_verdict(tmp_path, skip, rc, ok):
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_script_syntax_and_no_swallowed_failures():
-    script = os.path.join(GPU, "run_gpu_check.sh")
-    subprocess.run(["bash", "-n", script], check=True)
-    text = open(script).read()
-    assert "|| true" not in text and "set -euo pipefail" in text
+    for name in ("run_gpu_check.sh", "prepare_device.sh"):
+        script = os.path.join(GPU, name)
+        subprocess.run(["bash", "-n", script], check=True)
+        text = open(script).read()
+        assert "|| true" not in text and "set -euo pipefail" in text, name

@@ -56,8 +56,14 @@ fi
 if command -v nvcc >/dev/null; then nvcc --version | tail -n 2; else echo "no nvcc"; fi
 
 step "build bindthem._core"
-run_logged build_ext 300 "$PY" setup.py build_ext --inplace -q -j "$JOBS"
-"$PY" -c 'import bindthem; print("bindthem from", bindthem.__file__)'
+# A _core built beforehand for this Python (tests/gpu/prepare_device.sh, for
+# a machine without libffi/libyaml headers) is used as it is.
+if [ -z "${BINDTHEM_GPU_REBUILD:-}" ] && "$PY" -c 'import bindthem._core' 2>/dev/null; then
+    echo "using the prebuilt bindthem._core (BINDTHEM_GPU_REBUILD=1 builds it)"
+else
+    run_logged build_ext 300 "$PY" setup.py build_ext --inplace -q -j "$JOBS"
+fi
+"$PY" -c 'import bindthem._core as c; print("bindthem._core from", c.__file__)'
 
 step "build the kernels"
 run_logged build_kernels 300 "$PY" tests/gpu/build_kernels.py "$WORK"
