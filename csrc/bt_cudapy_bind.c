@@ -205,9 +205,10 @@ PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     handle = PyObject_New(CudaModule, st->CudaModuleType);
     if (!handle)
         goto error;
+    handle->m = NULL; /* the dealloc unloads it: set before any error */
     handle->path = Py_NewRef(file);
     {
-        void *pctx;
+        void *pctx; /* unused: the call retains and caches it */
         /* the primary context retained with the GIL held; then the load
          * (PTX is JIT-compiled there) runs without it */
         if (bt_cuda_primary_ctx(dev, &pctx, &e) < 0) {

@@ -324,6 +324,18 @@ def test_no_device(mock_path):
     assert "0\nno CUDA device: cuInit: CUDA_ERROR_NO_DEVICE" in out
 
 
+def test_load_when_the_primary_context_fails(mock_path):
+    # the module handle is released on that error path: nothing to unload
+    rc, out = run_py(PRELUDE + """
+        try:
+            cuda.load(%r, %r, %r)
+        except cuda.CudaError as e:
+            print("CudaError", e.code)
+    """ % (module_text(), HEADER, YAML), mock_path, MOCK_CUDA_RETAIN_ERROR=2)
+    assert rc == 0, out
+    assert out.strip().endswith("CudaError 2")
+
+
 def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     rc, out = run_py(PRELUDE + """
         import ctypes, os

@@ -39,6 +39,7 @@
  *   MOCK_CUDA_SHARED_OPTIN=232448  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
  *   MOCK_CUDA_STATIC_SHARED=0      every kernel's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
  *   MOCK_CUDA_LAUNCH_ERROR=0       a CUresult every cuLaunchKernel returns
+ *   MOCK_CUDA_RETAIN_ERROR=0       a CUresult every cuDevicePrimaryCtxRetain returns
  *
  * As a real driver does, a launch with more than 48 KiB of dynamic shared
  * memory fails unless CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES was
@@ -227,6 +228,8 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
     if (dev < 0 || dev >= MAXDEV)
         return E_INVALID_DEVICE;
+    if (env_int("MOCK_CUDA_RETAIN_ERROR", 0))
+        return env_int("MOCK_CUDA_RETAIN_ERROR", 0);
     primaries[dev].device = dev;
     retained[dev]++;
     *ctx = &primaries[dev];
