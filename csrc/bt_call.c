@@ -19,7 +19,7 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, c
     const BtDecl *d = ov->decl;
     int is_ptr[BT_MAX_PARAMS];
     ffi_status status;
-    int i;
+    int i, k;
 
     if (d->n_params > BT_MAX_PARAMS) {
         PyErr_Format(st->BindError, "%s has %d parameters; bindthem binds at most %d",
@@ -39,6 +39,17 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, c
     }
     if (bt_slot_build(call->slots, &call->n_py, ov, arena) < 0)
         return -1;
+    call->order = bt_arena_alloc(arena, (size_t)call->n_py + 1);
+    if (!call->order) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0, k = 0; i < call->n_py; i++)
+        if (!call->slots[i].is_array)
+            call->order[k++] = (uint8_t)i;
+    for (i = 0; i < call->n_py; i++)
+        if (call->slots[i].is_array)
+            call->order[k++] = (uint8_t)i;
     if (!fn) /* a kernel: launched, never called through libffi */
         return 0;
     call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
@@ -146,10 +157,10 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
     npy_intp total = 0;
-    int i;
+    int i, k;
 
-    for (i = 0; i < call->n_py; i++) {
-        const BtArgSlot *s = &call->slots[i];
+    for (k = 0; k < call->n_py; k++) { /* scalars, then arrays: see BtCall.order */
+        const BtArgSlot *s = &call->slots[i = call->order[k]];
         PyObject *o = args[i];
         avalues[s->cidx] = &vals[s->cidx];
         if (s->is_array) {
@@ -244,10 +255,10 @@ static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const 
     const uint8_t *pos = call->direct.pos;
     npy_intp total = 0;
     BtValue v;
-    int i;
+    int i, k;
 
-    for (i = 0; i < call->n_py; i++) {
-        const BtArgSlot *s = &call->slots[i];
+    for (k = 0; k < call->n_py; k++) { /* scalars, then arrays: see BtCall.order */
+        const BtArgSlot *s = &call->slots[i = call->order[k]];
         PyObject *o = args[i];
         uint64_t *at = &w[pos[s->cidx]];
         if (s->is_array) {

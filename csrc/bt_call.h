@@ -44,6 +44,11 @@ typedef struct BtCall {
     const char *signature;
     const char *symbol;
     BtDirect direct; /* the call without libffi, where direct.variant != 0 */
+    /* The Python arguments in the order a call takes them: scalars first
+     * (their conversion may run Python code: __float__, __index__), then the
+     * arrays, so no Python code runs between an array's checks and the
+     * kernel (a resize or setflags there would leave a stale pointer). */
+    uint8_t *order;
 } BtCall;
 
 /* Prepares call for overload ov with symbol address fn, allocating from

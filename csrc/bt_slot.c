@@ -743,14 +743,16 @@ int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *ar
         BtArgSlot *s;
         if (p->size_of >= 0) {
             /* the parser marks sizes only right after their array: its slot is the last one */
-            BtArgSlot *a = &slots[k - 1];
-            BtSizeParam *z = &sizes[n_sizes++];
-            if (k == 0 || a->cidx != p->size_of) {
+            BtArgSlot *a;
+            BtSizeParam *z;
+            if (k == 0 || slots[k - 1].cidx != p->size_of) {
                 PyErr_Format(PyExc_SystemError,
                              "bindthem: size parameter '%s' of %s is not right after its array",
                              p->name, ov->signature);
                 return -1;
             }
+            a = &slots[k - 1];
+            z = &sizes[n_sizes++];
             z->cidx = i;
             z->axis = p->size_axis;
             z->type = ov->ptypes[i];

@@ -233,6 +233,8 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
             memcpy(out, &d, sizeof d);
             return 1;
         }
+        if (s->size != 4) /* 2-byte floats: the full way */
+            return 0;
         if (!(d >= -FLT_MAX && d <= FLT_MAX)) /* inf, nan and overflow: the full way */
             return 0;
         f = (float)d;

@@ -6,6 +6,8 @@ import re
 import numpy as np
 import pytest
 
+import bindthem
+
 OVERLOADS = (
     "\nThe overloads are:\n"
     "    int errfunc<int, float>(const int J[], const int J_size, float x[], const int x_size, "
@@ -257,3 +259,37 @@ def test_errors_do_not_poison_the_dispatch_cache(abi, args):
         with pytest.raises(ValueError):
             abi.errfunc(J, np.zeros(8, np.float32)[::2], y, 1.0)
     assert re.match(r"<bindthem function abi\.errfunc with 2 overloads>", repr(abi.errfunc))
+
+
+FILL_H = """/* Fill x with a. */
+extern "C" void fill(double x[], const int x_size, double a)
+{ for (int i = 0; i < x_size; i++) x[i] = a; }
+"""
+
+
+@pytest.mark.parametrize("ffi", [False, True])
+def test_scalar_conversion_runs_before_the_array_checks(tmp_path, cache_dir, ffi):
+    """A scalar's __float__ is Python code: it runs before the arrays are
+    checked, so what it does to an array (here: make it read-only) is seen,
+    and the kernel never writes into it."""
+    from bindthem import _core
+    h = tmp_path / "fill.h"
+    h.write_text(FILL_H)
+    lib = bindthem.build(str(h), cache_dir=cache_dir)
+    x = np.zeros(4)
+
+    class Sneaky(int):
+        def __float__(self):
+            x.setflags(write=False)
+            return 7.0
+
+    before = _core.force_ffi(ffi)
+    try:
+        with pytest.raises(ValueError, match="read-only|writeable|writable"):
+            lib.fill(x, Sneaky(1))
+        np.testing.assert_array_equal(x, np.zeros(4))
+        x.setflags(write=True)
+        lib.fill(x, 7.0)
+        np.testing.assert_array_equal(x, np.full(4, 7.0))
+    finally:
+        _core.force_ffi(before)
