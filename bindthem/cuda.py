@@ -38,7 +38,7 @@ from . import library as _library
 from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
 from .build import PRELUDE as HOST_PRELUDE
-from .errors import BindValueError, BuildError
+from .errors import BindTypeError, BindValueError, BuildError
 from .library import Backend, _regular_file, warn_if_nothing_bound
 
 __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
@@ -310,7 +310,7 @@ def kernel_source(header: StrPath, instantiate: StrPath | None = None, *, strict
 
 def _prelude(compiler):
     if compiler not in COMPILERS:
-        raise ValueError("compiler=%r: expected 'nvcc' or 'nvrtc' (or None: nvcc when there "
+        raise BindValueError("compiler=%r: expected 'nvcc' or 'nvrtc' (or None: nvcc when there "
                          "is one, else NVRTC)" % (compiler,))
     return HOST_PRELUDE if compiler == "nvcc" else NVRTC_PRELUDE
 
@@ -328,7 +328,7 @@ def _nvcc_flags(cxxflags, extra_cxxflags, flags, where):
     ``flags=`` is the old name of ``cxxflags=``, deprecated."""
     if flags is not None:
         if cxxflags is not None:
-            raise TypeError("bindthem.cuda.%s(): cxxflags= and flags= both given; flags= is "
+            raise BindTypeError("bindthem.cuda.%s(): cxxflags= and flags= both given; flags= is "
                             "the deprecated name of cxxflags=, pass that alone" % where)
         warnings.warn("bindthem.cuda.%s(flags=...) is deprecated: the option is called "
                       "cxxflags=, as in bindthem.build (flags= will be removed in the next "
@@ -361,15 +361,14 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
     the header, the YAML, the source, nvcc's version and the command line;
     included headers are tracked (``-MD``).
     """
-    # From here on, flags is what cxxflags= and extra_cxxflags= make.
-    flags = _nvcc_flags(cxxflags, extra_cxxflags, flags, "compile_fatbin")
+    cxx = _nvcc_flags(cxxflags, extra_cxxflags, flags, "compile_fatbin")
     header = os.path.abspath(os.fspath(header))
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))
     nvcc = _find_nvcc(nvcc)
     version, supported = _nvcc_info(nvcc)
     caps = _archs(arch, supported)
-    flag_args = _with_std(_nvcc_required(version), flag_list(flags, DEFAULT_FLAGS))
+    flag_args = _with_std(_nvcc_required(version), flag_list(cxx, DEFAULT_FLAGS))
     gencode = []
     for c in caps:
         gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
@@ -438,8 +437,9 @@ public:
 }  // namespace std
 #endif
 """
-# The standard headers a kernel header may include under NVRTC: each a
-# stand-in file that includes the prelude's cuda/std header.
+# The standard headers a kernel header may include under NVRTC: each an
+# empty stand-in, since NVRTC_PRELUDE, which comes before the header,
+# already brought their names into std from libcu++.
 NVRTC_STD_HEADERS = ("cmath", "complex", "cstddef", "cstdint", "climits", "cstdlib", "cstring",
                      "limits", "utility", "type_traits", "algorithm")
 NVRTC_REQUIRED = ("-std=c++17", "-default-device")
@@ -533,14 +533,16 @@ def _fp16_include(lib_path):
 
 def _nvrtc_target(arch, archs):
     """('sm' or 'compute', capability): one target; default PTX for the
-    oldest architecture this NVRTC supports, which any newer GPU JITs."""
+    oldest architecture from sm_70 on (the oldest of DEFAULT_ARCHS) this NVRTC
+    supports, which any newer GPU JITs."""
     if arch is None:
         return "compute", min(a for a in archs if a >= 70) if any(a >= 70 for a in archs) \
             else min(archs)
     items = _arch_items(arch)
     if len(items) != 1:
-        raise ValueError("arch=%r: NVRTC compiles for one architecture at a time (one CUBIN, "
-                         "or PTX with 'compute_XX'); use nvcc for a fatbin of several" % (arch,))
+        raise BindValueError("arch=%r: NVRTC compiles for one architecture at a time (one "
+                             "CUBIN, or PTX with 'compute_XX'); use nvcc for a fatbin of several"
+                             % (arch,))
     cap, kind = items[0]
     _unsupported([cap], archs, "NVRTC")
     return kind, cap
@@ -624,9 +626,9 @@ def _nvrtc_compile(lib, header, meta, source, options, cubin, src, dep, out):
     return res["log"]
 
 
-def _std_shims(folder, cccl):
-    """A folder of stand-ins for the standard headers NVRTC lacks, each
-    including its libcu++ version (the prelude maps them into std)."""
+def _std_shims(folder):
+    """A folder of empty stand-ins for the standard headers NVRTC lacks
+    (NVRTC_STD_HEADERS): the prelude already declared their names."""
     shims = os.path.join(folder, "nvrtc-std")
     os.makedirs(shims, exist_ok=True)
     for h in NVRTC_STD_HEADERS:
@@ -649,7 +651,7 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
 
     ``arch``: one architecture: ``80``/``"sm_80"`` makes a CUBIN for it,
     ``"compute_80"`` PTX for it (the driver JITs PTX for its GPU at load);
-    default PTX for the oldest architecture this NVRTC supports. The library
+    default PTX for the oldest architecture from sm_70 on this NVRTC supports. The library
     is found as :func:`find_nvrtc` says (``nvrtc=`` a path). Each kernel's
     name is asked of NVRTC (``nvrtcAddNameExpression`` /
     ``nvrtcGetLoweredName``) and must equal bindthem's mangling, else
@@ -680,7 +682,7 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
     def command(src, dep, out):
         inc = ["-I" + os.path.dirname(header)] + (["-I" + fp16] if fp16 else [])
         if cccl:
-            inc = ["-I" + _std_shims(os.path.dirname(src), cccl), "-I" + cccl] + inc
+            inc = ["-I" + _std_shims(os.path.dirname(src)), "-I" + cccl] + inc
         options = ["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user) + inc
         return _nvrtc_compile(lib, header, meta, source, options, kind == "sm", src, dep, out)
 

@@ -1260,8 +1260,9 @@ def test_kernel_source_has_the_cpu_prelude():
     assert "template __global__ void zaxpy<std::complex<float>>(" in src
     nv = cuda.kernel_source(CPLX_HEADER, CPLX_YAML, compiler="nvrtc")
     assert nv.startswith(cuda.NVRTC_PRELUDE) and "#include <complex>" not in nv
-    with pytest.raises(ValueError, match="compiler='gcc': expected 'nvcc' or 'nvrtc'"):
+    with pytest.raises(ValueError, match="compiler='gcc': expected 'nvcc' or 'nvrtc'") as ei:
         cuda.kernel_source(CPLX_HEADER, CPLX_YAML, compiler="gcc")
+    assert isinstance(ei.value, bindthem.BindValueError)
 
 
 @needs_nvcc
@@ -1348,6 +1349,25 @@ def test_nvrtc_std_complex_and_remapped_overloads(mock, clean, tmp_path):
     # overloads of one remapped name with other parameter lists
     ovl = cuda.build(OVL_HEADER, OVL_YAML, compiler="nvrtc", cache_dir=str(tmp_path))
     assert ovl.__file__.endswith(".ptx") and ovl.__all__ == ["apply"]
+
+
+@needs_nvrtc
+def test_nvrtc_standard_includes_are_stand_ins(tmp_path):
+    """A header written for the CPU build includes <complex>, <algorithm>,
+    <cmath>: under NVRTC they are empty stand-ins, the prelude's libcu++
+    names doing the work."""
+    h = tmp_path / "std.cuh"
+    h.write_text("#include <complex>\n#include <algorithm>\n#include <cmath>\n"
+                 "/* clamp */\n"
+                 "template <class T>\n"
+                 "__global__ void clamp(std::complex<T> x[], const int x_size, const T r)\n"
+                 "{ int i = threadIdx.x; if (i < x_size) x[i] *= std::min(r, std::abs(x[i])); }\n")
+    y = tmp_path / "std.yml"
+    y.write_text("instantiate:\n  - functions: [clamp]\n    types:\n      - [float]\n")
+    out = cuda.compile_nvrtc(str(h), str(y), cache_dir=str(tmp_path / "cache"))
+    text = open(out).read()
+    want = kernel_symbols(str(h), str(y))
+    assert len(want) == 1 and all(".entry " + w in text for w in want), (want, text[:2000])
 
 
 @needs_nvrtc
