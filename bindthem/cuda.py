@@ -207,11 +207,16 @@ COMPILERS = ("nvcc", "nvrtc")
 
 def _find_nvcc(nvcc=None):
     cand = _nvcc_candidate(nvcc)
-    if not (os.path.exists(cand) or shutil.which(cand)):
+    if not _exists(cand):
         raise BuildError("cannot find nvcc (pass nvcc=, or set $NVCC or $CUDA_HOME; or build "
                          "with compiler='nvrtc', which needs no nvcc)", output="",
                          command=[cand])
     return cand
+
+
+def _exists(cand):
+    """Whether nvcc candidate cand is a path that exists or a name on PATH."""
+    return bool(os.path.exists(cand) or shutil.which(cand))
 
 
 def _nvcc_candidate(nvcc=None):
@@ -699,8 +704,7 @@ def _pick_compiler(compiler, nvcc):
     if compiler is not None:
         _prelude(compiler)  # validates
         return compiler
-    cand = _nvcc_candidate(nvcc)
-    return "nvcc" if (os.path.exists(cand) or shutil.which(cand)) else "nvrtc"
+    return "nvcc" if _exists(_nvcc_candidate(nvcc)) else "nvrtc"
 
 
 def build(header: StrPath, instantiate: StrPath | None = None, *,

@@ -548,6 +548,7 @@ static PyObject *kernel_getitem(CudaKernel *k, PyObject *key)
     l->kernel = (CudaKernel *)Py_NewRef(k);
     l->stream = Py_NewRef(items[3] ? items[3] : Py_None);
     l->given = (1 << n) - 1;
+    memset(&l->cfg, 0, sizeof l->cfg); /* filled below; seen by repr only after */
     PyObject_GC_Track(l);
     if (parse_config(items[0], items[1], items[2], items[3], k->d.cname, &l->cfg) < 0) {
         Py_DECREF(l);

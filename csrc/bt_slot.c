@@ -250,7 +250,8 @@ int bt_slot_accepts(const BtArgSlot *s, uint8_t code, int pass)
     kind = bt_type(s->type)->kind;
     if (code >= BT_K_NPSCALAR && code < BT_K_NPSCALAR + BT_NTYPES) {
         BtTypeId n = (BtTypeId)(code - BT_K_NPSCALAR);
-        if (n == bt_type_canonical(s->type))
+        /* the slot's canonical dtype, known at bind time: its array code */
+        if (code - BT_K_NPSCALAR == s->array_code - BT_K_ARRAY)
             return 1;
         return pass == 2 && converts(bt_type(n)->kind, kind);
     }
