@@ -7,7 +7,7 @@ import time
 import warnings
 
 from . import parse_header
-from ._cache import cache_limit, cache_root, entries, remove_entry
+from ._cache import cache_limit, entries, remove_entry, resolve, sweep
 from .build import compile_library
 from .errors import BindError
 from .library import nothing_bound
@@ -80,23 +80,29 @@ def _size(n):
 
 
 def cache(args):
-    root = cache_root(args.cache_dir)
+    root = resolve(args.cache_dir)  # the cache builds use: a distrusted one is not touched
     es = entries(root)
+    left = [e for e in es if e["kind"] == "removed" or e["leftovers"]]
     if args.action == "size":
         limit = cache_limit()
-        print("%s in %d entries (%s; bound %s)" % (
+        print("%s in %d entries (%s; bound %s)%s" % (
             _size(sum(e["size"] for e in es)), len(es), root,
-            "none" if limit is None else _size(limit)))
+            "none" if limit is None else _size(limit),
+            "; %d hold what killed processes left (removed by the next build or cache clear)"
+            % len(left) if left else ""))
         return 0
     if args.action == "list":
         for e in reversed(es):  # most recently used first
-            print("%s  %9s  %-7s  %s" % (
+            print("%s  %9s  %-7s  %s%s" % (
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(e["used"])), _size(e["size"]),
-                e["kind"], e["file"] or e["path"]))
+                e["kind"], e["file"] or e["path"],
+                "  (+%d temporary files of killed builds)" % len(e["leftovers"])
+                if e["leftovers"] else ""))
         return 0
     cutoff = None if args.older_than is None else time.time() - args.older_than * 86400
     removed = freed = 0
-    for e in es:
+    sweep(root)  # what killed processes left, whatever its age
+    for e in entries(root):
         if cutoff is not None and e["used"] >= cutoff:
             continue
         if remove_entry(e["path"]):
@@ -160,7 +166,9 @@ def main(argv=None):
         "$BINDTHEM_CACHE_SIZE (default 1G; 0 or none: unbounded).")
     c.add_argument("action", choices=("list", "size", "clear"),
                    help="list: entries, most recently used first (last use, size, kind, "
-                   "library); size: the total; clear: remove entries")
+                   "library; kind removed: a folder a killed process was removing); size: the "
+                   "total, leftovers of killed processes included; clear: remove entries and "
+                   "those leftovers")
     c.add_argument("--older-than", type=_days, metavar="DAYS",
                    help="clear: only entries last used more than DAYS days ago")
     c.add_argument("--cache-dir", metavar="DIR",

@@ -2,47 +2,85 @@
 
 A build lives in ``<cache>/<stem><tag>-<hash>/``, the hash taken over what the
 caller names (header, YAML, generated source, compiler identity, flags).
-``deps.json`` records the output's file name, a SHA-256 of every file the
-compiler read (its ``-MD`` depfile), so editing an included header rebuilds,
-and what the compiler printed (its warnings, replayed on a cache hit).
-A dependency whose size, mtime, ctime and inode are those recorded is not
-re-hashed: a cache hit costs a ``stat`` per header, not a read.
-The output's name carries a hash of those files: the dynamic loader hands back
-an already loaded library for a path it has seen, so a rebuild must not reuse
-the old name. A file lock serialises builds of one folder across processes;
-outputs are written to temporary names and renamed into place.
+``deps.json`` (the entry's manifest) records the output's file name, size and
+SHA-256, the entry's full key, a SHA-256 of every file the compiler read (its
+``-MD`` depfile), so editing an included header rebuilds, and what the
+compiler printed (its warnings, replayed on a cache hit). A dependency whose
+size, mtime, ctime and inode are those recorded is not re-hashed: a cache hit
+costs a ``stat`` per header, not a read. The output's name carries a hash of
+those files: the dynamic loader hands back an already loaded library for a
+path it has seen, so a rebuild must not reuse the old name.
+
+Trust (README, "The build cache"): bindthem uses a cache folder only when it
+is owned by the user (or root; for root, only by root) and writable by no one
+else, unless ``$BINDTHEM_CACHE_GROUP`` opts a group in; otherwise it warns
+once and uses a private cache (``_private_root``). Everything in an entry is
+opened relative to the entry folder's descriptor with ``O_NOFOLLOW``; files
+are created ``O_EXCL`` in a private ``mkdtemp`` folder inside the entry,
+verified, ``fsync``-ed and renamed in. A hit is verified before it is used:
+the output must be a regular file of a trusted owner with the recorded size,
+and its SHA-256 is checked the first time a process uses it. An entry that
+fails is cleared and rebuilt. Loaders hold a shared ``flock`` on the entry's
+``.lock`` from the hit until their ``load`` callback returns; builders an
+exclusive one; the evictor takes an exclusive one without waiting, and moves
+the folder away before removing it. A cache that cannot be written (a
+read-only install) serves verified hits with no lock file and no write; its
+misses build into the private cache.
 
 The cache is bounded: after each compile, the least recently used entries
 (build folders, ``cells/*`` of the notebook magic, ``sources/*`` written when
 unpickling) are removed until it holds at most ``$BINDTHEM_CACHE_SIZE``
-(default 1G; ``0`` or ``none``: unbounded). A cache hit marks its entry used.
-``python -m bindthem cache list|size|clear`` inspects and empties it.
+(default 1G; ``0`` or ``none``: unbounded), and what killed processes left
+(temporary files, ``*.removed-*`` folders) is removed. A cache hit marks its
+entry used. ``python -m bindthem cache list|size|clear`` inspects and empties it.
 """
 
 import errno
 import fcntl
+import grp
 import hashlib
 import json
 import os
+import pwd
 import re
+import secrets
 import shlex
 import shutil
+import stat
 import tempfile
+import threading
 import time
 
 from . import _status
-from .errors import BuildError
+from .errors import BuildError, BuildWarning, warn
 
 __all__ = ["cache_root", "cache_limit", "compile_cached", "entries", "evict", "flag_list",
-           "hash_file", "remove_entry"]
+           "group_entry", "hash_file", "remove_entry", "resolve", "write_once"]
 
 DEFAULT_LIMIT = 1 << 30
 DEPS = "deps.json"
+LOCK = ".lock"
 GROUPS = ("cells", "sources")  # folders whose subfolders are entries of their own
+TEMP_PREFIX = ".build-"  # a build's private folder inside its entry
+REMOVED = ".removed-"  # <entry>.removed-<pid>-<ns>: an entry being removed
+MAX_MANIFEST = 16 << 20
+_TEMP = re.compile(r"^(?:\.build-.*|.*\.tmp(\d+).*|tmp\w{8}\.(?:cpp|cu|d))$")
+_O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_O_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_O_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+# (path, dev, inode, size, mtime_ns) of the outputs whose SHA-256 this process checked
+_verified = set()
+_warned = set()
+_private = []  # this process's private cache, once chosen
+_private_lock = threading.Lock()
 
 
 def cache_root(cache_dir=None):
-    """``cache_dir``, else ``$BINDTHEM_CACHE``, else ``~/.cache/bindthem``."""
+    """``cache_dir``, else ``$BINDTHEM_CACHE``, else ``~/.cache/bindthem``
+    (the folder asked for; :func:`resolve` says which one is used)."""
     return os.path.abspath(os.fspath(
         cache_dir or os.environ.get("BINDTHEM_CACHE")
         or os.path.join(os.path.expanduser("~"), ".cache", "bindthem")))
@@ -79,6 +117,397 @@ def flag_list(flags, default):
     return list(flags)
 
 
+# --- whom the cache trusts --------------------------------------------------------
+
+
+def _shared_group():
+    """The gid ``$BINDTHEM_CACHE_GROUP`` names (a group name or number), or
+    None. Root never shares: as pip does, it uses only what root owns."""
+    text = os.environ.get("BINDTHEM_CACHE_GROUP", "").strip()
+    if not text or os.geteuid() == 0:
+        return None
+    try:
+        return int(text) if text.isdigit() else grp.getgrnam(text).gr_gid
+    except KeyError:
+        _warn_once(("group", text), "BINDTHEM_CACHE_GROUP=%r names no group on this machine; "
+                   "the build cache is used as a private one" % text)
+        return None
+
+
+def _name(table, ident):
+    try:
+        return "%s (%d)" % ((table.getpwuid if table is pwd else table.getgrgid)(ident)[0],
+                            ident)
+    except KeyError:
+        return str(ident)
+
+
+def _untrusted(st, gid):
+    """Why a folder or file with stat ``st`` is not trusted, or None: it must
+    be owned by us or root (root: by root) and writable by no one else; with
+    a shared group ``gid``, its members may own it and write it."""
+    uid = os.geteuid()
+    shared = gid is not None and st.st_gid == gid
+    if st.st_uid != uid and (uid == 0 or st.st_uid != 0) and not shared:
+        return "it is owned by user %s, not by %s" % (_name(pwd, st.st_uid), _name(pwd, uid))
+    if st.st_mode & stat.S_IWOTH:
+        return "it is writable by every user (mode %o)" % stat.S_IMODE(st.st_mode)
+    if st.st_mode & stat.S_IWGRP and not shared:
+        return "it is writable by group %s (mode %o)" % (_name(grp, st.st_gid),
+                                                         stat.S_IMODE(st.st_mode))
+    return None
+
+
+def _warn_once(key, message):
+    if key not in _warned:
+        _warned.add(key)
+        warn(message, BuildWarning)
+
+
+class _Untrusted(Exception):
+    pass
+
+
+class Root:
+    """An open, trusted cache folder: ``path``, ``fd``, ``writable`` and the
+    shared group's ``gid`` (or None), which sets the modes of what is made."""
+
+    def __init__(self, path, fd, writable, gid):
+        self.path, self.fd, self.writable, self.gid = path, fd, writable, gid
+        self.dir_mode = 0o2770 if gid is not None else 0o700
+        self.file_mode = 0o660 if gid is not None else 0o600
+        self.exec_mode = 0o770 if gid is not None else 0o700
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+
+
+def _makedirs(path, mode):
+    """Creates path's missing folders with ``mode`` whatever the umask."""
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    if parent != path:
+        _makedirs(parent, mode)
+    try:
+        os.mkdir(path, mode & 0o777)
+    except FileExistsError:
+        return
+    fd = os.open(path, _O_DIR)
+    try:
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _open_root(path, gid, private=False):
+    """The Root at ``path``, made if missing; _Untrusted or OSError if it may
+    not be used. ``private``: it must be ours alone (mode 0700)."""
+    mode = 0o2770 if gid is not None else 0o700
+    try:
+        _makedirs(path, mode)
+    except OSError as e:
+        if e.errno not in _READ_ONLY or not os.path.isdir(path):
+            raise
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the user's own link is fine
+    try:
+        st = os.fstat(fd)
+        why = _untrusted(st, gid)
+        if private and not why and (st.st_uid != os.geteuid() or st.st_mode & 0o077):
+            why = "it is not private (owner %d, mode %o)" % (st.st_uid, stat.S_IMODE(st.st_mode))
+        if why:
+            raise _Untrusted(why)
+        writable = os.access(fd if os.access in os.supports_fd else path, os.W_OK | os.X_OK,
+                             effective_ids=os.access in os.supports_effective_ids)
+        return Root(path, fd, writable, gid)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _private_root():
+    """This user's private cache: ``$XDG_RUNTIME_DIR/bindthem``, else
+    ``$TMPDIR/bindthem-<uid>`` (``/tmp``), else a new ``mkdtemp`` folder
+    when someone else took that name."""
+    with _private_lock:
+        if _private:
+            try:
+                return _open_root(_private[0], None, private=True)
+            except (OSError, _Untrusted):
+                _private.clear()
+        uid = os.geteuid()
+        candidates = [os.path.join(tempfile.gettempdir(), "bindthem-%d" % uid)]
+        if os.environ.get("XDG_RUNTIME_DIR"):
+            candidates.insert(0, os.path.join(os.environ["XDG_RUNTIME_DIR"], "bindthem"))
+        for path in candidates:
+            try:
+                root = _open_root(path, None, private=True)
+            except (OSError, _Untrusted):
+                continue
+            if root.writable:
+                _private.append(path)
+                return root
+            root.__exit__()
+        path = tempfile.mkdtemp(prefix="bindthem-%d-" % uid)
+        _warn_once(("private", path), "%s is taken by another user; this process builds into "
+                   "%s" % (candidates[-1], path))
+        _private.append(path)
+        return _open_root(path, None, private=True)
+
+
+def open_root(cache_dir=None):
+    """The Root bindthem uses for ``cache_dir``: that cache when it is
+    trusted, else (after a warning naming it and why) the private one."""
+    path = cache_root(cache_dir)
+    gid = _shared_group()
+    try:
+        return _open_root(path, gid)
+    except _Untrusted as e:
+        why = str(e)
+    except OSError as e:
+        why = "it cannot be opened or made: %s" % (e.strerror or e)
+    root = _private_root()
+    _warn_once(("root", path), (
+        "bindthem's build cache %s is not used: %s, and bindthem loads the libraries it holds. "
+        "Building into the private cache %s instead. To use %s, it must be owned by you (or "
+        "root) and writable by no one else (chown, chmod 700), or shared by a group that opts "
+        "in with BINDTHEM_CACHE_GROUP (see README, The build cache)"
+        % (path, why, root.path, path)))
+    return root
+
+
+def resolve(cache_dir=None):
+    """The path of the cache bindthem builds into for ``cache_dir``."""
+    with open_root(cache_dir) as root:
+        return root.path
+
+
+# --- entries: folders, locks and files opened without following links ------------
+
+
+def _plain(name):
+    return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name
+            and "\0" not in name)
+
+
+def _remove_at(dfd, folder, name):
+    """Removes ``name`` in the folder open as ``dfd`` (at path ``folder``):
+    a file or link is unlinked, a folder removed with what it holds."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        else:
+            os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
+
+
+def _set_aside(dfd, folder, name):
+    """Renames ``name`` away (atomically) and removes it."""
+    trash = "%s%s%d-%d" % (name, REMOVED, os.getpid(), time.monotonic_ns())
+    try:
+        os.rename(name, trash, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except FileNotFoundError:
+        return
+    _remove_at(dfd, folder, trash)
+
+
+def _open_dir(root, dfd, folder, name, create):
+    """The fd of ``name``, a trusted folder under the folder open as ``dfd``,
+    made when ``create``; anything else there (a link, a file, a folder
+    someone else owns) is moved aside first. None when missing and not
+    ``create``, or not trusted and the cache is not writable."""
+    for _ in range(4):
+        made = False
+        if create:
+            try:
+                os.mkdir(name, root.dir_mode & 0o777, dir_fd=dfd)
+                made = True
+            except FileExistsError:
+                pass
+        try:
+            fd = os.open(name, _O_DIR, dir_fd=dfd)
+        except FileNotFoundError:
+            if not create:
+                return None
+            continue
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+        else:
+            st = os.fstat(fd)
+            if made and st.st_uid == os.geteuid():
+                os.fchmod(fd, root.dir_mode)
+                st = os.fstat(fd)
+            if not _untrusted(st, root.gid):
+                return fd
+            os.close(fd)
+        if not create:
+            return None
+        _set_aside(dfd, folder, name)
+    raise BuildError("cannot make a folder of its own at %s: something keeps replacing it"
+                     % os.path.join(folder, name))
+
+
+def _open_file(dfd, name, root, create):
+    """An fd of the regular, trusted file ``name`` in the folder ``dfd``
+    (read-write, made if missing, when ``create``), or None: missing, or
+    not such a file (a link, a FIFO, someone else's)."""
+    try:
+        if create:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | os.O_CLOEXEC, root.file_mode, dir_fd=dfd)
+        else:
+            fd = os.open(name, _O_READ, dir_fd=dfd)
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            return None
+        raise
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and create and st.st_uid == os.geteuid() \
+            and stat.S_IMODE(st.st_mode) != root.file_mode:
+        os.fchmod(fd, root.file_mode)
+        st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or _untrusted(st, root.gid):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read_at(dfd, name, root, limit=MAX_MANIFEST):
+    fd = _open_file(dfd, name, root, False)
+    if fd is None:
+        return None
+    try:
+        if os.fstat(fd).st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def _write_new(dfd, name, data, mode):
+    """Creates ``name`` (O_EXCL, no link followed) in the folder ``dfd``
+    holding ``data``, written and fsync-ed; with ``mode`` whatever the umask
+    (None: 0666 less the umask, for the user's own files)."""
+    fd = os.open(name, _O_NEW, 0o666 if mode is None else mode & 0o777, dir_fd=dfd)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _publish(dfd, name, data, mode):
+    """Writes ``name`` in the folder ``dfd`` atomically: a new temporary
+    file, fsync, rename over ``name`` (a link there is replaced, never
+    followed), fsync of the folder."""
+    tmp = ".%s.tmp%d-%s" % (name, os.getpid(), secrets.token_hex(4))
+    try:
+        _write_new(dfd, tmp, data, mode)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
+    os.fsync(dfd)
+
+
+def _disk_full(e, folder, what, size):
+    return BuildError(
+        "the build cache is full: no space left in %s (%s) while writing %s (%s); nothing "
+        "was kept. Free space there (python -m bindthem cache clear, or a smaller "
+        "BINDTHEM_CACHE_SIZE), or point BINDTHEM_CACHE at another disk"
+        % (folder, os.strerror(e.errno), what, _size_text(size)), output=str(e))
+
+
+def _size_text(n):
+    if n is None:
+        return "size unknown"
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return ("%d %s" if unit == "bytes" else "%.1f %s") % (n, unit)
+        n /= 1024
+
+
+def group_entry(cache_dir, group, name):
+    """The path of ``<cache>/<group>/<name>/`` (``cells``, ``sources``), a
+    trusted folder made as needed in a cache that can be written (else in
+    the private cache), marked used now."""
+    if not _plain(group) or not _plain(name):
+        raise ValueError("cache entry %r/%r: expected plain names" % (group, name))
+    root = open_root(cache_dir)
+    if not root.writable:
+        root.__exit__()
+        root = _private_root()
+    with root:
+        gfd = _open_dir(root, root.fd, root.path, group, True)
+        try:
+            efd = _open_dir(root, gfd, os.path.join(root.path, group), name, True)
+        finally:
+            os.close(gfd)
+        try:
+            try:
+                os.utime(".used", dir_fd=efd, follow_symlinks=False)
+            except FileNotFoundError:
+                _write_new(efd, ".used", b"", root.file_mode)
+        except FileExistsError:
+            pass
+        finally:
+            os.close(efd)
+        return os.path.join(root.path, group, name)
+
+
+def write_once(folder, rel, data):
+    """Writes bytes ``data`` to ``folder/rel`` unless it holds them already:
+    subfolders made 0700 and walked without following links, the file
+    published atomically (:func:`_publish`). ``folder`` is trusted (from
+    :func:`group_entry`); ``rel`` must stay inside it. Returns the path."""
+    parts = os.path.normpath(rel).split(os.sep)
+    if os.path.isabs(rel) or not all(_plain(p) for p in parts):
+        raise ValueError("%r: expected a relative path inside %s" % (rel, folder))
+    gid = _shared_group()
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        why = _untrusted(st, gid if st.st_gid == gid else None)
+        if why:
+            raise BuildError("cannot write %s into %s: %s" % (rel, folder, why))
+        root = Root(folder, fd, True, gid if st.st_gid == gid else None)
+        where = folder
+        for p in parts[:-1]:
+            sub = _open_dir(root, fd, where, p, True)
+            os.close(fd)
+            fd, where = sub, os.path.join(where, p)
+        path = os.path.join(where, parts[-1])
+        try:
+            if _read_at(fd, parts[-1], root, len(data)) == data:
+                return path
+            _publish(fd, parts[-1], data, root.file_mode)
+        except OSError as e:
+            if e.errno in _FULL:
+                raise _disk_full(e, folder, path, len(data)) from None
+            raise
+        return path
+    finally:
+        os.close(fd)
+
+
+# --- building and hitting --------------------------------------------------------
+
+
 def _parse_depfile(text):
     _, _, deps = text.replace("\\\n", " ").partition(":")
     return [d.replace("\0", " ") for d in shlex.split(deps.replace("\\ ", "\0")) if d]
@@ -99,15 +528,37 @@ def _record_deps(paths):
     return deps, stats
 
 
-def _cached(folder, depsfile):
-    """(output, record) if the cached output and every file its build read
-    are unchanged, else None. A file whose stat differs from the record but
-    whose content is the same gets its stat updated (we hold the lock)."""
+def _sha_at(dfd, name, st):
+    """SHA-256 of the file ``name`` in ``dfd`` if it is still the inode ``st``."""
+    fd = os.open(name, _O_READ, dir_fd=dfd)
     try:
-        with open(depsfile) as f:
-            rec = json.load(f)
-        out = os.path.join(folder, rec["file"])
-        if not os.path.exists(out):
+        now = os.fstat(fd)
+        if (now.st_ino, now.st_dev, now.st_size) != (st.st_ino, st.st_dev, st.st_size):
+            return None
+        h = hashlib.sha256()
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return h.hexdigest()
+            h.update(chunk)
+    finally:
+        os.close(fd)
+
+
+def _hit(root, efd, folder, key):
+    """(output path, manifest) when the entry holds a verified build for
+    ``key`` whose inputs are unchanged, else None. Verified: the manifest is
+    a regular trusted file naming a plain file of this entry, which is a
+    regular trusted file of the recorded size, and whose SHA-256 is the
+    recorded one (taken once per process and file)."""
+    try:
+        rec = json.loads(_read_at(efd, DEPS, root) or b"null")
+        name = rec["file"]
+        if rec.get("key") != key or not _plain(name) or name in (DEPS, LOCK):
+            return None
+        st = os.stat(name, dir_fd=efd, follow_symlinks=False)
+        if (not stat.S_ISREG(st.st_mode) or _untrusted(st, root.gid)
+                or st.st_size != rec["size"]):
             return None
         stats = rec.setdefault("stat", {})
         touched = False
@@ -118,114 +569,232 @@ def _cached(folder, depsfile):
             if hash_file(p) != h:
                 return None
             stats[p], touched = now, True
+        path = os.path.join(folder, name)
+        seen = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if seen not in _verified:
+            if _sha_at(efd, name, st) != rec["sha256"]:
+                return None
+            _verified.add(seen)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    if root.writable:
+        try:
+            if touched:
+                _publish(efd, DEPS, json.dumps(rec).encode(), root.file_mode)
+            else:  # the entry was used now (eviction is least recently used)
+                os.utime(DEPS, dir_fd=efd, follow_symlinks=False)
+        except OSError:
+            pass
+    return path, rec
+
+
+def _clean(efd, folder, keep=(LOCK,)):
+    """Removes what the entry holds but ``keep``: a failed or stale build,
+    the temporary files of killed ones (we hold the exclusive lock)."""
+    for name in os.listdir(efd):
+        if name not in keep:
+            _remove_at(efd, folder, name)
+
+
+def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, status):
+    """Builds the entry (we hold its exclusive lock): the compiler writes into
+    a private folder made inside the entry; its output, checked to be a
+    regular file of ours, is hashed, fsync-ed and renamed in, then the
+    manifest. Returns (output path, manifest)."""
+    _clean(efd, folder)
+    tmpdir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=folder)
+    tfd = os.open(tmpdir, _O_DIR)
+    writing = ("the generated source", len(source.encode()))
     try:
-        if touched:
-            _write_json(depsfile, rec)
-        else:
-            os.utime(depsfile)  # the entry was used now (eviction is least recently used)
-    except OSError:
-        pass  # a cache we may read but not write still serves its hits
-    return out, rec
-
-
-def _write_json(path, obj):
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f)
-    os.replace(path + ".tmp", path)
-
-
-def _compile(command, source, suffix, folder, stem, ext, what, status):
-    fd, src = tempfile.mkstemp(suffix=suffix, dir=folder)
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
-    tmp = os.path.join(folder, "%s%s.tmp%d" % (stem, ext, os.getpid()))
-    dep = src[:-len(suffix)] + ".d"
-    try:
-        cmd = command(src, dep, tmp)
+        src, dep = os.path.join(tmpdir, stem + suffix), os.path.join(tmpdir, stem + ".d")
+        out = stem + ext
+        _write_new(tfd, stem + suffix, source.encode(), root.file_mode)
+        writing = ("the compiler's output", None)
+        cmd = command(src, dep, os.path.join(tmpdir, out))
         if isinstance(cmd, str):
-            out = cmd  # compiled in-process (NVRTC): what it printed
+            text = cmd  # compiled in-process (NVRTC): what it printed
         else:
             try:
                 proc = _status.run(cmd, status)
             except OSError as e:
                 raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e),
                                  command=cmd) from None
-            out = proc.stdout + proc.stderr
+            text = proc.stdout + proc.stderr
             if proc.returncode != 0:
+                if "No space left on device" in text or "Disk quota exceeded" in text:
+                    e = OSError(errno.ENOSPC, text.strip())
+                    raise _disk_full(e, folder, writing[0], _size(tmpdir)) from None
                 raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
-                                 % (what, proc.returncode, out.strip(), shlex.join(cmd)),
-                                 output=out, command=cmd)
+                                 % (what, proc.returncode, text.strip(), shlex.join(cmd)),
+                                 output=text, command=cmd)
+        fd = os.open(out, _O_READ, dir_fd=tfd)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                raise BuildError("%s left %s that is not a regular file of this user; not used"
+                                 % (what, os.path.join(tmpdir, out)))
+            h = hashlib.sha256()
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+            os.fchmod(fd, root.exec_mode if ext == ".so" else root.file_mode)
+            os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         deps = []
-        if os.path.exists(dep):
-            with open(dep) as f:
-                deps = [p for p in _parse_depfile(f.read()) if p != src and os.path.exists(p)]
+        text_dep = _read_at(tfd, stem + ".d", root)
+        if text_dep is not None:
+            deps = [p for p in _parse_depfile(text_dep.decode(errors="surrogateescape"))
+                    if not p.startswith(tmpdir + os.sep) and p != src and os.path.exists(p)]
         deps, stats = _record_deps(deps)
         digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
-        target = os.path.join(folder, "%s-%s%s" % (stem, digest, ext))
-        rec = {"file": os.path.basename(target), "deps": deps, "stat": stats,
-               "output": out.replace(src, "<generated %s>" % suffix.lstrip("."))}
-        os.replace(tmp, target)
-        _write_json(os.path.join(folder, DEPS), rec)
-        return target, rec
+        target = "%s-%s%s" % (stem, digest, ext)
+        rec = {"key": key, "file": target, "size": st.st_size, "sha256": h.hexdigest(),
+               "deps": deps, "stat": stats,
+               "output": text.replace(src, "<generated %s>" % suffix.lstrip("."))}
+        data = json.dumps(rec).encode()
+        writing = ("the manifest %s" % DEPS, len(data))
+        _write_new(tfd, DEPS, data, root.file_mode)
+        os.rename(out, target, src_dir_fd=tfd, dst_dir_fd=efd)
+        os.rename(DEPS, DEPS, src_dir_fd=tfd, dst_dir_fd=efd)
+        os.fsync(efd)
+        path = os.path.join(folder, target)
+        _verified.add((path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+        return path, rec
+    except OSError as e:
+        if e.errno in _FULL:
+            size = writing[1] if writing[1] is not None else _size(tmpdir)
+            _clean(efd, folder)
+            raise _disk_full(e, folder, writing[0], size) from None
+        raise
     finally:
-        for p in (src, dep, tmp):
-            if os.path.exists(p):
-                os.unlink(p)
+        os.close(tfd)
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def _lock(folder):
-    """The folder's lock file, open and locked. Retried when eviction moved
-    the folder away while we waited for it."""
-    while True:
-        os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, ".lock")
-        lock = open(path, "w")
-        fcntl.flock(lock, fcntl.LOCK_EX)
+class _Entry:
+    """An entry folder, open and locked: ``fd``, ``lock`` (an fd, or None in
+    a read-only cache without a lock file), ``path``."""
+
+    def __init__(self, root, name):
+        self.root, self.name, self.path = root, name, os.path.join(root.path, name)
+        self.fd = self.lock = None
+
+    def open(self, how):
+        """Opens and locks (``fcntl.LOCK_SH``/``LOCK_EX``); retried when the
+        folder was moved away (evicted) while we waited. False: a read-only
+        cache that lacks the entry."""
+        root = self.root
+        while True:
+            self.close()
+            self.fd = _open_dir(root, root.fd, root.path, self.name, root.writable)
+            if self.fd is None:
+                return False
+            self.lock = _open_file(self.fd, LOCK, root, root.writable)
+            if self.lock is None and root.writable:
+                _set_aside(root.fd, root.path, self.name)  # a lock that is a link, a FIFO...
+                continue
+            if self.lock is None:
+                return True
+            fcntl.flock(self.lock, how)
+            if self.still_there():
+                return True
+
+    def relock(self, how):
+        """Changes the lock (not atomic: the entry may have been evicted)."""
+        fcntl.flock(self.lock, how)
+        return self.still_there() or self.open(how)
+
+    def still_there(self):
         try:
-            if os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino:
-                return lock
+            st = os.stat(self.name, dir_fd=self.root.fd, follow_symlinks=False)
         except FileNotFoundError:
-            pass
-        lock.close()
+            return False
+        return st.st_ino == os.fstat(self.fd).st_ino and st.st_dev == os.fstat(self.fd).st_dev
+
+    def close(self):
+        for fd in (self.lock, self.fd):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.lock = None
 
 
 def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suffix, command,
-                   what, status=None, output=None, record=None):
+                   what, status=None, output=None, record=None, load=None):
     """Path of the output built from ``source`` (compiled by
     ``command(src, depfile, out)``, a list run as a process; or a function
     that compiles in-process, writes ``out`` and ``depfile`` itself and
     returns what the compiler printed), from the cache when fresh.
     With ``output``, the result is also copied there and that path returned.
+    With ``load``, ``load(path)`` is called while the entry is locked (so it
+    cannot be evicted before the library is loaded) and its result returned.
     ``what`` names the step in errors, ``status`` in the status line that a
     long build shows (see bindthem._status). A dict passed as ``record`` is
     filled with ``output`` (what the compiler printed), ``deps`` ({path:
     sha256} of the files it read) and ``fresh`` (whether it compiled now)."""
-    key = hashlib.sha256()
+    h = hashlib.sha256()
     for part in key_parts:
-        key.update(part.encode() + b"\0")
-    root = cache_root(cache_dir)
-    folder = os.path.join(root, "%s-%s" % (folder_name, key.hexdigest()[:24]))
-    with _lock(folder):
-        hit = _cached(folder, os.path.join(folder, DEPS))
-        fresh = hit is None
-        target, rec = hit or _compile(command, source, suffix, folder, stem, ext, what,
-                                      status or what)
-    if fresh:
-        limit = cache_limit()
-        if limit is not None:
-            evict(root, limit, keep=folder)
-    if record is not None:
-        record.update(output=rec.get("output", ""), deps=rec["deps"], fresh=fresh)
-    if output is None:
-        return target
+        h.update(part.encode() + b"\0")
+    key = h.hexdigest()
+    name = "%s-%s" % (folder_name, key[:24])
+    root = open_root(cache_dir)
+    while True:
+        entry = _Entry(root, name)
+        try:
+            hit = entry.open(fcntl.LOCK_SH) and _hit(root, entry.fd, entry.path, key)
+            if not hit and not root.writable:  # a read-only cache: build in the private one
+                entry.close()
+                root.__exit__()
+                root = _private_root()
+                continue
+            fresh = not hit
+            if fresh:
+                entry.relock(fcntl.LOCK_EX)
+                hit = _hit(root, entry.fd, entry.path, key)
+                fresh = not hit
+                hit = hit or _compile(root, entry.fd, entry.path, key, command, source,
+                                      suffix, stem, ext, what, status or what)
+            target, rec = hit
+            if record is not None:
+                record.update(output=rec.get("output", ""), deps=rec["deps"], fresh=fresh)
+            if load is not None:
+                result = load(target)
+            elif output is not None:
+                result = _copy_out(entry.fd, rec["file"], output)
+            else:
+                result = target
+        finally:
+            entry.close()
+        break
+    try:
+        if fresh:
+            sweep(root.path)
+            limit = cache_limit()
+            if limit is not None:
+                evict(root.path, limit, keep=entry.path)
+    finally:
+        root.__exit__()
+    return result
+
+
+def _copy_out(efd, name, output):
+    """Copies the entry's ``name`` to ``output`` (a path of the user's) through
+    a new temporary file renamed into place."""
     output = os.path.abspath(os.fspath(output))
-    tmp = output + ".tmp%d" % os.getpid()
-    with open(target, "rb") as src, open(tmp, "wb") as dst:
-        dst.write(src.read())
-    os.replace(tmp, output)
+    folder, base = os.path.split(output)
+    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = os.open(name, _O_READ, dir_fd=efd)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        _publish(dfd, base, data, None)
+    finally:
+        os.close(dfd)
     return output
+
 
 
 # --- inspecting and bounding the cache ------------------------------------------
@@ -245,73 +814,176 @@ def _size(folder):
 def _last_used(folder):
     for marker in (DEPS, ".used"):
         try:
-            return os.stat(os.path.join(folder, marker)).st_mtime
+            return os.stat(os.path.join(folder, marker), follow_symlinks=False).st_mtime
         except OSError:
             pass
     try:
-        return os.stat(folder).st_mtime
+        return os.lstat(folder).st_mtime
     except OSError:
         return 0.0
 
 
+def _alive(pid):
+    if pid == os.getpid():
+        return False  # this process is not removing it now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _leftovers(folder):
+    """Names in an entry that killed builds left (temporary files and
+    folders), with the pid they name when they name one."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [n for n in names if _TEMP.match(n)]
+
+
+def _isdir(path):
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def entries(root):
     """The cache's entries, least recently used first: dicts with ``path``,
-    ``kind`` ("build", "cells" or "sources"), ``size`` (bytes), ``used``
-    (seconds since the epoch) and ``file`` (the built output, or None)."""
+    ``kind`` ("build", "cells", "sources", or "removed": a folder a killed
+    process was removing), ``size`` (bytes, leftovers included), ``used``
+    (seconds since the epoch), ``file`` (the built output, or None) and
+    ``leftovers`` (temporary files killed builds left in it)."""
     out = []
     try:
         names = sorted(os.listdir(root))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return out
     for name in names:
         path = os.path.join(root, name)
-        if name.startswith(".") or not os.path.isdir(path):
+        if not _isdir(path) or (name.startswith(".") and REMOVED not in name):
             continue
-        subs = ([(os.path.join(path, s), name) for s in sorted(os.listdir(path))]
-                if name in GROUPS else [(path, "build")])
+        subs = [(path, "build")]
+        if name in GROUPS:
+            try:
+                subs = [(os.path.join(path, s), name) for s in sorted(os.listdir(path))]
+            except OSError:
+                subs = []
         for p, kind in subs:
-            if ".removed-" in p or not os.path.isdir(p):
+            if not _isdir(p):
                 continue
-            if kind == "build" and not (os.path.exists(os.path.join(p, DEPS))
-                                        or os.path.exists(os.path.join(p, ".lock"))):
+            if REMOVED in os.path.basename(p):
+                kind = "removed"
+            elif kind == "build" and not (os.path.lexists(os.path.join(p, DEPS))
+                                          or os.path.lexists(os.path.join(p, LOCK))):
                 continue  # not a folder bindthem made: never listed, never removed
             f = None
             if kind == "build":
                 try:
-                    with open(os.path.join(p, DEPS)) as fh:
-                        f = os.path.join(p, json.load(fh)["file"])
+                    with open(os.path.join(p, DEPS), "rb") as fh:
+                        name_ = json.load(fh)["file"]
+                    f = os.path.join(p, name_) if _plain(name_) else None
                 except (OSError, ValueError, KeyError, TypeError):
                     pass
             out.append({"path": p, "kind": kind, "size": _size(p), "used": _last_used(p),
-                        "file": f})
+                        "file": f, "leftovers": _leftovers(p) if kind != "removed" else []})
     out.sort(key=lambda e: e["used"])
     return out
 
 
+def _removing_pid(path):
+    m = re.search(re.escape(REMOVED) + r"(\d+)-\d+$", path)
+    return int(m.group(1)) if m else None
+
+
 def remove_entry(path):
-    """Removes one entry unless a build holds its lock. The folder is first
-    renamed away (atomically), so a process that opens it afterwards starts a
-    fresh one. Returns whether it was removed."""
+    """Removes one entry unless a build or a load holds its lock (a
+    ``*.removed-*`` folder unless its process is alive). The folder is first
+    renamed away (atomically), so a process that opens it afterwards starts
+    a fresh one. Returns whether it was removed."""
+    pid = _removing_pid(path)
+    if pid is not None:
+        if _alive(pid):
+            return False
+        shutil.rmtree(path, ignore_errors=True)
+        return not os.path.lexists(path)
     lock = None
     try:
-        lockpath = os.path.join(path, ".lock")
-        if os.path.exists(lockpath):
-            lock = open(lockpath, "r")
+        try:
+            lock = os.open(os.path.join(path, LOCK), _O_READ)
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.ELOOP, errno.ENXIO):
+                raise
+        if lock is not None:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:
                 if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                     return False
                 raise
-        trash = "%s.removed-%d-%d" % (path, os.getpid(), time.monotonic_ns())
+        trash = "%s%s%d-%d" % (path, REMOVED, os.getpid(), time.monotonic_ns())
         os.rename(path, trash)
     except FileNotFoundError:
         return False
     finally:
         if lock is not None:
-            lock.close()
+            os.close(lock)
     shutil.rmtree(trash, ignore_errors=True)
     return True
+
+
+def sweep(root):
+    """Removes what killed processes left: ``*.removed-*`` folders of dead
+    processes, and the temporary files in entries no one holds. Returns the
+    number of paths removed."""
+    removed = 0
+    for e in entries(root):
+        if e["kind"] == "removed":
+            removed += remove_entry(e["path"])
+            continue
+        if not e["leftovers"]:
+            continue
+        if e["kind"] != "build":  # no lock: a file whose writer is dead
+            for n in e["leftovers"]:
+                m = _TEMP.match(n)
+                if m.group(1) and not _alive(int(m.group(1))):
+                    _remove_path(os.path.join(e["path"], n))
+                    removed += 1
+            continue
+        try:
+            fd = os.open(e["path"], _O_DIR)
+        except OSError:
+            continue
+        try:
+            lock = os.open(LOCK, _O_READ, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            for n in e["leftovers"]:
+                _remove_at(fd, e["path"], n)
+                removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(lock)
+            os.close(fd)
+    return removed
+
+
+def _remove_path(path):
+    if _isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def evict(root, limit, keep=None):

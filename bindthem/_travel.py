@@ -32,7 +32,6 @@ import threading
 import weakref
 from typing import Any
 
-from ._cache import cache_root
 from .errors import BindError
 
 __all__ = ["Source", "function", "library"]
@@ -145,23 +144,25 @@ class Source:
     def _materialise(self):
         """(header, instantiate) paths holding the carried text: the original
         files when unchanged, else copies under <cache>/sources/<key>/."""
+        from . import _cache
+
         if self._same_on_disk():
             return self.header, self.instantiate
-        folder = os.path.join(cache_root(self._cache_dir()), "sources", self.key[:24])
-        header = os.path.join(folder, "src", os.path.basename(self.header))
-        _write_once(header, self.header_text)
-        for rel, text in (self.files or {}).items():
-            rel = os.path.normpath(rel)
-            if os.path.isabs(rel) or rel.startswith(os.pardir):
+        for rel in self.files or {}:
+            norm = os.path.normpath(rel)
+            if os.path.isabs(norm) or norm.startswith(os.pardir):
                 raise BindError("cannot unpickle %r: included file %r lies outside the header's "
                                 "folder" % (self.name, rel))
-            _write_once(os.path.join(folder, "src", rel), text)
+        # made safely (no link followed, private modes), marked used
+        folder = _cache.group_entry(self._cache_dir(), "sources", self.key[:24])
+        header = _cache.write_once(folder, os.path.join("src", os.path.basename(self.header)),
+                                   self.header_text)
+        for rel, text in (self.files or {}).items():
+            _cache.write_once(folder, os.path.join("src", os.path.normpath(rel)), text)
         inst = None
         if self.instantiate:
-            inst = os.path.join(folder, "yml", os.path.basename(self.instantiate))
-            _write_once(inst, self.yaml_text)
-        with open(os.path.join(folder, ".used"), "w"):
-            pass
+            inst = _cache.write_once(folder, os.path.join(
+                "yml", os.path.basename(self.instantiate)), self.yaml_text)
         return header, inst
 
     def bind(self):
@@ -197,16 +198,9 @@ class Source:
 
 def _write_once(path, data):
     """Writes bytes to path unless it already holds them, atomically."""
-    try:
-        if _read(path) == data:
-            return
-    except OSError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = "%s.tmp%d.%d" % (path, os.getpid(), threading.get_ident())
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    from . import _cache
+
+    _cache.write_once(os.path.dirname(path), os.path.basename(path), data)
 
 
 def _source(fields):

@@ -100,7 +100,7 @@ def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
 
 
 def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-             output=None, record=None):
+             output=None, record=None, load=None):
     cxx = shlex.split(cxx or os.environ.get("CXX") or "c++")
     source = _source_of(header, meta)
     stem = os.path.splitext(os.path.basename(header))[0]
@@ -109,7 +109,7 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
                    hashlib.sha256(yaml_text).hexdigest() if instantiate else "", source,
                    _compiler_id(cxx), "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
-        suffix=".cpp", what="compiling the kernels", output=output, record=record,
+        suffix=".cpp", what="compiling the kernels", output=output, record=record, load=load,
         status="compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1])),
         command=lambda src, dep, out: (cxx + flags + list(REQUIRED_FLAGS)
                                        + ["-MD", "-MF", dep, src, "-o", out]))
@@ -202,18 +202,23 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
         if why:
             warn(why)
     record = {}
-    path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-                    record=record)
-    if source is None:
-        files = _local_files(header, record["deps"])
-        source = _travel.Source(
-            kind="build", name=name, strict=strict, header=header, header_text=header_text,
-            instantiate=instantiate, yaml_text=yaml_text, files=files, cxx=cxx,
-            flags=list(flags), cache_dir=os.fspath(cache_dir) if cache_dir else None,
-            options=options)
+
+    def load(path):  # while the cache entry is locked: it cannot be evicted under dlopen
+        nonlocal source
+        if source is None:
+            files = _local_files(header, record["deps"])
+            source = _travel.Source(
+                kind="build", name=name, strict=strict, header=header, header_text=header_text,
+                instantiate=instantiate, yaml_text=yaml_text, files=files, cxx=cxx,
+                flags=list(flags), cache_dir=os.fspath(cache_dir) if cache_dir else None,
+                options=options)
+        return _make(path, header, instantiate, name, strict, source, options)
+
+    lib = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
+                   record=record, load=load)
     if not quiet:
         _build_warnings(header, record, flags, source.files, header_text)
-    return _make(path, header, instantiate, name, strict, source, options)
+    return lib
 
 
 def _local_files(header, deps):

@@ -348,7 +348,7 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
                    output: StrPath | None = None, arch: Archs | None = None,
                    nvcc: str | None = None, cxxflags: Flags | None = None,
                    extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
-                   strict: bool = False, flags: Flags | None = None) -> str:
+                   strict: bool = False, flags: Flags | None = None, _load: Any = None) -> str:
     """Compile ``header``'s kernels with nvcc into a fatbin; returns its path.
 
     ``arch``: compute capabilities to build SASS for (default: those of
@@ -385,7 +385,7 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
                    hash_file(instantiate) if instantiate else "", source, version,
                    "\0".join([nvcc] + flag_args + gencode)),
         cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
-        source=source, suffix=".cu", what="nvcc", output=output,
+        source=source, suffix=".cu", what="nvcc", output=output, load=_load,
         status="compiling %s with nvcc" % os.path.basename(header),
         command=lambda src, dep, out: ([nvcc, "-fatbin"] + flag_args + gencode
                                        + ["-MD", "-MF", dep, src, "-o", out]))
@@ -650,7 +650,7 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
                   output: StrPath | None = None, arch: Archs | None = None,
                   nvrtc: StrPath | None = None, cxxflags: Flags | None = None,
                   extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
-                  strict: bool = False) -> str:
+                  strict: bool = False, _load: Any = None) -> str:
     """Compile ``header``'s kernels at run time with NVRTC (no nvcc needed);
     returns the path of the CUBIN or PTX.
 
@@ -696,7 +696,7 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
                    hash_file(instantiate) if instantiate else "", source, lib,
                    "%d.%d" % info["version"], "\0".join(options_key)),
         cache_dir=cache_dir, folder_name=stem + "-nvrtc", stem=stem, ext=ext, source=source,
-        suffix=".cu", what="NVRTC", output=output, command=command,
+        suffix=".cu", what="NVRTC", output=output, command=command, load=_load,
         status="compiling %s with NVRTC" % os.path.basename(header))
 
 
@@ -725,13 +725,17 @@ def build(header: StrPath, instantiate: StrPath | None = None, *,
     output. The Library pickles by value, as :func:`load`'s does: the module
     image travels, no compiler is needed where it is unpickled."""
     cxxflags = _nvcc_flags(cxxflags, None, flags, "build")
+
+    def _load(path):  # while the cache entry is locked: it cannot be evicted under the read
+        return load(path, header, instantiate, name=name, strict=strict)
+
     if _pick_compiler(compiler, nvcc) == "nvrtc":
-        path = compile_nvrtc(header, instantiate, arch=arch, nvrtc=nvrtc, cxxflags=cxxflags,
-                             extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict)
-    else:
-        path = compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, cxxflags=cxxflags,
-                              extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict)
-    return load(path, header, instantiate, name=name, strict=strict)
+        return compile_nvrtc(header, instantiate, arch=arch, nvrtc=nvrtc, cxxflags=cxxflags,
+                             extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
+                             _load=_load)
+    return compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, cxxflags=cxxflags,
+                          extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
+                          _load=_load)
 
 
 # ---- helpers ----

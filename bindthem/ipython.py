@@ -24,7 +24,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import _core, _display
-from ._cache import cache_root, flag_list
+from ._cache import flag_list, group_entry, write_once
 from .build import build
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
 from .library import Library
@@ -199,10 +199,8 @@ class BindthemMagics(Magics):
         named by their hash; returns (header, yml or None, -t line map)."""
         digest = hashlib.sha256(("%s\0%s\0%r\0%s" % (args.name, cell, args.types,
                                                      args.instantiate)).encode())
-        folder = os.path.join(cache_root(), "cells", digest.hexdigest()[:20])
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, ".used"), "w"):
-            pass  # last use, for the cache's least-recently-used bound
+        # made safely, marked used (the cache's least-recently-used bound)
+        folder = group_entry(None, "cells", digest.hexdigest()[:20])
         header = os.path.join(folder, args.name + ".h")
         _write_once(header, cell)
         yml, where = None, {}
@@ -223,16 +221,7 @@ class BindthemMagics(Magics):
 def _write_once(path, text):
     """Writes path unless it already holds text (other kernels may be
     reading it); atomically, so a concurrent reader sees all or nothing."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    tmp = "%s.tmp%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    write_once(os.path.dirname(path), os.path.basename(path), text.encode())
 
 
 # --- f? and f?? ----------------------------------------------------------------
