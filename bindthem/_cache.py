@@ -20,8 +20,9 @@ are created ``O_EXCL`` in a private ``mkdtemp`` folder inside the entry,
 verified, ``fsync``-ed and renamed in. A hit is verified before it is used:
 the output must be a regular file of a trusted owner with the recorded size,
 and its SHA-256 is checked the first time a process uses it. An entry that
-fails is cleared and rebuilt. Loaders hold a shared ``flock`` on the entry's
-``.lock`` from the hit until their ``load`` callback returns; builders an
+fails is rebuilt, the new output renamed over the bad one. Loaders hold a
+shared ``flock`` on the entry's ``.lock`` from the hit until their ``load``
+callback returns; builders an
 exclusive one; the evictor takes an exclusive one without waiting, and moves
 the folder away before removing it. A cache that cannot be written (a
 read-only install) serves verified hits with no lock file and no write; its
@@ -588,11 +589,12 @@ def _hit(root, efd, folder, key):
     return path, rec
 
 
-def _clean(efd, folder, keep=(LOCK,)):
-    """Removes what the entry holds but ``keep``: a failed or stale build,
-    the temporary files of killed ones (we hold the exclusive lock)."""
+def _clean(efd, folder):
+    """Removes the temporary files and folders killed builds left in the
+    entry (we hold its exclusive lock). Earlier outputs stay: a caller of
+    compile_library may hold their paths; no manifest names them."""
     for name in os.listdir(efd):
-        if name not in keep:
+        if _TEMP.match(name):
             _remove_at(efd, folder, name)
 
 
@@ -667,7 +669,6 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
     except OSError as e:
         if e.errno in _FULL:
             size = writing[1] if writing[1] is not None else _size(tmpdir)
-            _clean(efd, folder)
             raise _disk_full(e, folder, writing[0], size) from None
         raise
     finally:
