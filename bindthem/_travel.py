@@ -317,7 +317,7 @@ def _refuse(what, why):
 
 
 def _is_str(value, limit=PATH_LIMIT):
-    return isinstance(value, str) and 0 < len(value) <= limit and "\0" not in value
+    return type(value) is str and 0 < len(value) <= limit and "\0" not in value
 
 
 def _plain_path(rel, what):
@@ -343,7 +343,7 @@ def _path(value, what, absolute=True):
 
 
 def _text(value, what, limit=TEXT_LIMIT):
-    if not isinstance(value, bytes):
+    if type(value) is not bytes:  # exactly: no subclass with its own __eq__
         _refuse(what, "is a %s, not bytes" % type(value).__name__)
     if len(value) > limit:
         _refuse(what, "holds %d bytes, more than bindthem unpickles (%d)" % (len(value), limit))
@@ -352,12 +352,12 @@ def _text(value, what, limit=TEXT_LIMIT):
 def check(fields):
     """The Source that a pickle's fields describe, every field checked, with
     its key recomputed over what they carry (PickleError otherwise)."""
-    if not isinstance(fields, dict) or set(fields) != _KEYS:
+    if type(fields) is not dict or set(fields) != _KEYS:
         _refuse("the pickle", "does not hold a bindthem kernel source (fields %r, expected %s)"
-                % (sorted(map(str, fields)) if isinstance(fields, dict) else type(fields),
+                % (sorted(map(str, fields)) if type(fields) is dict else type(fields),
                    ", ".join(sorted(_KEYS))))
     kind, name = fields["kind"], fields["name"]
-    if kind not in ("build", "load", "cuda"):
+    if type(kind) is not str or kind not in ("build", "load", "cuda"):
         _refuse("its kind", "is %r, not 'build', 'load' or 'cuda'" % (kind,))
     if not _is_str(name, 255) or not name.isprintable() or "/" in name or "\\" in name:
         _refuse("its name", "is %r, not a module name (1 to 255 printable characters, no "
@@ -376,7 +376,7 @@ def check(fields):
         _plain_path(os.path.basename(inst), "instantiate.yml's file name")
         _text(fields["yaml_text"], "instantiate.yml's text")
     _check_kind_fields(fields, kind)
-    if not isinstance(fields["key"], str) or not _HEX64.match(fields["key"]):
+    if type(fields["key"]) is not str or not _HEX64.match(fields["key"]):
         _refuse("its key", "is %r, not a SHA-256 in hex" % (fields["key"],))
     source = Source(**fields)
     source._key = None
@@ -404,7 +404,7 @@ def _check_kind_fields(fields, kind):
     options for a build; library and library_hash for a load; image for CUDA."""
     files = fields["files"]
     if kind == "build":
-        if not isinstance(files, dict) or len(files) > FILES_LIMIT:
+        if type(files) is not dict or len(files) > FILES_LIMIT:
             _refuse("its local includes", "are %s, not a dict of at most %d files"
                     % (type(files).__name__, FILES_LIMIT))
         folders = set()
@@ -420,7 +420,7 @@ def _check_kind_fields(fields, kind):
         cxx, flags = fields["cxx"], fields["flags"]
         if cxx is not None and not _is_str(cxx):
             _refuse("the compiler", "is %r, not None or a command" % (cxx,))
-        if (not isinstance(flags, list) or len(flags) > 4096
+        if (type(flags) is not list or len(flags) > 4096
                 or not all(_is_str(f) for f in flags)):
             _refuse("the flags", "are %r, not a list of strings" % (flags,))
         if fields["cache_dir"] is not None:
@@ -437,7 +437,7 @@ def _check_kind_fields(fields, kind):
     library, library_hash = fields["library"], fields["library_hash"]
     if kind == "load":
         _path(library, "the shared library's path", absolute=False)
-        if not isinstance(library_hash, str) or not _HEX64.match(library_hash):
+        if type(library_hash) is not str or not _HEX64.match(library_hash):
             _refuse("the shared library's SHA-256", "is %r, not 64 hex digits" % (library_hash,))
     elif kind == "cuda":
         _path(library, "the CUDA module's file name", absolute=False)
@@ -453,11 +453,12 @@ def _check_kind_fields(fields, kind):
 def _check_options(options):
     from .library import _options
 
-    if not isinstance(options, dict) or set(options) != {"gil", "copy_const"}:
+    if type(options) is not dict or set(options) != {"gil", "copy_const"}:
         _refuse("options", "are %r, not {'gil': ..., 'copy_const': ...}" % (options,))
     gil = options["gil"]
-    if isinstance(gil, dict) and not all(_is_str(k, 255) for k in gil):
-        _refuse("options", "name functions %r, not function names" % (sorted(map(repr, gil)),))
+    if not (type(gil) is str or (type(gil) is dict and all(
+            _is_str(k, 255) and type(v) is str for k, v in gil.items()))):
+        _refuse("options", "have gil=%r, not a policy or a dict of them" % (gil,))
     try:
         normal = _options(gil, options["copy_const"])
     except (BindError, TypeError) as e:
@@ -517,7 +518,7 @@ def function(source, name):
     """A Function of the Library for a pickled Source (pickle calls this):
     the bound one where this process has the Library, else a LazyFunction."""
     key = _checked(source)
-    if not isinstance(name, str) or not name.isidentifier():
+    if type(name) is not str or not name.isidentifier():
         _refuse("the function's name", "is %r, not an identifier" % (name,))
     lib = _have(key)
     if lib is not None:
