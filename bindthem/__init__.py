@@ -37,13 +37,14 @@ from .errors import (
     BuildWarning,
     HeaderError,
     InstantiateError,
+    PickleError,
     SymbolError,
 )
 from .library import Library, load, options
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
-           "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "SymbolError",
-           "build", "cuda", "getsource", "load", "options", "parse_header"]
+           "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",
+           "SymbolError", "build", "cuda", "getsource", "load", "options", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"

@@ -120,7 +120,7 @@ def _function_lines(f, indent="  "):
 
 def _noun(f):
     """What f is called in displays: a CPU Function or a CUDA kernel."""
-    return "bindthem CUDA kernel" if hasattr(type(f), "__getitem__") else "bindthem function"
+    return "bindthem CUDA kernel" if hasattr(f.__class__, "__getitem__") else "bindthem function"
 
 
 def function_text(f):

@@ -9,34 +9,62 @@ or ``build``) as the header and YAML texts plus the module image's bytes. A
 Function or CUDA kernel pickles as that and its name, on its own, whether or
 not its Library object still exists.
 
-Unpickling binds, in this order:
+Unpickling first checks what the pickle carries (:func:`check`): every
+field's type and size, every carried name a plain relative path, and the
+content hash recomputed over the carried text, which must be the pickle's
+(:class:`bindthem.PickleError` otherwise, before anything is written,
+compiled, loaded or remembered). Then it returns, in this order:
 
 1. the Library this process already has for that content (one it unpickled
    before, or the live original), so repeated unpickling costs a dict look-up;
-2. for a build: the files at the original paths when they hold the carried
+2. else a stand-in that binds on first use, in the thread that uses it
+   (:mod:`bindthem._lazy`), so that unpickling itself never compiles nor
+   fails for want of a compiler, a library or a driver.
+
+Binding (:meth:`Source.bind`) then takes:
+
+1. for a build: the files at the original paths when they hold the carried
    text (same machine: a cache hit); otherwise the carried text, written to
    ``<cache>/sources/<hash>/`` and built there once. A header edited on the
    unpickling side is never used in place of the pickled one;
-3. for a load: the library at the pickled path, only if its SHA-256 is the
+2. for a load: the library at the pickled path, only if its SHA-256 is the
    pickled one, else a :class:`bindthem.BindError` saying so;
-4. for CUDA: the carried image, loaded as :func:`bindthem.cuda.load` would
+3. for CUDA: the carried image, loaded as :func:`bindthem.cuda.load` would
    (so without a driver, :class:`bindthem.cuda.NoDriverError`).
+
+Every file read on the unpickling side at a carried path (the originals
+compared, the library hashed) is opened ``O_NONBLOCK`` and must be a regular
+file of bounded size: a FIFO or a device is refused at once.
 
 A process keeps every Library it unpickles (the code stays mapped anyway).
 """
 
+import errno
 import hashlib
 import os
 import pickle
+import re
+import stat
 import threading
 import weakref
 from typing import Any
 
-from .errors import BindError
+from .errors import BindError, PickleError
 
-__all__ = ["Source", "function", "library"]
+__all__ = ["Source", "check", "function", "library"]
 
-_unpickled: dict[Any, Any] = {}  # key -> Library this process unpickled
+# What a pickle may carry, and what may be read at a carried path on the
+# unpickling side: larger is refused (PickleError, or a BindError naming the file).
+TEXT_LIMIT = 64 << 20  # bytes of a header, instantiate.yml or local include
+LIBRARY_LIMIT = 1 << 30  # bytes of a shared library hashed, or of a CUDA image carried
+FILES_LIMIT = 10000  # local includes one pickle carries
+PATH_LIMIT = 4096  # characters of a carried path or compiler command
+
+# key (recomputed) -> Library this process unpickled and bound
+_unpickled: dict[Any, Any] = {}
+# key (recomputed) -> what was hashed for it: a later pickle that carries the
+# same key and equal fields is verified by comparing bytes, not rehashing them
+_verified: dict[str, tuple] = {}
 # key -> Library made here by build/load
 _live: "weakref.WeakValueDictionary[Any, Any]" = weakref.WeakValueDictionary()
 _lock = threading.RLock()
@@ -49,6 +77,55 @@ def _sha(data):
 def _read(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def _open_regular(path, limit):
+    """(fd, stat) of path, opened O_NONBLOCK, when it is a regular file of at
+    most limit bytes; OSError otherwise, at once: a FIFO opened for reading
+    without a writer would block, and /dev/zero never ends."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a folder"
+                    if stat.S_ISDIR(st.st_mode) else "a device or socket")
+            raise OSError(errno.EINVAL, "not a regular file (%s)" % kind, path)
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, "%d bytes, more than bindthem reads at a pickled path "
+                          "(%d)" % (st.st_size, limit), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def _read_regular(path, limit, size=None):
+    """The bytes of a regular file of at most limit bytes (see _open_regular);
+    None when size is given and the file's is another (no read needed)."""
+    fd, st = _open_regular(path, limit)
+    with open(fd, "rb") as f:
+        if size is not None and st.st_size != size:
+            return None
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
+    return data
+
+
+def _hash_regular(path, limit):
+    """SHA-256 of a regular file of at most limit bytes (see _open_regular)."""
+    fd, _ = _open_regular(path, limit)
+    h, n = hashlib.sha256(), 0
+    with open(fd, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            n += len(chunk)
+            if n > limit:
+                raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
+            h.update(chunk)
+    return h.hexdigest()
 
 
 class Source:
@@ -109,37 +186,50 @@ class Source:
         """SHA-256 over everything that makes the binding what it is (not the
         paths): equal keys bind the same code the same way."""
         if self._key is None:
-            h = hashlib.sha256()
-            parts = [self.kind, self.name, repr(bool(self.strict)), self.header_text,
-                     self.yaml_text, repr(sorted((self.files or {}).items())), repr(self.cxx),
-                     repr(self.flags), repr(sorted((self.options or {}).items(), key=str))]
             if self.kind == "load":
-                parts.append(self._library_hash())
-            if self.image is not None:
-                parts.append(self.image)
-            for p in parts:
-                h.update(p if isinstance(p, bytes) else repr(p).encode())
-                h.update(b"\0")
-            self._key = h.hexdigest()
+                self._library_hash()
+            self._key = self._digest()
         return self._key
+
+    def _parts(self):
+        """What the key hashes, in order: bytes as they are, the rest by repr."""
+        files = sorted((self.files or {}).items())
+        return (self.kind, self.name, bool(self.strict), self.header_text, self.yaml_text,
+                len(files), *[p for item in files for p in item], self.cxx, self.flags,
+                sorted((self.options or {}).items(), key=str),
+                self.library_hash if self.kind == "load" else None, self.image)
+
+    def _digest(self, parts=None):
+        """SHA-256 of _parts(), each part length-prefixed and tagged (bytes or
+        repr), so that no two different sources hash alike by moving bytes
+        from one field into the next."""
+        h = hashlib.sha256()
+        for p in self._parts() if parts is None else parts:
+            tag, data = (b"b", p) if isinstance(p, bytes) else (b"r", repr(p).encode())
+            h.update(tag + len(data).to_bytes(8, "little"))
+            h.update(data)
+        return h.hexdigest()
 
     # --- the unpickling side ---
 
     def _same_on_disk(self):
-        """Whether the files at the original paths hold the carried text."""
+        """Whether the files at the original paths hold the carried text
+        (regular files only, read no further than the carried size)."""
+        folder = os.path.dirname(self.header)
+        pairs = [(self.header, self.header_text)]
+        if self.instantiate:
+            pairs.append((self.instantiate, self.yaml_text))
+        pairs += [(os.path.join(folder, rel), text) for rel, text in (self.files or {}).items()]
         try:
-            if _read(self.header) != self.header_text:
-                return False
-            if self.instantiate and _read(self.instantiate) != self.yaml_text:
-                return False
-            folder = os.path.dirname(self.header)
-            return all(_read(os.path.join(folder, rel)) == text
-                       for rel, text in (self.files or {}).items())
+            return all(_read_regular(path, TEXT_LIMIT, len(text)) == text
+                       for path, text in pairs)
         except OSError:
             return False
 
     def _cache_dir(self):
-        return self.cache_dir if self.cache_dir and os.path.isdir(self.cache_dir) else None
+        # The unpickling side's own cache ($BINDTHEM_CACHE or the default), never
+        # the carried folder: a pickle must not choose where this process writes.
+        return None
 
     def _materialise(self):
         """(header, instantiate) paths holding the carried text: the original
@@ -185,7 +275,11 @@ class Source:
                 "put the same file there, or pickle a Library made by bindthem.build(), which "
                 "carries its source and builds it where it is unpickled"
                 % (self.name, self.library))
-        now = _sha(_read(self.library))
+        try:
+            now = _hash_regular(self.library, LIBRARY_LIMIT)
+        except OSError as e:
+            raise BindError("cannot unpickle Library %r: its shared library %s cannot be "
+                            "checked: %s" % (self.name, self.library, e.strerror)) from None
         if now != self.library_hash:
             raise BindError(
                 "cannot unpickle Library %r: the shared library %s is not the one pickled "
@@ -204,7 +298,169 @@ def _write_once(path, data):
 
 
 def _source(fields):
-    return Source(**fields)
+    """A Source from a pickle's fields, checked (pickle calls this)."""
+    return check(fields)
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+_KEYS = frozenset(Source.FIELDS + ("key",))
+
+
+def _refuse(what, why):
+    raise PickleError("cannot unpickle this bindthem kernel: %s %s. bindthem refuses it before "
+                      "writing, compiling or loading anything; pickle the Library again where "
+                      "it was made" % (what, why))
+
+
+def _is_str(value, limit=PATH_LIMIT):
+    return type(value) is str and 0 < len(value) <= limit and "\0" not in value
+
+
+def _plain_path(rel, what):
+    """rel must be a relative path of plain names (no '..', '.', '' or
+    backslash; not absolute; no NUL), as written inside a folder of the cache."""
+    if not _is_str(rel):
+        _refuse(what, "is %r, not a non-empty string without NUL" % (rel,))
+    try:
+        os.fsencode(rel)
+    except UnicodeError:
+        _refuse(what, "is %r, which is not a file name on this system" % (rel,))
+    parts = rel.split("/")
+    if "\\" in rel or any(p in ("", ".", "..") or len(p) > 255 for p in parts):
+        _refuse(what, "is %r, not a relative path of plain names inside the header's folder "
+                "(no '..', no absolute path, no backslash, no empty name)" % (rel,))
+    return parts
+
+
+def _path(value, what, absolute=True):
+    if not _is_str(value) or (absolute and not value.startswith("/")):
+        _refuse(what, "is %r, not %s path without NUL of at most %d characters"
+                % (value, "an absolute" if absolute else "a", PATH_LIMIT))
+
+
+def _text(value, what, limit=TEXT_LIMIT):
+    if type(value) is not bytes:  # exactly: no subclass with its own __eq__
+        _refuse(what, "is a %s, not bytes" % type(value).__name__)
+    if len(value) > limit:
+        _refuse(what, "holds %d bytes, more than bindthem unpickles (%d)" % (len(value), limit))
+
+
+def check(fields):
+    """The Source that a pickle's fields describe, every field checked, with
+    its key recomputed over what they carry (PickleError otherwise)."""
+    if type(fields) is not dict or set(fields) != _KEYS:
+        _refuse("the pickle", "does not hold a bindthem kernel source (fields %r, expected %s)"
+                % (sorted(map(str, fields)) if type(fields) is dict else type(fields),
+                   ", ".join(sorted(_KEYS))))
+    kind, name = fields["kind"], fields["name"]
+    if type(kind) is not str or kind not in ("build", "load", "cuda"):
+        _refuse("its kind", "is %r, not 'build', 'load' or 'cuda'" % (kind,))
+    if not _is_str(name, 255) or not name.isprintable() or "/" in name or "\\" in name:
+        _refuse("its name", "is %r, not a module name (1 to 255 printable characters, no "
+                "slash)" % (name,))
+    if not isinstance(fields["strict"], bool):
+        _refuse("strict", "is %r, not True or False" % (fields["strict"],))
+    _path(fields["header"], "the header's path")
+    _plain_path(os.path.basename(fields["header"]), "the header's file name")
+    _text(fields["header_text"], "the header's text")
+    inst = fields["instantiate"]
+    if inst is None:
+        if fields["yaml_text"] is not None:
+            _refuse("instantiate.yml's text", "comes without its path")
+    else:
+        _path(inst, "instantiate.yml's path")
+        _plain_path(os.path.basename(inst), "instantiate.yml's file name")
+        _text(fields["yaml_text"], "instantiate.yml's text")
+    _check_kind_fields(fields, kind)
+    if type(fields["key"]) is not str or not _HEX64.match(fields["key"]):
+        _refuse("its key", "is %r, not a SHA-256 in hex" % (fields["key"],))
+    source = Source(**fields)
+    source._key = None
+    parts = source._parts()
+    known = _verified.get(fields["key"])
+    if known is not None and known == parts:
+        source._key = fields["key"]
+        return source
+    key = source._digest(parts)
+    if key != fields["key"]:
+        raise PickleError(
+            "cannot unpickle bindthem kernel %r: the pickle's key %s... is not the hash of what "
+            "it carries (%s...): its header or YAML text, local includes, flags or options were "
+            "changed after it was pickled, or the pickle is damaged. bindthem binds nothing from "
+            "it; pickle the Library again where it was made" % (name, fields["key"][:16],
+                                                               key[:16]))
+    source._key = key
+    with _lock:
+        _verified.setdefault(key, parts)
+    return source
+
+
+def _check_kind_fields(fields, kind):
+    """The fields that depend on the kind: files, cxx, flags, cache_dir,
+    options for a build; library and library_hash for a load; image for CUDA."""
+    files = fields["files"]
+    if kind == "build":
+        if type(files) is not dict or len(files) > FILES_LIMIT:
+            _refuse("its local includes", "are %s, not a dict of at most %d files"
+                    % (type(files).__name__, FILES_LIMIT))
+        folders = set()
+        for rel, text in files.items():
+            parts = _plain_path(rel, "a local include's path")
+            _text(text, "local include %r" % rel)
+            folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
+        header_name = os.path.basename(fields["header"])
+        clash = sorted(folders & set(files)) + ([header_name] if header_name in files else [])
+        if clash:
+            _refuse("local include %r" % clash[0], "would overwrite the header or another "
+                    "include's folder")
+        cxx, flags = fields["cxx"], fields["flags"]
+        if cxx is not None and not _is_str(cxx):
+            _refuse("the compiler", "is %r, not None or a command" % (cxx,))
+        if (type(flags) is not list or len(flags) > 4096
+                or not all(_is_str(f) for f in flags)):
+            _refuse("the flags", "are %r, not a list of strings" % (flags,))
+        if fields["cache_dir"] is not None:
+            _path(fields["cache_dir"], "the cache folder", absolute=False)
+    else:
+        for f in ("files", "cxx", "flags", "cache_dir"):
+            if fields[f] is not None:
+                _refuse(f, "is %r: only a built Library carries one" % (fields[f],))
+    if kind == "cuda":
+        if fields["options"] is not None:
+            _refuse("options", "are %r: a CUDA Library has none" % (fields["options"],))
+    else:
+        _check_options(fields["options"])
+    library, library_hash = fields["library"], fields["library_hash"]
+    if kind == "load":
+        _path(library, "the shared library's path", absolute=False)
+        if type(library_hash) is not str or not _HEX64.match(library_hash):
+            _refuse("the shared library's SHA-256", "is %r, not 64 hex digits" % (library_hash,))
+    elif kind == "cuda":
+        _path(library, "the CUDA module's file name", absolute=False)
+        _text(fields["image"], "the CUDA module image", LIBRARY_LIMIT)
+    elif library is not None:
+        _refuse("library", "is %r: a built Library carries its source, not a library" % (library,))
+    if kind != "load" and library_hash is not None:
+        _refuse("library_hash", "is present: only a loaded Library carries one")
+    if kind != "cuda" and fields["image"] is not None:
+        _refuse("image", "is present: only a CUDA Library carries one")
+
+
+def _check_options(options):
+    from .library import _options
+
+    if type(options) is not dict or set(options) != {"gil", "copy_const"}:
+        _refuse("options", "are %r, not {'gil': ..., 'copy_const': ...}" % (options,))
+    gil = options["gil"]
+    if not (type(gil) is str or (type(gil) is dict and all(
+            _is_str(k, 255) and type(v) is str for k, v in gil.items()))):
+        _refuse("options", "have gil=%r, not a policy or a dict of them" % (gil,))
+    try:
+        normal = _options(gil, options["copy_const"])
+    except (BindError, TypeError) as e:
+        _refuse("options", "are %r: %s" % (options, e))
+    if normal != options or (isinstance(gil, dict) and list(gil) != list(normal["gil"])):
+        _refuse("options", "are %r, not in the order build() and load() write them" % (options,))
 
 
 def remember(lib, source):
@@ -213,20 +469,56 @@ def remember(lib, source):
     _live[source.key] = lib
 
 
+def token(key, name=None):
+    """__dask_tokenize__ of a Library (name None) or of its function name:
+    the same for the same content hash in any process."""
+    return ("bindthem.Library", key) + ((name,) if name else ())
+
+
+def _checked(source):
+    """source's key, when check() made it (pickle calls library() and
+    function() with what a pickle says; a stream could name them directly)."""
+    key = getattr(source, "_key", None) if type(source) is Source else None
+    if key is None:
+        _refuse("the pickle", "calls bindthem's unpickler with %r, not a checked kernel source"
+                % (type(source).__name__,))
+    return key
+
+
+def _have(key):
+    """The Library this process has for key (live original or unpickled), or None."""
+    return _live.get(key) or _unpickled.get(key)
+
+
+def function_of(lib, name):
+    """lib's Function name, for a pickle that names it."""
+    if name in (lib.__dict__.get("__all__") or ()):
+        return lib.__dict__[name]
+    raise PickleError("cannot unpickle %s.%s: Library %r binds no function of that name (it "
+                      "binds %s)" % (lib.__name__, name, lib.__name__,
+                                     ", ".join(lib.__all__) or "nothing"))
+
+
 def library(source):
-    """The Library for a pickled Source (pickle calls this)."""
-    key = source.key
-    lib = _live.get(key) or _unpickled.get(key)
+    """The Library for a pickled Source (pickle calls this): the one this
+    process has, else a LazyLibrary that binds on first use."""
+    lib = _have(_checked(source))
     if lib is not None:
         return lib
-    with _lock:
-        lib = _live.get(key) or _unpickled.get(key)
-        if lib is None:
-            lib = source.bind()
-            _unpickled[key] = lib
-    return lib
+    from . import _lazy
+
+    return _lazy.pending(source).library()
 
 
 def function(source, name):
-    """A Function of the Library for a pickled Source (pickle calls this)."""
-    return library(source).__dict__[name]
+    """A Function of the Library for a pickled Source (pickle calls this):
+    the bound one where this process has the Library, else a LazyFunction."""
+    key = _checked(source)
+    if type(name) is not str or not name.isidentifier():
+        _refuse("the function's name", "is %r, not an identifier" % (name,))
+    lib = _have(key)
+    if lib is not None:
+        return function_of(lib, name)
+    from . import _lazy
+
+    return _lazy.pending(source).function(name)

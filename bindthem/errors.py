@@ -7,11 +7,12 @@ print as ``file:line:col: message``.
 """
 
 import os
+import pickle
 import sys
 import warnings
 
 __all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError",
-           "BindValueError", "BindTypeError", "BindWarning", "BuildWarning"]
+           "BindValueError", "BindTypeError", "BindWarning", "BuildWarning", "PickleError"]
 
 
 class BindError(Exception):
@@ -62,6 +63,14 @@ class BindValueError(BindError, ValueError):
 class BindTypeError(BindError, TypeError):
     """load() or build() refuses an argument's type (``copy_const=`` that is
     not a bool). Also a TypeError, as it was before it was a BindError."""
+
+
+class PickleError(BindError, pickle.UnpicklingError):
+    """A pickle of a Library or Function that bindthem refuses before it
+    writes, compiles or loads anything: a field of the wrong type or size, a
+    carried name that is not a plain path inside the header's folder, or a
+    content hash that is not the hash of what the pickle carries. Also a
+    ``pickle.UnpicklingError``."""
 
 
 class BindWarning(UserWarning):

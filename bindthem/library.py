@@ -88,7 +88,7 @@ class LibraryInfo:
 
     def _token(self, name=None):
         """__dask_tokenize__: the same for the same kernel source, options and name."""
-        return ("bindthem.Library", self.source.key) + ((name,) if name else ())
+        return _travel.token(self.source.key, name)
 
 
 class _Info:

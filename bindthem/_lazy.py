@@ -1,0 +1,258 @@
+"""Unpickled Libraries and Functions that bind on first use.
+
+Where a process does not have a pickled Library yet, unpickling returns at
+once a :class:`LazyLibrary` or :class:`LazyFunction`; the first use (a call,
+an attribute of the Library, ``dir()``, ``inspect.signature``, a display)
+binds it in the thread that uses it. So an engine that unpickles in its
+message layer (Dask's comm) never compiles there, and a failure (no
+compiler, a compile error, a missing library for ``load``, no CUDA driver)
+is raised by that use as bindthem's ordinary exception.
+
+One :class:`Pending` per content hash and process is shared by every lazy
+object of that kernel: concurrent first uses bind once. A failed bind is
+re-raised by the uses that follow for :data:`RETRY_AFTER` seconds (a
+thousand mapped tasks fail in milliseconds, not a thousand compiles); the
+first use after that tries again (a compiler installed, a library put in
+place).
+
+After binding, a LazyLibrary *becomes* the Library (its namespace and its
+class are the bound one's, and its functions' ``.library`` is it); a
+LazyFunction stays a thin proxy that calls the bound Function (it says it is
+a :class:`bindthem.Function` to ``isinstance``). Pickling either again never
+binds: it pickles the same source.
+"""
+
+import copy
+import inspect
+import threading
+import time
+import types
+
+from . import _core, _travel
+from .library import Library
+
+__all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "pending"]
+
+RETRY_AFTER = 10.0  # seconds a failed bind is re-raised before a use tries again
+
+_pending: dict[str, "Pending"] = {}  # key -> the kernel waiting for its first use
+_PENDING = "__bindthem_pending__"  # where a LazyLibrary keeps its Pending until bound
+_OWN = ("__all__", "__file__", "__bindthem__")  # a Library's dunders worth binding for
+
+
+def pending(source):
+    """The Pending of source's key, made on the first unpickle of it."""
+    with _travel._lock:
+        p = _pending.get(source.key)
+        if p is None:
+            p = _pending[source.key] = Pending(source)
+        return p
+
+
+class Pending:
+    """A pickled kernel this process has not bound yet."""
+
+    def __init__(self, source):
+        self.source = source
+        self.key = source.key
+        self.result = None  # the Library once bound
+        self.lazy = None  # the LazyLibrary handed out, if any
+        self.error = None  # the last bind's exception, and when it was raised
+        self.failed_at = 0.0
+        self.binds = 0  # binds attempted (tests count them)
+        self._bind_lock = threading.Lock()
+
+    def library(self):
+        """The Library when bound, else the one LazyLibrary of this kernel."""
+        with _travel._lock:
+            if self.result is not None:
+                return self.result
+            if self.lazy is None:
+                self.lazy = LazyLibrary(self)
+            return self.lazy
+
+    def function(self, name):
+        with _travel._lock:
+            if self.result is not None:
+                return _travel.function_of(self.result, name)
+        return LazyFunction(self, name)
+
+    def get(self):
+        """The bound Library, binding it in this thread on first need."""
+        result = self.result
+        if result is not None:
+            return result
+        with self._bind_lock:
+            if self.result is not None:
+                return self.result
+            if self.error is not None and time.monotonic() - self.failed_at < RETRY_AFTER:
+                raise _again(self.error)
+            self.binds += 1
+            try:
+                lib = _travel._have(self.key)
+                made = lib is None
+                if made:
+                    lib = self.source.bind()
+            except Exception as e:
+                self.error, self.failed_at = e, time.monotonic()
+                raise
+            with _travel._lock:
+                if self.lazy is not None:
+                    self.lazy._become(lib, made)
+                    lib = self.lazy
+                if made:
+                    _travel._unpickled[self.key] = lib
+                self.result, self.error = lib, None
+                _pending.pop(self.key, None)
+            return lib
+
+
+def _again(error):
+    """A copy of a remembered exception to raise again (raising one object
+    many times would grow its traceback, and threads would share it)."""
+    try:
+        again = copy.copy(error)
+    except Exception:
+        return error.with_traceback(None)
+    again.__cause__, again.__context__ = error.__cause__, error.__context__
+    again.__suppress_context__ = error.__suppress_context__
+    return again
+
+
+def _bound(lib):
+    """The bound Library for a LazyLibrary (itself, once it has become one)."""
+    p = lib.__dict__.get(_PENDING)
+    return lib if p is None else p.get()
+
+
+class LazyLibrary(Library):
+    """An unpickled Library that binds on first use, then becomes it (its
+    class is then :class:`bindthem.Library`). ``repr``, pickling, copies and
+    dask tokens do not bind."""
+
+    def __init__(self, pending):  # noqa: D107 - no Library.__init__: nothing is bound yet
+        types.ModuleType.__init__(self, pending.source.name,
+                                  "Kernels of %s, unpickled: bound on first use."
+                                  % pending.source.header.rsplit("/", 1)[-1])
+        self.__dict__[_PENDING] = pending
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__") and name not in _OWN:
+            raise AttributeError("module %r has no attribute %r" % (self.__name__, name))
+        _bound(self)
+        return getattr(self, name)
+
+    @property
+    def metadata(self):
+        return _bound(self).metadata
+
+    @property
+    def unexported(self):
+        return _bound(self).unexported
+
+    @property
+    def not_kernels(self):
+        return _bound(self).not_kernels
+
+    def _become(self, lib, made):
+        """Takes lib's namespace and class; when this process made lib, its
+        functions' ``.library`` is this object from now on."""
+        d = dict(lib.__dict__)
+        self.__dict__.update(d)
+        self.__class__ = type(lib)
+        if made:
+            import weakref
+
+            lib.__bindthem__._library = weakref.ref(self)
+        self.__dict__.pop(_PENDING, None)
+
+    def __repr__(self):
+        p = self.__dict__.get(_PENDING)
+        if p is None:
+            return Library.__repr__(self)
+        return "<bindthem.Library %r (unpickled; binds on first use)>" % (self.__name__,)
+
+    def __reduce__(self):
+        p = self.__dict__.get(_PENDING)
+        return Library.__reduce__(self) if p is None else (_travel.library, (p.source,))
+
+    def __dask_tokenize__(self):
+        p = self.__dict__.get(_PENDING)
+        return Library.__dask_tokenize__(self) if p is None else _travel.token(p.key)
+
+
+class LazyFunction:
+    """An unpickled Function (or CUDA kernel) whose Library binds on its
+    first use; then a proxy of the bound one. ``isinstance(f,
+    bindthem.Function)`` holds; ``type(f)`` is this class."""
+
+    __slots__ = ("_pending", "_name", "_function", "__weakref__")
+
+    def __init__(self, pending, name):
+        self._pending = pending
+        self._name = name
+        self._function = None
+
+    def _get(self):
+        f = self._function
+        if f is None:
+            f = self._function = _travel.function_of(self._pending.get(), self._name)
+        return f
+
+    def __call__(self, *args, **kwargs):
+        f = self._function
+        return (f if f is not None else self._get())(*args, **kwargs)
+
+    def __getitem__(self, item):  # a CUDA kernel's launch configuration
+        return self._get()[item]
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError("%r object has no attribute %r" % (self.__class__.__name__,
+                                                                     name))
+        return getattr(self._get(), name)
+
+    @property
+    def __class__(self):
+        return _core.CudaKernel if self._pending.source.kind == "cuda" else _core.Function
+
+    @property
+    def __name__(self):
+        return self._name
+
+    @property
+    def __doc__(self):
+        return self._get().__doc__
+
+    @property
+    def __text_signature__(self):
+        return self._get().__text_signature__
+
+    @property
+    def __signature__(self):
+        return inspect.signature(self._get())
+
+    @property
+    def library(self):
+        return self._get().library
+
+    def __get__(self, obj, owner=None):
+        return self  # as a Function: no method binding when stored on a class
+
+    def __reduce__(self):
+        return (_travel.function, (self._pending.source, self._name))
+
+    def __dask_tokenize__(self):
+        return _travel.token(self._pending.key, self._name)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        if self._function is not None or self._pending.result is not None:
+            return repr(self._get())
+        return "<bindthem function %s.%s (unpickled; binds on first use)>" % (
+            self._pending.source.name, self._name)
