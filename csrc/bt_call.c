@@ -10,8 +10,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define BT_ALWAYS_INLINE __attribute__((always_inline))
+#define BT_COLD __attribute__((cold, noinline))
 #else
 #define BT_ALWAYS_INLINE
+#define BT_COLD
 #endif
 
 int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
@@ -129,7 +131,8 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
 /* The kernel called with the arguments stored: directly on words (the
  * direct plan's), else through ffi_call on avalues; the GIL released as
  * opts says for arrays of `total` elements. The result, or NULL. Inlined
- * into each path, where words or avalues is a constant. */
+ * into each fast path, where words or avalues is a constant (invoke_temps
+ * passes either). */
 static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts,
                                                     npy_intp total, void **avalues,
                                                     const uint64_t *words, const char *fname)
@@ -152,9 +155,9 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
 }
 
 /* The rest of a call with aligned temporaries (below). */
-static PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k, const char *fname,
-                              PyObject *names, const BtCallOpts *opts, npy_intp total, uint64_t *w,
-                              BtValue *vals, void **avalues);
+static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
+                                      const char *fname, PyObject *names, const BtCallOpts *opts,
+                                      npy_intp total, uint64_t *w, BtValue *vals, void **avalues);
 
 /* The libffi call: every argument into its BtValue through the slots,
  * then ffi_call. */
@@ -164,7 +167,7 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
     npy_intp total = 0;
-    int i, k;
+    int i, k, r;
 
     for (k = 0; k < call->n_py; k++) { /* scalars, then arrays: see BtCall.order */
         const BtArgSlot *s = &call->slots[i = call->order[k]];
@@ -178,16 +181,12 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
             arr.ndim = PyArray_NDIM(a);
             arr.dims = (const Py_ssize_t *)PyArray_DIMS(a);
             arr.via = NULL;
-            if ((arr.flags & s->need) != s->need) {
-                if (bt_call_unaligned_only(s, arr.flags))
-                    return invoke_temps(call, args, k, fname, names, opts, total, NULL, vals,
-                                        avalues);
-                bt_slot_array_refused(s, &arr, fname, arg_name(names, i));
-                return NULL;
-            }
-            if (bt_slot_put_array(s, &arr, vals, sizeof vals[0], avalues, fname,
-                                  arg_name(names, i)) < 0)
-                return NULL;
+            r = bt_slot_store_array(s, &arr, vals, sizeof vals[0], avalues, fname,
+                                    arg_name(names, i));
+            if (r) /* -1, or 1: unaligned, the rest with temporaries */
+                return r < 0 ? NULL
+                             : invoke_temps(call, args, k, fname, names, opts, total, NULL, vals,
+                                            avalues);
             total += PyArray_SIZE(a);
             continue;
         }
@@ -261,7 +260,7 @@ static int put_array(const BtCall *call, int i, PyArrayObject *a, uint64_t *w, n
     BtArrayArg arr;
 
     if ((flags & s->need) != s->need) {
-        if (bt_call_unaligned_only(s, flags))
+        if (bt_slot_unaligned_only(s, flags))
             return 1;
         arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
         arr.flags = flags;
@@ -396,9 +395,9 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
  * alignment passed as an aligned temporary, the others as they are; then
  * the overlap check, the kernel, and temps_finish. Into the direct call's
  * words w, or (w NULL) libffi's vals and avalues. */
-static PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k, const char *fname,
-                              PyObject *names, const BtCallOpts *opts, npy_intp total, uint64_t *w,
-                              BtValue *vals, void **avalues)
+static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
+                                      const char *fname, PyObject *names, const BtCallOpts *opts,
+                                      npy_intp total, uint64_t *w, BtValue *vals, void **avalues)
 {
     Temps ts;
     PyObject *r = NULL;
@@ -414,24 +413,21 @@ static PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k, 
         arr.ndim = PyArray_NDIM(a);
         arr.dims = (const Py_ssize_t *)PyArray_DIMS(a);
         arr.via = NULL;
-        if ((arr.flags & s->need) != s->need && bt_call_unaligned_only(s, arr.flags)) {
-            void *tmp = temp_new(&ts, a, i);
-            if (!tmp)
+        if ((arr.flags & s->need) != s->need) {
+            void *tmp;
+            if (bt_slot_array_refused(s, &arr, fname, arg_name(names, i)) < 0)
+                goto done;
+            if (!(tmp = temp_new(&ts, a, i))) /* 1: it lacks only alignment */
                 goto done;
             arr.addr = (uint64_t)(uintptr_t)tmp;
-            arr.flags |= BT_ARR_ALIGNED;
-        }
-        if ((arr.flags & s->need) != s->need) {
-            bt_slot_array_refused(s, &arr, fname, arg_name(names, i));
-            goto done;
         }
         if (w) {
             if (put_array_at(call, i, a, arr.addr, w, fname, names) < 0)
                 goto done;
         } else {
             avalues[s->cidx] = &vals[s->cidx];
-            if (bt_slot_store_array(s, &arr, vals, sizeof vals[0], avalues, fname,
-                                    arg_name(names, i)) < 0)
+            if (bt_slot_put_array(s, &arr, vals, sizeof vals[0], avalues, fname,
+                                  arg_name(names, i)) < 0)
                 goto done;
         }
         total += PyArray_SIZE(a);
@@ -439,10 +435,7 @@ static PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k, 
     if (temps_overlap(call, args, &ts, fname, names) < 0)
         goto done;
     ran = 1;
-    if (w)
-        r = run_kernel(call, opts, total, NULL, w, fname);
-    else
-        r = run_kernel(call, opts, total, avalues, NULL, fname);
+    r = run_kernel(call, opts, total, avalues, w, fname);
 done:
     return temps_finish(call, &ts, r, ran, fname, names);
 }

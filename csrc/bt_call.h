@@ -47,13 +47,6 @@ static inline void bt_call_count(_Atomic uint64_t *counter, int n)
     atomic_fetch_add_explicit(counter, (uint64_t)n, memory_order_relaxed);
 }
 
-/* Whether an array whose flags lack some of what slot s needs lacks only
- * alignment: a CPU call then passes an aligned copy (bt_call_invoke). */
-static inline int bt_call_unaligned_only(const BtArgSlot *s, int flags)
-{
-    return ((flags | BT_ARR_ALIGNED) & s->need) == s->need;
-}
-
 /* A prepared call frame for one overload. */
 typedef struct BtCall {
     void (*fn)(void);

@@ -311,6 +311,9 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
     const char *hint = s->is_const && !a->via ? COPY_HINT : "";
     int missing = s->need & ~a->flags;
 
+    if (!a->via && bt_slot_unaligned_only(s, a->flags))
+        return 1;
+
     if (missing & BT_ARR_C_CONTIGUOUS) {
         if (a->via)
             PyErr_Format(PyExc_ValueError,
@@ -326,8 +329,7 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
                          fname, name,
                          a->flags & BT_ARR_F_CONTIGUOUS ? "Fortran-ordered" : "strided", name,
                          hint);
-    } else { /* alignment alone is never refused: a CPU call copies (bt_call.c), a device
-              * array is aligned */
+    } else {
         PyErr_Format(PyExc_ValueError,
                      "%s(): argument '%U' is a read-only array, but the kernel writes to it (the "
                      "parameter is not const)",

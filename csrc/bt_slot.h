@@ -151,9 +151,18 @@ BT_HIDDEN PyObject *bt_slot_describe(PyObject *o);
 /* What a slot takes, for messages: "float64 array", "int", "float". */
 BT_HIDDEN const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size);
 
-/* Raises the ValueError for array a that lacks some of s->need (not
- * C-contiguous, or read-only for a non-const parameter; alignment alone
- * is never refused), with the remedy. Returns -1. */
+/* Whether an array whose flags lack some of what slot s needs lacks only
+ * alignment: a CPU call then passes an aligned copy (bt_call_invoke). */
+static inline int bt_slot_unaligned_only(const BtArgSlot *s, int flags)
+{
+    return ((flags | BT_ARR_ALIGNED) & s->need) == s->need;
+}
+
+/* Array a lacks some of s->need. Raises the ValueError (not C-contiguous,
+ * or read-only for a non-const parameter), with the remedy, and returns -1;
+ * or, for an ndarray (a->via NULL) that lacks only alignment, raises
+ * nothing and returns 1: the CPU call passes it as an aligned copy (a
+ * device array is always aligned). */
 BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
                                     PyObject *name);
 
@@ -179,7 +188,8 @@ static inline int bt_slot_put_array(const BtArgSlot *s, const BtArrayArg *a, voi
 }
 
 /* Array argument a into slot s: the checks (s->need, then the sizes), then
- * bt_slot_put_array. Returns 0 or -1. */
+ * bt_slot_put_array. Returns 0, -1, or 1 (nothing stored) for an ndarray
+ * that lacks only alignment (bt_slot_array_refused). */
 static inline int bt_slot_store_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
                                       size_t stride, void **ptrs, const char *fname, PyObject *name)
 {
