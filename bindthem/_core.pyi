@@ -164,6 +164,11 @@ class Function:
     @property
     def copy_const(self) -> bool:
         """Whether misfit const arrays are copied rather than refused."""
+    @property
+    def stats(self) -> dict[str, int]:
+        """Copies its calls made: 'aligned_copies' (unaligned arrays passed as aligned
+        temporaries), 'copy_backs' (of those, written ones copied back), 'const_copies'
+        (const arrays that are not C-contiguous, copied under copy_const)."""
     def _repr_html_(self) -> str: ...
     def _repr_pretty_(self, p: Any, cycle: bool, /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -10,6 +10,7 @@
 #include "bt_state.h"
 
 #include <ffi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "bt_direct.h"
@@ -22,8 +23,8 @@
  * 2048 elements already runs for microseconds. */
 #define BT_GIL_RELEASE_MIN 2048
 
-/* How a call treats the GIL and const arrays that are not C-contiguous and
- * aligned: a Function's own (from its Library's build/load arguments),
+/* How a call treats the GIL and const arrays that are not C-contiguous: a
+ * Function's own (from its Library's build/load arguments),
  * overridden inside `with bindthem.options(...)` (bt_opts.c). */
 enum { BT_GIL_AUTO, BT_GIL_RELEASE, BT_GIL_KEEP }; /* by size (above), always, never */
 typedef struct BtCallOpts {
@@ -31,6 +32,20 @@ typedef struct BtCallOpts {
     uint8_t copy_const; /* copy such const arrays instead of refusing them */
     uint8_t ffi;        /* call through libffi even where a direct call applies */
 } BtCallOpts;
+
+/* The copies an overload's calls made (Function.stats): C11 atomics,
+ * added to relaxed, so that calls counting at once in threads of a
+ * free-threaded build lose none (with the GIL they never race). */
+typedef struct BtCallStats {
+    _Atomic uint64_t aligned_copies; /* unaligned arrays passed as aligned temporaries */
+    _Atomic uint64_t copy_backs;     /* of those, written ones copied back */
+    _Atomic uint64_t const_copies;   /* const arrays that are not C-contiguous (copy_const) */
+} BtCallStats;
+
+static inline void bt_call_count(_Atomic uint64_t *counter, int n)
+{
+    atomic_fetch_add_explicit(counter, (uint64_t)n, memory_order_relaxed);
+}
 
 /* A prepared call frame for one overload. */
 typedef struct BtCall {
@@ -49,6 +64,7 @@ typedef struct BtCall {
      * arrays, so no Python code runs between an array's checks and the
      * kernel (a resize or setflags there would leave a stale pointer). */
     uint8_t *order;
+    BtCallStats *stats; /* a C function's (NULL for a kernel) */
 } BtCall;
 
 /* Prepares call for overload ov with symbol address fn, allocating from
@@ -64,6 +80,13 @@ BT_HIDDEN int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, v
  * off, else into BtValues for ffi_call. args are the n_py arguments in
  * order (NULL for an omitted one: the slot's default), already matched to
  * the overload by the dispatcher.
+ * An array that lacks only alignment is passed as an aligned temporary
+ * (allocated and freed by the call, counted in call->stats), copied back
+ * into the caller's array after the kernel when the parameter is not
+ * const, also when the kernel threw; a ValueError instead when such an
+ * array shares memory with another array argument and either is written.
+ * Aligned arrays take none of this: it is entered from the failed flags
+ * check.
  * fname and names (tuple of str) are for messages; opts->gil decides the
  * GIL. New reference, or NULL. */
 BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,

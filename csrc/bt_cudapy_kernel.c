@@ -464,7 +464,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         arr.ndim = a->ndim;
         arr.dims = a->shape;
         arr.via = a->via;
-        if (bt_slot_store_array(s, &arr, vals, sizeof vals[0], params, k->d.cname, name, i) < 0 ||
+        if (bt_slot_store_array(s, &arr, vals, sizeof vals[0], params, k->d.cname, name) < 0 ||
             check_device(r.st, k, name, a, &dev, &ctx, &dev_name) < 0)
             goto done;
     }

@@ -23,7 +23,7 @@ typedef struct BtFunction {
     BtCall *calls;
 } BtFunction;
 
-/* invoke() with copies of the const arrays that don't fit (copy_const). */
+/* invoke() with copies of the const arrays that are not C-contiguous (copy_const). */
 static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, PyObject *names,
                                 const BtCallOpts *opts)
 {
@@ -227,6 +227,23 @@ static PyObject *get_copy_const(BtFunction *f, void *c)
     return PyBool_FromLong(f->opts.copy_const);
 }
 
+/* {"aligned_copies", "copy_backs", "const_copies"}: the copies its calls
+ * made, over all overloads (BtCallStats). */
+static PyObject *get_stats(BtFunction *f, void *c)
+{
+    unsigned long long n[3] = {0, 0, 0};
+    int i;
+
+    for (i = 0; i < f->dispatch.n_ovs; i++) {
+        BtCallStats *s = f->calls[i].stats;
+        n[0] += atomic_load_explicit(&s->aligned_copies, memory_order_relaxed);
+        n[1] += atomic_load_explicit(&s->copy_backs, memory_order_relaxed);
+        n[2] += atomic_load_explicit(&s->const_copies, memory_order_relaxed);
+    }
+    return Py_BuildValue("{s:K,s:K,s:K}", "aligned_copies", n[0], "copy_backs", n[1],
+                         "const_copies", n[2]);
+}
+
 static PyObject *get_symbols(BtFunction *f, void *c)
 {
     PyObject *t = PyTuple_New(f->dispatch.n_ovs);
@@ -286,8 +303,13 @@ static PyGetSetDef function_getset[] = {
      "(always) or 'keep' (never); bindthem.options(gil=...) overrides it per call.",
      NULL},
     {"copy_const", (getter)get_copy_const, NULL,
-     "Whether const array arguments that are not C-contiguous and aligned are copied "
-     "(True) or refused (False); bindthem.options(copy_const=...) overrides it per call.",
+     "Whether const array arguments that are not C-contiguous are copied (True) or refused "
+     "(False); bindthem.options(copy_const=...) overrides it per call.",
+     NULL},
+    {"stats", (getter)get_stats, NULL,
+     "Copies its calls made, as a dict: 'aligned_copies' (unaligned arrays passed as aligned "
+     "temporaries), 'copy_backs' (of those, arrays the kernel writes, copied back), "
+     "'const_copies' (const arrays that are not C-contiguous, copied under copy_const).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

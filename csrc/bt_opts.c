@@ -1,5 +1,6 @@
 /* bt_opts.c - bindthem.options(): per-call overrides of a Function's GIL
- * policy and const-array copying, and the copying itself.
+ * policy and const-array copying, and the copying itself (of const arrays
+ * that are not C-contiguous; unaligned ones are every call's, bt_call.c).
  *
  * The override lives in a context variable (so threads and asyncio tasks
  * each see their own) holding one int: bits 0-1 the GIL policy + 1, bits 2-3
@@ -53,14 +54,16 @@ int bt_opts_current(BtState *st, BtCallOpts *opts)
 
 int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out, PyObject **held)
 {
-    int i, n = 0;
+    int i, flags, n = 0;
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
         out[i] = args[i];
         if (!s->is_array || !s->is_const || !args[i] || !PyArray_Check(args[i]))
             continue;
-        if ((PyArray_FLAGS((PyArrayObject *)args[i]) & s->need) == s->need)
+        flags = PyArray_FLAGS((PyArrayObject *)args[i]);
+        /* one that lacks only alignment is the call's (an aligned temporary, bt_call.c) */
+        if ((flags & s->need) == s->need || bt_slot_unaligned_only(s, flags))
             continue;
         /* a new buffer from NumPy's allocator is aligned for its dtype */
         out[i] = held[n] = PyArray_NewCopy((PyArrayObject *)args[i], NPY_CORDER);
@@ -71,6 +74,7 @@ int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out
         }
         n++;
     }
+    bt_call_count(&call->stats->const_copies, n);
     return n;
 }
 

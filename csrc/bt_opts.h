@@ -1,6 +1,5 @@
 /* bt_opts.h - call options of bound kernels beyond their arguments: the GIL
- * policy and the opt-in copy of const arrays that are not C-contiguous and
- * aligned. A Function has its own (BtCallOpts, from its Library's build or
+ * policy and the opt-in copy of const arrays that are not C-contiguous. A Function has its own (BtCallOpts, from its Library's build or
  * load arguments); `with bindthem.options(...)` overrides them for the calls
  * made inside it, through a context variable that is read only while some
  * such block is active anywhere in the process. */
@@ -13,10 +12,12 @@
  * -1 with an exception set. */
 BT_HIDDEN int bt_opts_current(BtState *st, BtCallOpts *opts);
 
-/* For each const array argument of call that is not C-contiguous and
- * aligned, a C-contiguous, aligned copy: out[i] is args[i] or its copy, and
- * the copies (new references) are in held. Writable arrays are never copied.
- * Returns the number of copies held, or -1 with an exception set. */
+/* For each const array argument of call that is not C-contiguous, a
+ * C-contiguous, aligned copy: out[i] is args[i] or its copy, and the copies
+ * (new references) are in held, counted in call->stats. Writable arrays are
+ * never copied here, nor arrays that lack only alignment (the call passes
+ * those as aligned temporaries, bt_call_invoke). Returns the number of
+ * copies held, or -1 with an exception set. */
 BT_HIDDEN int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out,
                                  PyObject **held);
 

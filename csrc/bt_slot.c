@@ -306,10 +306,13 @@ const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
     "bindthem.options())"
 
 int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
-                          PyObject *name, int pos)
+                          PyObject *name)
 {
     const char *hint = s->is_const && !a->via ? COPY_HINT : "";
     int missing = s->need & ~a->flags;
+
+    if (!a->via && bt_slot_unaligned_only(s, a->flags))
+        return 1;
 
     if (missing & BT_ARR_C_CONTIGUOUS) {
         if (a->via)
@@ -326,11 +329,6 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
                          fname, name,
                          a->flags & BT_ARR_F_CONTIGUOUS ? "Fortran-ordered" : "strided", name,
                          hint);
-    } else if (missing & BT_ARR_ALIGNED) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s(): argument '%U' (position %d) must be an aligned array; bindthem never "
-                     "copies, pass numpy.require(%U, requirements=\"CA\") and use the result%s",
-                     fname, name, pos + 1, name, hint);
     } else {
         PyErr_Format(PyExc_ValueError,
                      "%s(): argument '%U' is a read-only array, but the kernel writes to it (the "

@@ -151,11 +151,20 @@ BT_HIDDEN PyObject *bt_slot_describe(PyObject *o);
 /* What a slot takes, for messages: "float64 array", "int", "float". */
 BT_HIDDEN const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size);
 
-/* Raises the ValueError for array a that lacks some of s->need (not
- * C-contiguous, not aligned, read-only for a non-const parameter), with
- * the remedy. pos is the argument's position (from 0). Returns -1. */
+/* Whether an array whose flags lack some of what slot s needs lacks only
+ * alignment: a CPU call then passes an aligned copy (bt_call_invoke). */
+static inline int bt_slot_unaligned_only(const BtArgSlot *s, int flags)
+{
+    return ((flags | BT_ARR_ALIGNED) & s->need) == s->need;
+}
+
+/* Array a lacks some of s->need. Raises the ValueError (not C-contiguous,
+ * or read-only for a non-const parameter), with the remedy, and returns -1;
+ * or, for an ndarray (a->via NULL) that lacks only alignment, raises
+ * nothing and returns 1: the CPU call passes it as an aligned copy (a
+ * device array is always aligned). */
 BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
-                                    PyObject *name, int pos);
+                                    PyObject *name);
 
 /* Fills the size parameters of array slot s from the argument's shape (nd
  * dimensions, dims): the value of C parameter z->cidx is written at
@@ -166,19 +175,27 @@ BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, con
 BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
                                   size_t stride, void **ptrs, const char *fname, PyObject *name);
 
-/* Array argument a into slot s: the checks (s->need, then the sizes), its
- * address into vals + s->cidx * stride (ptrs[s->cidx] must already point
- * there), its size parameters as bt_slot_store_sizes. Returns 0 or -1. */
-static inline int bt_slot_store_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
-                                      size_t stride, void **ptrs, const char *fname, PyObject *name,
-                                      int pos)
+/* Array argument a into slot s once its flags are checked: its address
+ * into vals + s->cidx * stride (ptrs[s->cidx] must already point there),
+ * its size parameters as bt_slot_store_sizes. Returns 0 or -1. */
+static inline int bt_slot_put_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
+                                    size_t stride, void **ptrs, const char *fname, PyObject *name)
 {
-    if ((a->flags & s->need) != s->need)
-        return bt_slot_array_refused(s, a, fname, name, pos);
     *(uint64_t *)((char *)vals + (size_t)s->cidx * stride) = a->addr;
     if (s->n_sizes == 0)
         return 0;
     return bt_slot_store_sizes(s, a->ndim, a->dims, vals, stride, ptrs, fname, name);
+}
+
+/* Array argument a into slot s: the checks (s->need, then the sizes), then
+ * bt_slot_put_array. Returns 0, -1, or 1 (nothing stored) for an ndarray
+ * that lacks only alignment (bt_slot_array_refused). */
+static inline int bt_slot_store_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
+                                      size_t stride, void **ptrs, const char *fname, PyObject *name)
+{
+    if ((a->flags & s->need) != s->need)
+        return bt_slot_array_refused(s, a, fname, name);
+    return bt_slot_put_array(s, a, vals, stride, ptrs, fname, name);
 }
 
 /* Converts scalar o to type t into out, with the conversions, range checks
