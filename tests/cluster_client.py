@@ -127,6 +127,11 @@ def mode_closure(scheduler, header, yml, cache, *workers):
     return out
 
 
+def _offset(x):
+    """The array's data address modulo its item size: 0 when aligned."""
+    return x.ctypes.data % x.itemsize
+
+
 def mode_map(scheduler, header, yml, cache, *workers):
     import dask.array as da
     client = connect(scheduler, workers)
@@ -138,7 +143,9 @@ def mode_map(scheduler, header, yml, cache, *workers):
         chunks = [np.random.default_rng(n).random(n) for n in sizes]
         got = client.gather(client.map(lib.total, chunks, workers=list(workers), pure=False))
         np.testing.assert_allclose(got, [c.sum() for c in chunks], rtol=1e-9)
-        return {"chunks": len(chunks)}
+        # how the same chunks arrive (another delivery, the same framing)
+        offsets = client.gather(client.map(_offset, chunks, workers=list(workers), pure=False))
+        return {"chunks": len(chunks), "offsets": offsets}
 
     def blocks():
         rowsum = lib.rowsum

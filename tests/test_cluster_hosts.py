@@ -153,6 +153,7 @@ def test_hosts_client_map_and_map_blocks(hosts, author):
     half of them unaligned. Needs unaligned arrays to be accepted."""
     r = client(hosts, "map", *rows(author), *WORKERS)
     ok(r["map"], "Client.map of lib.total")
+    print("Client.map: data offsets modulo 8 of the chunks on arrival: %s" % r["map"]["offsets"])
     ok(r["map_blocks"], "map_blocks with lib.rowsum")
 
 
