@@ -12,7 +12,8 @@ Modes (each check is {"ok": bool, "error": text} or numbers):
   map     HEADER YML CACHE WORKER...  Client.map of a kernel over chunks, map_blocks
   nocc    HEADER YML CACHE WORKER   a task on a worker without a compiler
   pyamg   CORE CACHE WORKER         gauss_seidel of pyamg's relaxation.h on a worker
-  bench   HEADER YML CACHE REPS WORKER...  first and later kernel tasks vs np.sum tasks
+  bench   HEADER YML CACHE REPS WORKER...  first and later kernel tasks vs np.sum tasks,
+                                    and the first after a restart
 
 Functions defined here travel by value (cloudpickle pickles __main__'s
 functions whole), so the workers need nothing of this file.
@@ -225,31 +226,35 @@ def mode_pyamg(scheduler, core, cache, worker):
 
 
 def mode_bench(scheduler, header, yml, cache, reps, *workers):
+    """A kernel task (lib.total of an array the task makes) against the same
+    task with np.sum: the first on each worker (it rebuilds from the pickle),
+    later ones interleaved, and the first after the worker restarted (it
+    binds from its own cache)."""
     client = connect(scheduler, workers)
-    lib = bindthem.build(header, yml, cache_dir=cache)
-    total = lib.total
-    x = np.arange(1000.0)
+    total = bindthem.build(header, yml, cache_dir=cache).total
 
-    def kernel_task(x):
-        return total(np.ascontiguousarray(x))  # aligned either way; not what is measured
+    def kernel_task(n):
+        return total(np.arange(float(n)))
 
-    def numpy_task(x):
-        return np.sum(x)
+    def numpy_task(n):
+        return np.sum(np.arange(float(n)))
 
-    reps = int(reps)
-    first = first_tasks(client, kernel_task, (x,), workers)
-    out = {"first": first, "later": {}, "numpy": {}, "restarted": {}}
-    for w in workers:
-        # interleaved, so that load on the machine hits both alike
-        k, n = [], []
+    reps, n = int(reps), 1000
+    # each worker's first np.sum task first, so that the kernel's first task pays for
+    # the kernel only, not for the worker's own first-task costs
+    out = {"numpy_first": first_tasks(client, numpy_task, (n,), workers)}
+    out["first"] = first_tasks(client, kernel_task, (n,), workers)
+    out["later"], out["numpy"] = {}, {}
+    for w in workers:  # interleaved, so that load on the machine hits both alike
+        k, p = [], []
         for _ in range(reps):
-            k += timed_tasks(client, kernel_task, (x,), w, 1)
-            n += timed_tasks(client, numpy_task, (x,), w, 1)
-        out["later"][w], out["numpy"][w] = k, n
-    # a restarted worker (same host, its own cache kept) binds from that cache
+            k += timed_tasks(client, kernel_task, (n,), w, 1)
+            p += timed_tasks(client, numpy_task, (n,), w, 1)
+        out["later"][w], out["numpy"][w] = k, p
     client.restart_workers(list(workers), timeout=120)
     client.wait_for_workers(len(workers), timeout=120)
-    out["restarted"] = first_tasks(client, kernel_task, (x,), workers)
+    out["numpy_restarted"] = first_tasks(client, numpy_task, (n,), workers)
+    out["restarted"] = first_tasks(client, kernel_task, (n,), workers)
     return out
 
 
