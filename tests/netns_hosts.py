@@ -129,6 +129,10 @@ class HostCluster:
     made = 0  # clusters made by this process: the <n> of their tag
 
     def __init__(self, workers=("w0", "w1"), hide=(), python=None, env=None, threads=1):
+        for h in hide:
+            if not os.path.isdir(h):
+                raise ValueError("HostCluster(hide=...): %r is not a folder; a tmpfs can only "
+                                 "hide an existing folder" % (h,))
         sweep()
         HostCluster.made += 1
         self.tag = "%s%d-%d" % (PREFIX, os.getpid(), HostCluster.made)

@@ -33,11 +33,12 @@ from support import python_env
 pytest.importorskip("distributed")
 pytest.importorskip("dask.array")
 
-REASON = netns_hosts.unavailable()
+SLOW = bool(os.environ.get("BINDTHEM_SLOW_TESTS"))
+REASON = netns_hosts.unavailable() if SLOW else None  # probes with a namespace: only if run
 pytestmark = [
     pytest.mark.skipif(REASON is not None, reason=REASON or ""),
     pytest.mark.slow,
-    pytest.mark.skipif(not os.environ.get("BINDTHEM_SLOW_TESTS"),
+    pytest.mark.skipif(not SLOW,
                        reason="set BINDTHEM_SLOW_TESTS=1 (a cluster of namespaced hosts, "
                        "~1-2 min)"),
 ]
