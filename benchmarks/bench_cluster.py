@@ -27,7 +27,6 @@ Run (root; ~1 min): python benchmarks/bench_cluster.py [REPS]
 Not in run_all.py: it needs root and network namespaces.
 """
 
-import json
 import os
 import shutil
 import sys
@@ -38,23 +37,20 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402
 
 sys.path.insert(0, os.path.join(common.ROOT, "tests"))
+import cluster_client  # noqa: E402
 import netns_hosts  # noqa: E402
 
 del sys.path[0]
 
-CLIENT = os.path.join(common.ROOT, "tests", "cluster_client.py")
 KERNELS = os.path.join(common.ROOT, "tests", "data", "kernels")
 WORKERS = ("w0", "w1")
 
 
 def run_client(hc, mode, *args):
-    r = hc.client([sys.executable, CLIENT, mode, hc.scheduler] + [str(a) for a in args],
-                  timeout=600)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    if r.returncode != 0 or not lines:
-        sys.exit("cluster client %s failed (rc %d):\n%s" % (mode, r.returncode,
-                                                            r.stderr[-4000:]))
-    return json.loads(lines[-1][len("RESULT "):])
+    try:
+        return cluster_client.run(hc, mode, *args, timeout=600)
+    except RuntimeError as e:
+        sys.exit(str(e))
 
 
 def ms(seconds):

@@ -258,6 +258,18 @@ def mode_bench(scheduler, header, yml, cache, reps, *workers):
     return out
 
 
+def run(hosts, mode, *args, timeout=300):
+    """Runs this script's MODE on the client host of hosts (a
+    netns_hosts.HostCluster); its result, or RuntimeError with its output."""
+    r = hosts.client([sys.executable, os.path.abspath(__file__), mode, hosts.scheduler]
+                     + [str(a) for a in args], timeout=timeout)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    if r.returncode != 0 or not lines:
+        raise RuntimeError("cluster_client.py %s failed (exit status %d):\n%s\n%s"
+                           % (mode, r.returncode, r.stdout[-3000:], r.stderr[-6000:]))
+    return json.loads(lines[-1][len("RESULT "):])
+
+
 def main():
     mode, scheduler, *args = sys.argv[1:]
     out = globals()["mode_" + mode](scheduler, *args)

@@ -15,7 +15,6 @@ mounts, processes) is removed at the end, also on failure, and a run killed
 before that is cleaned up by the next one (netns_hosts.sweep).
 """
 
-import json
 import os
 import re
 import shutil
@@ -44,7 +43,6 @@ pytestmark = [
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CLIENT = os.path.join(HERE, "cluster_client.py")
 NOCC = "/nonexistent/c++"
 WORKERS = ("w0", "w1")
 
@@ -91,12 +89,8 @@ def hosts(author, amg_core):
 
 def client(hosts, mode, *args, timeout=300):
     """Runs cluster_client.py MODE on the client host; its JSON result."""
-    r = hosts.client([sys.executable, CLIENT, mode, hosts.scheduler] + [str(a) for a in args],
-                     timeout=timeout)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert r.returncode == 0 and lines, "client %s failed (rc %d):\n%s\n%s" % (
-        mode, r.returncode, r.stdout[-3000:], r.stderr[-6000:])
-    return json.loads(lines[-1][len("RESULT "):])
+    import cluster_client
+    return cluster_client.run(hosts, mode, *args, timeout=timeout)
 
 
 def ok(result, what):
