@@ -5,7 +5,8 @@
  *      instantiate.yml lists is then a BindError, an unlisted one is
  *      reported in `skipped`;
  *   2. mangles it (bt_mangle; the plain name for extern "C");
- *   3. resolves the name through the back end (resolve). A listed overload
+ *   3. resolves the name through the back end (resolve; for a C library,
+ *      the plain C name when the C++ one is missing). A listed overload
  *      that is missing raises SymbolError naming the near misses among the
  *      back end's names; an unlisted one (planned as untemplated, or
  *      without an instantiate.yml) is reported in `unexported`;
@@ -50,6 +51,10 @@ typedef struct BtBackend {
     int linkage_hides;
     /* resolve gives C functions: bt_call_prepare gets the address, for libffi. */
     int calls_by_ffi;
+    /* A plain C library: an untemplated, un-namespaced declaration without
+     * extern "C" whose C++ symbol is missing binds to its plain C name when
+     * the binary has that (and the Python name has that one overload). */
+    int c_names;
 
     /* Why declaration d is not for this back end ("not a __global__
      * kernel; ..."), or NULL to bind it. NULL member: every declaration is. */
@@ -77,6 +82,9 @@ typedef struct BtBound {
     PyObject *funcs;      /* {Python name: object} */
     PyObject *unexported; /* [C signature]: planned, unlisted, not in the binary */
     PyObject *skipped;    /* [C signature]: unlisted declarations the back end refuses */
+    /* [bt_meta_left_out dict]: every declaration or overload not bound, with
+     * why: the plan's skipped, then the unexported and the refused. */
+    PyObject *left_out;
 } BtBound;
 
 /* Walks meta's plan with back end be (ctx is passed to its functions);

@@ -137,6 +137,7 @@ static const BtBackend cpu_backend = {
               "instantiations for you",
     .linkage_hides = 1,
     .calls_by_ffi = 1,
+    .c_names = 1,
     .resolve = cpu_resolve,
     .names = cpu_names,
     .make = cpu_make,
@@ -146,7 +147,8 @@ const char bt_library_bind_doc[] =
     "bind(library, header, instantiate=None, *, module, strict=False)\n--\n\n"
     "Open a shared library and bind the kernels a header (and instantiate.yml)\n"
     "plan. Returns (handle, {name: Function}, metadata capsule (metadata() makes\n"
-    "it a dict), [unexported names]).";
+    "it a dict), [unexported signatures], [left out: {name, line, reason,\n"
+    "deliberate}]).";
 
 PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -154,7 +156,7 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     BtState *st = bt_state(module);
     PyObject *lib = NULL, *header = NULL, *inst = NULL, *modname = NULL, *handle = NULL;
     PyObject *meta_py = NULL, *r = NULL;
-    BtBound bound = {NULL, NULL, NULL};
+    BtBound bound = {NULL, NULL, NULL, NULL};
     CpuBind ctx;
     BtMeta meta;
     int strict = 0;
@@ -183,7 +185,7 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     meta_py = bt_meta_capsule(&meta);
     if (!meta_py)
         goto error;
-    r = PyTuple_Pack(4, handle, bound.funcs, meta_py, bound.unexported);
+    r = PyTuple_Pack(5, handle, bound.funcs, meta_py, bound.unexported, bound.left_out);
 error:
     bt_bound_clear(&bound);
     bt_meta_free(&meta);
