@@ -214,7 +214,7 @@ static int left_out(BtBound *out, const BtDecl *d, const char *reason, int delib
 }
 
 /* The address of overload ov of f, by its symbol *sym or, for a C library
- * (be->c_names), by its plain C name, then in *sym (from keep). NULL with
+ * (be->resolve_c), by its plain C name, then in *sym (from keep). NULL with
  * *missing = 1 when the binary has neither (why in *why, from scratch),
  * NULL with *missing = 0 and an exception set on error. */
 static void *resolve(const BtBackend *be, void *ctx, const BtFunc *f, const BtOverload *ov,
@@ -223,13 +223,13 @@ static void *resolve(const BtBackend *be, void *ctx, const BtFunc *f, const BtOv
 {
     const BtDecl *d = ov->decl;
     void *addr = be->resolve(ctx, *sym, missing);
-    int c_name = be->c_names && !d->extern_c && !d->n_tparams && !d->n_ns && f->n_ovs == 1;
+    int c_name = be->resolve_c && !d->extern_c && !d->n_tparams && !d->n_ns && f->n_ovs == 1;
     const char *fname;
 
     if (addr || !*missing)
         return addr;
     if (c_name) {
-        addr = be->resolve(ctx, d->name, missing);
+        addr = be->resolve_c(ctx, d->name, missing);
         if (addr) {
             *sym = bt_arena_strdup(keep, d->name);
             if (!*sym) {

@@ -51,10 +51,6 @@ typedef struct BtBackend {
     int linkage_hides;
     /* resolve gives C functions: bt_call_prepare gets the address, for libffi. */
     int calls_by_ffi;
-    /* A plain C library: an untemplated, un-namespaced declaration without
-     * extern "C" whose C++ symbol is missing binds to its plain C name when
-     * the binary has that (and the Python name has that one overload). */
-    int c_names;
 
     /* Why declaration d is not for this back end ("not a __global__
      * kernel; ..."), or NULL to bind it. NULL member: every declaration is. */
@@ -62,6 +58,12 @@ typedef struct BtBackend {
     /* The address / handle of `symbol`; NULL with *missing = 1 when the
      * binary lacks it, NULL with *missing = 0 and an exception set on error. */
     void *(*resolve)(void *ctx, const char *symbol, int *missing);
+    /* A plain C library's: the address of C name `name` when the binary
+     * itself defines it (not a library it links), as resolve. Used for an
+     * untemplated, un-namespaced declaration without extern "C" whose C++
+     * symbol is missing (and whose Python name has that one overload).
+     * NULL member: C++ names only. */
+    void *(*resolve_c)(void *ctx, const char *name, int *missing);
     /* The binary's (mangled) names as an arena array, for near misses: 0,
      * or -1 with why the list is unavailable in *why (no exception). NULL
      * member: no near misses. */

@@ -100,6 +100,14 @@ static void *cpu_resolve(void *ctx, const char *symbol, int *missing)
     return addr;
 }
 
+static void *cpu_resolve_c(void *ctx, const char *name, int *missing)
+{
+    void *addr = bt_sym_find_own(((CpuBind *)ctx)->handle->handle, name);
+
+    *missing = addr == NULL;
+    return addr;
+}
+
 /* The library file's exported functions (read from its ELF .dynsym). */
 static int cpu_names(void *ctx, BtArena *arena, const char ***names, int *n, BtBuf *why)
 {
@@ -137,8 +145,8 @@ static const BtBackend cpu_backend = {
               "instantiations for you",
     .linkage_hides = 1,
     .calls_by_ffi = 1,
-    .c_names = 1,
     .resolve = cpu_resolve,
+    .resolve_c = cpu_resolve_c,
     .names = cpu_names,
     .make = cpu_make,
 };

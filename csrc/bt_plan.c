@@ -562,7 +562,7 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
 {
     if (d->unbindable)
         return bt_arena_printf(p->arena, "unbindable: %s", d->unbindable);
-    if (!p->t && is_dunder(d->name))
+    if ((!p->t || (!d->n_tparams && !p->listed[i])) && is_dunder(d->name))
         return "its name is not a Python name a kernel can have (" DUNDER_WHY "); bind it "
                "under another name with instantiate.yml's remaps";
     if (!p->t && d->n_tparams)
