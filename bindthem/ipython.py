@@ -88,7 +88,8 @@ def instantiate_yaml(declarations, types):
 
 
 def _cell_text(text, header):
-    """A message about the cell's header, with the header called ``cell``."""
+    """A BindWarning's text about the cell's header, with the header (which
+    it names by its file name) called ``cell``."""
     return text.replace(header, CELL).replace(os.path.basename(header), CELL)
 
 
@@ -171,8 +172,10 @@ class BindthemMagics(Magics):
             for w in caught:
                 if issubclass(w.category, BindWarning) and not lib.__all__:
                     continue  # said below, as a UsageError
-                print("%%%%bindthem %s: warning: %s" % (args.name, _cell_text(
-                    str(w.message), header)), file=sys.stderr)
+                text = str(w.message).replace(header, CELL)
+                if issubclass(w.category, BindWarning):
+                    text = _cell_text(text, header)
+                print("%%%%bindthem %s: warning: %s" % (args.name, text), file=sys.stderr)
         except BuildError as e:
             raise _short(e, ["%%%%bindthem %s: the compiler failed:" % args.name]
                          + _compiler_message(e, header)) from None
