@@ -14,9 +14,10 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import kernel
+
 import bindthem
 from bindthem import _display
-from conftest import kernel
 
 COMPILERS = ["gcc", "clang"]
 

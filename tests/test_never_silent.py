@@ -12,9 +12,10 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import CC
+
 import bindthem
 import bindthem.stubs
-from conftest import CC
 
 MIXED = """\
 #include <stddef.h>
