@@ -350,7 +350,7 @@ def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=Fals
     if not shown:
         return ("%s binds no functions: it declares none that bindthem can read (bindthem reads "
                 "the declarations in the header itself, not in the files it #includes: pass the "
-                "header that declares the kernels)" % base)
+                "header that declares the kernels)" % header)
     lines = ["%s:%d: %s: %s" % (base, x["line"], x["name"], x["reason"])
              for x in shown[:LEFT_OUT_SHOWN]]
     if len(shown) > LEFT_OUT_SHOWN:
@@ -358,11 +358,11 @@ def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=Fals
                      % (len(shown) - LEFT_OUT_SHOWN))
     if n_bound:
         head = "%s binds %d function%s; %d declaration%s not bound:" % (
-            base, n_bound, "" if n_bound == 1 else "s", len(shown),
+            header, n_bound, "" if n_bound == 1 else "s", len(shown),
             " is" if len(shown) == 1 else "s are")
     else:
         head = "%s binds no functions; %d declaration%s not bound:" % (
-            base, len(shown), " is" if len(shown) == 1 else "s are")
+            header, len(shown), " is" if len(shown) == 1 else "s are")
     text = "\n  ".join([head] + lines)
     why = nothing_bound(metadata, kernels_only) if metadata is not None and not n_bound else None
     return text + ("\n" + why if why else "")
