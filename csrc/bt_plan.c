@@ -586,15 +586,14 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
 }
 
 /* Whether leaving d out is the header's or the YAML's choice rather than
- * a shortfall: an inline or static helper (never exported), or, with a
- * table, a templated declaration the table does not name. */
+ * a shortfall: an inline or static helper (never exported; a __global__
+ * kernel is), or, with a table, a template the table does not name, even
+ * one bindthem could not bind. */
 static int deliberate(const Planner *p, const BtDecl *d, int i)
 {
-    if (d->unbindable || (!p->t && (is_dunder(d->name) || d->n_tparams)))
-        return 0;
-    if (p->t && p->listed[i] && d->n_tparams)
-        return 0; /* listed, but another overload or no entry of its arity */
-    return (d->is_inline || d->is_static) || (p->t && d->n_tparams);
+    if ((d->is_inline || d->is_static) && !d->is_global)
+        return 1;
+    return p->t && d->n_tparams && !p->listed[i];
 }
 
 /* Whether d's symbol is in the binary: not inline or static, except a

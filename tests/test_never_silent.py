@@ -88,14 +88,18 @@ def test_everything_bound_or_deliberate_is_silent(tmp_path):
     h = _write(tmp_path, "quiet.h", "int ok(const int a) { return a; }\n"
                "static inline int helper(const int a) { return a; }\n"
                "template <class T> T unlisted(T a) { return a; }\n"
-               "template <class T> T listed(T a) { return a; }\n")
+               "template <class T> T listed(T a) { return a; }\n"
+               # helpers pyamg's headers have: unbindable, but a YAML or `inline` leaves them out
+               "template <class T> void unb_tmpl(T *x) { }\n"
+               "inline void unb_inline(double &x) { }\n")
     y = _write(tmp_path, "quiet.yml", "- types:\n    - [int]\n  functions: [listed]\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = bindthem.build(h, y, cache_dir=str(tmp_path / "cache"))
         bindthem.stubs.render(h, y)
     assert got.__all__ == ["listed", "ok"]
-    assert sorted(x["name"] for x in got.__bindthem__.left_out) == ["helper", "unlisted"]
+    assert sorted(x["name"] for x in got.__bindthem__.left_out) == [
+        "helper", "unb_inline", "unb_tmpl", "unlisted"]
     with pytest.raises(AttributeError, match="not listed in instantiate.yml"):
         got.unlisted
 
