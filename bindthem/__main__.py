@@ -10,7 +10,7 @@ from . import parse_header
 from ._cache import cache_limit, entries, remove_entry, resolve, sweep
 from .build import compile_library
 from .errors import BindError
-from .library import nothing_bound
+from .library import plan_message
 
 
 def _first_line(doc):
@@ -57,9 +57,9 @@ def show(args):
 
 
 def build(args):
-    why = nothing_bound(parse_header(args.header, args.instantiate, strict=args.strict))
-    if why:
-        print("error: %s" % why, file=sys.stderr)
+    meta = parse_header(args.header, args.instantiate, strict=args.strict)
+    if not meta["functions"]:  # nothing to compile: say why, and build nothing
+        print("error: %s" % plan_message(meta), file=sys.stderr)
         return 1
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -142,7 +142,7 @@ def main(argv=None):
         "lists into a shared library (through bindthem's cache) and print its path. Flags, "
         "in order: --cxxflags (default -O3; replaces it), then appended: $CXXFLAGS, "
         "--extra-cxxflags, -fopenmp for --openmp; -fPIC -shared last. Exit status: 0 built, "
-        "1 nothing to bind (templated functions without -i), 2 an error.")
+        "1 nothing to bind (the reasons on standard error), 2 an error.")
     b.add_argument("header", help="the kernel header")
     b.add_argument("-i", "--instantiate", metavar="YML",
                    help="instantiate.yml: the type tuples of the templated functions")

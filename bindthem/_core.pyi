@@ -115,6 +115,7 @@ class _Skipped(TypedDict):
     name: str
     line: int
     reason: str
+    deliberate: bool
 
 class _Metadata(TypedDict):
     header: str
@@ -200,7 +201,7 @@ def bind(
     *,
     module: str,
     strict: bool = False,
-) -> tuple[Handle, dict[str, Function], object, list[str]]:
+) -> tuple[Handle, dict[str, Function], object, list[str], list[_Skipped]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
 
 def metadata(capsule: object, /) -> _Metadata:
@@ -347,7 +348,8 @@ def cuda_bind(
     module: str,
     filename: str,
     strict: bool = False,
-) -> tuple[CudaModule, dict[str, CudaKernel], _Metadata, list[str], list[str]]:
+) -> tuple[CudaModule, dict[str, CudaKernel], _Metadata, list[str], list[str],
+           list[_Skipped]]:
     """Load a CUDA module image and bind the __global__ kernels a header plans."""
 
 def cuda_device_count() -> int:

@@ -109,12 +109,31 @@ def getsource(obj):
 
 # --- text -------------------------------------------------------------------
 
+def _c_names(f):
+    """{C signature: symbol} of f's overloads bound by their plain C name (a
+    C library: the header's C++ symbol, in the metadata, is not exported)."""
+    from .library import library_of
+
+    lib = library_of(f)
+    fn = _entry(lib, f.__name__)
+    if fn is None:
+        return {}
+    planned = {ov["signature"]: ov["symbol"] for ov in fn["overloads"]}
+    return {sig: sym for sig, sym in zip(f.overloads, getattr(f, "symbols", ()))
+            if sig in planned and planned[sig] != sym}
+
+
+def _overload_text(sig, c_names):
+    return sig + ("  [C name %s]" % c_names[sig] if sig in c_names else "")
+
+
 def _function_lines(f, indent="  "):
     lines = []
     doc = _summary(f.__doc__)
     if doc:
         lines.append(indent + doc)
-    lines += [indent + "  " + sig for sig in f.overloads]
+    c_names = _c_names(f)
+    lines += [indent + "  " + _overload_text(sig, c_names) for sig in f.overloads]
     return lines
 
 
@@ -182,7 +201,8 @@ def _code(text):
 
 
 def _overloads_html(f):
-    items = "<br>".join(_code(sig) for sig in f.overloads)
+    c_names = _c_names(f)
+    items = "<br>".join(_code(_overload_text(sig, c_names)) for sig in f.overloads)
     n = len(f.overloads)
     if n > FOLD_OVERLOADS:
         return "<details><summary>%d overloads</summary>%s</details>" % (n, items)

@@ -30,7 +30,7 @@ from . import _core, _travel
 from ._cache import compile_cached, flag_list
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
-from .library import Library, _make, _options, nothing_bound
+from .library import Library, _make, _options, plan_message, warn_if_left_out
 
 __all__ = ["build", "compile_library", "instantiation_source", "resolve_flags"]
 
@@ -140,7 +140,7 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
         instantiate = os.path.abspath(os.fspath(instantiate))
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
     meta = _core.parse_header(header, instantiate, strict=strict)
-    why = nothing_bound(meta)
+    why = plan_message(meta)
     if why:
         warn(why)
     header_text, yaml_text = _read_sources(header, instantiate)
@@ -197,10 +197,6 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
     Library's source and nothing is warned: the author saw the warnings."""
     meta = _core.parse_header(header, instantiate, strict=strict)
     header_text, yaml_text = _read_sources(header, instantiate)
-    if not quiet:
-        why = nothing_bound(meta)
-        if why:
-            warn(why)
     record = {}
 
     def load(path):  # while the cache entry is locked: it cannot be evicted under dlopen
@@ -218,6 +214,8 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
                    record=record, load=load)
     if not quiet:
         _build_warnings(header, record, flags, source.files, header_text)
+    if not quiet:
+        warn_if_left_out(lib)
     return lib
 
 

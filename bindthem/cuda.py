@@ -39,7 +39,7 @@ from ._cache import compile_cached, flag_list, hash_file
 from ._types import Archs, Flags, StrPath
 from .build import PRELUDE as HOST_PRELUDE
 from .errors import BindTypeError, BindValueError, BuildError
-from .library import Backend, _regular_file, warn_if_nothing_bound
+from .library import Backend, _regular_file, warn_if_left_out
 
 __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
            "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
@@ -178,16 +178,16 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
         header_text=_travel._read(header), instantiate=instantiate,
         yaml_text=_travel._read(instantiate) if instantiate else None, library=filename,
         image=image)
-    warn_if_nothing_bound(lib)
+    warn_if_left_out(lib)
     return lib
 
 
 def _bind(image, header, instantiate, name, strict, filename, source):
     """load() of a module image, and unpickling (with its Source)."""
-    handle, kernels, metadata, unexported, not_kernels = _core.cuda_bind(
+    handle, kernels, metadata, unexported, not_kernels, left_out = _core.cuda_bind(
         image, header, instantiate, module=name, filename=filename, strict=strict)
     return Library(name, header, handle, kernels, metadata, unexported, source, backend=CUDA,
-                   not_kernels=not_kernels)
+                   not_kernels=not_kernels, left_out=left_out)
 
 
 # ---- nvcc ----

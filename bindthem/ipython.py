@@ -27,7 +27,7 @@ from . import _core, _display
 from ._cache import flag_list, group_entry, write_once
 from .build import build
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
-from .library import Library
+from .library import Library, left_out_message
 
 __all__ = ["BindthemMagics", "load_ipython_extension"]
 
@@ -85,6 +85,12 @@ def instantiate_yaml(declarations, types):
     if plain:
         lines += ["- types: null", "  functions: [%s]" % ", ".join(plain)]
     return "\n".join(lines) + "\n", where
+
+
+def _cell_text(text, header):
+    """A BindWarning's text about the cell's header, with the header (which
+    it names by its file name) called ``cell``."""
+    return text.replace(header, CELL).replace(os.path.basename(header), CELL)
 
 
 def _describe(declarations):
@@ -160,12 +166,16 @@ class BindthemMagics(Magics):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", BuildWarning)
-                warnings.simplefilter("ignore", BindWarning)  # said below, as a UsageError
+                warnings.simplefilter("always", BindWarning)
                 lib = build(header, yml, name=args.name, cxx=args.cxx, cxxflags=args.cxxflags,
                             extra_cxxflags=extra, openmp=args.openmp)
             for w in caught:
-                print("%%%%bindthem %s: warning: %s" % (args.name, str(w.message).replace(
-                    header, CELL)), file=sys.stderr)
+                if issubclass(w.category, BindWarning) and not lib.__all__:
+                    continue  # said below, as a UsageError
+                text = str(w.message).replace(header, CELL)
+                if issubclass(w.category, BindWarning):
+                    text = _cell_text(text, header)
+                print("%%%%bindthem %s: warning: %s" % (args.name, text), file=sys.stderr)
         except BuildError as e:
             raise _short(e, ["%%%%bindthem %s: the compiler failed:" % args.name]
                          + _compiler_message(e, header)) from None
@@ -174,15 +184,13 @@ class BindthemMagics(Magics):
         except BindError as e:
             raise _short(e, ["%%%%bindthem %s: %s" % (args.name, str(e).replace(header, CELL))]
                          ) from None
-        for d in lib.metadata["declarations"]:
-            if not d["bindable"] and not d["static"] and not d["inline"]:
-                print("%%%%bindthem %s: not bound: %s (%s)" % (args.name, d["name"], d["reason"]),
-                      file=sys.stderr)
         if not lib.__all__:
             templated = _describe(lib.metadata["declarations"])
-            raise UsageError("%%%%bindthem %s: nothing to bind%s" % (args.name, templated and (
-                ": the cell's templated functions (%s) need -t TYPES or -i instantiate.yml"
-                % templated)))
+            why = left_out_message(header, lib.__bindthem__.left_out, 0)
+            raise UsageError("%%%%bindthem %s: nothing to bind%s\n%s" % (
+                args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
+                                          "or -i instantiate.yml" % templated),
+                _cell_text(why, header)))
         self.shell.push({args.name: lib})
 
     @staticmethod

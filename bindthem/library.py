@@ -45,17 +45,19 @@ class LibraryInfo:
     ``lib.__bindthem__.metadata`` still the metadata.
     """
 
-    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "source",
-                 "backend", "_library")
+    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "left_out",
+                 "source", "backend", "_library")
 
     def __init__(self, handle, metadata, unexported, not_kernels=(), source=None, header=None,
-                 backend=None):
+                 backend=None, left_out=()):
         self.handle = handle
         self.backend = backend if backend is not None else CPU
         self._metadata = metadata  # a dict, or the core's capsule until first asked for
         self.header = header if header is not None else metadata["header"]
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
+        # what the core left out, with why: [{"name", "line", "reason", "deliberate"}]
+        self.left_out = list(left_out)
         self.source = source  # what pickles carry (bindthem._travel.Source)
         self._library = None
 
@@ -160,16 +162,28 @@ class Library(types.ModuleType):
     not_kernels = _Info("The header's host functions, which a CUDA Library does not bind.")
 
     def __init__(self, name, header, handle, functions, metadata, unexported, source,
-                 options=None, *, backend=CPU, not_kernels=()):
+                 options=None, *, backend=CPU, not_kernels=(), left_out=()):
         super().__init__(name, _module_doc(name, header, functions, backend.what))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
         info = LibraryInfo(handle, metadata, unexported, not_kernels, source=source,
-                           header=header, backend=backend)
+                           header=header, backend=backend, left_out=left_out)
         info._library = weakref.ref(self)
         self.__bindthem__ = info
         self.__dict__.update(functions)
         backend.attach(info, functions, options)
+
+    def __getattr__(self, name):
+        # only for names the instance lacks: one the header declares says why it is not bound
+        info = self.__dict__.get("__bindthem__")
+        why = [x for x in info.left_out if x["name"] == name] if info is not None else []
+        if not why:
+            raise AttributeError("module %r has no attribute %r" % (self.__name__, name),
+                                 name=name, obj=self)
+        raise AttributeError("; ".join(dict.fromkeys(
+            "%s:%d declares %r, but this Library does not bind it: %s"
+            % (os.path.basename(info.header), x["line"], name, x["reason"]) for x in why)),
+            name=name, obj=self)
 
     def __dir__(self):
         return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
@@ -236,7 +250,7 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
     opts = _options(gil, copy_const)
     lib = _make(library, header, instantiate, name, strict, None, opts)
     lib.__bindthem__.source = _load_source(lib, header, instantiate, name, strict, opts)
-    warn_if_nothing_bound(lib)
+    warn_if_left_out(lib)
     return lib
 
 
@@ -251,9 +265,10 @@ def _load_source(lib, header, instantiate, name, strict, opts):
 
 
 def _make(library, header, instantiate, name, strict, source, options=None):
-    handle, functions, metadata, unexported = _core.bind(
+    handle, functions, metadata, unexported, left_out = _core.bind(
         library, header, instantiate, module=name, strict=strict)
-    return Library(name, header, handle, functions, metadata, unexported, source, options)
+    return Library(name, header, handle, functions, metadata, unexported, source, options,
+                   left_out=left_out)
 
 
 def _options(gil, copy_const):
@@ -313,14 +328,61 @@ def nothing_bound(metadata, kernels_only=False):
                                     first["name"]))
 
 
-def warn_if_nothing_bound(lib):
-    """BindWarning when a Library binds nothing because its header's
-    (kernel) templates have no instantiate.yml."""
-    if not lib.__all__:
-        info = lib.__bindthem__
-        why = nothing_bound(info.metadata, kernels_only=info.backend is not CPU)
-        if why:
-            warn(why, BindWarning)
+# a BindWarning lists this many of the declarations left out, then a count
+LEFT_OUT_SHOWN = 5
+
+
+def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=False):
+    """What a BindWarning says when a header binds fewer functions than it
+    declares, or None when it binds all but what it leaves out deliberately.
+
+    ``left_out``: the core's ``[{"name", "line", "reason", "deliberate"}]``
+    (``lib.__bindthem__.left_out`` after binding, ``metadata["skipped"]``
+    before); ``n_bound``: the names bound. A deliberate omission (an inline or
+    static helper, a template instantiate.yml does not name, a host function
+    in a CUDA module) is listed only when nothing is bound. ``metadata``: to
+    add what to pass when templates without instantiate.yml are the cause.
+    """
+    shown = [x for x in left_out if n_bound == 0 or not x["deliberate"]]
+    base = os.path.basename(header)
+    if n_bound and not shown:
+        return None
+    if not shown:
+        return ("%s binds no functions: it declares none that bindthem can read (bindthem reads "
+                "the declarations in the header itself, not in the files it #includes: pass the "
+                "header that declares the kernels)" % header)
+    lines = ["%s:%d: %s: %s" % (base, x["line"], x["name"], x["reason"])
+             for x in shown[:LEFT_OUT_SHOWN]]
+    if len(shown) > LEFT_OUT_SHOWN:
+        lines.append("and %d more (lib.__bindthem__.left_out lists them all)"
+                     % (len(shown) - LEFT_OUT_SHOWN))
+    if n_bound:
+        head = "%s binds %d function%s; %d declaration%s not bound:" % (
+            header, n_bound, "" if n_bound == 1 else "s", len(shown),
+            " is" if len(shown) == 1 else "s are")
+    else:
+        head = "%s binds no functions; %d declaration%s not bound:" % (
+            header, len(shown), " is" if len(shown) == 1 else "s are")
+    text = "\n  ".join([head] + lines)
+    why = nothing_bound(metadata, kernels_only) if metadata is not None and not n_bound else None
+    return text + ("\n" + why if why else "")
+
+
+def plan_message(meta):
+    """left_out_message for a header and YAML before anything is compiled or
+    loaded (stubs, compile_library, the command line): from the plan."""
+    return left_out_message(meta["header"], meta["skipped"], len(meta["functions"]), meta)
+
+
+def warn_if_left_out(lib):
+    """One BindWarning when a Library binds fewer functions than its header
+    declares (left_out_message)."""
+    info = lib.__bindthem__
+    kernels_only = info.backend is not CPU
+    why = left_out_message(info.header, info.left_out, len(lib.__all__),
+                           info.metadata if not lib.__all__ else None, kernels_only)
+    if why:
+        warn(why, BindWarning)
 
 
 class options:

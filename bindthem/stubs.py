@@ -13,6 +13,8 @@ directory, or a path ending in ``/``) writes ``DIR/NAME.pyi`` (a dotted NAME
 becomes sub-directories). ``--check`` writes nothing: it regenerates the stub
 in memory and compares it with the file ``-o`` names; exit status 0 when it is
 fresh, 1 when it is stale or missing (a unified diff is printed), 2 on error.
+A header that binds nothing exits 1 whatever the options, with the reasons on
+standard error, and writes nothing.
 
 What a stub holds: the Library's module docstring, ``from typing import
 overload``, the NumPy imports, a sorted ``__all__``, and per function one
@@ -31,11 +33,10 @@ import difflib
 import keyword
 import os
 import sys
-import warnings
 
 from . import _core
 from .errors import BindError, BindWarning, warn
-from .library import _module_doc, nothing_bound
+from .library import _module_doc, plan_message
 
 __all__ = ["render", "main"]
 
@@ -177,7 +178,7 @@ def render(header, instantiate=None, module=None, *, strict=False):
     """
     _check_module(module)
     meta = _core.parse_header(header, instantiate, strict=strict)
-    why = nothing_bound(meta)
+    why = plan_message(meta)
     if why:
         warn(why, BindWarning)
     return _render_meta(meta)
@@ -235,11 +236,15 @@ def main(argv=None):
     try:
         if args.check and not args.output:
             raise ValueError("--check needs -o, the stub to compare with")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            text = render(args.header, args.instantiate, args.module, strict=args.strict)
-        for w in caught:
-            print("warning: %s" % w.message, file=sys.stderr)
+        _check_module(args.module)
+        meta = _core.parse_header(args.header, args.instantiate, strict=args.strict)
+        why = plan_message(meta)
+        if not meta["functions"]:  # a stub of nothing: say why, and write none
+            print("error: %s" % why, file=sys.stderr)
+            return 1
+        if why:
+            print("warning: %s" % why, file=sys.stderr)
+        text = _render_meta(meta)
         if args.output is None:
             sys.stdout.write(text)
             return 0

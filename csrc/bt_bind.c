@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "bt_mangle.h"
+#include "bt_meta_py.h"
 #include "bt_sym.h"
 
 /* The near misses of q ("ns::f") among names: those whose function name
- * (template arguments aside) is closest in spelling, at distance 0 or, for
- * names of 5 characters or more, up to 2. Joined by sep into *near; with
+ * (template arguments aside) is closest in spelling, within bt_plan_near. Joined by sep into *near; with
  * all (not NULL), every name too, joined by ", ". Returns the distance of
  * the near misses, or -1 when there are none. */
 static int near_misses(const char **names, int n, const char *q, const char *sep, BtBuf *near,
@@ -35,7 +35,7 @@ static int near_misses(const char **names, int n, const char *q, const char *sep
             continue;
         snprintf(base, sizeof base, "%.*s", (int)strcspn(heads[i], "<"), heads[i]);
         dist[i] = bt_plan_distance(base, dem ? q : plain_q);
-        if (!(dist[i] == 0 || (strlen(q) >= 5 && dist[i] <= 2)))
+        if (!bt_plan_near(strlen(base), strlen(dem ? q : plain_q), dist[i]))
             dist[i] = -1;
         else if (best < 0 || dist[i] < best)
             best = dist[i];
@@ -200,6 +200,63 @@ void bt_bound_clear(BtBound *b)
     Py_CLEAR(b->funcs);
     Py_CLEAR(b->unexported);
     Py_CLEAR(b->skipped);
+    Py_CLEAR(b->left_out);
+}
+
+/* Appends declaration d to out->left_out, for `reason`. */
+static int left_out(BtBound *out, const BtDecl *d, const char *reason, int deliberate)
+{
+    PyObject *o = bt_meta_left_out(d, reason, deliberate);
+    int rc = o ? PyList_Append(out->left_out, o) : -1;
+
+    Py_XDECREF(o);
+    return rc;
+}
+
+/* The address of overload ov of f, by its symbol *sym or, for a C library
+ * (be->resolve_c), by its plain C name, then in *sym (from keep). NULL with
+ * *missing = 1 when the binary has neither (why in *why, from scratch),
+ * NULL with *missing = 0 and an exception set on error. */
+static void *resolve(const BtBackend *be, void *ctx, const BtFunc *f, const BtOverload *ov,
+                     const char **sym, int *missing, const char **why, PyObject *file,
+                     BtArena *keep, BtArena *scratch)
+{
+    const BtDecl *d = ov->decl;
+    void *addr = be->resolve(ctx, *sym, missing);
+    int c_name = be->resolve_c && !d->extern_c && !d->n_tparams && !d->n_ns && f->n_ovs == 1;
+    const char *fname;
+
+    if (addr || !*missing)
+        return addr;
+    if (c_name) {
+        addr = be->resolve_c(ctx, d->name, missing);
+        if (addr) {
+            *sym = bt_arena_strdup(keep, d->name);
+            if (!*sym) {
+                *missing = 0;
+                PyErr_NoMemory();
+                return NULL;
+            }
+            return addr;
+        }
+        if (!*missing)
+            return NULL;
+    }
+    fname = PyUnicode_AsUTF8(file);
+    if (!fname) {
+        PyErr_Clear();
+        fname = "the library";
+    }
+    *why = c_name ? bt_arena_printf(scratch,
+                                    "not in %s: it exports neither the C++ symbol %s nor "
+                                    "the C name %s",
+                                    fname, *sym, d->name)
+                  : bt_arena_printf(scratch, "not in %s (symbol %s)", fname, *sym);
+    if (!*why) {
+        *missing = 0;
+        PyErr_NoMemory();
+    }
+    return NULL;
 }
 
 int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx, PyObject *file,
@@ -214,8 +271,15 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
     out->funcs = PyDict_New();
     out->unexported = PyList_New(0);
     out->skipped = PyList_New(0);
-    if (!out->funcs || !out->unexported || !out->skipped)
+    out->left_out = PyList_New(0);
+    if (!out->funcs || !out->unexported || !out->skipped || !out->left_out)
         goto error;
+    for (i = 0; i < meta->plan.n_skipped; i++) {
+        const BtSkipped *s = &meta->plan.skipped[i];
+        const char *refused = be->refuse ? be->refuse(s->decl) : NULL; /* not its kind */
+        if (left_out(out, s->decl, refused ? refused : s->reason, refused || s->deliberate) < 0)
+            goto error;
+    }
     for (i = 0; i < meta->plan.n_funcs; i++) {
         const BtFunc *f = &meta->plan.funcs[i];
         BtFunc kept = *f;
@@ -232,9 +296,9 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
         for (j = 0; j < f->n_ovs; j++) {
             const BtOverload *ov = &f->ovs[j];
             const char *refused = be->refuse ? be->refuse(ov->decl) : NULL;
-            const char *sym;
+            const char *sym, *why = NULL;
             void *addr;
-            int missing = 0;
+            int missing = 0, host = refused != NULL; /* the back end's own refusal */
             /* a listed overload must bind; an unlisted one (planned as
              * untemplated, or no instantiate.yml) binds if it can */
             if (!refused && be->calls_by_ffi && cuda_only(ov))
@@ -246,7 +310,8 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
                                  ov->decl->name, meta->header.file, ov->decl->line, refused);
                     goto error;
                 }
-                if (append_str(out->skipped, ov->signature) < 0)
+                if (append_str(out->skipped, ov->signature) < 0 ||
+                    left_out(out, ov->decl, refused, host) < 0)
                     goto error;
                 continue;
             }
@@ -255,7 +320,7 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
                 PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
                 goto error;
             }
-            addr = be->resolve(ctx, sym, &missing);
+            addr = resolve(be, ctx, f, ov, &sym, &missing, &why, file, &arena, &scratch);
             if (!addr && !missing)
                 goto error;
             if (!addr) {
@@ -263,7 +328,8 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
                     missing_symbol(st, be, ctx, ov, sym, file, meta->header.file);
                     goto error;
                 }
-                if (append_str(out->unexported, ov->signature) < 0)
+                if (append_str(out->unexported, ov->signature) < 0 ||
+                    left_out(out, ov->decl, why, 0) < 0)
                     goto error;
                 continue;
             }

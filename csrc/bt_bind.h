@@ -5,7 +5,8 @@
  *      instantiate.yml lists is then a BindError, an unlisted one is
  *      reported in `skipped`;
  *   2. mangles it (bt_mangle; the plain name for extern "C");
- *   3. resolves the name through the back end (resolve). A listed overload
+ *   3. resolves the name through the back end (resolve; for a C library,
+ *      the plain C name when the C++ one is missing). A listed overload
  *      that is missing raises SymbolError naming the near misses among the
  *      back end's names; an unlisted one (planned as untemplated, or
  *      without an instantiate.yml) is reported in `unexported`;
@@ -57,6 +58,12 @@ typedef struct BtBackend {
     /* The address / handle of `symbol`; NULL with *missing = 1 when the
      * binary lacks it, NULL with *missing = 0 and an exception set on error. */
     void *(*resolve)(void *ctx, const char *symbol, int *missing);
+    /* A plain C library's: the address of C name `name` when the binary
+     * itself defines it (not a library it links), as resolve. Used for an
+     * untemplated, un-namespaced declaration without extern "C" whose C++
+     * symbol is missing (and whose Python name has that one overload).
+     * NULL member: C++ names only. */
+    void *(*resolve_c)(void *ctx, const char *name, int *missing);
     /* The binary's (mangled) names as an arena array, for near misses: 0,
      * or -1 with why the list is unavailable in *why (no exception). NULL
      * member: no near misses. */
@@ -77,6 +84,9 @@ typedef struct BtBound {
     PyObject *funcs;      /* {Python name: object} */
     PyObject *unexported; /* [C signature]: planned, unlisted, not in the binary */
     PyObject *skipped;    /* [C signature]: unlisted declarations the back end refuses */
+    /* [bt_meta_left_out dict]: every declaration or overload not bound, with
+     * why: the plan's skipped, then the unexported and the refused. */
+    PyObject *left_out;
 } BtBound;
 
 /* Walks meta's plan with back end be (ctx is passed to its functions);

@@ -167,7 +167,8 @@ const char bt_cudapy_bind_doc[] =
     "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
     "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
     "kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
-    "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels]).";
+    "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels],\n"
+    "[left out: {name, line, reason, deliberate}]).";
 
 PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -176,7 +177,7 @@ PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     BtState *st = bt_state(module);
     PyObject *header = NULL, *inst = NULL, *modname = NULL, *file = NULL, *meta_py = NULL;
     PyObject *r = NULL;
-    BtBound bound = {NULL, NULL, NULL};
+    BtBound bound = {NULL, NULL, NULL, NULL};
     CudaModule *handle = NULL;
     Py_buffer image = {0};
     CudaBind ctx;
@@ -231,7 +232,8 @@ PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     meta_py = bt_meta_to_py(&meta);
     if (!meta_py)
         goto error;
-    r = PyTuple_Pack(5, handle, bound.funcs, meta_py, bound.unexported, bound.skipped);
+    r = PyTuple_Pack(6, handle, bound.funcs, meta_py, bound.unexported, bound.skipped,
+                     bound.left_out);
 error:
     if (image.obj)
         PyBuffer_Release(&image);

@@ -100,6 +100,14 @@ static void *cpu_resolve(void *ctx, const char *symbol, int *missing)
     return addr;
 }
 
+static void *cpu_resolve_c(void *ctx, const char *name, int *missing)
+{
+    void *addr = bt_sym_find_own(((CpuBind *)ctx)->handle->handle, name);
+
+    *missing = addr == NULL;
+    return addr;
+}
+
 /* The library file's exported functions (read from its ELF .dynsym). */
 static int cpu_names(void *ctx, BtArena *arena, const char ***names, int *n, BtBuf *why)
 {
@@ -138,6 +146,7 @@ static const BtBackend cpu_backend = {
     .linkage_hides = 1,
     .calls_by_ffi = 1,
     .resolve = cpu_resolve,
+    .resolve_c = cpu_resolve_c,
     .names = cpu_names,
     .make = cpu_make,
 };
@@ -146,7 +155,8 @@ const char bt_library_bind_doc[] =
     "bind(library, header, instantiate=None, *, module, strict=False)\n--\n\n"
     "Open a shared library and bind the kernels a header (and instantiate.yml)\n"
     "plan. Returns (handle, {name: Function}, metadata capsule (metadata() makes\n"
-    "it a dict), [unexported names]).";
+    "it a dict), [unexported signatures], [left out: {name, line, reason,\n"
+    "deliberate}]).";
 
 PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -154,7 +164,7 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     BtState *st = bt_state(module);
     PyObject *lib = NULL, *header = NULL, *inst = NULL, *modname = NULL, *handle = NULL;
     PyObject *meta_py = NULL, *r = NULL;
-    BtBound bound = {NULL, NULL, NULL};
+    BtBound bound = {NULL, NULL, NULL, NULL};
     CpuBind ctx;
     BtMeta meta;
     int strict = 0;
@@ -183,7 +193,7 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     meta_py = bt_meta_capsule(&meta);
     if (!meta_py)
         goto error;
-    r = PyTuple_Pack(4, handle, bound.funcs, meta_py, bound.unexported);
+    r = PyTuple_Pack(5, handle, bound.funcs, meta_py, bound.unexported, bound.left_out);
 error:
     bt_bound_clear(&bound);
     bt_meta_free(&meta);

@@ -146,6 +146,12 @@ error:
     return r;
 }
 
+PyObject *bt_meta_left_out(const BtDecl *d, const char *reason, int deliberate)
+{
+    return Py_BuildValue("{s:s,s:i,s:s,s:O}", "name", d->name, "line", d->line, "reason", reason,
+                         "deliberate", deliberate ? Py_True : Py_False);
+}
+
 PyObject *bt_meta_to_py(const BtMeta *m)
 {
     BtArena scratch;
@@ -186,8 +192,7 @@ PyObject *bt_meta_to_py(const BtMeta *m)
     }
     for (i = 0; i < m->plan.n_skipped; i++) {
         const BtSkipped *s = &m->plan.skipped[i];
-        PyObject *sd = Py_BuildValue("{s:s,s:i,s:s}", "name", s->decl->name, "line", s->decl->line,
-                                     "reason", s->reason);
+        PyObject *sd = bt_meta_left_out(s->decl, s->reason, s->deliberate);
         if (!sd)
             goto error;
         PyList_SET_ITEM(skipped, i, sd);

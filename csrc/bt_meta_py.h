@@ -9,6 +9,13 @@
  * "skipped", "missing"} built from a loaded BtMeta. */
 BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m);
 
+/* New reference: {"name", "line", "reason", "deliberate"}: declaration d,
+ * left out for `reason`; deliberate when that is the header's or the YAML's
+ * choice (an inline/static helper, a template the YAML does not name, a
+ * host function in a CUDA module) rather than a shortfall. The one shape of
+ * metadata's "skipped" and of what a binding left out. */
+BT_HIDDEN PyObject *bt_meta_left_out(const BtDecl *d, const char *reason, int deliberate);
+
 /* New reference: a capsule that takes over *m (left empty), for metadata
  * built only when asked for: a dict per declaration and overload costs
  * more time and memory than binding them. */

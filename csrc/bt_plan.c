@@ -129,9 +129,15 @@ static int distance_upto2(const char *a, int la, const char *b, int lb)
     return best;
 }
 
-/* A likely typo: equal ignoring case, or within 2 edits of a name of at
- * least 5 characters (shorter names are too close to everything). Names
- * over 64 characters are never near misses. Sets *dist when it is one. */
+int bt_plan_near(size_t la, size_t lb, int dist)
+{
+    size_t shorter = la < lb ? la : lb;
+
+    return dist >= 0 && dist <= (shorter <= 4 ? 1 : 2);
+}
+
+/* A likely typo (bt_plan_near). Names over 64 characters are never near
+ * misses. Sets *dist when it is one. */
 static int near_miss(Planner *p, const char *a, const char *b, int *dist)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -141,9 +147,7 @@ static int near_miss(Planner *p, const char *a, const char *b, int *dist)
         return 0;
     p->near_budget -= 5 * (long)la;
     *dist = distance_upto2(a, (int)la, b, (int)lb);
-    if (la == lb && *dist == 0)
-        return 1;
-    return la >= 5 && lb >= 5 && *dist <= 2;
+    return bt_plan_near(la, lb, *dist);
 }
 
 /* The closest header name to `name` that is a near miss, among decls not
@@ -558,7 +562,7 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
 {
     if (d->unbindable)
         return bt_arena_printf(p->arena, "unbindable: %s", d->unbindable);
-    if (!p->t && is_dunder(d->name))
+    if ((!p->t || (!d->n_tparams && !p->listed[i])) && is_dunder(d->name))
         return "its name is not a Python name a kernel can have (" DUNDER_WHY "); bind it "
                "under another name with instantiate.yml's remaps";
     if (!p->t && d->n_tparams)
@@ -579,6 +583,17 @@ static const char *skip_reason(Planner *p, const BtDecl *d, int i)
                                d->n_tparams, d->n_tparams == 1 ? "" : "s");
     }
     return "not listed in instantiate.yml";
+}
+
+/* Whether leaving d out is the header's or the YAML's choice rather than
+ * a shortfall: an inline or static helper (never exported; a __global__
+ * kernel is), or, with a table, a template the table does not name, even
+ * one bindthem could not bind. */
+static int deliberate(const Planner *p, const BtDecl *d, int i)
+{
+    if ((d->is_inline || d->is_static) && !d->is_global)
+        return 1;
+    return p->t && d->n_tparams && !p->listed[i];
 }
 
 /* Whether d's symbol is in the binary: not inline or static, except a
@@ -742,6 +757,7 @@ int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict, BtArena *
             continue;
         s = &out->skipped[out->n_skipped++];
         s->decl = &h->decls[i];
+        s->deliberate = deliberate(&p, s->decl, i);
         if (!(s->reason = skip_reason(&p, s->decl, i))) {
             nomem(&p);
             goto done;

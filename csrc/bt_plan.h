@@ -28,6 +28,7 @@ typedef struct BtFunc {
 typedef struct BtSkipped {
     const BtDecl *decl;
     const char *reason; /* "unbindable: ...", "not listed in instantiate.yml", ... */
+    int deliberate;     /* an inline/static helper, or a template the table leaves out */
 } BtSkipped;
 
 typedef struct BtPlan {
@@ -58,5 +59,10 @@ BT_HIDDEN const char *bt_plan_cname(BtTypeId id);
  * edits), case-insensitive, for did-you-mean hints. Names longer than 64
  * characters get the longer length. */
 BT_HIDDEN int bt_plan_distance(const char *a, const char *b);
+
+/* Whether names of la and lb characters at distance dist (bt_plan_distance)
+ * are a near miss, a likely typo: at most 1 edit when the shorter has 4
+ * characters or fewer, 2 above (0: equal ignoring case). */
+BT_HIDDEN int bt_plan_near(size_t la, size_t lb, int dist);
 
 #endif

@@ -37,6 +37,19 @@ void *bt_sym_find(void *handle, const char *name)
     return dlsym(handle, name);
 }
 
+void *bt_sym_find_own(void *handle, const char *name)
+{
+    struct link_map *own = NULL, *def = NULL;
+    Dl_info info;
+    void *addr = bt_sym_find(handle, name);
+
+    if (!addr || dlinfo(handle, RTLD_DI_LINKMAP, &own) != 0 || !own)
+        return NULL;
+    if (!dladdr1(addr, &info, (void **)&def, RTLD_DL_LINKMAP) || def != own)
+        return NULL; /* libc's stat, libm's exp: not the library's */
+    return addr;
+}
+
 const char *bt_sym_path(void *handle, BtArena *arena)
 {
     struct link_map *lm = NULL;

@@ -14,6 +14,10 @@
 BT_HIDDEN void *bt_sym_open(const char *path, BtDiag *diag);
 BT_HIDDEN void bt_sym_close(void *handle);
 BT_HIDDEN void *bt_sym_find(void *handle, const char *name);
+/* bt_sym_find, but only a symbol the library itself defines, not one of a
+ * library it links (dlsym searches those too): for plain C names, which
+ * libc and libm also export. NULL when it has none. */
+BT_HIDDEN void *bt_sym_find_own(void *handle, const char *name);
 /* The file the dynamic loader actually opened for handle (arena string). */
 BT_HIDDEN const char *bt_sym_path(void *handle, BtArena *arena);
 

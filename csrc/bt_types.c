@@ -47,6 +47,7 @@ typedef struct Alias {
 static const Alias aliases[] = {
     {"void", BT_VOID},
     {"bool", BT_BOOL},
+    {"_Bool", BT_BOOL}, /* C's; <stdbool.h>'s bool is a macro for it */
     {"char", BT_CHAR},
     {"signed char", BT_SCHAR},
     {"unsigned char", BT_UCHAR},
@@ -210,5 +211,6 @@ const char *bt_type_known_spellings(void)
     return "void, bool, char, signed char, unsigned char, short, unsigned short, int, "
            "unsigned, long, long int, unsigned long, long long, unsigned long long, float, "
            "double, std::complex<float>, std::complex<double>, int8_t..uint64_t, size_t, "
-           "ptrdiff_t, __half and __nv_bfloat16 (CUDA kernels)";
+           "ssize_t, ptrdiff_t, intptr_t, uintptr_t, _Bool (C), "
+           "__half and __nv_bfloat16 (CUDA kernels)";
 }

@@ -188,14 +188,19 @@ def test_binding_nothing_warns(tmp_path, cache_dir, libdir):
     from bindthem.stubs import render
     with pytest.warns(bindthem.BindWarning, match=NOTHING):
         render(str(h))
-    # an instantiate.yml, or an untemplated function, and nothing is said
+    # an instantiate.yml, and nothing is said
     y = tmp_path / "tmpl.yml"
     y.write_text("- types: [[int]]\n  functions: [twice]\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert bindthem.build(str(h), str(y), cache_dir=cache_dir).twice(4) == 8
-        h.write_text(TEMPLATED + "// One.\nint one() { return 1; }\n")
+    # an untemplated function binds, and the template left out is still said, once
+    h.write_text(TEMPLATED + "// One.\nint one() { return 1; }\n")
+    with pytest.warns(bindthem.BindWarning) as rec:
         assert bindthem.build(str(h), cache_dir=cache_dir).__all__ == ["one"]
+    assert [str(w.message) for w in rec] == [
+        "%s binds 1 function; 1 declaration is not bound:\n"
+        "  tmpl.h:3: twice: templated; needs instantiate.yml" % h]
 
 
 def test_cli_build_of_nothing_exits_1(tmp_path, cache_dir):
@@ -208,7 +213,8 @@ def test_cli_build_of_nothing_exits_1(tmp_path, cache_dir):
     assert os.listdir(cache_dir) == []
     r = subprocess.run([sys.executable, "-m", "bindthem.stubs", str(h)], capture_output=True,
                        text=True, env=python_env(), timeout=120)
-    assert r.returncode == 0 and r.stderr.startswith("warning: %s binds no functions" % h)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("error: %s binds no functions" % h)
 
 
 def test_cli_build_flags(probe, tmp_path, cache_dir, recording_cxx):

@@ -5,6 +5,8 @@ tests/data/bad_yaml/EXPECTED.txt (the same tables the C drivers check)."""
 import gc
 import os
 import pickle
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -196,7 +198,7 @@ def test_strict_missing_and_shared_near_miss(tmp_path):
     y3 = _write(tmp_path, "k3.yml", "- types:\n    - [int, double]\n  functions:\n"
                                     "    - scale_rows\n    - scale_rowz\n")
     assert bindthem.parse_header(h, y3)["missing"] == ["scale_rowz"]
-    # and short names are too close to everything to be near misses
+    # a short name is a near miss at one edit only: byrf is two from by_ref
     y4 = _write(tmp_path, "k4.yml", "- types:\n    - [int, double]\n  functions:\n"
                                     "    - scale_rows\n- types: null\n  functions:\n"
                                     "    - byrf\n    - abc\n")
@@ -296,3 +298,49 @@ def test_fifo_and_devices_are_refused(tmp_path):
             assert regular % what in line, line
         else:
             assert "cannot load: the file is not a regular file (a FIFO)" in line, line
+
+
+NEAR_HDR = """\
+int total(const int n);
+int sum(const int n);
+int ab(const int n);
+"""
+
+
+@pytest.mark.parametrize("typo,meant", [
+    ("totl", "total"),   # 4 characters: one edit
+    ("Total", "total"),  # case only
+    ("totle", "total"),  # 5 characters: two edits
+    ("smu", "sum"),      # a transposition is one edit
+    ("sun", "sum"),
+    ("ac", "ab"),
+])
+def test_yaml_near_miss_at_every_length(tmp_path, typo, meant):
+    h = _write(tmp_path, "near.h", NEAR_HDR)
+    y = _write(tmp_path, "near.yml", "- types: null\n  functions: [%s]\n" % typo)
+    for strict in (False, True):  # an error either way: a typo never drops a function silently
+        with pytest.raises(InstantiateError) as ei:
+            bindthem.parse_header(h, y, strict=strict)
+        assert "'%s' is listed in instantiate.yml but not declared in %s; did you mean '%s'" \
+            % (typo, h, meant) in str(ei.value)
+
+
+@pytest.mark.parametrize("far", ["tot", "x", "abcd", "summary"])
+def test_yaml_far_names_are_not_near_misses(tmp_path, far):
+    # two edits from a name of 4 characters or fewer, three from a longer one
+    h = _write(tmp_path, "near.h", NEAR_HDR)
+    y = _write(tmp_path, "near.yml", "- types: null\n  functions: [total, %s]\n" % far)
+    assert bindthem.parse_header(h, y)["missing"] == [far]
+
+
+def test_symbol_near_miss_of_a_short_name(tmp_path):
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc")
+    h = _write(tmp_path, "sym.h", 'extern "C" int totl(const int n);\n')
+    y = _write(tmp_path, "sym.yml", "- types: null\n  functions: [totl]\n")
+    c = _write(tmp_path, "sym.c", "int total(const int n) { return n; }\n")
+    lib = str(tmp_path / "libsym.so")
+    subprocess.run(["gcc", "-x", "c", "-fPIC", "-shared", c, "-o", lib], check=True)
+    with pytest.raises(bindthem.SymbolError, match=r"totl: totl \(symbol totl\) is not in .*; it "
+                       r"has no function of that name; did you mean total\?"):
+        bindthem.load(lib, h, y)

@@ -407,8 +407,9 @@ def test_unbindable_functions_are_named(spmv):
     out, _ = spmv.run("%%bindthem notes\n"
                       "int ok(int a) { return a; }\n"
                       "void no_size(double *x) { x[0] = 0; }\n")
-    assert stderr(out) == ("%%bindthem notes: not bound: no_size (parameter 'x' is a pointer "
-                           "with no 'x_size' after it)\n")
+    assert stderr(out) == ("%%bindthem notes: warning: cell binds 1 function; 1 declaration is "
+                           "not bound:\n  cell:2: no_size: unbindable: parameter 'x' is a "
+                           "pointer with no 'x_size' after it\n")
     out, _ = spmv.run("print(notes.__all__)")
     assert stdout(out).strip() == "['ok']"
 

@@ -103,7 +103,8 @@ def test_readme_without_yaml_is_skipped_with_reason():
     m = bindthem.parse_header(os.path.join(EXAMPLES, "myheader.h"))
     assert m["instantiate"] is None and m["functions"] == []
     assert m["skipped"] == [{"name": "myfunc", "line": 25,
-                             "reason": "templated; needs instantiate.yml"}]
+                             "reason": "templated; needs instantiate.yml",
+                             "deliberate": False}]
 
 
 DOC_FORMS = [
