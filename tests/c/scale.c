@@ -79,7 +79,7 @@ static int mangle_ns(int n)
     BtParam param;
     const char **ns = malloc(sizeof *ns * (size_t)(n ? n : 1));
     char *names = malloc((size_t)n * 12 + 1);
-    const BtTypeId targs[] = {BT_INT};
+    const BtTArg targs[] = {{BT_INT, 0, 0, 0}};
     const char *sym;
     double t0;
     int i;

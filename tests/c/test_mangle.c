@@ -591,7 +591,13 @@ int main(int argc, char **argv)
         }
         for (j = 0; j < n_inst; j++) {
             const BtTypeId *targs = nt ? c->inst[j] : NULL;
-            const char *m = bt_mangle(&d, targs, &arena);
+            BtTArg args[MAXT];
+            const char *m;
+            for (int k = 0; k < nt; k++) {
+                memset(&args[k], 0, sizeof args[k]);
+                args[k].type = targs[k];
+            }
+            m = bt_mangle(&d, nt ? args : NULL, &arena);
             if (!m) {
                 fprintf(stderr, "%s: bt_mangle returned NULL\n", c->name);
                 failures++;
