@@ -436,8 +436,8 @@ const char *bt_lex_utf8_text(BtArena *arena, const char *s)
  * (a bracket closed by the wrong kind, nesting over 64, end of file). */
 static int attribute_end(const BtTokens *tk, int i, int *stop)
 {
-    static const char *const attr_words[] = {"__attribute__", "__declspec", "alignas",
-                                             "__launch_bounds__", "_Alignas", NULL};
+    static const char *const attr_words[] = {"__attribute__",     "__declspec", "alignas",
+                                             "__launch_bounds__", "_Alignas",   NULL};
     char stack[64];
     int sp = 0, k, j = i;
 

@@ -700,6 +700,8 @@ static const char *return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, int 
     *rc = parse_type(p, a, b, 0, "function name", &ti);
     if (*rc < 0)
         return NULL;
+    d->ret.tparam = -1;
+    d->ret.type = BT_VOID;
     if (strcmp(ti.spelling, "auto") == 0 && !ti.nptr && !ti.nref)
         return "";
     if (resolve(&ti, tm, &d->ret) < 0 && !ti.elaborated && !ti.nref && !ti.nptr)
@@ -737,7 +739,10 @@ static int parse_trailer(Parser *p, BtDecl *d, const Tmpl *tm, const char **ret_
                 b++; /* a type has no brackets but '<...>', which holds none of these */
             if (b == a)
                 return expected(p, tok(p, a), "return type");
-            if (*ret_reason && !**ret_reason) {
+            if (is(p, a, "decltype")) {
+                if (!*ret_reason || !**ret_reason)
+                    *ret_reason = "return type is a decltype(...)";
+            } else if (*ret_reason && !**ret_reason) {
                 why = return_type(p, d, tm, a, b, &rc);
                 if (rc < 0)
                     return -1;
@@ -782,8 +787,7 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
     if (parse_trailer(p, d, tm, &ret_reason) < 0)
         return -1;
     if (ret_reason)
-        d->unbindable =
-            *ret_reason ? ret_reason : "deduced return type ('auto' without '-> type')";
+        d->unbindable = *ret_reason ? ret_reason : "deduced return type ('auto' without '-> type')";
     if (!d->unbindable && d->n_params > BT_MAX_PARAMS)
         d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
                                         d->n_params, BT_MAX_PARAMS);
@@ -985,7 +989,10 @@ static int value_tparam(Parser *p, Tmpl *tm, int a, int b, const char **name, Bt
         tm->reason = bt_arena_printf(p->arena,
                                      "non-type template parameter '%s' of type '%s%s'; bindthem "
                                      "instantiates integer and bool values",
-                                     *name, ti.spelling, ti.nptr ? " *" : ti.nref ? " &" : "");
+                                     *name, ti.spelling,
+                                     ti.nptr   ? " *"
+                                     : ti.nref ? " &"
+                                               : "");
     info->type = ref.type;
     return 0;
 }

@@ -62,11 +62,11 @@ typedef struct BtDecl {
     int extern_c; /* extern "C" prefix or inside an extern "C" block */
     int is_inline;
     int is_static;
-    int is_global;        /* CUDA __global__ */
-    int is_device;        /* CUDA __device__ (without __global__) */
-    const char **tparams;    /* template parameter names */
-    const BtTParam *tpinfo;  /* what each is, one per name */
-    int n_tparams;           /* 0 for an untemplated function */
+    int is_global;          /* CUDA __global__ */
+    int is_device;          /* CUDA __device__ (without __global__) */
+    const char **tparams;   /* template parameter names */
+    const BtTParam *tpinfo; /* what each is, one per name */
+    int n_tparams;          /* 0 for an untemplated function */
     BtTypeRef ret;
     BtParam *params;
     int n_params;

@@ -414,8 +414,7 @@ void bt_plan_put_targ(BtBuf *b, const BtTArg *a)
         bt_buf_puts(b, bt_plan_cname(a->type));
     else if (kind == 'b')
         bt_buf_puts(b, a->mag ? "true" : "false");
-    else if (a->type == BT_CHAR && a->mag >= 32 && a->mag < 127 && a->mag != '\'' &&
-             a->mag != '\\')
+    else if (a->type == BT_CHAR && a->mag >= 32 && a->mag < 127 && a->mag != '\'' && a->mag != '\\')
         bt_buf_printf(b, "'%c'", (int)a->mag);
     else
         bt_buf_printf(b, "%s%llu%s", a->neg ? "-" : "", a->mag,
@@ -549,8 +548,8 @@ static const BtTArg *template_args(Planner *p, const BtDecl *d, const BtInst *in
                 bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->tline, in->tcol,
                             "%s leaves out template parameter %d of '%s' (%s), whose default "
                             "bindthem cannot read; give it in the tuple (declared at %s:%d:%d)",
-                            in->tpath, k + 1, d->name, b.failed ? "?" : bt_buf_str(&b),
-                            p->h->file, d->line, d->col);
+                            in->tpath, k + 1, d->name, b.failed ? "?" : bt_buf_str(&b), p->h->file,
+                            d->line, d->col);
             bt_buf_free(&b);
         }
         return NULL;

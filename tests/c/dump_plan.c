@@ -54,8 +54,8 @@ static void dump_table(const BtInstTable *t)
         printf("\n");
     }
     for (i = 0; i < t->n_remaps; i++)
-        printf("remap %s -> %s %d:%d %s\n", t->remaps[i].from, t->remaps[i].to,
-               t->remaps[i].line, t->remaps[i].col, t->remaps[i].path);
+        printf("remap %s -> %s %d:%d %s\n", t->remaps[i].from, t->remaps[i].to, t->remaps[i].line,
+               t->remaps[i].col, t->remaps[i].path);
 }
 
 static void dump_plan(const BtPlan *p)

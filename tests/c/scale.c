@@ -59,8 +59,8 @@ static int stats(const char *header, const char *yaml)
         }
     }
     printf("bytes %ld peak %zu decls %d overloads %ld seconds %.3f\n",
-           file_size(header) + (yaml ? file_size(yaml) : 0), m.arena.peak, m.header.n_decls,
-           n_ovs, now() - t0);
+           file_size(header) + (yaml ? file_size(yaml) : 0), m.arena.peak, m.header.n_decls, n_ovs,
+           now() - t0);
     rc = 0;
 done:
     if (rc) {

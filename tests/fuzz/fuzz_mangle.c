@@ -12,8 +12,8 @@
 char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
 
 /* Template arguments: no void (a YAML can't give it). */
-static const BtTypeId pool[] = {BT_INT,    BT_DOUBLE, BT_FLOAT, BT_LONG,  BT_CDOUBLE, BT_UCHAR,
-                                BT_CFLOAT, BT_SHORT,  BT_BOOL,  BT_ULLONG, BT_CHAR,   BT_SCHAR};
+static const BtTypeId pool[] = {BT_INT,    BT_DOUBLE, BT_FLOAT, BT_LONG,   BT_CDOUBLE, BT_UCHAR,
+                                BT_CFLOAT, BT_SHORT,  BT_BOOL,  BT_ULLONG, BT_CHAR,    BT_SCHAR};
 #define NPOOL (sizeof pool / sizeof pool[0])
 
 static void check(const BtDecl *d, const BtTArg *targs, BtArena *arena)
