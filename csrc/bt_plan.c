@@ -416,6 +416,8 @@ void bt_plan_put_targ(BtBuf *b, const BtTArg *a)
         bt_buf_puts(b, a->mag ? "true" : "false");
     else if (a->type == BT_CHAR && a->mag >= 32 && a->mag < 127 && a->mag != '\'' && a->mag != '\\')
         bt_buf_printf(b, "'%c'", (int)a->mag);
+    else if (a->neg && a->mag > 0x7fffffffffffffffULL) /* no literal spells -2^63 */
+        bt_buf_puts(b, "(-9223372036854775807 - 1)");
     else
         bt_buf_printf(b, "%s%llu%s", a->neg ? "-" : "", a->mag,
                       kind == 'u' && a->mag > 0x7fffffffULL ? "u" : "");
