@@ -127,7 +127,8 @@ NTTP_HEADER = """\
 #include <cstddef>
 namespace nt {
 template <class T, int B> void f(T x[], const int x_size) {}
-template <class T, long L, unsigned long long U> T g(T a, const T *b, const int b_size) { return a; }
+template <class T, long L, unsigned long long U>
+T g(T a, const T *b, const int b_size) { return a; }
 template <bool NEG, class T> T h(T a) { return a; }
 template <class T, char C, signed char S, unsigned char UC, short SH> int k(T a) { return C; }
 template <std::size_t N, class T = double, int K = -1> T m(const T x[], const int x_size)
