@@ -408,6 +408,99 @@ int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, B
     return 0;
 }
 
+const char *bt_lex_utf8_text(BtArena *arena, const char *s)
+{
+    size_t n = strlen(s), i = 0;
+    char *out = bt_arena_alloc(arena, 4 * n + 1), *w = out;
+
+    if (!out)
+        return NULL;
+    while (i < n) {
+        size_t k = utf8_len(s + i, n - i);
+        if (k == 0) {
+            w += sprintf(w, "\\x%02x", (unsigned char)s[i]);
+            i++;
+        } else {
+            memcpy(w, s + i, k);
+            w += k;
+            i += k;
+        }
+    }
+    *w = '\0';
+    return out;
+}
+
+/* The end of an attribute starting at token i ('[' '[' ... ']' ']', or a word
+ * of attr_words then '(' ... ')'): the index after it, or -1 when token i
+ * starts none; -1 with *stop past i when it starts one that does not close
+ * (a bracket closed by the wrong kind, nesting over 64, end of file). */
+static int attribute_end(const BtTokens *tk, int i, int *stop)
+{
+    static const char *const attr_words[] = {"__attribute__",     "__declspec", "alignas",
+                                             "__launch_bounds__", "_Alignas",   NULL};
+    char stack[64];
+    int sp = 0, k, j = i;
+
+    if (bt_lex_is(&tk->v[i], "[")) {
+        if (!bt_lex_is(&tk->v[i + 1], "["))
+            return -1;
+    } else {
+        for (k = 0; attr_words[k] && !bt_lex_is(&tk->v[i], attr_words[k]); k++)
+            ;
+        if (!attr_words[k] || !bt_lex_is(&tk->v[i + 1], "("))
+            return -1;
+        j = i + 1;
+    }
+    for (; j < tk->n - 1; j++) {
+        const BtToken *t = &tk->v[j];
+        char c = t->kind != BT_TOK_PUNCT || t->len != 1 ? 0 : *t->s;
+        if (c == '(' || c == '[' || c == '{') {
+            if (sp == (int)sizeof stack)
+                break;
+            stack[sp++] = c == '(' ? ')' : c == '[' ? ']' : '}';
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (stack[sp - 1] != c)
+                break;
+            if (--sp == 0)
+                return j + 1;
+        }
+    }
+    *stop = j > i ? j : i + 1;
+    return -1;
+}
+
+/* Moves the comment blocks above tokens before `upto` to the token at w. */
+static void move_docs(BtTokens *tk, int *d, int *nd, int upto, int w)
+{
+    for (; *d < tk->n_docs && tk->docs[*d].tok < upto; (*d)++) {
+        if (*nd > 0 && tk->docs[*nd - 1].tok == w)
+            (*nd)--; /* the nearer block wins */
+        tk->docs[*nd] = tk->docs[*d];
+        tk->docs[(*nd)++].tok = w;
+    }
+}
+
+int bt_lex_strip_attributes(BtTokens *tk)
+{
+    int i = 0, w = 0, d = 0, nd = 0, removed = 0;
+
+    while (i < tk->n) {
+        int stop = i + 1, e = i < tk->n - 1 ? attribute_end(tk, i, &stop) : -1;
+        if (e > i) { /* removed: its comment block moves to the next token kept */
+            removed += e - i;
+            i = e;
+            continue;
+        }
+        for (; i < stop; i++) {
+            move_docs(tk, &d, &nd, i + 1, w);
+            tk->v[w++] = tk->v[i];
+        }
+    }
+    tk->n = w;
+    tk->n_docs = nd;
+    return removed;
+}
+
 void bt_lex_release(BtTokens *toks, BtArena *arena)
 {
     bt_arena_release(arena, toks->v);

@@ -73,6 +73,16 @@ BT_HIDDEN int bt_lex_next(BtLexer *lx, BtToken *t, BtDiag *err);
  * errors only end the stream (see above). */
 BT_HIDDEN int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena,
                          BtTokens *out, BtDiag *diag);
+/* Removes the attributes from toks, wherever they are: `[[...]]`,
+ * `__attribute__((...))`, `__declspec(...)`, `alignas(...)`, `_Alignas(...)`,
+ * `__launch_bounds__(...)`, brackets matched inside. One that does not close
+ * is left in place (the parser then reports it). A comment block above a
+ * removed token moves to the next token kept. Linear in the tokens.
+ * Returns the number of tokens removed. */
+BT_HIDDEN int bt_lex_strip_attributes(BtTokens *toks);
+/* s with each byte that is not well-formed UTF-8 written as \\xNN (arena), or
+ * NULL when out of memory: text from a header made fit for a Python str. */
+BT_HIDDEN const char *bt_lex_utf8_text(BtArena *arena, const char *s);
 /* Gives toks' memory back to the arena (toks is then empty). */
 BT_HIDDEN void bt_lex_release(BtTokens *toks, BtArena *arena);
 /* 1-based column of token t of toks. */

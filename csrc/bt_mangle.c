@@ -6,7 +6,7 @@
  *   encoding  -> name [ret-type if template] param-types      ("v" if none)
  *   name      -> N prefix* source-name [targs] E              (in namespaces)
  *              | source-name [targs]
- *   targs     -> I type+ E
+ *   targs     -> I (type | L builtin ['n'] digits E)+ E
  *   type      -> builtin | S seq _ | T idx _ | K type | P type
  *              | St7complex I type E
  *
@@ -213,7 +213,7 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
 static void put_source_name(BtBuf *b, const char *id) { bt_buf_printf(b, "%zu%s", strlen(id), id); }
 
 /* name -> N prefix* source-name [targs] E | source-name [targs] */
-static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)
+static void emit_name(Mangler *m, const BtDecl *d, const BtTArg *targs)
 {
     int i;
 
@@ -228,8 +228,12 @@ static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)
         m->n_subs++; /* template-prefix / unscoped-template-name */
         bt_buf_putc(&m->out, 'I');
         for (i = 0; i < d->n_tparams; i++) {
-            BtTypeRef t = {-1, targs[i], 0, 0, 0};
-            emit_type(m, &t, LV_BASE);
+            BtTypeRef t = {-1, targs[i].type, 0, 0, 0};
+            if (targs[i].is_value) /* a literal: its builtin type is no candidate */
+                bt_buf_printf(&m->out, "L%s%s%lluE", bt_type(targs[i].type)->mangle,
+                              targs[i].neg ? "n" : "", targs[i].mag);
+            else
+                emit_type(m, &t, LV_BASE);
         }
         bt_buf_putc(&m->out, 'E');
     }
@@ -237,7 +241,7 @@ static void emit_name(Mangler *m, const BtDecl *d, const BtTypeId *targs)
         bt_buf_putc(&m->out, 'E');
 }
 
-const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena)
+const char *bt_mangle(const BtDecl *decl, const BtTArg *targs, BtArena *arena)
 {
     Mangler m;
     const char *res = NULL;

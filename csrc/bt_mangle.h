@@ -5,7 +5,8 @@
  * template parameter references (T_, T0_, ...), substitutions (S_, S0_, ...,
  * base 36), std:: abbreviation (St), std::complex<T>, pointers, and dropped
  * top-level const on by-value parameters. extern "C" functions get their
- * plain name. */
+ * plain name. A non-type template argument is a literal, L<type><value>E
+ * (`Li4E`, `Lin1E` for -1, `Lb1E`, `Lc97E`). */
 #ifndef BT_MANGLE_H
 #define BT_MANGLE_H
 
@@ -14,6 +15,6 @@
 
 /* The symbol name of decl instantiated with targs (NULL/ignored when the
  * function is not a template). Returns an arena string, or NULL on OOM. */
-BT_HIDDEN const char *bt_mangle(const BtDecl *decl, const BtTypeId *targs, BtArena *arena);
+BT_HIDDEN const char *bt_mangle(const BtDecl *decl, const BtTArg *targs, BtArena *arena);
 
 #endif

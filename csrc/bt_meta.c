@@ -26,7 +26,7 @@ int bt_meta_load(BtMeta *m, const char *header_path, const char *yaml_path, int 
     bt_arena_init(&m->arena);
     if (bt_file_read(header_path, &m->arena, &text, &len, diag) < 0)
         return failed(diag, header_path, "reading the header");
-    if (bt_parse_header(header_path, text, len, &m->arena, &m->header, diag) < 0)
+    if (bt_parse_header(header_path, text, len, strict, &m->arena, &m->header, diag) < 0)
         return failed(diag, header_path, "reading the header");
     if (yaml_path) {
         if (bt_file_read(yaml_path, &m->arena, &text, &len, diag) < 0 ||

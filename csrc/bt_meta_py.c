@@ -115,7 +115,12 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
     if (!targs || !params)
         goto error;
     for (i = 0; i < d->n_tparams; i++) {
-        PyObject *s = PyUnicode_FromString(bt_type(ov->targs[i])->cname);
+        PyObject *s;
+        BtBuf b;
+        bt_buf_init(&b);
+        bt_plan_put_targ(&b, &ov->targs[i]);
+        s = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
+        bt_buf_free(&b);
         if (!s)
             goto error;
         PyTuple_SET_ITEM(targs, i, s);

@@ -45,6 +45,7 @@
 
 typedef struct Tmpl {
     const char **names;
+    BtTParam *info; /* one per name */
     int n;
     const char *reason; /* why the template makes the function unbindable */
 } Tmpl;
@@ -64,6 +65,10 @@ typedef struct Parser {
     int n_decls, cap_decls;
     struct Range *ranges; /* split_params' output, reused for every function */
     int cap_ranges;
+    int strict;       /* an unreadable declaration is an error, not a record */
+    int fail_tok;     /* token index of the last error fail() recorded */
+    int eof_recorded; /* an unreadable declaration ending at end of file is recorded */
+    int knr_names;    /* the last parameter list was bare names: `f(a, b)` */
 } Parser;
 
 /* What parse_type learned from a type (and maybe a declarator name). */
@@ -120,8 +125,10 @@ static int fail(Parser *p, const BtToken *t, const char *fmt, ...)
 
     if (t->kind == BT_TOK_ERROR) {
         const BtDiag *e = &p->toks.err;
+        p->fail_tok = p->toks.n - 1;
         return bt_diag_set(p->diag, e->kind, e->file, e->line, e->col, "%s", e->message);
     }
+    p->fail_tok = (int)(t - p->toks.v);
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
@@ -277,27 +284,6 @@ static int skip_angles(const Parser *p, int i, int b)
     return -1;
 }
 
-/* If token i starts an attribute (__attribute__((...)), __launch_bounds__(...)),
- * the index after it; else i. */
-static int skip_attribute(const Parser *p, int i)
-{
-    static const char *const words[] = {"__attribute__", "__declspec", "__launch_bounds__",
-                                        "alignas", NULL};
-    int depth = 0;
-
-    if (!is_any(tok(p, i), words))
-        return i;
-    if (!is(p, ++i, "("))
-        return i;
-    for (; !at_end(tok(p, i)); i++) {
-        if (is(p, i, "("))
-            depth++;
-        else if (is(p, i, ")") && --depth == 0)
-            return i + 1;
-    }
-    return i;
-}
-
 /* ---- types ---- */
 
 static void append(char *buf, size_t size, const char *s, size_t n)
@@ -321,12 +307,7 @@ static int parse_type(Parser *p, int a, int b, int allow_name, const char *what,
     ti->name = -1;
     while (i < b) {
         const BtToken *t = tok(p, i);
-        int after = skip_attribute(p, i);
-        if (after > i) {
-            if (after > b)
-                return expected(p, tok(p, b), what);
-            i = after;
-        } else if (is_any(t, cv_words)) {
+        if (is_any(t, cv_words)) {
             if (bt_lex_is(t, "const") && !seen_ptr)
                 ti->is_const = 1;
             i++;
@@ -403,7 +384,7 @@ static int resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
     ref->tparam = -1;
     ref->is_const = ti->is_const;
     for (k = 0; tm && k < tm->n; k++) {
-        if (tm->names[k][0] && strcmp(tm->names[k], s) == 0) {
+        if (tm->names[k][0] && !tm->info[k].is_value && strcmp(tm->names[k], s) == 0) {
             ref->tparam = k;
             return 0;
         }
@@ -413,7 +394,7 @@ static int resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
     if (strncmp(s, "complex<", 8) == 0) {
         n = strlen(s + 8);
         for (k = 0; tm && k < tm->n && n > 1; k++) {
-            if (tm->names[k][0] && strlen(tm->names[k]) == n - 1 &&
+            if (tm->names[k][0] && !tm->info[k].is_value && strlen(tm->names[k]) == n - 1 &&
                 strncmp(tm->names[k], s + 8, n - 1) == 0 && s[8 + n - 1] == '>') {
                 ref->tparam = k;
                 ref->is_complex_of_tparam = 1;
@@ -587,6 +568,10 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     } else if (eq + 1 == r.b) {
         return expected(p, tok(p, r.b), "default argument");
     }
+    if (pr->name && !pr->name[0] && !pr->t.is_array && ti.nptr + ndims == 0) {
+        pr->unnamed = 1; /* a scalar: named by its position */
+        pr->name = bt_arena_printf(p->arena, "arg%d", index);
+    }
     if (!pr->name)
         return bt_diag_nomem(p->diag);
     lb = label(p, pr, index);
@@ -604,8 +589,11 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     else if (ti.elaborated)
         *reason = bt_arena_printf(p->arena, "parameter %s has %s type '%s'", lb, ti.elaborated,
                                   ti.spelling);
-    else if (!pr->name[0])
-        *reason = bt_arena_printf(p->arena, "parameter %d has no name", index + 1);
+    else if (!pr->name[0] && pr->t.is_array)
+        *reason = bt_arena_printf(p->arena,
+                                  "parameter %d is an unnamed array; name it so that its "
+                                  "'NAME_size' can follow",
+                                  index + 1);
     else if (eq < r.b && pr->t.is_array)
         *reason = bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
     else if (!*reason && pr->t.tparam < 0 && pr->t.type == BT_VOID)
@@ -659,6 +647,10 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
         return -1;
     if (n == 1 && r[0].b == r[0].a + 1 && is(p, r[0].a, "void"))
         n = 0;
+    p->knr_names = n > 0;
+    for (i = 0; i < n; i++)
+        p->knr_names &= r[i].b == r[i].a + 1 && tok(p, r[i].a)->kind == BT_TOK_IDENT &&
+                        !is_any(tok(p, r[i].a), builtin_words);
     d->n_params = n;
     d->params = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *d->params);
     why = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *why);
@@ -699,65 +691,113 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
     return 0;
 }
 
-/* trailer -> cv | 'noexcept' [...] | 'throw' (...) | 'override' | '-' '>' type | attribute */
-static int parse_trailer(Parser *p, BtDecl *d)
+/* The return type in tokens [a, b) into d->ret; a reason (arena) when it
+ * cannot be bound, NULL when it can, or "" for a lone `auto`. */
+static const char *return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, int b, int *rc)
+{
+    TypeInfo ti;
+
+    *rc = parse_type(p, a, b, 0, "function name", &ti);
+    if (*rc < 0)
+        return NULL;
+    d->ret.tparam = -1;
+    d->ret.type = BT_VOID;
+    if (strcmp(ti.spelling, "auto") == 0 && !ti.nptr && !ti.nref)
+        return "";
+    if (resolve(&ti, tm, &d->ret) < 0 && !ti.elaborated && !ti.nref && !ti.nptr)
+        return bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
+    if (ti.nref)
+        return bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
+    if (ti.nptr)
+        return bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
+    if (ti.elaborated)
+        return bt_arena_printf(p->arena, "return value has %s type '%s'", ti.elaborated,
+                               ti.spelling);
+    return NULL;
+}
+
+/* trailer -> cv | 'noexcept' [...] | 'throw' (...) | 'override' | 'final' | '-' '>' type
+ * *ret_reason is return_type's answer for the leading type; a trailing
+ * return type replaces a lone `auto`. */
+static int parse_trailer(Parser *p, BtDecl *d, const Tmpl *tm, const char **ret_reason)
 {
     static const char *const words[] = {"const", "volatile", "override", "final", "&", NULL};
 
     for (;;) {
         const BtToken *t = cur(p);
-        if (is_any(t, words)) {
+        if (is_any(t, words) || bt_lex_is(t, "&&")) {
             advance(p);
-        } else if (bt_lex_is(t, "noexcept") || bt_lex_is(t, "throw") ||
-                   bt_lex_is(t, "__attribute__")) {
+        } else if (bt_lex_is(t, "noexcept") || bt_lex_is(t, "throw")) {
             advance(p);
             if (bt_lex_is(cur(p), "(") && skip_balanced(p) < 0)
                 return -1;
         } else if (bt_lex_is(t, "-") && is(p, p->pos + 1, ">")) {
-            int semi = find_top(p, p->pos, p->toks.n - 1, ";");
-            int brace = find_top(p, p->pos, semi, "{");
-            if (!d->unbindable)
-                d->unbindable = "trailing return type";
-            p->pos = brace < semi ? brace : semi;
+            int a = p->pos + 2, b = a, rc;
+            const char *why;
+            while (!at_end(tok(p, b)) && !is(p, b, ";") && !is(p, b, "{") && !is(p, b, "=") &&
+                   !is(p, b, "override") && !is(p, b, "final"))
+                b++; /* a type has no brackets but '<...>', which holds none of these */
+            if (b == a)
+                return expected(p, tok(p, a), "return type");
+            if (is(p, a, "decltype")) {
+                if (!*ret_reason || !**ret_reason)
+                    *ret_reason = "return type is a decltype(...)";
+            } else if (*ret_reason && !**ret_reason) {
+                why = return_type(p, d, tm, a, b, &rc);
+                if (rc < 0)
+                    return -1;
+                *ret_reason = why && !*why ? "deduced return type ('auto' after '->')" : why;
+            } else if (!*ret_reason) {
+                *ret_reason = "trailing return type after a return type other than 'auto'";
+            }
+            p->pos = b;
         } else {
             return 0;
         }
     }
 }
 
+/* Old-style (K&R) parameter declarations between ')' and the body: the
+ * parameters were bare names, and a type word follows where a trailer,
+ * ';' or '{' should be. */
+static int knr_declarations(const Parser *p)
+{
+    const BtToken *t = cur(p);
+    return p->knr_names && t->kind == BT_TOK_IDENT && !bt_lex_is(t, "try");
+}
+
 /* function -> type IDENT '(' params ')' trailer* (';' | '=' IDENT ';' | body) */
 static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
 {
     const BtToken *nt = tok(p, name_at);
-    TypeInfo ti;
-    const char *ret_reason = NULL;
+    const char *ret_reason;
+    int rc;
 
-    if (parse_type(p, p->pos, name_at, 0, "function name", &ti) < 0)
+    ret_reason = return_type(p, d, tm, p->pos, name_at, &rc);
+    if (rc < 0)
         return -1;
     d->name = tokdup(p, nt);
     if (!d->name)
         return bt_diag_nomem(p->diag);
     d->line = nt->line;
     d->col = bt_lex_col(&p->toks, nt);
-    if (resolve(&ti, tm, &d->ret) < 0)
-        ret_reason = bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
-    if (ti.nref)
-        ret_reason = bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
-    else if (ti.nptr)
-        ret_reason = bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
-    else if (ti.elaborated)
-        ret_reason = bt_arena_printf(p->arena, "return value has %s type '%s'", ti.elaborated,
-                                     ti.spelling);
     p->pos = name_at + 1;
     if (parse_params(p, d, tm) < 0)
         return -1;
+    if (parse_trailer(p, d, tm, &ret_reason) < 0)
+        return -1;
     if (ret_reason)
-        d->unbindable = ret_reason;
+        d->unbindable = *ret_reason ? ret_reason : "deduced return type ('auto' without '-> type')";
     if (!d->unbindable && d->n_params > BT_MAX_PARAMS)
         d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
                                         d->n_params, BT_MAX_PARAMS);
-    if (parse_trailer(p, d) < 0)
-        return -1;
+    if (knr_declarations(p)) {
+        int brace = find_top(p, p->pos, p->toks.n - 1, "{");
+        d->unbindable = "old-style (K&R) parameter declarations; write a prototype";
+        if (brace == p->toks.n - 1 || find_top(p, p->pos, brace, "}") < brace)
+            return expected(p, cur(p), "';' or '{'");
+        p->pos = brace;
+    }
     if (bt_lex_is(cur(p), ";")) {
         advance(p);
         return 0;
@@ -799,13 +839,7 @@ static int function_head(const Parser *p)
     int j, angle = 0;
 
     for (j = p->pos;; j++) {
-        const BtToken *t;
-        int after = skip_attribute(p, j);
-        if (after > j) {
-            j = after - 1;
-            continue;
-        }
-        t = tok(p, j);
+        const BtToken *t = tok(p, j);
         if (at_end(t) || bt_lex_is(t, ";") || bt_lex_is(t, "{") || bt_lex_is(t, "}") ||
             bt_lex_is(t, "operator"))
             return -1;
@@ -854,16 +888,6 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
             }
         } else if (bt_lex_is(t, "constexpr") || bt_lex_is(t, "virtual") ||
                    bt_lex_is(t, "explicit")) {
-        } else if (bt_lex_is(t, "__attribute__") || bt_lex_is(t, "__declspec") ||
-                   bt_lex_is(t, "__launch_bounds__") || bt_lex_is(t, "alignas")) {
-            advance(p);
-            if (bt_lex_is(cur(p), "(") && skip_balanced(p) < 0)
-                return -1;
-            continue;
-        } else if (bt_lex_is(t, "[") && is(p, p->pos + 1, "[")) {
-            if (skip_balanced(p) < 0)
-                return -1;
-            continue;
         } else {
             break;
         }
@@ -882,6 +906,7 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     d->is_device = device && !global;
     if (tm) {
         d->tparams = tm->names;
+        d->tpinfo = tm->info;
         d->n_tparams = tm->n;
     }
     if (parse_function(p, d, tm, name_at) < 0)
@@ -929,14 +954,64 @@ static int skip_targ(Parser *p)
     }
 }
 
-/* tparam -> ('class' | 'typename') [IDENT] ['=' balanced] | balanced */
-static int parse_tparam(Parser *p, Tmpl *tm, const char **name)
+/* The text of tokens [a, b) as the header writes it (arena), or NULL. */
+static const char *span_text(Parser *p, int a, int b)
 {
-    const BtToken *t = cur(p);
+    const BtToken *e = tok(p, b - 1);
+    return bt_arena_strndup(p->arena, tok(p, a)->s, (size_t)(e->s + e->len - tok(p, a)->s));
+}
+
+/* A value parameter's declaration in tokens [a, b): `int B`, `std::size_t N`,
+ * `bool B`. Sets *name and info->type, or tm->reason. */
+static int value_tparam(Parser *p, Tmpl *tm, int a, int b, const char **name, BtTParam *info)
+{
+    TypeInfo ti;
+    BtTypeRef ref;
+    char kind;
     int k = tm->n;
 
+    info->is_value = 1;
+    if (is(p, a, "template")) {
+        tm->reason = tm->reason ? tm->reason : "template template parameter";
+        return 0;
+    }
+    if (parse_type(p, a, b, 1, "'>'", &ti) < 0)
+        return -1;
+    if (ti.name >= 0 && !(*name = tokdup(p, tok(p, ti.name))))
+        return bt_diag_nomem(p->diag);
+    if (tm->reason)
+        return 0;
+    memset(&ref, 0, sizeof ref);
+    if (ti.name < 0)
+        tm->reason = bt_arena_printf(p->arena, "template parameter %d has no name", k + 1);
+    else if (resolve(&ti, tm, &ref) < 0 || ref.tparam >= 0 || ti.nptr || ti.nref ||
+             ((kind = bt_type(ref.type)->kind) != 'i' && kind != 'u' && kind != 'b'))
+        tm->reason = bt_arena_printf(p->arena,
+                                     "non-type template parameter '%s' of type '%s%s'; bindthem "
+                                     "instantiates integer and bool values",
+                                     *name, ti.spelling,
+                                     ti.nptr   ? " *"
+                                     : ti.nref ? " &"
+                                               : "");
+    info->type = ref.type;
+    return 0;
+}
+
+/* tparam -> ('class' | 'typename') ['...'] [IDENT] ['=' balanced]
+ *         | type IDENT ['=' balanced]                 (a value: integer or bool) */
+static int parse_tparam(Parser *p, Tmpl *tm, const char **name, BtTParam *info)
+{
+    const BtToken *t = cur(p);
+    int k = tm->n, start = p->pos, eq;
+
     *name = "";
-    if (bt_lex_is(t, "class") || bt_lex_is(t, "typename")) {
+    memset(info, 0, sizeof *info);
+    if (bt_lex_is(t, ",") || bt_lex_is(t, ">"))
+        return expected(p, t, "template parameter");
+    /* `typename T::type N` is a value of a dependent type */
+    if (bt_lex_is(t, "class") ||
+        (bt_lex_is(t, "typename") &&
+         !(tok(p, p->pos + 1)->kind == BT_TOK_IDENT && is(p, p->pos + 2, "::")))) {
         advance(p);
         if (bt_lex_is(cur(p), "...")) {
             tm->reason = tm->reason ? tm->reason : "variadic template";
@@ -949,61 +1024,67 @@ static int parse_tparam(Parser *p, Tmpl *tm, const char **name)
             tm->reason = bt_arena_printf(p->arena, "template parameter %d has no name", k + 1);
         }
         if (bt_lex_is(cur(p), "=")) {
+            int a = p->pos + 1;
             advance(p);
-            return skip_targ(p);
+            if (skip_targ(p) < 0)
+                return -1;
+            if (p->pos == a)
+                return expected(p, cur(p), "default template argument");
+            if (!(info->defval = span_text(p, a, p->pos)))
+                return bt_diag_nomem(p->diag);
         }
         if (!bt_lex_is(cur(p), ",") && !bt_lex_is(cur(p), ">"))
             return expected(p, cur(p), "'>'");
         return 0;
     }
-    if (bt_lex_is(t, ",") || bt_lex_is(t, ">"))
-        return expected(p, t, "template parameter");
-    {
-        int start = p->pos, i;
-        if (skip_targ(p) < 0)
-            return -1;
-        for (i = p->pos - 1; i >= start; i--) {
-            if (tok(p, i)->kind == BT_TOK_IDENT && !is_any(tok(p, i), builtin_words)) {
-                *name = tokdup(p, tok(p, i));
-                break;
-            }
-        }
-        if (!tm->reason)
-            tm->reason = bt_arena_printf(p->arena, "non-type template parameter '%s'", *name);
-    }
-    return 0;
+    if (skip_targ(p) < 0)
+        return -1;
+    eq = find_top(p, start, p->pos, "=");
+    if (eq == start)
+        return expected(p, tok(p, start), "template parameter");
+    if (eq + 1 == p->pos)
+        return expected(p, cur(p), "default template argument");
+    if (eq < p->pos && !(info->defval = span_text(p, eq + 1, p->pos)))
+        return bt_diag_nomem(p->diag);
+    return value_tparam(p, tm, start, eq, name, info);
 }
 
 /* template -> 'template' '<' [tparam (',' tparam)*] '>' decl */
 static int parse_template(Parser *p, int extern_c)
 {
     int start = p->pos, cap = 8;
-    Tmpl tm = {NULL, 0, NULL};
+    Tmpl tm = {NULL, NULL, 0, NULL};
 
     advance(p);
     if (!bt_lex_is(cur(p), "<"))
         return skip_other(p); /* explicit instantiation */
     advance(p);
     tm.names = bt_arena_alloc(p->arena, (size_t)cap * sizeof *tm.names);
-    if (!tm.names)
+    tm.info = bt_arena_alloc(p->arena, (size_t)cap * sizeof *tm.info);
+    if (!tm.names || !tm.info)
         return bt_diag_nomem(p->diag);
     if (bt_lex_is(cur(p), ">")) {
         tm.reason = "explicit template specialization";
     } else {
         for (;;) {
             const char *name;
-            if (parse_tparam(p, &tm, &name) < 0)
+            BtTParam info;
+            if (parse_tparam(p, &tm, &name, &info) < 0)
                 return -1;
             if (tm.n == cap) {
                 const char **v = bt_arena_alloc(p->arena, (size_t)cap * 2 * sizeof *v);
-                if (!v)
+                BtTParam *w = bt_arena_alloc(p->arena, (size_t)cap * 2 * sizeof *w);
+                if (!v || !w)
                     return bt_diag_nomem(p->diag);
                 memcpy(v, tm.names, (size_t)cap * sizeof *v);
+                memcpy(w, tm.info, (size_t)cap * sizeof *w);
                 tm.names = v;
+                tm.info = w;
                 cap *= 2;
             }
             if (!name)
                 return bt_diag_nomem(p->diag);
+            tm.info[tm.n] = info;
             tm.names[tm.n++] = name;
             if (!bt_lex_is(cur(p), ","))
                 break;
@@ -1111,7 +1192,89 @@ static int parse_item(Parser *p)
     return r;
 }
 
-/* header -> item* EOF; inside braces, item* up to (not past) '}' */
+/* Where reading resumes after an unreadable declaration starting at token
+ * start: after the first ';' at brace depth 0, or after the '}' closing a
+ * brace group the declaration opened; at a '}' closing the enclosing block
+ * (not consumed) or at the end. Always past start unless start ends the file. */
+static int resync(const Parser *p, int start)
+{
+    int braces = 0, i;
+
+    for (i = start;; i++) {
+        const BtToken *t = tok(p, i);
+        if (at_end(t))
+            return i;
+        if (bt_lex_is(t, ";") && braces == 0)
+            return i + 1;
+        if (bt_lex_is(t, "{"))
+            braces++;
+        else if (bt_lex_is(t, "}") && braces == 0)
+            return i; /* the enclosing block's */
+        else if (bt_lex_is(t, "}") && --braces == 0)
+            return i + 1;
+    }
+}
+
+/* The name of an unreadable declaration in [a, b): the identifier before
+ * its first '(' at bracket depth 0, or NULL. */
+static const BtToken *unreadable_name(const Parser *p, int a, int b)
+{
+    int i = find_top(p, a, b, "(");
+
+    if (i < b && i > a && tok(p, i - 1)->kind == BT_TOK_IDENT &&
+        !is_any(tok(p, i - 1), builtin_words) && !is_any(tok(p, i - 1), other_words))
+        return tok(p, i - 1);
+    return NULL;
+}
+
+/* The item at token start could not be read (p->diag says why): records it
+ * as an unbindable declaration and moves past it (see resync). */
+static int recover(Parser *p, int start)
+{
+    char where[sizeof p->diag->message + 64];
+    const char *clean;
+    int fail_at = p->fail_tok, end;
+    const BtToken *nt;
+    BtDecl *d;
+
+    bt_diag_format(p->diag, where, sizeof where);
+    bt_diag_init(p->diag);
+    end = resync(p, start);
+    if (is(p, start, "}") && end == start)
+        end = start + 1; /* a stray '}' at file scope */
+    p->pos = end;
+    if (at_end(tok(p, fail_at)) && at_end(tok(p, end))) {
+        if (p->eof_recorded)
+            return 0;
+        p->eof_recorded = 1;
+    }
+    if (add_decl(p, &d) < 0)
+        return -1;
+    nt = unreadable_name(p, start, end > start ? end : start + 1);
+    d->name = nt ? tokdup(p, nt) : bt_arena_printf(p->arena, "<line %d>", tok(p, start)->line);
+    clean = bt_lex_utf8_text(p->arena, where);
+    d->unbindable = clean ? bt_arena_printf(p->arena, "cannot read the declaration: %s", clean)
+                          : NULL;
+    d->doc = "";
+    if (!d->name || !d->unbindable)
+        return bt_diag_nomem(p->diag);
+    d->unreadable = 1;
+    d->ret.tparam = -1;
+    d->ret.type = BT_VOID;
+    d->ns = p->ns;
+    d->n_ns = p->n_ns;
+    d->extern_c = p->extern_c;
+    d->line = (nt ? nt : tok(p, start))->line;
+    d->col = bt_lex_col(&p->toks, nt ? nt : tok(p, start));
+    d->first_line = tok(p, start)->line;
+    d->last_line = tok(p, end > start ? end - 1 : start)->line;
+    p->n_decls++;
+    return 0;
+}
+
+/* header -> item* EOF; inside braces, item* up to (not past) '}'. Outside
+ * strict mode an item that cannot be read is recorded (recover), and
+ * reading goes on after it. */
 static int parse_items(Parser *p, int inside)
 {
     /* `namespace a::b::c {` nests as deep as three namespace blocks */
@@ -1120,22 +1283,36 @@ static int parse_items(Parser *p, int inside)
                     p->n_ns, MAX_NEST);
     for (;;) {
         const BtToken *t = cur(p);
-        if (t->kind == BT_TOK_ERROR || (t->kind == BT_TOK_EOF && inside))
-            return expected(p, t, "'}'");
+        const char **ns = p->ns;
+        int start = p->pos, n_ns = p->n_ns, extern_c = p->extern_c, anon = p->anon_ns;
+        int depth = p->depth, r;
+        if (t->kind == BT_TOK_ERROR || (t->kind == BT_TOK_EOF && inside)) {
+            r = expected(p, t, "'}'");
+            if (inside || p->strict)
+                return r;
+            return recover(p, start);
+        }
         if (t->kind == BT_TOK_EOF)
             return 0;
-        if (bt_lex_is(t, "}")) {
-            if (inside)
-                return 0;
-            return fail(p, t, "unexpected '}'");
-        }
-        if (parse_item(p) < 0)
+        if (bt_lex_is(t, "}") && inside)
+            return 0;
+        r = bt_lex_is(t, "}") ? fail(p, t, "unexpected '}'") : parse_item(p);
+        if (r == 0)
+            continue;
+        if (p->strict || p->diag->kind == BT_DIAG_NOMEM)
+            return -1;
+        p->ns = ns;
+        p->n_ns = n_ns;
+        p->extern_c = extern_c;
+        p->anon_ns = anon;
+        p->depth = depth;
+        if (recover(p, start) < 0)
             return -1;
     }
 }
 
-int bt_parse_header(const char *file, const char *text, size_t len, BtArena *arena, BtHeader *out,
-                    BtDiag *diag)
+int bt_parse_header(const char *file, const char *text, size_t len, int strict, BtArena *arena,
+                    BtHeader *out, BtDiag *diag)
 {
     Parser p;
 
@@ -1144,8 +1321,10 @@ int bt_parse_header(const char *file, const char *text, size_t len, BtArena *are
     p.file = file;
     p.arena = arena;
     p.diag = diag;
+    p.strict = strict;
     if (bt_lex_all(file, text, len, arena, &p.toks, diag) < 0)
         return -1;
+    bt_lex_strip_attributes(&p.toks);
     if (parse_items(&p, 0) < 0)
         return -1;
     if (arena->failed) /* an unchecked allocation, e.g. an unbindable reason */

@@ -37,6 +37,7 @@ typedef struct Planner {
     BtIndex byname, keys, remaps;
     int *name_head, *key_head;
     int *by_name_bindable, *by_key_bindable, *by_key_unbindable;
+    char *has_defaults; /* per name head: a decl of the name has defaulted template parameters */
     long near_budget;
     BtOverload *ovs;    /* in YAML (or header) order, before grouping */
     const char **names; /* their Python names */
@@ -184,19 +185,40 @@ static int missing_error(Planner *p, const BtInst *in, const BtDecl *hint)
                        p->h->file);
 }
 
-/* "[int, double]", or "null" */
-static void put_tuple(BtBuf *b, const BtTypeId *ids, int n)
+/* "[int, double]", "[double, 4]", or "null" */
+static void put_tuple(BtBuf *b, const BtInstArg *args, int n)
 {
     int i;
 
-    if (!ids) {
+    if (!args) {
         bt_buf_puts(b, "null");
         return;
     }
     bt_buf_putc(b, '[');
     for (i = 0; i < n; i++)
-        bt_buf_printf(b, "%s%s", i ? ", " : "", bt_plan_cname(ids[i]));
+        bt_buf_printf(b, "%s%s", i ? ", " : "",
+                      args[i].is_value ? args[i].text : bt_plan_cname(args[i].type));
     bt_buf_putc(b, ']');
+}
+
+/* "class T", "int B = 4" */
+static void put_tparam(BtBuf *b, const BtDecl *d, int k)
+{
+    const BtTParam *tp = &d->tpinfo[k];
+
+    bt_buf_printf(b, "%s %s", tp->is_value ? bt_plan_cname(tp->type) : "class", d->tparams[k]);
+    if (tp->defval)
+        bt_buf_printf(b, " = %s", tp->defval);
+}
+
+/* How many template arguments d needs: up to its last parameter without a default. */
+static int min_arity(const BtDecl *d)
+{
+    int k = d->n_tparams;
+
+    while (k > 0 && d->tpinfo[k - 1].defval)
+        k--;
+    return k;
 }
 
 static int arity_error(Planner *p, const BtInst *in, const BtDecl *d)
@@ -209,17 +231,22 @@ static int arity_error(Planner *p, const BtInst *in, const BtDecl *d)
     if (d->n_tparams == 0) {
         bt_buf_puts(&b, "is not a template");
     } else {
-        bt_buf_printf(&b, "takes %d template parameter%s <", d->n_tparams,
-                      d->n_tparams == 1 ? "" : "s");
-        for (i = 0; i < d->n_tparams; i++)
-            bt_buf_printf(&b, "%sclass %s", i ? ", " : "", d->tparams[i]);
+        if (min_arity(d) < d->n_tparams)
+            bt_buf_printf(&b, "takes %d to %d template parameters <", min_arity(d), d->n_tparams);
+        else
+            bt_buf_printf(&b, "takes %d template parameter%s <", d->n_tparams,
+                          d->n_tparams == 1 ? "" : "s");
+        for (i = 0; i < d->n_tparams; i++) {
+            bt_buf_puts(&b, i ? ", " : "");
+            put_tparam(&b, d, i);
+        }
         bt_buf_putc(&b, '>');
     }
     bt_buf_printf(&b, " but %s gives ", in->tpath);
-    if (in->types)
+    if (in->args)
         bt_buf_printf(&b, "%d: ", in->n_types);
-    put_tuple(&b, in->types, in->n_types);
-    if (!in->types)
+    put_tuple(&b, in->args, in->n_types);
+    if (!in->args)
         bt_buf_puts(&b, d->n_tparams ? " (untemplated); list a type tuple" : "");
     bt_buf_printf(&b, " (declared at %s:%d:%d)", p->h->file, d->line, d->col);
     if (b.failed) {
@@ -264,9 +291,10 @@ static int index_decls(Planner *p)
 {
     int n = p->h->n_decls, i;
 
-    p->name_head = bt_arena_resize(p->arena, NULL, (size_t)n * 5 * sizeof(int));
+    p->name_head = bt_arena_resize(p->arena, NULL, (size_t)n * 5 * sizeof(int) + (size_t)n + 1);
     if (!p->name_head)
         return nomem(p);
+    p->has_defaults = (char *)(p->name_head + 5 * (size_t)n);
     p->key_head = p->name_head + n;
     p->by_name_bindable = p->key_head + n;
     p->by_key_bindable = p->by_name_bindable + n;
@@ -294,6 +322,9 @@ static int index_decls(Planner *p)
         }
         p->name_head[i] = nh;
         p->key_head[i] = kh;
+        p->has_defaults[i] = 0;
+        if (d->n_tparams && min_arity(d) < d->n_tparams)
+            p->has_defaults[nh] = 1;
         if (d->unbindable) {
             if (p->by_key_unbindable[kh] < 0)
                 p->by_key_unbindable[kh] = i;
@@ -322,6 +353,16 @@ static int pick(Planner *p, const BtInst *in, const BtDecl **decl)
         *decl = &decls[p->by_key_bindable[kh]];
         return 0;
     }
+    if (p->has_defaults[first] && in->args) { /* a tuple leaving out defaulted parameters */
+        for (int i = first; i < p->h->n_decls; i++) {
+            const BtDecl *d = &decls[i];
+            if (p->name_head[i] == first && !d->unbindable && in->n_types < d->n_tparams &&
+                in->n_types >= min_arity(d)) {
+                *decl = d;
+                return 0;
+            }
+        }
+    }
     if ((kh < 0 || p->by_key_unbindable[kh] < 0) && p->by_name_bindable[first] >= 0)
         return arity_error(p, in, &decls[p->by_name_bindable[first]]);
     unbindable_match =
@@ -334,7 +375,7 @@ static int pick(Planner *p, const BtInst *in, const BtDecl **decl)
 }
 
 /* A type ref with the template arguments substituted. */
-static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTypeId *targs,
+static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTArg *targs,
                     const BtInst *in, BtTypeId *out)
 {
     BtTypeId id;
@@ -347,7 +388,7 @@ static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTyp
         return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->h->file, d->line, d->col,
                            "'%s' refers to template parameter %d of %d", d->name, r->tparam,
                            d->n_tparams);
-    id = targs[r->tparam];
+    id = targs[r->tparam].type;
     if (!r->is_complex_of_tparam) {
         *out = id;
         return 0;
@@ -369,7 +410,24 @@ static void put_type(BtBuf *b, const BtTypeRef *r, BtTypeId id)
     bt_buf_printf(b, "%s%s", r->is_const ? "const " : "", bt_plan_cname(id));
 }
 
-void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTypeId *targs)
+void bt_plan_put_targ(BtBuf *b, const BtTArg *a)
+{
+    char kind = bt_type(a->type)->kind;
+
+    if (!a->is_value)
+        bt_buf_puts(b, bt_plan_cname(a->type));
+    else if (kind == 'b')
+        bt_buf_puts(b, a->mag ? "true" : "false");
+    else if (a->type == BT_CHAR && a->mag >= 32 && a->mag < 127 && a->mag != '\'' && a->mag != '\\')
+        bt_buf_printf(b, "'%c'", (int)a->mag);
+    else if (a->neg && a->mag > 0x7fffffffffffffffULL) /* no literal spells -2^63 */
+        bt_buf_puts(b, "(-9223372036854775807 - 1)");
+    else
+        bt_buf_printf(b, "%s%llu%s", a->neg ? "-" : "", a->mag,
+                      kind == 'u' && a->mag > 0x7fffffffULL ? "u" : "");
+}
+
+void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTArg *targs)
 {
     int i;
 
@@ -379,8 +437,10 @@ void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTypeId *targs)
     if (!targs || !d->n_tparams)
         return;
     bt_buf_putc(b, '<');
-    for (i = 0; i < d->n_tparams; i++)
-        bt_buf_printf(b, "%s%s", i ? ", " : "", bt_plan_cname(targs[i]));
+    for (i = 0; i < d->n_tparams; i++) {
+        bt_buf_puts(b, i ? ", " : "");
+        bt_plan_put_targ(b, &targs[i]);
+    }
     bt_buf_putc(b, '>');
 }
 
@@ -413,13 +473,105 @@ static const char *signature(Planner *p, const BtOverload *ov)
     return s;
 }
 
+/* A value for a parameter of type `type` from literal lit into *a: 0, or
+ * -1 when it is not one the type holds. */
+static int value_of(BtTypeId type, const BtLiteral *lit, BtTArg *a)
+{
+    const BtType *t = bt_type(type);
+
+    a->type = type;
+    a->is_value = 1;
+    a->neg = lit->kind == BT_LIT_INT && lit->neg && lit->u != 0;
+    a->mag = lit->u;
+    if (lit->kind != BT_LIT_INT && lit->kind != BT_LIT_BOOL && lit->kind != BT_LIT_CHAR)
+        return -1;
+    if (t->kind == 'b')
+        return lit->kind != BT_LIT_CHAR && !a->neg && a->mag <= 1 ? 0 : -1;
+    if (a->neg) /* -mag >= min */
+        return t->min < 0 && a->mag - 1 <= (unsigned long long)(-(t->min + 1)) ? 0 : -1;
+    return a->mag <= t->max ? 0 : -1;
+}
+
+/* The template arguments of instantiation in for d: the tuple's, then the
+ * defaults of the parameters it leaves out. NULL with diag set on error. */
+static const BtTArg *template_args(Planner *p, const BtDecl *d, const BtInst *in)
+{
+    BtTArg *t = bt_arena_array(p->arena, (size_t)d->n_tparams, sizeof *t);
+    int k;
+
+    if (!t) {
+        nomem(p);
+        return NULL;
+    }
+    for (k = 0; k < d->n_tparams; k++) {
+        const BtTParam *tp = &d->tpinfo[k];
+        const char *given;
+        BtLiteral lit;
+        int j, bad = 0;
+        if (k < in->n_types) {
+            const BtInstArg *a = &in->args[k];
+            given = a->is_value ? a->text : bt_plan_cname(a->type);
+            if (a->is_value != tp->is_value)
+                bad = 1;
+            else if (tp->is_value)
+                bad = value_of(tp->type, &a->lit, &t[k]) < 0;
+            else
+                t[k].type = a->type;
+            if (!bad)
+                continue;
+        } else { /* a default: a known type, an earlier parameter, or a literal */
+            given = NULL;
+            for (j = 0; j < k && strcmp(d->tparams[j], tp->defval) != 0; j++)
+                ;
+            if (j < k && d->tpinfo[j].is_value == tp->is_value &&
+                (!tp->is_value || d->tpinfo[j].type == tp->type))
+                t[k] = t[j];
+            else if (!tp->is_value && bt_type_lookup(tp->defval, &t[k].type) == 0 &&
+                     t[k].type != BT_VOID)
+                ;
+            else if (!tp->is_value || bt_lex_literal(tp->defval, &lit) < 0 ||
+                     value_of(tp->type, &lit, &t[k]) < 0)
+                bad = 1;
+            if (!bad)
+                continue;
+        }
+        {
+            BtBuf b;
+            bt_buf_init(&b);
+            put_tparam(&b, d, k);
+            if (given)
+                bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->tline, in->tcol,
+                            "%s gives %s for template parameter %d of '%s' (%s), which takes %s "
+                            "(declared at %s:%d:%d)",
+                            in->tpath, given, k + 1, d->name, b.failed ? "?" : bt_buf_str(&b),
+                            !tp->is_value ? "a type"
+                            : bt_type(tp->type)->kind == 'b'
+                                ? "true or false"
+                                : bt_arena_printf(p->arena, "an integer value of type %s",
+                                                  bt_plan_cname(tp->type)),
+                            p->h->file, d->line, d->col);
+            else
+                bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->tline, in->tcol,
+                            "%s leaves out template parameter %d of '%s' (%s), whose default "
+                            "bindthem cannot read; give it in the tuple (declared at %s:%d:%d)",
+                            in->tpath, k + 1, d->name, b.failed ? "?" : bt_buf_str(&b), p->h->file,
+                            d->line, d->col);
+            bt_buf_free(&b);
+        }
+        return NULL;
+    }
+    return t;
+}
+
 static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverload *ov)
 {
     int i;
 
     ov->decl = d;
     ov->inst = in;
-    ov->targs = d->n_tparams ? in->types : NULL;
+    ov->targs = NULL;
+    if (d->n_tparams && !(ov->targs = template_args(p, d, in)))
+        return -1;
     ov->ptypes = bt_arena_alloc(p->arena, (size_t)d->n_params * sizeof *ov->ptypes + 1);
     if (!ov->ptypes)
         return nomem(p);

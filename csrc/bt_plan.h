@@ -11,7 +11,7 @@
 
 typedef struct BtOverload {
     const BtDecl *decl;
-    const BtTypeId *targs; /* one per decl->n_tparams; NULL when untemplated */
+    const BtTArg *targs;   /* one per decl->n_tparams (defaults filled in); NULL when untemplated */
     BtTypeId ret;          /* concrete return type */
     BtTypeId *ptypes;      /* concrete type of each decl->params[i] */
     const char *signature; /* C signature: "int myfunc<int, double>(const int J[], ...)" */
@@ -49,7 +49,10 @@ BT_HIDDEN int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict,
 
 /* "ns::f" into b, and with targs (one per template parameter; NULL for
  * none) "ns::f<int, double>": an overload as C++ names it. */
-BT_HIDDEN void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTypeId *targs);
+BT_HIDDEN void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTArg *targs);
+
+/* A template argument as C++ writes it: "double", "4", "-1", "true", "'a'". */
+BT_HIDDEN void bt_plan_put_targ(BtBuf *b, const BtTArg *a);
 
 /* The C spelling of a type ("double", "std::complex<float>"), or "?" for an
  * id outside the table. Static string. */

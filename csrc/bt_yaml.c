@@ -7,7 +7,9 @@
  *   entries  -> [entry, ...]                       (non-empty)
  *   entry    -> {types: types, functions: [ident, ...]}
  *   types    -> null | [tuple, ...]
- *   tuple    -> null | [typename, ...]             (C++ spelling, bt_types)
+ *   tuple    -> null | [item, ...]
+ *   item     -> typename                           (C++ spelling, bt_types)
+ *             | literal                            (integer, true/false, 'c': a value)
  *   remaps   -> null | [{ident: ident}, ...]       (C++ name -> Python name)
  *
  * Each entry expands function-major: func1 x every tuple, then func2 ...
@@ -33,7 +35,7 @@
 #define MAX_EXPANSION 1000000L /* function and type names read, plus pairs made */
 
 typedef struct Tuple {
-    BtTypeId *ids; /* NULL for `null` */
+    BtInstArg *ids; /* NULL for `null` */
     int n;
     int line, col;
     const char *path;
@@ -192,28 +194,42 @@ static const char *ident_at(Reader *r, const yaml_node_t *n, const char *what)
 typedef struct Pair {
     const Reader *r;
     const char *func;
-    const BtTypeId *ids;
+    const BtInstArg *ids;
     int n;
 } Pair;
+
+/* What identifies an item: its type, or its value. */
+static uint64_t arg_key(const BtInstArg *a)
+{
+    if (!a->is_value)
+        return (uint64_t)a->type;
+    return ((uint64_t)a->lit.kind << 56 | (uint64_t)a->lit.neg << 55) ^ a->lit.u ^ 1u << 31;
+}
 
 static int same_pair(const void *ctx, int id)
 {
     const Pair *k = ctx;
     const BtInst *a = &k->r->insts[id];
+    int i;
 
-    if (a->n_types != k->n || (a->types == NULL) != (k->ids == NULL) ||
+    if (a->n_types != k->n || (a->args == NULL) != (k->ids == NULL) ||
         strcmp(a->func, k->func) != 0)
         return 0;
-    return k->n == 0 || memcmp(a->types, k->ids, (size_t)k->n * sizeof *k->ids) == 0;
+    for (i = 0; i < k->n; i++)
+        if (a->args[i].is_value != k->ids[i].is_value ||
+            arg_key(&a->args[i]) != arg_key(&k->ids[i]) ||
+            (a->args[i].is_value && a->args[i].lit.u != k->ids[i].lit.u))
+            return 0;
+    return 1;
 }
 
-static uint64_t pair_hash(const BtIndex *x, const char *func, const BtTypeId *ids, int n)
+static uint64_t pair_hash(const BtIndex *x, const char *func, const BtInstArg *ids, int n)
 {
     uint64_t h = bt_hash_int(bt_hash_str(x, func), ids ? (uint64_t)n : (uint64_t)-1);
     int i;
 
     for (i = 0; ids && i < n; i++)
-        h = bt_hash_int(h, (uint64_t)ids[i]);
+        h = bt_hash_int(h, arg_key(&ids[i]));
     return h;
 }
 
@@ -229,9 +245,9 @@ static int grow_index(Reader *r)
         return nomem(r);
     for (i = 0; i < r->n_insts; i++) {
         const BtInst *in = &r->insts[i];
-        Pair k = {r, in->func, in->types, in->n_types};
+        Pair k = {r, in->func, in->args, in->n_types};
         size_t at;
-        bt_index_find(&x, pair_hash(&x, in->func, in->types, in->n_types), same_pair, &k, &at);
+        bt_index_find(&x, pair_hash(&x, in->func, in->args, in->n_types), same_pair, &k, &at);
         bt_index_put(&x, at, i);
     }
     bt_index_release(&r->inst_index, r->arena);
@@ -271,7 +287,7 @@ static int add_inst(Reader *r, const yaml_node_t *fn, const char *epath, int ind
     bt_index_put(&r->inst_index, at, r->n_insts);
     in = &r->insts[r->n_insts++];
     in->func = *name;
-    in->types = tu->ids;
+    in->args = tu->ids;
     in->n_types = tu->n;
     in->line = (int)fn->start_mark.line + 1;
     in->col = (int)fn->start_mark.column + 1;
@@ -282,7 +298,44 @@ static int add_inst(Reader *r, const yaml_node_t *fn, const char *epath, int ind
     return 0;
 }
 
-/* tuple -> null | [typename, ...] */
+/* item -> typename | literal (a value: integer, bool, character) */
+static int read_item(Reader *r, const yaml_node_t *tn, const char *path, BtInstArg *a)
+{
+    const char *v = sval(tn);
+    int quoted = tn->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                 tn->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+
+    memset(a, 0, sizeof *a);
+    if (strlen(v) != tn->data.scalar.length)
+        return fail_at(r, tn, "unknown type '%.200s' in %s (a NUL inside)", v, path);
+    if (!(a->text = bt_arena_strdup(r->arena, v)))
+        return nomem(r);
+    if (bt_type_lookup(v, &a->type) == 0) {
+        if (a->type == BT_VOID)
+            return fail_at(r, tn, "'void' in %s cannot be a template argument", path);
+        return 0;
+    }
+    a->is_value = 1;
+    if (quoted && tn->data.scalar.length == 1) { /* 'a': a character */
+        a->lit.kind = BT_LIT_CHAR;
+        a->lit.u = (unsigned char)v[0];
+        return 0;
+    }
+    if (bt_lex_literal(v, &a->lit) == 0) {
+        if (a->lit.kind == BT_LIT_FLOAT)
+            return fail_at(r, tn,
+                           "'%.200s' in %s is a floating value; a template argument is a type "
+                           "name or an integer, bool or character value",
+                           v, path);
+        return 0;
+    }
+    return fail_at(r, tn,
+                   "unknown type '%.200s' in %s; known types: %s (or, for a non-type template "
+                   "parameter, an integer, true/false or a character such as 'a')",
+                   v, path, bt_type_known_spellings());
+}
+
+/* tuple -> null | [item, ...] */
 static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *tu)
 {
     yaml_node_item_t *it;
@@ -316,11 +369,8 @@ static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *
         if (tn->type != YAML_SCALAR_NODE || is_null(tn))
             return fail_at(r, tn, "type %d of %s must be a type name, not %s", i, path,
                            describe(r, tn));
-        if (strlen(sval(tn)) != tn->data.scalar.length || bt_type_lookup(sval(tn), &tu->ids[i]) < 0)
-            return fail_at(r, tn, "unknown type '%.200s' in %s; known types: %s", sval(tn), path,
-                           bt_type_known_spellings());
-        if (tu->ids[i] == BT_VOID)
-            return fail_at(r, tn, "'void' in %s cannot be a template argument", path);
+        if (read_item(r, tn, path, &tu->ids[i]) < 0)
+            return -1;
     }
     return 0;
 }

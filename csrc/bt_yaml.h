@@ -6,18 +6,31 @@
  *   - a mapping {instantiate: [...same entries...], remaps: [{from: to}, ...]}
  *     (pyamg).
  * `types: null`, or a `null` entry in the types list, marks untemplated
- * functions. Type names are looked up in bt_types. */
+ * functions. Type names are looked up in bt_types; an item that is no type
+ * name may be an integer, bool or character literal (a non-type template
+ * argument; a one-character quoted string is a character). */
 #ifndef BT_YAML_H
 #define BT_YAML_H
 
 #include "bt_arena.h"
 #include "bt_diag.h"
+#include "bt_lex.h"
 #include "bt_types.h"
+
+/* One item of a type tuple: a type name, or a literal for a non-type
+ * template parameter (`4`, `-1`, `true`, `'a'`); the plan matches it to
+ * its parameter. */
+typedef struct BtInstArg {
+    int is_value;
+    BtTypeId type;    /* a type name's row */
+    BtLiteral lit;    /* a value: BT_LIT_BOOL, BT_LIT_INT or BT_LIT_CHAR */
+    const char *text; /* as the YAML writes it, for messages */
+} BtInstArg;
 
 /* One (function, type tuple) pair, in YAML order. */
 typedef struct BtInst {
     const char *func;
-    const BtTypeId *types; /* NULL for an untemplated (`null`) entry */
+    const BtInstArg *args; /* NULL for an untemplated (`null`) entry */
     int n_types;
     int line, col;     /* of the function name in the YAML */
     int tline, tcol;   /* of the type tuple (or of `null`) */

@@ -73,12 +73,29 @@ def check(exc, cls, path, pos, msg):
 def test_bad_header(name, pos, msg):
     path = os.path.join(BAD_H, name)
     with pytest.raises(HeaderError) as ei:
-        bindthem.parse_header(path)
+        bindthem.parse_header(path, strict=True)
     check(ei.value, HeaderError, path, pos, msg)
     # a YAML that would be fine changes nothing: the header is read first
     with pytest.raises(HeaderError) as ei:
-        bindthem.parse_header(path, os.path.join(BAD_Y, "near_miss.yml"))
+        bindthem.parse_header(path, os.path.join(BAD_Y, "near_miss.yml"), strict=True)
     check(ei.value, HeaderError, path, pos, msg)
+
+
+@pytest.mark.parametrize("name,pos,msg", BAD_HEADERS, ids=[r[0] for r in BAD_HEADERS])
+def test_bad_header_recorded_outside_strict(name, pos, msg):
+    """Outside strict mode the same error is the reason of an unbindable
+    declaration (the first one recorded), and the header is still read."""
+    path = os.path.join(BAD_H, name)
+    meta = bindthem.parse_header(path)
+    bad = [d for d in meta["declarations"] if not d["bindable"]]
+    assert bad, meta["declarations"]
+    want = "cannot read the declaration: %s:%s: " % (path, pos)
+    first = bad[0]["reason"].encode("utf-8", "backslashreplace").decode()
+    assert first.startswith(want), (first, want)
+    assert msg.encode("latin-1", "backslashreplace").decode("latin-1")[:10] in first or \
+        msg[:10] in first
+    skipped = {s["name"]: s["reason"] for s in meta["skipped"]}
+    assert skipped[bad[0]["name"]] == "unbindable: " + bad[0]["reason"]
 
 
 @pytest.mark.parametrize("yml,hdr,pos,msg", BAD_YAML, ids=[r[0] for r in BAD_YAML])
@@ -103,7 +120,7 @@ def test_loops_leave_nothing_behind():
     def once():
         for h, y in cases:
             try:
-                bindthem.parse_header(h, y)
+                bindthem.parse_header(h, y, strict=True)
             except BindError:
                 pass
             else:

@@ -121,3 +121,55 @@ def test_run_mangle_test_sh():
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS:" in proc.stdout
+
+
+NTTP_HEADER = """\
+#include <cstddef>
+namespace nt {
+template <class T, int B> void f(T x[], const int x_size) {}
+template <class T, long L, unsigned long long U>
+T g(T a, const T *b, const int b_size) { return a; }
+template <bool NEG, class T> T h(T a) { return a; }
+template <class T, char C, signed char S, unsigned char UC, short SH> int k(T a) { return C; }
+template <std::size_t N, class T = double, int K = -1> T m(const T x[], const int x_size)
+{ return x[0]; }
+}
+"""
+
+NTTP_YAML = """\
+- types: [[double, 4], [float, -4], [int, 0], [double, 2147483647], [double, -2147483648]]
+  functions: [f]
+- types: [[double, -9223372036854775808, 18446744073709551615], [float, 1, 0]]
+  functions: [g]
+- types: [[true, double], [false, "std::complex<float>"]]
+  functions: [h]
+- types: [[int, 'a', -128, 255, -32768], [double, "'\\\\n'", 0, 0, 7]]
+  functions: [k]
+- types: [[0], [18446744073709551615, float], [3, double, 5]]
+  functions: [m]
+"""
+
+
+@pytest.mark.parametrize("cxx", [c for c in ("g++", "clang++") if shutil.which(c)])
+def test_non_type_template_arguments_as_the_compilers_mangle(cxx, tmp_path):
+    """Value template arguments (L<type>[n]<digits>E) in every integer type,
+    bool and char, with defaults filled in: each symbol bindthem names is one
+    the compiler defines (nm), and the compiler defines no other."""
+    h = tmp_path / "nttp.h"
+    h.write_text(NTTP_HEADER)
+    y = tmp_path / "instantiate.yml"
+    y.write_text(NTTP_YAML)
+    meta = bindthem.parse_header(str(h), str(y), strict=True)
+    ours = {ov["symbol"]: ov["signature"] for f in meta["functions"] for ov in f["overloads"]}
+    assert len(ours) == 14
+    assert "_ZN2nt1fIdLin2147483648EEEvPT_i" in ours
+    src = tmp_path / "inst.cpp"
+    src.write_text(instantiation_source(str(h), str(y)))
+    lib = tmp_path / "libnttp.so"
+    subprocess.run([cxx, "-std=c++11", "-shared", "-fPIC", "-O0", str(src), "-o", str(lib)],
+                   check=True, capture_output=True)
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True,
+                        capture_output=True, text=True).stdout
+    defined = {p[2] for p in (line.split() for line in nm.splitlines())
+               if len(p) == 3 and p[1] in "TW" and p[2].startswith("_ZN2nt")}
+    assert set(ours) == defined, (sorted(set(ours) - defined), sorted(defined - set(ours)))

@@ -246,11 +246,15 @@ def test_dialect_spot_checks():
         "variadic": "variadic function (...)",
         "callback": "parameter 'cb' is a function pointer",
         "struct_param": "parameter 'p' has struct type 'struct Point'",
-        "unnamed": "parameter 1 has no name",
-        "non_type": "non-type template parameter 'N'",
         "returns_pointer": "return value is a pointer (float *)",
         "wrong_size_type": "parameter 'x_size' (size of 'x') is not an integer",
     }
+    # unnamed scalars are named by their index; a value template parameter binds
+    assert [p["name"] for p in decls["unnamed"][0]["params"]] == ["arg0", "arg1"]
+    assert decls["non_type"][0]["template"] == ("T", "N")
+    # unnamed scalars are named by their index; a value template parameter binds
+    assert [p["name"] for p in decls["unnamed"][0]["params"]] == ["arg0", "arg1"]
+    assert decls["non_type"][0]["template"] == ("T", "N")
     inst = bindthem.parse_header(DIALECT_H, DIALECT_YML, strict=True)
     sym = {f["name"]: [o["symbol"] for o in f["overloads"]] for f in inst["functions"]}
     # checked against g++ 12 + nm

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         perror(argv[1]);
         goto error;
     }
-    if (bt_parse_header(argv[1], text, (size_t)len, &arena, &h, &diag) < 0) {
+    if (bt_parse_header(argv[1], text, (size_t)len, 1, &arena, &h, &diag) < 0) {
         char buf[4096];
         bt_diag_format(&diag, buf, sizeof buf);
         printf("%s\n", buf);

@@ -28,7 +28,7 @@ static int read_file(const char *path, BtArena *arena, char **text, size_t *len,
     return 0;
 }
 
-static void print_types(const BtTypeId *ids, int n)
+static void print_types(const BtInstArg *ids, int n)
 {
     int i;
 
@@ -38,7 +38,7 @@ static void print_types(const BtTypeId *ids, int n)
     }
     printf("[");
     for (i = 0; i < n; i++)
-        printf("%s%s", i ? ", " : "", bt_plan_cname(ids[i]));
+        printf("%s%s", i ? ", " : "", ids[i].is_value ? ids[i].text : bt_plan_cname(ids[i].type));
     printf("]");
 }
 
@@ -50,12 +50,12 @@ static void dump_table(const BtInstTable *t)
         const BtInst *in = &t->insts[i];
         printf("inst %s %d:%d %s %s %d:%d ", in->func, in->line, in->col, in->path, in->tpath,
                in->tline, in->tcol);
-        print_types(in->types, in->n_types);
+        print_types(in->args, in->n_types);
         printf("\n");
     }
     for (i = 0; i < t->n_remaps; i++)
-        printf("remap %s -> %s %d:%d %s\n", t->remaps[i].from, t->remaps[i].to,
-               t->remaps[i].line, t->remaps[i].col, t->remaps[i].path);
+        printf("remap %s -> %s %d:%d %s\n", t->remaps[i].from, t->remaps[i].to, t->remaps[i].line,
+               t->remaps[i].col, t->remaps[i].path);
 }
 
 static void dump_plan(const BtPlan *p)
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         goto error;
     }
     if (read_file(hpath, &arena, &text, &len, &diag) < 0 ||
-        bt_parse_header(hpath, text, len, &arena, &h, &diag) < 0 ||
+        bt_parse_header(hpath, text, len, 1, &arena, &h, &diag) < 0 ||
         bt_plan_build(&h, ypath ? &t : NULL, strict, &arena, &plan, &diag) < 0)
         goto error;
     dump_plan(&plan);

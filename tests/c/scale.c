@@ -59,8 +59,8 @@ static int stats(const char *header, const char *yaml)
         }
     }
     printf("bytes %ld peak %zu decls %d overloads %ld seconds %.3f\n",
-           file_size(header) + (yaml ? file_size(yaml) : 0), m.arena.peak, m.header.n_decls,
-           n_ovs, now() - t0);
+           file_size(header) + (yaml ? file_size(yaml) : 0), m.arena.peak, m.header.n_decls, n_ovs,
+           now() - t0);
     rc = 0;
 done:
     if (rc) {
@@ -79,7 +79,7 @@ static int mangle_ns(int n)
     BtParam param;
     const char **ns = malloc(sizeof *ns * (size_t)(n ? n : 1));
     char *names = malloc((size_t)n * 12 + 1);
-    const BtTypeId targs[] = {BT_INT};
+    const BtTArg targs[] = {{BT_INT, 0, 0, 0}};
     const char *sym;
     double t0;
     int i;

@@ -27,28 +27,73 @@
 
 typedef struct Ty {
     int used;
-    int tparam;        /* -1 for concrete */
+    int tparam; /* -1 for concrete */
     BtTypeId type;
     int is_const, is_array, cplx;
     const char *spell; /* C++ spelling when not the canonical one (size_t) */
 } Ty;
 
 /* by value: V, const by value: CV, T x[]: A, const T x[]: CA */
-#define V(id) {1, -1, id, 0, 0, 0, NULL}
-#define CV(id) {1, -1, id, 1, 0, 0, NULL}
-#define A(id) {1, -1, id, 0, 1, 0, NULL}
-#define CA(id) {1, -1, id, 1, 1, 0, NULL}
-#define SV(id, s) {1, -1, id, 0, 0, 0, s}
-#define CSV(id, s) {1, -1, id, 1, 0, 0, s}
-#define CSA(id, s) {1, -1, id, 1, 1, 0, s}
-#define T(i) {1, i, BT_VOID, 0, 0, 0, NULL}
-#define CT(i) {1, i, BT_VOID, 1, 0, 0, NULL}
-#define TA(i) {1, i, BT_VOID, 0, 1, 0, NULL}
-#define CTA(i) {1, i, BT_VOID, 1, 1, 0, NULL}
-#define X(i) {1, i, BT_VOID, 0, 0, 1, NULL}    /* std::complex<T> */
-#define CX(i) {1, i, BT_VOID, 1, 0, 1, NULL}
-#define XA(i) {1, i, BT_VOID, 0, 1, 1, NULL}
-#define CXA(i) {1, i, BT_VOID, 1, 1, 1, NULL}
+#define V(id)                                                                                      \
+    {                                                                                              \
+        1, -1, id, 0, 0, 0, NULL                                                                   \
+    }
+#define CV(id)                                                                                     \
+    {                                                                                              \
+        1, -1, id, 1, 0, 0, NULL                                                                   \
+    }
+#define A(id)                                                                                      \
+    {                                                                                              \
+        1, -1, id, 0, 1, 0, NULL                                                                   \
+    }
+#define CA(id)                                                                                     \
+    {                                                                                              \
+        1, -1, id, 1, 1, 0, NULL                                                                   \
+    }
+#define SV(id, s)                                                                                  \
+    {                                                                                              \
+        1, -1, id, 0, 0, 0, s                                                                      \
+    }
+#define CSV(id, s)                                                                                 \
+    {                                                                                              \
+        1, -1, id, 1, 0, 0, s                                                                      \
+    }
+#define CSA(id, s)                                                                                 \
+    {                                                                                              \
+        1, -1, id, 1, 1, 0, s                                                                      \
+    }
+#define T(i)                                                                                       \
+    {                                                                                              \
+        1, i, BT_VOID, 0, 0, 0, NULL                                                               \
+    }
+#define CT(i)                                                                                      \
+    {                                                                                              \
+        1, i, BT_VOID, 1, 0, 0, NULL                                                               \
+    }
+#define TA(i)                                                                                      \
+    {                                                                                              \
+        1, i, BT_VOID, 0, 1, 0, NULL                                                               \
+    }
+#define CTA(i)                                                                                     \
+    {                                                                                              \
+        1, i, BT_VOID, 1, 1, 0, NULL                                                               \
+    }
+#define X(i)                                                                                       \
+    {                                                                                              \
+        1, i, BT_VOID, 0, 0, 1, NULL                                                               \
+    } /* std::complex<T> */
+#define CX(i)                                                                                      \
+    {                                                                                              \
+        1, i, BT_VOID, 1, 0, 1, NULL                                                               \
+    }
+#define XA(i)                                                                                      \
+    {                                                                                              \
+        1, i, BT_VOID, 0, 1, 1, NULL                                                               \
+    }
+#define CXA(i)                                                                                     \
+    {                                                                                              \
+        1, i, BT_VOID, 1, 1, 1, NULL                                                               \
+    }
 #define VOID V(BT_VOID)
 
 #define B_ BT_BOOL
@@ -70,161 +115,516 @@ typedef struct Ty {
 
 typedef struct Case {
     const char *doc;
-    const char *ns;      /* "amg::relax", or NULL */
+    const char *ns; /* "amg::relax", or NULL */
     int extern_c;
     const char *tparams; /* "I T F", or NULL */
     const char *name;    /* unique over the whole table */
     Ty ret;
     Ty params[MAXP];
-    const char *names;   /* parameter names, space-separated; default a, b, ... */
+    const char *names; /* parameter names, space-separated; default a, b, ... */
     int n_inst;
     BtTypeId inst[MAXI][MAXT];
 } Case;
 
 static const Case cases[] = {
     /* pyamg-like relaxation kernels */
-    {"Gauss-Seidel relaxation (pyamg's signature).", NULL, 0, "I T F", "gauss_seidel", VOID,
+    {"Gauss-Seidel relaxation (pyamg's signature).",
+     NULL,
+     0,
+     "I T F",
+     "gauss_seidel",
+     VOID,
      {CTA(0), CTA(0), CTA(1), TA(1), CTA(1), CT(0), CT(0), CT(0)},
-     "Ap Aj Ax x b row_start row_stop row_step", 4,
+     "Ap Aj Ax x b row_start row_stop row_step",
+     4,
      {{I_, D_, D_}, {I_, CF_, F_}, {L_, D_, D_}, {I_, CD_, D_}}},
-    {"Weighted Jacobi.", NULL, 0, "I T F", "jacobi", VOID,
+    {"Weighted Jacobi.",
+     NULL,
+     0,
+     "I T F",
+     "jacobi",
+     VOID,
      {CTA(0), CTA(0), CTA(1), CTA(1), CTA(1), TA(1), CT(0), CT(0), CT(0), CTA(2)},
-     "Ap Aj Ax x b temp row_start row_stop row_step omega", 3,
+     "Ap Aj Ax x b temp row_start row_stop row_step omega",
+     3,
      {{I_, F_, F_}, {I_, D_, D_}, {I_, CF_, F_}}},
-    {"CSR matrix-vector product.", NULL, 0, "I T", "csr_matvec", VOID,
-     {CT(0), CT(0), CTA(0), CTA(0), CTA(1), CTA(1), TA(1)}, "n_row n_col Ap Aj Ax Xx Yx", 3,
+    {"CSR matrix-vector product.",
+     NULL,
+     0,
+     "I T",
+     "csr_matvec",
+     VOID,
+     {CT(0), CT(0), CTA(0), CTA(0), CTA(1), CTA(1), TA(1)},
+     "n_row n_col Ap Aj Ax Xx Yx",
+     3,
      {{I_, D_}, {L_, F_}, {I_, CD_}}},
-    {"Returns the second template parameter: T0_.", NULL, 0, "I T", "zero_value", T(1),
-     {CT(0)}, "n", 3, {{I_, D_}, {L_, CF_}, {I_, I_}}},
-    {"Returns I.", NULL, 0, "I T", "count_nonzero", T(0), {CTA(0), CTA(1)}, "Ap Ax", 2,
+    {"Returns the second template parameter: T0_.",
+     NULL,
+     0,
+     "I T",
+     "zero_value",
+     T(1),
+     {CT(0)},
+     "n",
+     3,
+     {{I_, D_}, {L_, CF_}, {I_, I_}}},
+    {"Returns I.",
+     NULL,
+     0,
+     "I T",
+     "count_nonzero",
+     T(0),
+     {CTA(0), CTA(1)},
+     "Ap Ax",
+     2,
      {{I_, D_}, {L_, CD_}}},
-    {"Returns bool.", NULL, 0, "I", "is_sorted", V(B_), {CTA(0), CT(0)}, "Aj n", 2,
-     {{I_}, {L_}}},
-    {"Returns int from a template.", NULL, 0, "I", "max_nnz", V(I_), {CTA(0)}, "Ap", 2,
+    {"Returns bool.", NULL, 0, "I", "is_sorted", V(B_), {CTA(0), CT(0)}, "Aj n", 2, {{I_}, {L_}}},
+    {"Returns int from a template.",
+     NULL,
+     0,
+     "I",
+     "max_nnz",
+     V(I_),
+     {CTA(0)},
+     "Ap",
+     2,
      {{I_}, {LL_}}},
-    {"Four template parameters: T2_.", NULL, 0, "I J T F", "four_params", T(3),
-     {CTA(0), CTA(1), TA(2), T(3), CT(1)}, NULL, 2, {{I_, L_, D_, F_}, {I_, I_, CD_, D_}}},
-    {"The brief's example, at file scope.", NULL, 0, "I T", "myfunc_flat", VOID, {TA(0), V(I_)},
-     "x n", 1, {{I_, D_}}},
+    {"Four template parameters: T2_.",
+     NULL,
+     0,
+     "I J T F",
+     "four_params",
+     T(3),
+     {CTA(0), CTA(1), TA(2), T(3), CT(1)},
+     NULL,
+     2,
+     {{I_, L_, D_, F_}, {I_, I_, CD_, D_}}},
+    {"The brief's example, at file scope.",
+     NULL,
+     0,
+     "I T",
+     "myfunc_flat",
+     VOID,
+     {TA(0), V(I_)},
+     "x n",
+     1,
+     {{I_, D_}}},
 
     /* std::complex<T> */
-    {"Complex arrays and a complex scalar.", NULL, 0, "T", "scale_complex", VOID,
-     {CXA(0), XA(0), X(0)}, "x y alpha", 2, {{F_}, {D_}}},
-    {"Complex return.", NULL, 0, "T", "complex_dot", X(0), {CXA(0), CXA(0)}, "x y", 2,
+    {"Complex arrays and a complex scalar.",
+     NULL,
+     0,
+     "T",
+     "scale_complex",
+     VOID,
+     {CXA(0), XA(0), X(0)},
+     "x y alpha",
+     2,
      {{F_}, {D_}}},
-    {"std::complex<T> first, then T: St7complexIT_E, then S_ for T_.", NULL, 0, "T",
-     "complex_first", VOID, {X(0), CTA(0), T(0), CX(0)}, "a b c d", 2, {{D_}, {F_}}},
-    {"Concrete complex next to std::complex<T>.", NULL, 0, "T", "mixed_complex", VOID,
-     {CTA(0), CA(CD_), V(CD_), X(0), A(CF_)}, "x y z w v", 2, {{D_}, {CD_}}},
-    {"Complex template arguments, twice.", NULL, 0, "T U", "pair_copy", VOID,
-     {CTA(0), TA(1)}, "a b", 4, {{CF_, CF_}, {CD_, CF_}, {D_, CD_}, {CF_, CD_}}},
-    {"bool result from complex input.", NULL, 0, "T", "has_nan", V(B_), {CXA(0)}, "x", 2,
+    {"Complex return.",
+     NULL,
+     0,
+     "T",
+     "complex_dot",
+     X(0),
+     {CXA(0), CXA(0)},
+     "x y",
+     2,
      {{F_}, {D_}}},
-    {"Untemplated complex return.", NULL, 0, NULL, "cdouble_sum", V(CD_), {CA(CD_)}, "x", 0,
+    {"std::complex<T> first, then T: St7complexIT_E, then S_ for T_.",
+     NULL,
+     0,
+     "T",
+     "complex_first",
+     VOID,
+     {X(0), CTA(0), T(0), CX(0)},
+     "a b c d",
+     2,
+     {{D_}, {F_}}},
+    {"Concrete complex next to std::complex<T>.",
+     NULL,
+     0,
+     "T",
+     "mixed_complex",
+     VOID,
+     {CTA(0), CA(CD_), V(CD_), X(0), A(CF_)},
+     "x y z w v",
+     2,
+     {{D_}, {CD_}}},
+    {"Complex template arguments, twice.",
+     NULL,
+     0,
+     "T U",
+     "pair_copy",
+     VOID,
+     {CTA(0), TA(1)},
+     "a b",
+     4,
+     {{CF_, CF_}, {CD_, CF_}, {D_, CD_}, {CF_, CD_}}},
+    {"bool result from complex input.",
+     NULL,
+     0,
+     "T",
+     "has_nan",
+     V(B_),
+     {CXA(0)},
+     "x",
+     2,
+     {{F_}, {D_}}},
+    {"Untemplated complex return.", NULL, 0, NULL, "cdouble_sum", V(CD_), {CA(CD_)}, "x", 0, {{0}}},
+    {"Untemplated complex float by value and arrays.",
+     NULL,
+     0,
+     NULL,
+     "cfloat_axpy",
+     VOID,
+     {V(CF_), CA(CF_), A(CF_), CV(CF_)},
+     "a x y b",
+     0,
      {{0}}},
-    {"Untemplated complex float by value and arrays.", NULL, 0, NULL, "cfloat_axpy", VOID,
-     {V(CF_), CA(CF_), A(CF_), CV(CF_)}, "a x y b", 0, {{0}}},
 
     /* long, int64_t, size_t */
-    {"int64_t is long: l, distinct from T_ even when I is long.", NULL, 0, "I", "int64_index",
-     VOID, {CSA(L_, "int64_t"), TA(0), CSV(L_, "int64_t")}, "idx out n", 2, {{I_}, {L_}}},
-    {"size_t is unsigned long: m.", NULL, 0, NULL, "size_fill", VOID,
-     {A(D_), SV(UL_, "size_t"), CSV(UL_, "size_t")}, "x n stride", 0, {{0}}},
-    {"long long is x, not l.", NULL, 0, NULL, "llong_sum", V(LL_), {CA(LL_), CA(L_), V(LL_)},
-     "x y n", 0, {{0}}},
-    {"Templated on long and size types.", NULL, 0, "I T", "long_kernel", T(0),
-     {CTA(0), CSV(UL_, "size_t"), TA(1), CSV(L_, "int64_t")}, "Ap n x m", 3,
+    {"int64_t is long: l, distinct from T_ even when I is long.",
+     NULL,
+     0,
+     "I",
+     "int64_index",
+     VOID,
+     {CSA(L_, "int64_t"), TA(0), CSV(L_, "int64_t")},
+     "idx out n",
+     2,
+     {{I_}, {L_}}},
+    {"size_t is unsigned long: m.",
+     NULL,
+     0,
+     NULL,
+     "size_fill",
+     VOID,
+     {A(D_), SV(UL_, "size_t"), CSV(UL_, "size_t")},
+     "x n stride",
+     0,
+     {{0}}},
+    {"long long is x, not l.",
+     NULL,
+     0,
+     NULL,
+     "llong_sum",
+     V(LL_),
+     {CA(LL_), CA(L_), V(LL_)},
+     "x y n",
+     0,
+     {{0}}},
+    {"Templated on long and size types.",
+     NULL,
+     0,
+     "I T",
+     "long_kernel",
+     T(0),
+     {CTA(0), CSV(UL_, "size_t"), TA(1), CSV(L_, "int64_t")},
+     "Ap n x m",
+     3,
      {{L_, D_}, {UL_, F_}, {LL_, CF_}}},
 
     /* namespaces */
-    {"The brief's example: _ZN2ns6myfuncIidEEvPT_i.", "ns", 0, "I T", "myfunc", VOID,
-     {TA(0), V(I_)}, "x n", 1, {{I_, D_}}},
-    {"Successive over-relaxation in two namespaces.", "amg::relax", 0, "I T F", "sor", VOID,
-     {CTA(0), CTA(0), CTA(1), TA(1), CTA(1), CT(2)}, "Ap Aj Ax x b omega", 2,
+    {"The brief's example: _ZN2ns6myfuncIidEEvPT_i.",
+     "ns",
+     0,
+     "I T",
+     "myfunc",
+     VOID,
+     {TA(0), V(I_)},
+     "x n",
+     1,
+     {{I_, D_}}},
+    {"Successive over-relaxation in two namespaces.",
+     "amg::relax",
+     0,
+     "I T F",
+     "sor",
+     VOID,
+     {CTA(0), CTA(0), CTA(1), TA(1), CTA(1), CT(2)},
+     "Ap Aj Ax x b omega",
+     2,
      {{I_, D_, D_}, {I_, CF_, F_}}},
-    {"Three namespaces deep.", "a::b::c", 0, "T", "deep_apply", VOID, {TA(0), CTA(0)}, "x y",
-     2, {{F_}, {CD_}}},
-    {"One namespace, returning T.", "amg", 0, "I T", "prolong", T(1), {CTA(0), TA(1)}, "Ap x",
-     2, {{I_, D_}, {L_, F_}}},
-    {"Untemplated, in namespaces.", "amg::util", 0, NULL, "axpy", VOID, {CA(D_), A(D_), V(D_)},
-     "x y a", 0, {{0}}},
-    {"Untemplated, one namespace, no parameters.", "amg", 0, NULL, "amg_version", V(I_), {{0}},
-     NULL, 0, {{0}}},
-    {"Namespaced template, complex of T.", "amg::krylov", 0, "T", "cg_step", X(0),
-     {CXA(0), XA(0), CT(0)}, "r p tol", 2, {{F_}, {D_}}},
-    {"Namespaced, same parameter types as axpy.", "amg::util", 0, NULL, "axpy2", VOID,
-     {CA(D_), A(D_), V(D_), CA(D_)}, "x y a z", 0, {{0}}},
+    {"Three namespaces deep.",
+     "a::b::c",
+     0,
+     "T",
+     "deep_apply",
+     VOID,
+     {TA(0), CTA(0)},
+     "x y",
+     2,
+     {{F_}, {CD_}}},
+    {"One namespace, returning T.",
+     "amg",
+     0,
+     "I T",
+     "prolong",
+     T(1),
+     {CTA(0), TA(1)},
+     "Ap x",
+     2,
+     {{I_, D_}, {L_, F_}}},
+    {"Untemplated, in namespaces.",
+     "amg::util",
+     0,
+     NULL,
+     "axpy",
+     VOID,
+     {CA(D_), A(D_), V(D_)},
+     "x y a",
+     0,
+     {{0}}},
+    {"Untemplated, one namespace, no parameters.",
+     "amg",
+     0,
+     NULL,
+     "amg_version",
+     V(I_),
+     {{0}},
+     NULL,
+     0,
+     {{0}}},
+    {"Namespaced template, complex of T.",
+     "amg::krylov",
+     0,
+     "T",
+     "cg_step",
+     X(0),
+     {CXA(0), XA(0), CT(0)},
+     "r p tol",
+     2,
+     {{F_}, {D_}}},
+    {"Namespaced, same parameter types as axpy.",
+     "amg::util",
+     0,
+     NULL,
+     "axpy2",
+     VOID,
+     {CA(D_), A(D_), V(D_), CA(D_)},
+     "x y a z",
+     0,
+     {{0}}},
 
     /* untemplated C++ with repeated pointer types */
-    {"Repeated const double*: PKd, then S0_.", NULL, 0, NULL, "dot_d", V(D_),
-     {CA(D_), CA(D_)}, "x y", 0, {{0}}},
-    {"PKd, S0_, then Pd.", NULL, 0, NULL, "add_d", VOID, {CA(D_), CA(D_), A(D_)}, "x y z", 0,
+    {"Repeated const double*: PKd, then S0_.",
+     NULL,
+     0,
+     NULL,
+     "dot_d",
+     V(D_),
+     {CA(D_), CA(D_)},
+     "x y",
+     0,
      {{0}}},
-    {"Interleaved pointer types.", NULL, 0, NULL, "mixed_ptrs", VOID,
-     {CA(I_), CA(D_), CA(I_), A(D_), CA(D_), A(I_), A(D_)}, NULL, 0, {{0}}},
+    {"PKd, S0_, then Pd.",
+     NULL,
+     0,
+     NULL,
+     "add_d",
+     VOID,
+     {CA(D_), CA(D_), A(D_)},
+     "x y z",
+     0,
+     {{0}}},
+    {"Interleaved pointer types.",
+     NULL,
+     0,
+     NULL,
+     "mixed_ptrs",
+     VOID,
+     {CA(I_), CA(D_), CA(I_), A(D_), CA(D_), A(I_), A(D_)},
+     NULL,
+     0,
+     {{0}}},
 
     /* extern "C" */
-    {"extern \"C\": the plain name.", NULL, 1, NULL, "c_axpy", VOID, {CA(D_), A(D_), V(D_)},
-     "x y a", 0, {{0}}},
+    {"extern \"C\": the plain name.",
+     NULL,
+     1,
+     NULL,
+     "c_axpy",
+     VOID,
+     {CA(D_), A(D_), V(D_)},
+     "x y a",
+     0,
+     {{0}}},
     {"extern \"C\", no parameters.", NULL, 1, NULL, "c_noargs", VOID, {{0}}, NULL, 0, {{0}}},
-    {"extern \"C\", returns int.", NULL, 1, NULL, "c_count", V(I_), {CA(I_), V(L_)}, "x n", 0,
+    {"extern \"C\", returns int.",
+     NULL,
+     1,
+     NULL,
+     "c_count",
+     V(I_),
+     {CA(I_), V(L_)},
+     "x n",
+     0,
      {{0}}},
 
     /* scalar types */
-    {"Every scalar type by value.", NULL, 0, NULL, "scalars_all", VOID,
+    {"Every scalar type by value.",
+     NULL,
+     0,
+     NULL,
+     "scalars_all",
+     VOID,
      {V(B_), V(C_), V(SC_), V(UC_), V(S_), V(US_), V(I_), V(U_), V(L_), V(UL_), V(LL_), V(ULL_),
       V(F_), V(D_), V(CF_), V(CD_)},
-     NULL, 0, {{0}}},
-    {"Every scalar type as const by value (const dropped).", NULL, 0, NULL, "scalars_const",
+     NULL,
+     0,
+     {{0}}},
+    {"Every scalar type as const by value (const dropped).",
+     NULL,
+     0,
+     NULL,
+     "scalars_const",
      V(UC_),
-     {CV(B_), CV(C_), CV(SC_), CV(UC_), CV(S_), CV(US_), CV(I_), CV(U_), CV(L_), CV(UL_),
-      CV(LL_), CV(ULL_), CV(F_), CV(D_)},
-     NULL, 0, {{0}}},
-    {"Pointers to several scalars.", NULL, 0, NULL, "scalar_ptrs", V(B_),
-     {CA(B_), A(C_), CA(UC_), CA(LL_), A(ULL_), CA(S_), A(US_), CA(U_), A(F_), CA(SC_)}, NULL,
-     0, {{0}}},
-    {"Identity on every scalar type.", NULL, 0, "T", "identity", T(0), {T(0)}, "x", 16,
-     {{B_}, {C_}, {SC_}, {UC_}, {S_}, {US_}, {I_}, {U_}, {L_}, {UL_}, {LL_}, {ULL_}, {F_},
-      {D_}, {CF_}, {CD_}}},
-    {"const T return: g++ keeps KT_.", NULL, 0, "T", "first_of", CT(0), {CTA(0)}, "x", 2,
+     {CV(B_), CV(C_), CV(SC_), CV(UC_), CV(S_), CV(US_), CV(I_), CV(U_), CV(L_), CV(UL_), CV(LL_),
+      CV(ULL_), CV(F_), CV(D_)},
+     NULL,
+     0,
+     {{0}}},
+    {"Pointers to several scalars.",
+     NULL,
+     0,
+     NULL,
+     "scalar_ptrs",
+     V(B_),
+     {CA(B_), A(C_), CA(UC_), CA(LL_), A(ULL_), CA(S_), A(US_), CA(U_), A(F_), CA(SC_)},
+     NULL,
+     0,
+     {{0}}},
+    {"Identity on every scalar type.",
+     NULL,
+     0,
+     "T",
+     "identity",
+     T(0),
+     {T(0)},
+     "x",
+     16,
+     {{B_},
+      {C_},
+      {SC_},
+      {UC_},
+      {S_},
+      {US_},
+      {I_},
+      {U_},
+      {L_},
+      {UL_},
+      {LL_},
+      {ULL_},
+      {F_},
+      {D_},
+      {CF_},
+      {CD_}}},
+    {"const T return: g++ keeps KT_.",
+     NULL,
+     0,
+     "T",
+     "first_of",
+     CT(0),
+     {CTA(0)},
+     "x",
+     2,
      {{D_}, {CF_}}},
-    {"const int return of a template: Ki.", NULL, 0, "T", "const_int_ret", CV(I_), {CTA(0)},
-     "x", 1, {{F_}}},
+    {"const int return of a template: Ki.",
+     NULL,
+     0,
+     "T",
+     "const_int_ret",
+     CV(I_),
+     {CTA(0)},
+     "x",
+     1,
+     {{F_}}},
 
     /* many substitutions */
-    {"Twenty-four parameters: substitutions past S9_ into SA_.", NULL, 0, NULL, "big_mix",
+    {"Twenty-four parameters: substitutions past S9_ into SA_.",
+     NULL,
+     0,
+     NULL,
+     "big_mix",
      VOID,
-     {CA(D_), CA(I_), A(D_), A(I_), CA(F_), A(F_), CA(L_), A(L_), CA(D_), CA(I_), A(D_), A(I_),
-      V(D_), V(I_), CA(CD_), A(CD_), CA(CF_), A(CF_), CA(UL_), A(UL_), CA(D_), A(CD_),
-      CA(UL_), V(F_)},
-     NULL, 0, {{0}}},
-    {"Every scalar as const T[] and T[]: substitutions past SZ_ into S10_.", NULL, 0, NULL,
-     "every_pointer", VOID,
-     {CA(B_), A(B_), CA(C_), A(C_), CA(SC_), A(SC_), CA(UC_), A(UC_), CA(S_), A(S_), CA(US_),
-      A(US_), CA(I_), A(I_), CA(U_), A(U_), CA(L_), A(L_), CA(UL_), A(UL_), CA(LL_), A(LL_),
-      CA(ULL_), A(ULL_), CA(F_), A(F_), CA(D_), A(D_), CA(CF_), A(CF_), CA(CD_), A(CD_),
-      CA(D_), A(CF_), CA(B_), A(ULL_)},
-     NULL, 0, {{0}}},
-    {"Template with many repeats.", NULL, 0, "I T F", "big_template", T(2),
-     {CTA(0), TA(0), CTA(1), TA(1), CTA(2), TA(2), CXA(2), XA(2), CT(0), T(1), X(2), CA(D_),
-      A(D_), CTA(0), CTA(1), CXA(2), V(I_), CT(2), CA(I_), A(I_), CA(CD_)},
-     NULL, 3, {{I_, D_, D_}, {L_, CF_, F_}, {I_, CD_, D_}}},
-    {"Namespaced template with many repeats.", "amg::big", 0, "I T", "ns_big", VOID,
-     {CTA(0), CTA(0), CTA(1), TA(1), CTA(1), TA(0), CT(0), CT(0), CA(D_), A(D_), CA(D_),
-      CXA(1), XA(1), CTA(1)},
-     NULL, 2, {{I_, D_}, {L_, CD_}}},
+     {CA(D_),  CA(I_), A(D_),   A(I_),  CA(F_), A(F_),  CA(L_),  A(L_),
+      CA(D_),  CA(I_), A(D_),   A(I_),  V(D_),  V(I_),  CA(CD_), A(CD_),
+      CA(CF_), A(CF_), CA(UL_), A(UL_), CA(D_), A(CD_), CA(UL_), V(F_)},
+     NULL,
+     0,
+     {{0}}},
+    {"Every scalar as const T[] and T[]: substitutions past SZ_ into S10_.",
+     NULL,
+     0,
+     NULL,
+     "every_pointer",
+     VOID,
+     {CA(B_),  A(B_),   CA(C_),  A(C_),   CA(SC_),  A(SC_),  CA(UC_), A(UC_), CA(S_),
+      A(S_),   CA(US_), A(US_),  CA(I_),  A(I_),    CA(U_),  A(U_),   CA(L_), A(L_),
+      CA(UL_), A(UL_),  CA(LL_), A(LL_),  CA(ULL_), A(ULL_), CA(F_),  A(F_),  CA(D_),
+      A(D_),   CA(CF_), A(CF_),  CA(CD_), A(CD_),   CA(D_),  A(CF_),  CA(B_), A(ULL_)},
+     NULL,
+     0,
+     {{0}}},
+    {"Template with many repeats.",
+     NULL,
+     0,
+     "I T F",
+     "big_template",
+     T(2),
+     {CTA(0), TA(0), CTA(1), TA(1),  CTA(2), TA(2), CXA(2), XA(2),  CT(0), T(1),   X(2),
+      CA(D_), A(D_), CTA(0), CTA(1), CXA(2), V(I_), CT(2),  CA(I_), A(I_), CA(CD_)},
+     NULL,
+     3,
+     {{I_, D_, D_}, {L_, CF_, F_}, {I_, CD_, D_}}},
+    {"Namespaced template with many repeats.",
+     "amg::big",
+     0,
+     "I T",
+     "ns_big",
+     VOID,
+     {CTA(0), CTA(0), CTA(1), TA(1), CTA(1), TA(0), CT(0), CT(0), CA(D_), A(D_), CA(D_), CXA(1),
+      XA(1), CTA(1)},
+     NULL,
+     2,
+     {{I_, D_}, {L_, CD_}}},
 
     /* no parameters */
     {"No parameters: v.", NULL, 0, NULL, "nothing", VOID, {{0}}, NULL, 0, {{0}}},
-    {"Template, no parameters: return T then v.", NULL, 0, "T", "make_zero", T(0), {{0}}, NULL,
-     3, {{D_}, {I_}, {CF_}}},
+    {"Template, no parameters: return T then v.",
+     NULL,
+     0,
+     "T",
+     "make_zero",
+     T(0),
+     {{0}},
+     NULL,
+     3,
+     {{D_}, {I_}, {CF_}}},
     {"Template, void, no parameters.", NULL, 0, "I", "tick", VOID, {{0}}, NULL, 2, {{I_}, {L_}}},
-    {"Namespaced template, no parameters.", "amg::util", 0, "I T", "ns_zero", T(1), {{0}}, NULL,
-     1, {{I_, CD_}}},
+    {"Namespaced template, no parameters.",
+     "amg::util",
+     0,
+     "I T",
+     "ns_zero",
+     T(1),
+     {{0}},
+     NULL,
+     1,
+     {{I_, CD_}}},
 
     /* const/non-const by value */
-    {"const T and T by value mix.", NULL, 0, "T", "axpby", VOID, {CT(0), TA(0), T(0), TA(0)},
-     "a x b y", 2, {{F_}, {CD_}}},
+    {"const T and T by value mix.",
+     NULL,
+     0,
+     "T",
+     "axpby",
+     VOID,
+     {CT(0), TA(0), T(0), TA(0)},
+     "a x b y",
+     2,
+     {{F_}, {CD_}}},
 };
 
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
@@ -365,7 +765,8 @@ static void put_base(BtBuf *b, const Case *c, const Ty *t, const BtTypeId *targs
     else
         word(c->tparams, t->tparam, tp, sizeof tp);
     if (t->cplx)
-        bt_buf_printf(b, "std::complex<%s%s>", tp, demangle && tp[strlen(tp) - 1] == '>' ? " " : "");
+        bt_buf_printf(b, "std::complex<%s%s>", tp,
+                      demangle && tp[strlen(tp) - 1] == '>' ? " " : "");
     else
         bt_buf_puts(b, tp);
 }
@@ -446,8 +847,7 @@ static void put_params(BtBuf *b, const Case *c, const BtTypeId *targs, int deman
             bt_buf_puts(b, "const ");
         put_base(b, c, t, targs, demangle);
         if (t->is_array)
-            bt_buf_puts(b, demangle ? (t->is_const ? " const*, int" : "*, int")
-                                    : "*, const int");
+            bt_buf_puts(b, demangle ? (t->is_const ? " const*, int" : "*, int") : "*, const int");
     }
     bt_buf_putc(b, ')');
 }
@@ -591,7 +991,13 @@ int main(int argc, char **argv)
         }
         for (j = 0; j < n_inst; j++) {
             const BtTypeId *targs = nt ? c->inst[j] : NULL;
-            const char *m = bt_mangle(&d, targs, &arena);
+            BtTArg args[MAXT];
+            const char *m;
+            for (int k = 0; k < nt; k++) {
+                memset(&args[k], 0, sizeof args[k]);
+                args[k].type = targs[k];
+            }
+            m = bt_mangle(&d, nt ? args : NULL, &arena);
             if (!m) {
                 fprintf(stderr, "%s: bt_mangle returned NULL\n", c->name);
                 failures++;

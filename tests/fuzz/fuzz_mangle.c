@@ -12,11 +12,11 @@
 char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
 
 /* Template arguments: no void (a YAML can't give it). */
-static const BtTypeId pool[] = {BT_INT,    BT_DOUBLE, BT_FLOAT, BT_LONG,  BT_CDOUBLE, BT_UCHAR,
-                                BT_CFLOAT, BT_SHORT,  BT_BOOL,  BT_ULLONG, BT_CHAR,   BT_SCHAR};
+static const BtTypeId pool[] = {BT_INT,    BT_DOUBLE, BT_FLOAT, BT_LONG,   BT_CDOUBLE, BT_UCHAR,
+                                BT_CFLOAT, BT_SHORT,  BT_BOOL,  BT_ULLONG, BT_CHAR,    BT_SCHAR};
 #define NPOOL (sizeof pool / sizeof pool[0])
 
-static void check(const BtDecl *d, const BtTypeId *targs, BtArena *arena)
+static void check(const BtDecl *d, const BtTArg *targs, BtArena *arena)
 {
     const char *sym = bt_mangle(d, targs, arena);
     char *dem;
@@ -43,12 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     BtArena arena;
     BtDiag diag;
     BtHeader h;
-    BtTypeId *targs = NULL;
+    BtTArg *targs = NULL;
     int i, k, tuple;
 
     bt_arena_init(&arena);
     bt_diag_init(&diag);
-    if (bt_parse_header("fuzz.h", (const char *)data, size, &arena, &h, &diag) < 0) {
+    if (bt_parse_header("fuzz.h", (const char *)data, size, 0, &arena, &h, &diag) < 0) {
         fuzz_check_diag(&diag);
         bt_arena_free(&arena);
         return 0;
@@ -65,10 +65,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(targs);
         /* all alike, then mixed; the input's bytes pick the mix */
         for (tuple = 0; tuple < 4; tuple++) {
-            for (k = 0; k < d->n_tparams; k++)
-                targs[k] = tuple < 2 ? pool[tuple]
-                                     : pool[(size_t)(data[(size_t)(k + i) % size] + tuple + k) %
-                                            NPOOL];
+            for (k = 0; k < d->n_tparams; k++) {
+                unsigned char byte = data[(size_t)(k + i) % size];
+                memset(&targs[k], 0, sizeof targs[k]);
+                if (d->tpinfo[k].is_value) { /* a value of the parameter's type */
+                    targs[k].type = d->tpinfo[k].type;
+                    targs[k].is_value = 1;
+                    targs[k].neg = tuple == 3 && bt_type(targs[k].type)->min < 0;
+                    targs[k].mag = tuple == 0 ? 0 : (unsigned long long)byte << (tuple * 8);
+                    continue;
+                }
+                targs[k].type = tuple < 2 ? pool[tuple] : pool[(size_t)(byte + tuple + k) % NPOOL];
+            }
             check(d, targs, &arena);
         }
     }

@@ -45,7 +45,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     bt_arena_init(&header_arena);
     bt_diag_init(&diag);
-    if (bt_parse_header("fixed.h", header, sizeof header - 1, &header_arena, &h, &diag) < 0) {
+    if (bt_parse_header("fixed.h", header, sizeof header - 1, 0, &header_arena, &h, &diag) < 0) {
         fprintf(stderr, "fuzz_yaml: the fixed header does not parse: %s\n", diag.message);
         abort();
     }
