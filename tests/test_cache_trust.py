@@ -529,7 +529,7 @@ def test_umask_000_makes_private_folders_and_files(shared, private, tmp_path):
         data = pickle.dumps(lib)
         open(sys.argv[1], "a").write("// edited\\n")
         bindthem._travel._live.clear()
-        pickle.loads(data)
+        pickle.loads(data).axpy  # unpickling binds on first use: this writes sources/
         print("ok")
     """)
     header = tmp_path / "u.h"
