@@ -86,6 +86,7 @@ class _Param(TypedDict):
     array: bool
     size_of: str | None
     default: bool | int | float | complex | str | None  # what a call that leaves it out passes
+    positional_only: bool  # the header leaves it unnamed (argN)
 
 class _Return(TypedDict):
     type: str

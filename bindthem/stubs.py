@@ -51,7 +51,8 @@ def _signature(ov):
 
     A C parameter named like a Python keyword gets a trailing underscore and
     is made positional-only (with those before it): the runtime cannot take
-    it by keyword anyway. A parameter with a default (the metadata's
+    it by keyword anyway; so is an unnamed one (``arg0``). A parameter with
+    a default (the metadata's
     ``default``: the value a call that leaves it out passes) is written with
     that value (``omega: float = 1.0``, ``trans: int | str = 'T'``), or
     ``= ...`` for a complex one. A ``char`` is ``int | str``: the runtime
@@ -64,6 +65,7 @@ def _signature(ov):
         name = p["name"]
         if keyword.iskeyword(name):
             name += "_"
+        if keyword.iskeyword(p["name"]) or p.get("positional_only"):
             last_keyword = len(params) + 1
         ann = _annotation(p, p["array"])
         if p["type"] == "char" and not p["array"]:

@@ -39,7 +39,7 @@ static PyObject *params_text(PyObject *names, const BtArgSlot *slots)
         const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
         if (!s)
             return NULL;
-        if (is_py_keyword(s))
+        if (is_py_keyword(s) || slots[i].posonly)
             last_kw = i;
     }
     bt_buf_init(&b);
@@ -96,6 +96,27 @@ static int find_group(BtDispatch *d, const BtOverload *ov, const BtCall *c)
     if (c->n_py > d->max_py)
         d->max_py = c->n_py;
     return d->n_groups++;
+}
+
+/* Records name (an unnamed parameter's argN) as positional-only. 0 or -1. */
+static int add_posonly(BtDispatch *d, PyObject *name)
+{
+    if (!d->posonly && !(d->posonly = PySet_New(NULL)))
+        return -1;
+    return PySet_Add(d->posonly, name);
+}
+
+/* 0, or -1 with CPython's TypeError when keyword kw names an unnamed
+ * parameter (argN is positional-only, as in the signature). */
+static int refuse_posonly(const BtDispatch *d, PyObject *kw)
+{
+    int c = d->posonly ? PySet_Contains(d->posonly, kw) : 0;
+    if (c > 0)
+        PyErr_Format(PyExc_TypeError,
+                     "%U() got some positional-only arguments passed as keyword arguments: '%S' "
+                     "(the header leaves that parameter unnamed; pass it by position)",
+                     d->qualname, kw);
+    return c ? -1 : 0;
 }
 
 /* Several groups: number every name, and map ids to each group's positions. */
@@ -177,8 +198,11 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
             return -1;
         d->slots[j] = c->slots;
         d->ov_group[j] = g;
-        for (i = 0; i < c->n_py; i++)
+        for (i = 0; i < c->n_py; i++) {
             d->groups[g].optional[i] |= (uint8_t)c->slots[i].has_default;
+            if (c->slots[i].posonly && add_posonly(d, PyTuple_GET_ITEM(d->groups[g].names, i)) < 0)
+                return -1;
+        }
         s = PyUnicode_FromString(c->signature);
         if (!s)
             return -1;
@@ -218,6 +242,7 @@ void bt_dispatch_clear(BtDispatch *d)
     Py_CLEAR(d->pysigs);
     Py_CLEAR(d->text_sig);
     Py_CLEAR(d->all_names);
+    Py_CLEAR(d->posonly);
     for (g = 0; d->groups && g < d->n_ovs; g++) {
         Py_CLEAR(d->groups[g].names);
         PyMem_Free(d->groups[g].optional);
@@ -382,7 +407,7 @@ static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t
     }
     for (k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
-        int found = name_index(d->names, kw);
+        int found = refuse_posonly(d, kw) < 0 ? -2 : name_index(d->names, kw);
         if (found == -2)
             return -1;
         if (found < 0) {
@@ -796,7 +821,7 @@ static int read_given(const BtDispatch *d, PyObject *const *args, Py_ssize_t nar
     gv->nkw = 0;
     for (k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
-        int id = name_index(d->all_names, kw);
+        int id = refuse_posonly(d, kw) < 0 ? -2 : name_index(d->all_names, kw);
         if (id == -2)
             return -1;
         if (id < 0) {

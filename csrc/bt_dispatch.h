@@ -46,6 +46,7 @@ typedef struct BtDispatch {
     PyObject *pysigs;        /* tuple, per overload: its Python signature "f(x, w=1.0)" */
     PyObject *text_sig;      /* the first overload's "(x, w=1.0)", for __text_signature__ */
     PyObject *all_names;     /* several groups: every name once (ids index it), else NULL */
+    PyObject *posonly;       /* names of unnamed parameters (argN): never keywords; or NULL */
     const char *cname;       /* UTF-8 of name, for messages */
     const BtArgSlot **slots; /* per overload: its slots (the calls own them) */
     int *ov_group;           /* per overload: its group */

@@ -128,12 +128,13 @@ static PyObject *overload_dict(const BtOverload *ov, BtArena *arena)
     for (i = 0; i < d->n_params; i++) {
         const BtParam *p = &d->params[i];
         const BtType *t = bt_type(ov->ptypes[i]);
-        PyObject *pd = Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:z,s:O}", "name", p->name, "type",
-                                     t->cname, "dtype", t->npname, "python", t->pyname, "const",
-                                     p->t.is_const ? Py_True : Py_False, "array",
+        PyObject *pd = Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:z,s:O,s:O}", "name", p->name,
+                                     "type", t->cname, "dtype", t->npname, "python", t->pyname,
+                                     "const", p->t.is_const ? Py_True : Py_False, "array",
                                      p->t.is_array ? Py_True : Py_False, "size_of",
                                      p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default",
-                                     i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None);
+                                     i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None,
+                                     "positional_only", p->unnamed ? Py_True : Py_False);
         if (!pd)
             goto error;
         PyList_SET_ITEM(params, i, pd);

@@ -775,6 +775,7 @@ int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *ar
         s->array_code = bt_slot_array_code(ov->ptypes[i]);
         s->need = BT_ARR_C_CONTIGUOUS | BT_ARR_ALIGNED | (s->is_const ? 0 : BT_ARR_WRITEABLE);
         s->cidx = i;
+        s->posonly = p->unnamed;
         s->kind = t->kind;
         s->size = (uint8_t)t->size;
         s->min = t->min;

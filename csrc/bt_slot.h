@@ -83,6 +83,7 @@ typedef struct BtArgSlot {
     uint8_t array_code;       /* the code an array argument must have */
     int need;                 /* BT_ARR_* an array argument must have */
     int cidx;                 /* index of the C parameter */
+    int posonly;              /* positional-only: the header names it not (argN) */
     const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
     int n_sizes;
     int min_ndim; /* array: 1 + the highest axis they name */

@@ -65,8 +65,13 @@ def test_show_strict_missing(capsys, tmp_path):
 @pytest.mark.parametrize("name,loc", [("missing_comma.h", "2:21"), ("unterminated_comment.h",
                                                                      "2:3")])
 def test_show_bad_header_exits_2(name, loc):
+    """--strict: the unreadable declaration is the error; without it, the
+    declaration is listed as not bound, with its file:line:col."""
     path = os.path.join(BAD, name)
     r = cli("show", path)
+    assert r.returncode == 0, r.stderr
+    assert "cannot read the declaration: %s:%s: " % (path, loc) in r.stdout
+    r = cli("show", path, "--strict")
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("error: %s:%s: " % (path, loc))
     assert r.stderr.count("\n") == 1     # one line, no traceback

@@ -4,6 +4,7 @@ K&R), non-type and defaulted template parameters, and the resynchronisation
 after a declaration the parser cannot read. Built with real g++ and clang++
 (and cc for C), bound and called."""
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 import bindthem
-from bindthem import HeaderError, InstantiateError
+from bindthem import HeaderError, InstantiateError, stubs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODERN = os.path.join(ROOT, "tests", "data", "modern")
@@ -62,6 +63,12 @@ def test_modern_header_builds_and_computes(cxx, tmp_path):
     assert "int count_c<int, 'a'>(const int x[], const int x_size)" in sig
     assert "long count_pos<double, long>(const double x[], const long x_size)" in sig
     assert "double second(int arg0, double b)" in sig
+    # an unnamed scalar is positional-only: in the signature, the stub and the call
+    assert str(inspect.signature(lib.second)) == "(arg0, /, b)"
+    assert lib.second(1, b=3.5) == 3.5
+    with pytest.raises(TypeError, match="positional-only arguments passed as keyword"):
+        lib.second(arg0=1, b=2.0)
+    assert "def second(arg0: int, /, b: float) -> float" in stubs.render(HEADER, YAML)
 
 
 def test_modern_symbols_and_skips():
