@@ -5,6 +5,7 @@ hosts that share nothing (root only)."""
 
 import os
 import pickle
+import re
 import shutil
 import time
 
@@ -95,7 +96,7 @@ def test_worker_without_a_compiler_gives_a_task_error_and_stays(tmp_path):
         for task in (total, closure):  # a Function, then a closure that calls it
             t = time.monotonic()
             with pytest.raises(bindthem.BuildError,
-                               match=r"cannot run the C\+\+ compiler '%s'" % NOCC):
+                               match=r"cannot run the C\+\+ compiler '%s'" % re.escape(NOCC)):
                 client.submit(task, np.arange(10.0), pure=False).result(timeout=60)
             assert time.monotonic() - t < 60
         time.sleep(1)

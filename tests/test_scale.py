@@ -113,7 +113,7 @@ def test_namespace_names_count_against_the_nesting_limit(tmp_path):
     h = write(tmp_path / "ns.h", "namespace %s {\nvoid f(int a);\n}\n" % names)
     t = time.perf_counter()
     with pytest.raises(bindthem.HeaderError, match="namespaces nested too deeply") as e:
-        bindthem.parse_header(h)
+        bindthem.parse_header(h, strict=True)
     assert time.perf_counter() - t < 1 * SLACK
     assert (e.value.lineno, e.value.colno) == (1, len("namespace ") + len(names) + 2)
     ok = write(tmp_path / "ok.h", "namespace %s {\nvoid f(int a);\n}\n"
