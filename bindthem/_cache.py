@@ -73,9 +73,9 @@ _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
 # (path, dev, inode, size, mtime_ns) of the outputs whose SHA-256 this process checked
-_verified = set()
-_warned = set()
-_private = []  # this process's private cache, once chosen
+_verified: set[tuple[str, int, int, int, int]] = set()
+_warned: set[str] = set()
+_private: list[str] = []  # this process's private cache, once chosen
 _private_lock = threading.Lock()
 
 
@@ -624,8 +624,8 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
             text = proc.stdout + proc.stderr
             if proc.returncode != 0:
                 if "No space left on device" in text or "Disk quota exceeded" in text:
-                    e = OSError(errno.ENOSPC, text.strip())
-                    raise _disk_full(e, folder, writing[0], _size(tmpdir)) from None
+                    full = OSError(errno.ENOSPC, text.strip())
+                    raise _disk_full(full, folder, writing[0], _size(tmpdir)) from None
                 raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
                                  % (what, proc.returncode, text.strip(), shlex.join(cmd)),
                                  output=text, command=cmd)

@@ -212,7 +212,7 @@ class LazyFunction:
                                                                      name))
         return getattr(self._get(), name)
 
-    @property
+    @property  # type: ignore[misc]  # isinstance() sees the bound callable's type
     def __class__(self):
         return _core.CudaKernel if self._pending.source.kind == "cuda" else _core.Function
 

@@ -729,13 +729,16 @@ def build(header: StrPath, instantiate: StrPath | None = None, *,
     def _load(path):  # while the cache entry is locked: it cannot be evicted under the read
         return load(path, header, instantiate, name=name, strict=strict)
 
+    lib: Any  # with _load=, the compile functions return what it returns
     if _pick_compiler(compiler, nvcc) == "nvrtc":
-        return compile_nvrtc(header, instantiate, arch=arch, nvrtc=nvrtc, cxxflags=cxxflags,
+        lib = compile_nvrtc(header, instantiate, arch=arch, nvrtc=nvrtc, cxxflags=cxxflags,
+                            extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
+                            _load=_load)
+    else:
+        lib = compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, cxxflags=cxxflags,
                              extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
                              _load=_load)
-    return compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, cxxflags=cxxflags,
-                          extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
-                          _load=_load)
+    return lib
 
 
 # ---- helpers ----
