@@ -137,7 +137,7 @@ class Source:
     instantiate the YAML's path (or None) and its text
     files       {path relative to the header's folder: text} of the local includes (build)
     cxx, flags  the compiler (None: the unpickling side's $CXX or c++) and all flags (build)
-    cache_dir   the build cache given to build(), used where it exists
+    cache_dir   the build cache given to build(); carried, never used where it is unpickled
     library     the shared library's path and SHA-256 (load; the hash is taken on first
                 need, checked against the file's stat at load time)
     options     {"gil": ..., "copy_const": ...} as given
