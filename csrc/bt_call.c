@@ -79,6 +79,18 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, c
 /* Argument name i of names, for messages (borrowed). */
 static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(names, i); }
 
+/* An ndarray argument as bt_slot reads it. */
+static inline BT_ALWAYS_INLINE BtArrayArg ndarray_arg(PyArrayObject *a)
+{
+    BtArrayArg arr;
+    arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
+    arr.flags = PyArray_FLAGS(a);
+    arr.ndim = PyArray_NDIM(a);
+    arr.dims = (const Py_ssize_t *)PyArray_DIMS(a);
+    arr.via = NULL;
+    return arr;
+}
+
 /* The return value, as libffi left it: integers widened to ffi_arg (read
  * back at the declared width), floats and complexes in place. */
 static PyObject *convert_return(const BtValue *r, BtTypeId t)
@@ -175,12 +187,7 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
         avalues[s->cidx] = &vals[s->cidx];
         if (s->is_array) {
             PyArrayObject *a = (PyArrayObject *)o;
-            BtArrayArg arr;
-            arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
-            arr.flags = PyArray_FLAGS(a);
-            arr.ndim = PyArray_NDIM(a);
-            arr.dims = (const Py_ssize_t *)PyArray_DIMS(a);
-            arr.via = NULL;
+            BtArrayArg arr = ndarray_arg(a);
             r = bt_slot_store_array(s, &arr, vals, sizeof vals[0], avalues, fname,
                                     arg_name(names, i));
             if (r) /* -1, or 1: unaligned, the rest with temporaries */
@@ -262,11 +269,7 @@ static int put_array(const BtCall *call, int i, PyArrayObject *a, uint64_t *w, n
     if ((flags & s->need) != s->need) {
         if (bt_slot_unaligned_only(s, flags))
             return 1;
-        arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
-        arr.flags = flags;
-        arr.ndim = nd;
-        arr.dims = (const Py_ssize_t *)dims;
-        arr.via = NULL;
+        arr = ndarray_arg(a);
         return bt_slot_array_refused(s, &arr, fname, arg_name(names, i));
     }
     *total += nd == 1 ? dims[0] : PyArray_SIZE(a);
@@ -407,12 +410,7 @@ static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args,
     for (; k < call->n_py; k++) {
         const BtArgSlot *s = &call->slots[i = call->order[k]];
         PyArrayObject *a = (PyArrayObject *)args[i];
-        BtArrayArg arr;
-        arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
-        arr.flags = PyArray_FLAGS(a);
-        arr.ndim = PyArray_NDIM(a);
-        arr.dims = (const Py_ssize_t *)PyArray_DIMS(a);
-        arr.via = NULL;
+        BtArrayArg arr = ndarray_arg(a);
         if ((arr.flags & s->need) != s->need) {
             void *tmp;
             if (bt_slot_array_refused(s, &arr, fname, arg_name(names, i)) < 0)
