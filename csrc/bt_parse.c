@@ -179,6 +179,31 @@ static int is_closer(const BtToken *t)
     return t->kind == BT_TOK_PUNCT && t->len == 1 && strchr(")]}", *t->s);
 }
 
+/* The error at t when the innermost open bracket wants its closer. */
+static int want_closer(Parser *p, const BtToken *t, const char *stack, int sp)
+{
+    char what[8];
+    snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
+    return expected(p, t, what);
+}
+
+/* One token of a bracket walk: an opener is pushed, a closer must match the
+ * innermost opener and pops it; *sp > 0 on entry unless t opens. */
+static int nest(Parser *p, const BtToken *t, char *stack, int *sp)
+{
+    char c = closer_of(t);
+    if (c) {
+        if (*sp == MAX_STACK)
+            return fail(p, t, "brackets nested too deeply");
+        stack[(*sp)++] = c;
+    } else if (is_closer(t)) {
+        if (*t->s != stack[*sp - 1])
+            return want_closer(p, t, stack, *sp);
+        --*sp;
+    }
+    return 0;
+}
+
 /* balanced -> opener (any token | balanced)* matching closer */
 static int skip_balanced(Parser *p)
 {
@@ -190,24 +215,10 @@ static int skip_balanced(Parser *p)
         return expected(p, cur(p), "'(', '[' or '{'");
     do {
         const BtToken *t = cur(p);
-        char c = closer_of(t);
-        if (at_end(t)) {
-            char what[8];
-            snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
-            return expected(p, t, what);
-        }
-        if (c) {
-            if (sp == MAX_STACK)
-                return fail(p, t, "brackets nested too deeply");
-            stack[sp++] = c;
-        } else if (is_closer(t)) {
-            if (*t->s != stack[sp - 1]) {
-                char what[8];
-                snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
-                return expected(p, t, what);
-            }
-            sp--;
-        }
+        if (at_end(t))
+            return want_closer(p, t, stack, sp);
+        if (nest(p, t, stack, &sp) < 0)
+            return -1;
         advance(p);
     } while (sp > 0);
     return 0;
@@ -423,24 +434,13 @@ static int split_params(Parser *p, Range **out, int *n_out)
     seg = ++i;
     for (;; i++) {
         const BtToken *t = tok(p, i);
-        char c = closer_of(t);
-        int end = 0;
-        if (at_end(t) || bt_lex_is(t, ";")) {
-            char what[8];
-            snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
-            return expected(p, t, what);
-        }
-        if (c) {
-            if (sp == MAX_STACK)
-                return fail(p, t, "brackets nested too deeply");
-            stack[sp++] = c;
-        } else if (is_closer(t)) {
-            if (*t->s != stack[sp - 1]) {
-                char what[8];
-                snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
-                return expected(p, t, what);
-            }
-            end = --sp == 0;
+        int end = 0, was = sp;
+        if (at_end(t) || bt_lex_is(t, ";"))
+            return want_closer(p, t, stack, sp);
+        if (nest(p, t, stack, &sp) < 0)
+            return -1;
+        if (sp != was) {
+            end = sp == 0;
         } else if (sp == 1 && bt_lex_is(t, "<") && tok(p, i - 1)->kind == BT_TOK_IDENT) {
             angle++;
         } else if (sp == 1 && angle > 0 && bt_lex_is(t, ">")) {
