@@ -62,37 +62,25 @@ def libdir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("kernels"))
 
 
-@pytest.fixture(scope="session")
-def abi_lib(libdir):
-    return compile_cxx(libdir, "abi", kernel("abi.h"), kernel("abi.yml"))
+def _kernel_fixtures(name):
+    """Session fixtures `<name>_lib` (tests/data/kernels/<name>.h compiled
+    with its .yml) and `<name>` (that library bound)."""
+    @pytest.fixture(scope="session", name=name + "_lib")
+    def lib_path(libdir):
+        return compile_cxx(libdir, name, kernel(name + ".h"), kernel(name + ".yml"))
+
+    @pytest.fixture(scope="session", name=name)
+    def bound(request):
+        import bindthem
+        path = request.getfixturevalue(name + "_lib")
+        return bindthem.load(path, kernel(name + ".h"), kernel(name + ".yml"))
+
+    return lib_path, bound
 
 
-@pytest.fixture(scope="session")
-def abi(abi_lib):
-    import bindthem
-    return bindthem.load(abi_lib, kernel("abi.h"), kernel("abi.yml"))
-
-
-@pytest.fixture(scope="session")
-def dispatch_lib(libdir):
-    return compile_cxx(libdir, "dispatch", kernel("dispatch.h"), kernel("dispatch.yml"))
-
-
-@pytest.fixture(scope="session")
-def dispatch(dispatch_lib):
-    import bindthem
-    return bindthem.load(dispatch_lib, kernel("dispatch.h"), kernel("dispatch.yml"))
-
-
-@pytest.fixture(scope="session")
-def names_lib(libdir):
-    return compile_cxx(libdir, "names", kernel("names.h"), kernel("names.yml"))
-
-
-@pytest.fixture(scope="session")
-def names(names_lib):
-    import bindthem
-    return bindthem.load(names_lib, kernel("names.h"), kernel("names.yml"))
+abi_lib, abi = _kernel_fixtures("abi")
+dispatch_lib, dispatch = _kernel_fixtures("dispatch")
+names_lib, names = _kernel_fixtures("names")
 
 
 @pytest.fixture(scope="session")
