@@ -22,24 +22,36 @@ use, never at import: ``import bindthem.cuda`` works without one.
 
 from __future__ import annotations
 
-import functools
-import glob
 import operator
 import os
-import re
-import shutil
-import subprocess
-import warnings
 import weakref
 from typing import Any
 
-from . import _core, _travel
-from . import library as _library
-from ._cache import compile_cached, flag_list, hash_file
-from ._types import Archs, Flags, StrPath
-from .build import PRELUDE as HOST_PRELUDE
-from .errors import BindTypeError, BindValueError, BuildError
-from .library import Backend, _regular_file, warn_if_left_out
+from .. import _core, _travel
+from .. import library as _library
+from .._cache import compile_cached, flag_list, hash_file
+from .._types import Archs, Flags, StrPath
+from ..build import PRELUDE as HOST_PRELUDE
+from ..errors import BindValueError
+from ..library import Backend, _regular_file, warn_if_left_out
+
+# The toolchains' constants stay importable as bindthem.cuda.X, as before the split.
+from ._nvcc import DEFAULT_ARCHS as DEFAULT_ARCHS
+from ._nvcc import (
+    DEFAULT_FLAGS,
+    _archs,
+    _exists,
+    _find_nvcc,
+    _nvcc_candidate,
+    _nvcc_flags,
+    _nvcc_info,
+    _nvcc_required,
+    _with_std,
+)
+from ._nvcc import NVCC_RELAXED as NVCC_RELAXED
+from ._nvrtc import NVRTC_PRELUDE, _source_of, compile_nvrtc, find_nvrtc
+from ._nvrtc import NVRTC_REQUIRED as NVRTC_REQUIRED
+from ._nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
 
 __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
            "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
@@ -192,114 +204,7 @@ def _bind(image, header, instantiate, name, strict, filename, source):
 
 # ---- nvcc ----
 
-# The range bindthem compiles for by default: Volta to Hopper, plus PTX for
-# the newest of them so that later GPUs JIT it. Archs the nvcc at hand no
-# longer supports are left out (CUDA 13 dropped sm_70; it starts at sm_75).
-DEFAULT_ARCHS = (70, 75, 80, 86, 89, 90)
-DEFAULT_FLAGS = ("-O3",)
-# libstdc++'s std::complex operators are host functions, constexpr from
-# C++20 on: nvcc calls constexpr host functions from device code with
-# --expt-relaxed-constexpr. So C++20 where nvcc has it (12.0+), else C++17;
-# a -std= of the caller's wins.
-NVCC_RELAXED = "--expt-relaxed-constexpr"
 COMPILERS = ("nvcc", "nvrtc")
-
-
-def _find_nvcc(nvcc=None):
-    cand = _nvcc_candidate(nvcc)
-    if not _exists(cand):
-        raise BuildError("cannot find nvcc (pass nvcc=, or set $NVCC or $CUDA_HOME; or build "
-                         "with compiler='nvrtc', which needs no nvcc)", output="",
-                         command=[cand])
-    return cand
-
-
-def _exists(cand):
-    """Whether nvcc candidate cand is a path that exists or a name on PATH."""
-    return bool(os.path.exists(cand) or shutil.which(cand))
-
-
-def _nvcc_candidate(nvcc=None):
-    cand = nvcc or os.environ.get("NVCC") or shutil.which("nvcc")
-    if not cand:
-        cand = os.path.join(_cuda_home(), "bin", "nvcc")
-    return cand
-
-
-def _cuda_home():
-    return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-
-
-@functools.lru_cache(maxsize=None)
-def _nvcc_info(nvcc):
-    """(nvcc --version text, sorted supported compute capabilities)."""
-    try:
-        ver = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=120)
-        archs = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True,
-                               timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise BuildError("cannot run %s: %s" % (nvcc, e), output=str(e), command=[nvcc]) from None
-    caps = sorted({int(m) for m in re.findall(r"compute_(\d+)", archs.stdout)})
-    return ver.stdout + ver.stderr, tuple(caps)
-
-
-def _nvcc_required(version):
-    """The flags every nvcc build gets: C++20 (12.0+) or C++17, and relaxed
-    constexpr (for std::complex's operators in device code)."""
-    m = re.search(r"release (\d+)\.", version)
-    return ["-std=c++20" if m and int(m.group(1)) >= 12 else "-std=c++17", NVCC_RELAXED]
-
-
-def _arch_items(arch):
-    """[(compute capability, 'sm' or 'compute')] from arch= (80, "sm_80",
-    "compute_80", or a list of those)."""
-    items = [arch] if isinstance(arch, (int, str)) else list(arch)
-    out = []
-    for a in items:
-        m = re.fullmatch(r"(sm_|compute_)?(\d+)[af]?", str(a))
-        if not m:
-            raise BindValueError("arch=%r: expected an int like 80 or 'sm_80'" % (a,))
-        out.append((int(m.group(2)), "compute" if m.group(1) == "compute_" else "sm"))
-    return out
-
-
-def _unsupported(caps, supported, who):
-    bad = [a for a in caps if supported and a not in supported]
-    if bad:
-        raise BuildError("this %s does not support %s (it supports %s)"
-                         % (who, ", ".join("sm_%d" % a for a in bad),
-                            ", ".join("sm_%d" % a for a in supported)), output="")
-
-
-def _archs(arch, supported):
-    """Compute capabilities to build SASS for, from arch= (None, 80, "sm_80",
-    "compute_80", or a list of those)."""
-    if arch is None:
-        chosen = [a for a in DEFAULT_ARCHS if not supported or a in supported]
-        if not chosen and supported:
-            chosen = [min(supported)]
-        return chosen
-    out = [c for c, _ in _arch_items(arch)]
-    _unsupported(out, supported, "nvcc")
-    return sorted(set(out))
-
-
-def _kernel_overloads(meta):
-    """(overload, declaration) of every ``__global__`` overload, YAML order."""
-    decls = {(d["name"], d["line"]): d for d in meta["declarations"] if d["global"]}
-    for fn in meta["functions"]:
-        for ov in fn["overloads"]:
-            d = decls.get((ov["function"], ov["line"]))
-            if d is not None:
-                yield ov, d
-
-
-def _source_of(header, meta, prelude):
-    lines = [prelude.rstrip("\n"), '#include "%s"' % header, ""]
-    for ov, _ in _kernel_overloads(meta):
-        if ov["template_args"]:
-            lines.append("template __global__ %s;" % ov["signature"])
-    return "\n".join(lines) + "\n"
 
 
 def kernel_source(header: StrPath, instantiate: StrPath | None = None, *, strict: bool = False,
@@ -318,30 +223,6 @@ def _prelude(compiler):
         raise BindValueError("compiler=%r: expected 'nvcc' or 'nvrtc' (or None: nvcc when there "
                          "is one, else NVRTC)" % (compiler,))
     return HOST_PRELUDE if compiler == "nvcc" else NVRTC_PRELUDE
-
-
-def _with_std(required, flags):
-    """required + flags, without required's -std= when flags name one."""
-    if any(f.startswith(("-std", "--std")) for f in flags):
-        required = [f for f in required if not f.startswith("-std")]
-    return list(required) + list(flags)
-
-
-def _nvcc_flags(cxxflags, extra_cxxflags, flags, where):
-    """nvcc's flags from ``cxxflags=`` (replaces ``-O3``) and ``extra_cxxflags=``
-    (appended), the names bindthem.build has; None for the default.
-    ``flags=`` is the old name of ``cxxflags=``, deprecated."""
-    if flags is not None:
-        if cxxflags is not None:
-            raise BindTypeError("bindthem.cuda.%s(): cxxflags= and flags= both given; flags= is "
-                            "the deprecated name of cxxflags=, pass that alone" % where)
-        warnings.warn("bindthem.cuda.%s(flags=...) is deprecated: the option is called "
-                      "cxxflags=, as in bindthem.build (flags= will be removed in the next "
-                      "release)" % where, DeprecationWarning, stacklevel=3)
-        cxxflags = flags
-    if extra_cxxflags is None:
-        return cxxflags
-    return flag_list(cxxflags, DEFAULT_FLAGS) + flag_list(extra_cxxflags, ())
 
 
 def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
@@ -389,315 +270,6 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
         status="compiling %s with nvcc" % os.path.basename(header),
         command=lambda src, dep, out: ([nvcc, "-fatbin"] + flag_args + gencode
                                        + ["-MD", "-MF", dep, src, "-o", out]))
-
-
-# ---- NVRTC ----
-
-# NVRTC has no host C++ library: the names the CPU prelude brings, from
-# libcu++ (cuda/std, shipped with the toolkit and the nvidia-cuda-cccl
-# wheel), put into std. std::complex<T> derives from cuda::std::complex<T>,
-# so that kernels are mangled with St7complex as nvcc and bindthem mangle
-# them; cuda::std's operators and functions take it (derived-to-base).
-NVRTC_PRELUDE = """\
-// bindthem's NVRTC prelude: libcu++ standing in for the host standard library
-#if __has_include(<cuda/std/complex>)
-#include <cuda/std/cstddef>
-#include <cuda/std/cstdint>
-#include <cuda/std/climits>
-#include <cuda/std/cstdlib>
-#include <cuda/std/cstring>
-#include <cuda/std/limits>
-#include <cuda/std/cmath>
-#include <cuda/std/complex>
-#include <cuda/std/utility>
-#include <cuda/std/type_traits>
-#if __has_include(<cuda/std/__algorithm/min.h>)
-#include <cuda/std/__algorithm/max.h>
-#include <cuda/std/__algorithm/min.h>
-#endif
-namespace std {
-using ::cuda::std::size_t;
-using ::cuda::std::ptrdiff_t;
-using ::cuda::std::int8_t; using ::cuda::std::int16_t;
-using ::cuda::std::int32_t; using ::cuda::std::int64_t;
-using ::cuda::std::uint8_t; using ::cuda::std::uint16_t;
-using ::cuda::std::uint32_t; using ::cuda::std::uint64_t;
-using ::cuda::std::numeric_limits;
-using ::cuda::std::max; using ::cuda::std::min;
-using ::cuda::std::swap; using ::cuda::std::pair; using ::cuda::std::move;
-using ::cuda::std::abs; using ::cuda::std::fabs; using ::cuda::std::sqrt;
-using ::cuda::std::exp; using ::cuda::std::log; using ::cuda::std::pow;
-using ::cuda::std::sin; using ::cuda::std::cos; using ::cuda::std::tan;
-using ::cuda::std::floor; using ::cuda::std::ceil; using ::cuda::std::fmin;
-using ::cuda::std::fmax; using ::cuda::std::isnan; using ::cuda::std::isinf;
-using ::cuda::std::real; using ::cuda::std::imag; using ::cuda::std::conj;
-using ::cuda::std::norm; using ::cuda::std::arg; using ::cuda::std::polar;
-template <class T>
-class complex : public ::cuda::std::complex<T> {
-public:
-    using ::cuda::std::complex<T>::complex;
-    __host__ __device__ constexpr complex(const ::cuda::std::complex<T> &c)
-        : ::cuda::std::complex<T>(c) {}
-};
-}  // namespace std
-#endif
-"""
-# The standard headers a kernel header may include under NVRTC: each an
-# empty stand-in, since NVRTC_PRELUDE, which comes before the header,
-# already brought their names into std from libcu++.
-NVRTC_STD_HEADERS = ("cmath", "complex", "cstddef", "cstdint", "climits", "cstdlib", "cstring",
-                     "limits", "utility", "type_traits", "algorithm")
-NVRTC_REQUIRED = ("-std=c++17", "-default-device")
-_NO_NVRTC = ("cannot find libnvrtc (NVRTC, CUDA's run-time compiler): install the CUDA "
-             "toolkit (its lib64 has it; set $CUDA_HOME if it is not in /usr/local/cuda), or "
-             "`pip install nvidia-cuda-nvrtc` (CUDA 13; nvidia-cuda-nvrtc-cu12 for CUDA 12), "
-             "or point $BINDTHEM_LIBNVRTC at the library")
-
-
-def _site_dirs():
-    import site
-    import sys
-    dirs = list(sys.path)
-    try:
-        dirs += site.getsitepackages() + [site.getusersitepackages()]
-    except AttributeError:  # pragma: no cover - virtualenv's old site module
-        pass
-    return [d for d in dict.fromkeys(dirs) if d and os.path.isdir(os.path.join(d, "nvidia"))]
-
-
-def _nvrtc_candidates(nvrtc=None):
-    if nvrtc:
-        return [os.fspath(nvrtc)]
-    env = os.environ.get("BINDTHEM_LIBNVRTC")
-    if env:
-        return [env]
-    cands = []
-    for home in dict.fromkeys([_cuda_home(), "/usr/local/cuda"]):
-        for lib in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib")):
-            cands += sorted(glob.glob(os.path.join(home, lib, "libnvrtc.so.[0-9]*")), reverse=True)
-    for d in _site_dirs():  # the nvidia-cuda-nvrtc wheels: nvidia/cu13/lib, nvidia/cuda_nvrtc/lib
-        cands += sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib", "libnvrtc.so.[0-9]*")),
-                        reverse=True)
-    cands = [c for c in cands if re.search(r"libnvrtc\.so\.\d+$", c)]
-    return cands + ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"]
-
-
-@functools.lru_cache(maxsize=None)
-def _nvrtc_lib(nvrtc, env, home):
-    """(path, {'version', 'archs'}) of the first libnvrtc that loads."""
-    tried = []
-    for cand in _nvrtc_candidates(nvrtc):
-        try:
-            return cand, _core.nvrtc(cand)
-        except BuildError as e:
-            tried.append(str(e))
-    raise BuildError(_NO_NVRTC + "; tried:\n  " + "\n  ".join(tried), output="\n".join(tried))
-
-
-def find_nvrtc(nvrtc: StrPath | None = None) -> tuple[str, dict[str, Any]]:
-    """The libnvrtc :func:`compile_nvrtc` uses, and what it says of itself:
-    ``(path, {'version': (13, 0), 'archs': (75, 80, ...)})``. Searched:
-    ``nvrtc``, else ``$BINDTHEM_LIBNVRTC``, else the toolkit's lib64
-    (``$CUDA_HOME``, ``/usr/local/cuda``), the ``nvidia-cuda-nvrtc`` wheels'
-    ``nvidia/*/lib``, then the dynamic loader's path (``libnvrtc.so.13``,
-    ``.12``). Raises :class:`bindthem.BuildError` naming what to install."""
-    return _nvrtc_lib(os.fspath(nvrtc) if nvrtc else None,
-                      os.environ.get("BINDTHEM_LIBNVRTC"), _cuda_home())
-
-
-def _toolkit_include(lib_path, holds):
-    """The first include folder holding the file `holds`, or None: the
-    toolkit's include/cccl (CUDA 13) or include, beside libnvrtc or under
-    $CUDA_HOME, or a nvidia-* wheel's."""
-    roots = [_cuda_home(), "/usr/local/cuda"]
-    if os.path.isabs(lib_path):
-        roots.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(lib_path))))
-    dirs = []
-    for r in dict.fromkeys(roots):
-        dirs += [os.path.join(r, "include", "cccl"), os.path.join(r, "include")]
-    for d in _site_dirs():
-        dirs += glob.glob(os.path.join(d, "nvidia", "*", "include", "cccl"))
-        dirs += glob.glob(os.path.join(d, "nvidia", "*", "include"))
-    for d in dirs:
-        if os.path.exists(os.path.join(d, holds)):
-            return d
-    return None
-
-
-def _cccl_include(lib_path):
-    """The folder holding cuda/std/complex (libcu++; a nvidia-cuda-cccl
-    wheel has it too), or None."""
-    return _toolkit_include(lib_path, os.path.join("cuda", "std", "complex"))
-
-
-def _fp16_include(lib_path):
-    """The folder holding cuda_fp16.h and cuda_bf16.h (``__half``,
-    ``__nv_bfloat16``; a nvidia-cuda-runtime wheel has them too), or None."""
-    return _toolkit_include(lib_path, "cuda_fp16.h")
-
-
-def _nvrtc_target(arch, archs):
-    """('sm' or 'compute', capability): one target; default PTX for the
-    oldest architecture from sm_70 on (the oldest of DEFAULT_ARCHS) this NVRTC
-    supports, which any newer GPU JITs."""
-    if arch is None:
-        return "compute", min(a for a in archs if a >= 70) if any(a >= 70 for a in archs) \
-            else min(archs)
-    items = _arch_items(arch)
-    if len(items) != 1:
-        raise BindValueError("arch=%r: NVRTC compiles for one architecture at a time (one "
-                             "CUBIN, or PTX with 'compute_XX'); use nvcc for a fatbin of several"
-                             % (arch,))
-    cap, kind = items[0]
-    _unsupported([cap], archs, "NVRTC")
-    return kind, cap
-
-
-def _name_expression(ov, decl):
-    """An expression NVRTC lowers to the kernel's name: the address of the
-    instantiation, cast to its type (so that overloads don't clash)."""
-    name = "::" + "::".join(list(decl["namespace"]) + [decl["name"]])
-    if ov["template_args"]:
-        name += "<%s>" % ", ".join(ov["template_args"])
-    params = ", ".join(("const " if p["const"] and p["array"] else "") + p["type"]
-                       + (" *" if p["array"] else "") for p in ov["params"])
-    return "static_cast<void (*)(%s)>(&%s)" % (params, name)
-
-
-_NVRTC_LOCATION = re.compile(r"^(\S[^\n(]*)\((\d+)\): ", re.M)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-
-
-def _local_includes(header, dirs):
-    """The header and the files its #include "..." reach (found beside the
-    including file or in dirs), transitively: NVRTC writes no depfile."""
-    seen, todo = [], [header]
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.append(path)
-        try:
-            with open(path, errors="replace") as f:
-                text = f.read()
-        except OSError:
-            continue
-        for inc in _INCLUDE.findall(text):
-            for d in [os.path.dirname(path)] + dirs:
-                p = os.path.normpath(os.path.join(d, inc))
-                if os.path.isfile(p):
-                    todo.append(p)
-                    break
-    return seen
-
-
-def _nvrtc_compile(lib, header, meta, source, options, cubin, src, dep, out):
-    """Compiles src's text with NVRTC into out and writes the depfile;
-    returns NVRTC's log. Checks each kernel's lowered name against
-    bindthem's mangling."""
-    kernels = [(ov, d) for ov, d in _kernel_overloads(meta) if not d["extern_c"]]
-    exprs = [_name_expression(ov, d) for ov, d in kernels]
-    try:
-        res = _core.nvrtc(lib, source, src, options, exprs, cubin)
-    except BuildError as e:
-        hint = ""
-        if re.search(r'cannot open source file "(vector|string|iostream|stdexcept|[a-z_]+)"',
-                     e.output or "") or "std::complex" in (e.output or ""):
-            hint = ("\nNVRTC compiles device code only and has no host C++ standard "
-                    "library: bindthem's prelude gives std::complex, <cmath>, <cstdint>, "
-                    "<limits>, <utility> and min/max from libcu++ (cuda/std: the CUDA "
-                    "toolkit's include/cccl or `pip install nvidia-cuda-cccl`)%s; "
-                    "<vector>, <string>, <iostream> have no device version (build with "
-                    "nvcc instead)." % ("" if _cccl_include(lib) else ", not found here"))
-        # NVRTC writes "file(12): error: ..."; the message says file:12: as gcc does
-        log = _NVRTC_LOCATION.sub(r"\1:\2: ", (e.output or "").strip())
-        raise BuildError("NVRTC failed to compile %s: %s\n%s%s" % (header, e, log, hint),
-                         output=e.output, command=["nvrtc", lib] + list(options)) from None
-    wrong = [(ov["signature"], low, ov["symbol"])
-             for (ov, _), low in zip(kernels, res["lowered"]) if low != ov["symbol"]]
-    if wrong:
-        raise BuildError(
-            "NVRTC and bindthem name these kernels differently, so bindthem would not find "
-            "them in the module:\n" + "\n".join(
-                "  %s: NVRTC lowers it to %s, bindthem mangles it %s" % w for w in wrong)
-            + "\n(a type NVRTC spells otherwise than the host compiler, e.g. std::complex "
-            "without bindthem's prelude)", output=res["log"], command=["nvrtc", lib])
-    with open(out, "wb") as f:
-        f.write(res["image"])
-    incs = [o[2:] for o in options if o.startswith("-I")]
-    with open(dep, "w") as f:
-        f.write("%s: %s\n" % (out, " ".join(p.replace(" ", "\\ ")
-                                             for p in _local_includes(header, incs))))
-    return res["log"]
-
-
-def _std_shims(folder):
-    """A folder of empty stand-ins for the standard headers NVRTC lacks
-    (NVRTC_STD_HEADERS): the prelude already declared their names."""
-    shims = os.path.join(folder, "nvrtc-std")
-    os.makedirs(shims, exist_ok=True)
-    for h in NVRTC_STD_HEADERS:
-        path = os.path.join(shims, h)
-        if not os.path.exists(path):
-            with open(path + ".tmp%d" % os.getpid(), "w") as f:
-                f.write("#pragma once\n// bindthem: <%s> under NVRTC is the prelude's libcu++\n"
-                        % h)
-            os.replace(path + ".tmp%d" % os.getpid(), path)
-    return shims
-
-
-def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
-                  output: StrPath | None = None, arch: Archs | None = None,
-                  nvrtc: StrPath | None = None, cxxflags: Flags | None = None,
-                  extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
-                  strict: bool = False, _load: Any = None) -> str:
-    """Compile ``header``'s kernels at run time with NVRTC (no nvcc needed);
-    returns the path of the CUBIN or PTX.
-
-    ``arch``: one architecture: ``80``/``"sm_80"`` makes a CUBIN for it,
-    ``"compute_80"`` PTX for it (the driver JITs PTX for its GPU at load);
-    default PTX for the oldest architecture from sm_70 on this NVRTC supports. The library
-    is found as :func:`find_nvrtc` says (``nvrtc=`` a path). Each kernel's
-    name is asked of NVRTC (``nvrtcAddNameExpression`` /
-    ``nvrtcGetLoweredName``) and must equal bindthem's mangling, else
-    :class:`bindthem.BuildError` names both. Options: ``-std=c++17
-    -default-device`` (NVRTC has no host code: unannotated functions are
-    compiled as ``__device__``), the header's folder and libcu++ on the
-    include path, then ``cxxflags`` (no defaults to replace) and
-    ``extra_cxxflags``. The source is :data:`NVRTC_PRELUDE`, the
-    header and its instantiations (see :func:`kernel_source`); cached as
-    :func:`compile_fatbin` is, by NVRTC's version and options, local
-    includes tracked.
-    """
-    header = os.path.abspath(os.fspath(header))
-    if instantiate is not None:
-        instantiate = os.path.abspath(os.fspath(instantiate))
-    lib, info = find_nvrtc(nvrtc)
-    kind, cap = _nvrtc_target(arch, info["archs"])
-    meta = _core.parse_header(header, instantiate, strict=strict)
-    source = _source_of(header, meta, NVRTC_PRELUDE)
-    cccl = _cccl_include(lib)
-    fp16 = _fp16_include(lib)
-    stem = os.path.splitext(os.path.basename(header))[0]
-    ext = ".cubin" if kind == "sm" else ".ptx"
-    user = flag_list(cxxflags, ()) + flag_list(extra_cxxflags, ())
-    options_key = (["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user)
-                   + ["-I" + (cccl or ""), "-I" + (fp16 or "")])
-
-    def command(src, dep, out):
-        inc = ["-I" + os.path.dirname(header)] + (["-I" + fp16] if fp16 else [])
-        if cccl:
-            inc = ["-I" + _std_shims(os.path.dirname(src)), "-I" + cccl] + inc
-        options = ["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user) + inc
-        return _nvrtc_compile(lib, header, meta, source, options, kind == "sm", src, dep, out)
-
-    return compile_cached(
-        key_parts=(header, hash_file(header), instantiate or "",
-                   hash_file(instantiate) if instantiate else "", source, lib,
-                   "%d.%d" % info["version"], "\0".join(options_key)),
-        cache_dir=cache_dir, folder_name=stem + "-nvrtc", stem=stem, ext=ext, source=source,
-        suffix=".cu", what="NVRTC", output=output, command=command, load=_load,
-        status="compiling %s with NVRTC" % os.path.basename(header))
 
 
 def _pick_compiler(compiler, nvcc):
