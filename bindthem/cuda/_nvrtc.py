@@ -22,19 +22,17 @@ from ._nvcc import _arch_items, _cuda_home, _unsupported, _with_std
 
 def _kernel_overloads(meta):
     """(overload, declaration) of every ``__global__`` overload, YAML order."""
-    decls = {(d["name"], d["line"]): d for d in meta["declarations"] if d["global"]}
+    decls = meta["declarations"]
     for fn in meta["functions"]:
         for ov in fn["overloads"]:
-            d = decls.get((ov["function"], ov["line"]))
-            if d is not None:
+            d = decls[ov["declaration"]]
+            if d["global"]:
                 yield ov, d
 
 
 def _source_of(header, meta, prelude):
     lines = [prelude.rstrip("\n"), '#include "%s"' % header, ""]
-    for ov, _ in _kernel_overloads(meta):
-        if ov["template_args"]:
-            lines.append("template __global__ %s;" % ov["signature"])
+    lines += [ov["instantiation"] for ov, _ in _kernel_overloads(meta) if ov["instantiation"]]
     return "\n".join(lines) + "\n"
 
 
@@ -156,22 +154,20 @@ def _nvrtc_target(arch, archs):
     return kind, cap
 
 
-def _name_expression(ov, decl):
-    """An expression NVRTC lowers to the kernel's name: the address of the
-    instantiation, cast to its type (so that overloads don't clash)."""
-    name = "::" + "::".join(list(decl["namespace"]) + [decl["name"]])
-    if ov["template_args"]:
-        name += "<%s>" % ", ".join(ov["template_args"])
-    params = ", ".join(("const " if p["const"] and p["array"] else "") + p["type"]
-                       + (" *" if p["array"] else "") for p in ov["params"])
-    return "static_cast<void (*)(%s)>(&%s)" % (params, name)
-
-
 _NVRTC_LOCATION = re.compile(r"^(\S[^\n(]*)\((\d+)\): ", re.M)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
-def _local_includes(header, dirs):
+def _includes(path):
+    """The #include "..." lines of the file at path (the C lexer's: one in a
+    comment or a string is none), or [] when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return _core.header_directives(f.read())["includes"]
+    except OSError:
+        return []
+
+
+def _local_includes(header, meta, dirs):
     """The header and the files its #include "..." reach (found beside the
     including file or in dirs), transitively: NVRTC writes no depfile."""
     seen, todo = [], [header]
@@ -180,14 +176,9 @@ def _local_includes(header, dirs):
         if path in seen:
             continue
         seen.append(path)
-        try:
-            with open(path, errors="replace") as f:
-                text = f.read()
-        except OSError:
-            continue
-        for inc in _INCLUDE.findall(text):
+        for inc in meta["includes"] if path == header else _includes(path):
             for d in [os.path.dirname(path)] + dirs:
-                p = os.path.normpath(os.path.join(d, inc))
+                p = os.path.normpath(os.path.join(d, inc["name"]))
                 if os.path.isfile(p):
                     todo.append(p)
                     break
@@ -199,7 +190,8 @@ def _nvrtc_compile(lib, header, meta, source, options, cubin, src, dep, out):
     returns NVRTC's log. Checks each kernel's lowered name against
     bindthem's mangling."""
     kernels = [(ov, d) for ov, d in _kernel_overloads(meta) if not d["extern_c"]]
-    exprs = [_name_expression(ov, d) for ov, d in kernels]
+    # each kernel's address expression, which NVRTC lowers to its name
+    exprs = [ov["name_expression"] for ov, _ in kernels]
     try:
         res = _core.nvrtc(lib, source, src, options, exprs, cubin)
     except BuildError as e:
@@ -230,7 +222,7 @@ def _nvrtc_compile(lib, header, meta, source, options, cubin, src, dep, out):
     incs = [o[2:] for o in options if o.startswith("-I")]
     with open(dep, "w") as f:
         f.write("%s: %s\n" % (out, " ".join(p.replace(" ", "\\ ")
-                                             for p in _local_includes(header, incs))))
+                                             for p in _local_includes(header, meta, incs))))
     return res["log"]
 
 
