@@ -135,19 +135,19 @@ static const char *word_at(const char *s, const char *end, const char *w)
  * BtDirective when bindthem reads it (counted, and stored when lx->dirs). */
 static void note_directive(BtLexer *lx, const char *s, int line)
 {
-    const char *eol = memchr(s, '\n', (size_t)(lx->end - s)), *w, *name = NULL;
+    const char *eol = memchr(s, '\n', (size_t)(lx->end - s)), *word, *w, *name = NULL;
     BtDirective *d;
     size_t n;
 
     if (!eol)
         eol = lx->end;
-    w = skip_blank(s + 1, eol);
-    if ((w = word_at(w, eol, "pragma")) && (w = word_at(skip_blank(w, eol), eol, "omp"))) {
+    word = skip_blank(s + 1, eol);
+    if ((w = word_at(word, eol, "pragma")) && word_at(skip_blank(w, eol), eol, "omp")) {
         n = (size_t)(eol - s);
-        while (n && strchr(" \t\r\f\v", s[n - 1]))
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\f' ||
+                     s[n - 1] == '\v'))
             n--;
-    } else if ((w = word_at(skip_blank(s + 1, eol), eol, "include")) &&
-               *(w = skip_blank(w, eol)) == '"' && w < eol) {
+    } else if ((w = word_at(word, eol, "include")) && (w = skip_blank(w, eol)) < eol && *w == '"') {
         const char *q = memchr(w + 1, '"', (size_t)(eol - w - 1));
         if (!q)
             return;
