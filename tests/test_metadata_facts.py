@@ -195,6 +195,9 @@ def test_directives_of_odd_input():
     assert _core.header_directives(b"") == {"openmp": [], "includes": []}
     assert _core.header_directives(b"#") == {"openmp": [], "includes": []}
     assert _core.header_directives(b'#include "') == {"openmp": [], "includes": []}
+    assert _core.header_directives(b'#include "a.h"')["includes"] == [{"name": "a.h", "line": 1}]
+    assert _core.header_directives(b"#pragma omp\0for\n")["openmp"] == [
+        {"line": 1, "text": "#pragma omp"}]  # the text stops at a NUL byte
     assert _core.header_directives(b"/* unterminated\n#pragma omp\n") == {"openmp": [],
                                                                           "includes": []}
     assert _core.header_directives(b"#pragma omp")["openmp"] == [{"line": 1,
