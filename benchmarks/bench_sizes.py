@@ -11,10 +11,10 @@ RSS delta over those calls (/proc/self/statm). The floor's tracemalloc peak
 for the same loop is the baseline (tracemalloc's own bookkeeping of the loop
 and frames): a copy of an array would add its size to bindthem's.
 
-bindthem releases the GIL when the arrays hold >= BT_GIL_RELEASE_MIN (2048)
-elements in all, so from n = 1000 (5001 elements) on each call also pays one
-release/re-acquire of the GIL (the floor does the same; pybind11 never
-releases it). That is a constant step, not growth with n.
+bindthem releases the GIL when the arrays hold >= GIL_RELEASE_MIN_ELEMENTS
+(bindthem._core) elements in all, so from n = 1000 (5001 elements) on each
+call also pays one release/re-acquire of the GIL (the floor does the same;
+pybind11 never releases it). That is a constant step, not growth with n.
 
 Run: python benchmarks/bench_sizes.py
 """
@@ -29,6 +29,8 @@ import numpy as np  # noqa: E402
 
 import common  # noqa: E402
 from bench_calls import measure  # noqa: E402
+
+from bindthem import _core  # noqa: E402
 
 SIZES = (10, 100, 1000, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7)
 PAGE = resource.getpagesize()
@@ -82,8 +84,9 @@ def main():
                  "(ns/call) and memory of 200 bindthem calls",
                  ["n", "arrays", "bindthem", "floor", "pybind11", "bt traced peak",
                   "floor traced peak", "bt traced after", "RSS delta"], rows,
-                 "Arrays of >= 2048 elements in all (n >= 1000 here) make bindthem and the "
-                 "floor release the GIL around the kernel: a constant step, not growth.")
+                 "Arrays of >= %d elements in all (n >= 1000 here) make bindthem and the "
+                 "floor release the GIL around the kernel: a constant step, not growth."
+                 % _core.GIL_RELEASE_MIN_ELEMENTS)
     return rows
 
 

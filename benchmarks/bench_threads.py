@@ -4,7 +4,7 @@ one thread vs two threads, each thread with its own x and b.
 
 Throughput = sweeps per second over all threads; the ratio is
 throughput(2 threads) / throughput(1 thread). bindthem releases the GIL
-around a kernel whose arrays hold >= 2048 elements; so does ctypes (always)
+around a kernel whose arrays hold >= GIL_RELEASE_MIN_ELEMENTS elements; so does ctypes (always)
 and the floor; stock pybind11 amg_core never does, so its two threads take
 turns. Note: os.cpu_count() is the ceiling (2 here), and two sweeps also
 share the memory bandwidth and the last-level cache; a memory-bound sweep

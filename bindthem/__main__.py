@@ -1,7 +1,6 @@
 """Command line: ``python -m bindthem show|build|cache ...``."""
 
 import argparse
-import keyword
 import sys
 import time
 import warnings
@@ -26,8 +25,7 @@ def _python_signatures(fn):
     underscore); distinct ones joined with " or "."""
     sigs = []
     for ov in fn["overloads"]:
-        names = [p["name"] + "_" if keyword.iskeyword(p["name"]) else p["name"]
-                 for p in ov["params"] if p["size_of"] is None]
+        names = [p["python_name"] for p in ov["params"] if p["python_name"] is not None]
         sig = "%s(%s)" % (fn["name"], ", ".join(names))
         if sig not in sigs:
             sigs.append(sig)

@@ -14,6 +14,11 @@ from .errors import InstantiateError as InstantiateError
 from .errors import SymbolError as SymbolError
 
 GIL_RELEASE_MIN_ELEMENTS: Final[int]
+# The C tables Python reads: the GIL policies in the order of BT_GIL_*
+# (csrc/bt_opts.c), Python's keywords as the signature rule knows them
+# (csrc/bt_pyname.c; keyword.kwlist).
+GIL_POLICIES: Final[tuple[str, ...]]
+PYTHON_KEYWORDS: Final[tuple[str, ...]]
 
 # The C scalar types (csrc/bt_types.c's table, through csrc/bt_slot.c).
 class _ScalarType(TypedDict):
@@ -79,6 +84,7 @@ _Declaration = TypedDict(
 
 class _Param(TypedDict):
     name: str
+    python_name: str | None  # "in_" for `in`; None for a size parameter
     type: str
     dtype: str
     python: str
@@ -99,8 +105,13 @@ _Overload = TypedDict(
         "function": str,
         "template_args": tuple[str, ...],
         "return": _Return,
+        "declaration": int,  # index into _Metadata's declarations
         "params": list[_Param],
+        "python_signature": str | None,  # "(a, in_, /, c=1.0)"; None past BT_MAX_PARAMS
+        "positional_only": int,  # how many Python parameters, from the first
         "signature": str,
+        "instantiation": str | None,  # "template [__global__ ]...;"; None untemplated
+        "name_expression": str,  # "static_cast<void (*)(int *)>(&::f<int>)"
         "symbol": str,
         "line": int,
         "yaml_line": int,
@@ -118,6 +129,18 @@ class _Skipped(TypedDict):
     reason: str
     deliberate: bool
 
+class _OpenMP(TypedDict):
+    line: int
+    text: str  # "#pragma omp parallel for"
+
+class _Include(TypedDict):
+    name: str  # #include "name"
+    line: int
+
+class _Directives(TypedDict):
+    openmp: list[_OpenMP]
+    includes: list[_Include]
+
 class _Metadata(TypedDict):
     header: str
     instantiate: str | None
@@ -125,6 +148,10 @@ class _Metadata(TypedDict):
     functions: list[_FunctionInfo]
     skipped: list[_Skipped]
     missing: list[str]
+    openmp: list[_OpenMP]
+    includes: list[_Include]
+
+def header_directives(text: bytes, /) -> _Directives: ...
 
 @final
 class Function:

@@ -51,15 +51,8 @@ def _declarations(lib, name):
     fn = _entry(lib, name)
     if fn is None:
         return []
-    decls, seen = [], set()
-    for ov in fn["overloads"]:
-        key = (ov["function"], ov["line"])
-        if key in seen:
-            continue
-        seen.add(key)
-        decls += [d for d in _meta(lib)["declarations"]
-                  if d["name"] == ov["function"] and d["line"] == ov["line"]]
-    return decls
+    decls = _meta(lib)["declarations"]
+    return [decls[i] for i in dict.fromkeys(ov["declaration"] for ov in fn["overloads"])]
 
 
 def _origins(f):

@@ -20,8 +20,8 @@ then, appended, ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` for
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-import re
 import shlex
 import subprocess
 from typing import Any
@@ -43,7 +43,6 @@ OPENMP_FLAG = "-fopenmp"
 PRELUDE = "".join("#include <%s>\n" % h for h in (
     "algorithm", "cmath", "complex", "cstddef", "cstdint", "cstdlib", "cstring", "iostream",
     "limits", "stdexcept", "string", "utility", "vector"))
-_PRAGMA_OMP = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+omp\b[^\n]*", re.M)
 
 
 def instantiation_source(header, instantiate=None, *, strict=False):
@@ -55,10 +54,8 @@ def instantiation_source(header, instantiate=None, *, strict=False):
 
 def _source_of(header, meta):
     lines = [PRELUDE.rstrip("\n"), '#include "%s"' % os.path.abspath(header), ""]
-    for fn in meta["functions"]:
-        for ov in fn["overloads"]:
-            if ov["template_args"]:
-                lines.append("template %s;" % ov["signature"])
+    lines += [ov["instantiation"] for fn in meta["functions"] for ov in fn["overloads"]
+              if ov["instantiation"]]
     return "\n".join(lines) + "\n"
 
 
@@ -147,7 +144,7 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
     record: dict[str, Any] = {}
     path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
                     output=output, record=record)
-    _build_warnings(header, record, flags, _local_files(header, record["deps"]), header_text)
+    _build_warnings(header, record, flags, _local_files(header, record["deps"]), meta)
     return path
 
 
@@ -213,7 +210,7 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
     lib = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
                    record=record, load=load)
     if not quiet:
-        _build_warnings(header, record, flags, source.files, header_text)
+        _build_warnings(header, record, flags, source.files, meta)
     if not quiet:
         warn_if_left_out(lib)
     return lib
@@ -235,8 +232,10 @@ def _local_files(header, deps):
     return files
 
 
-def _build_warnings(header, record, flags, files, header_text):
-    """The compiler's own warnings, and '#pragma omp' without an OpenMP flag."""
+def _build_warnings(header, record, flags, files, meta):
+    """The compiler's own warnings, and '#pragma omp' without an OpenMP flag
+    (in the header, its metadata's "openmp"; in its local includes, the same
+    lexer's facts: a pragma in a comment or a string is none)."""
     text = record.get("output", "").strip()
     if text:
         warn("the compiler warned while compiling %s%s:\n%s"
@@ -245,14 +244,14 @@ def _build_warnings(header, record, flags, files, header_text):
     if any(f.startswith(("-fopenmp", "-qopenmp", "-fiopenmp")) or f in ("-openmp", "-mp")
            for f in flags):
         return
-    for rel, text in [(os.path.basename(header), header_text)] + sorted((files or {}).items()):
-        m = _PRAGMA_OMP.search(text)
-        if m:
-            line = text.count(b"\n", 0, m.start()) + 1
+    found = ((rel, _core.header_directives(text)["openmp"])
+             for rel, text in sorted((files or {}).items()))
+    for rel, pragmas in itertools.chain([(os.path.basename(header), meta["openmp"])], found):
+        if pragmas:
             warn("%s:%d: %r has no effect: the build has no OpenMP flag, so the kernels run on "
                  "one thread. Pass openmp=True (--openmp for python -m bindthem build and "
-                 "%%%%bindthem)." % (os.path.join(os.path.dirname(header), rel), line,
-                                     m.group().strip().decode(errors="replace")), BuildWarning)
+                 "%%%%bindthem)." % (os.path.join(os.path.dirname(header), rel),
+                                     pragmas[0]["line"], pragmas[0]["text"]), BuildWarning)
             return
 
 

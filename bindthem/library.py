@@ -15,7 +15,7 @@ from .errors import BindTypeError, BindValueError, BindWarning, warn
 
 __all__ = ["Backend", "Library", "LibraryInfo", "library_of", "load", "options"]
 
-GIL_POLICIES = ("auto", "release", "keep")  # the order of BT_GIL_* in csrc/bt_call.h
+GIL_POLICIES = _core.GIL_POLICIES  # the C table (csrc/bt_opts.c), in the order of BT_GIL_*
 
 
 def _regular_file(path):
@@ -228,7 +228,8 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
     is shared by several headers.
 
     ``gil``: when calls release the GIL: ``"auto"`` (when their arrays hold
-    2048 elements or more), ``"release"`` (always: compute-heavy kernels on
+    ``bindthem._core.GIL_RELEASE_MIN_ELEMENTS`` elements or more),
+    ``"release"`` (always: compute-heavy kernels on
     small arrays), ``"keep"`` (never), or a dict ``{function name: policy}``
     (the others ``"auto"``). ``copy_const=True``: a ``const`` array argument
     that is not C-contiguous and aligned is copied into one that is, instead
@@ -286,9 +287,9 @@ def _options(gil, copy_const):
 
 def _check_gil(policy, what):
     if policy not in GIL_POLICIES:
-        raise BindValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold 2048 "
+        raise BindValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold %d "
                              "elements or more), 'release' (always) or 'keep' (never)"
-                             % (what, policy))
+                             % (what, policy, _core.GIL_RELEASE_MIN_ELEMENTS))
 
 
 def _gil_policies(opts, functions):
@@ -393,7 +394,8 @@ class options:
     ``gil``: ``"release"`` (release the GIL around every call, however small
     its arrays: compute-heavy kernels on small arrays run in parallel
     threads), ``"keep"`` (never release it), ``"auto"`` (release it when the
-    arrays hold 2048 elements or more, the default).
+    arrays hold ``bindthem._core.GIL_RELEASE_MIN_ELEMENTS`` elements or more,
+    the default).
     ``copy_const``: ``True`` lets bindthem copy ``const`` array arguments that
     are not C-contiguous and aligned (blocks of ``dask.array.from_array``,
     buffers that arrived over the network) into ones that are; ``False``

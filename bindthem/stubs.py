@@ -49,30 +49,26 @@ _INDENT = "    "
 def _signature(ov):
     """The Python parameters as "name: annotation" strings, and the return.
 
-    A C parameter named like a Python keyword gets a trailing underscore and
-    is made positional-only (with those before it): the runtime cannot take
-    it by keyword anyway; so is an unnamed one (``arg0``). A parameter with
+    Names and the positional-only count are the metadata's (the C core's
+    one rule, csrc/bt_pyname.c: a C parameter named like a Python keyword
+    gets a trailing underscore and is made positional-only with those
+    before it; so is an unnamed one, ``arg0``). A parameter with
     a default (the metadata's
     ``default``: the value a call that leaves it out passes) is written with
     that value (``omega: float = 1.0``, ``trans: int | str = 'T'``), or
     ``= ...`` for a complex one. A ``char`` is ``int | str``: the runtime
     takes a one-character str for it too.
     """
-    params, last_keyword = [], 0
+    params = []
     for p in ov["params"]:
-        if p["size_of"] is not None:
+        if p["python_name"] is None:  # a size parameter
             continue
-        name = p["name"]
-        if keyword.iskeyword(name):
-            name += "_"
-        if keyword.iskeyword(p["name"]) or p.get("positional_only"):
-            last_keyword = len(params) + 1
         ann = _annotation(p, p["array"])
         if p["type"] == "char" and not p["array"]:
             ann = _CHAR  # the runtime takes a one-character str too
-        params.append("%s: %s%s" % (name, ann, _default(p, ann)))
-    if last_keyword:
-        params.insert(last_keyword, "/")
+        params.append("%s: %s%s" % (p["python_name"], ann, _default(p, ann)))
+    if ov["positional_only"]:
+        params.insert(ov["positional_only"], "/")
     ret = ov["return"]
     returns = "None" if ret["python"] == "None" else _annotation(ret, False)
     return tuple(params), returns

@@ -95,10 +95,11 @@ static PyObject *missing_symbol(BtState *st, const BtBackend *be, void *ctx, con
         bt_buf_printf(&tail, "; did you mean %s? ", bt_buf_str(&near));
     else
         bt_buf_puts(&tail, ". ");
-    if (d->n_tparams)
-        bt_buf_printf(&tail, "Compile an explicit instantiation `template %s%s;`", be->qualifier,
-                      ov->signature);
-    else
+    if (d->n_tparams) {
+        bt_buf_puts(&tail, "Compile an explicit instantiation `");
+        bt_plan_put_instantiation(&tail, ov);
+        bt_buf_putc(&tail, '`');
+    } else
         bt_buf_printf(&tail, "Compile %s's definition", bt_buf_str(&inst));
     bt_buf_printf(&tail, " into the %s, or %s", be->container, be->remedy);
     if (inst.failed || q.failed || tail.failed || all.failed || near.failed)

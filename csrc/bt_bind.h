@@ -40,7 +40,6 @@ typedef struct BtBackend {
     const char *noun;      /* before a name: "kernel " or "" */
     const char *container; /* what resolve searches: "library", "module" */
     const char *things;    /* what it holds: "kernels" ("the module has no kernels") */
-    const char *qualifier; /* in a suggested explicit instantiation: "__global__ " or "" */
     const char *remedy;    /* the other way out, after "or ": "let bindthem.build(...) ..." */
     /* A missing name's message lists every name `names` gives (a module has
      * a few kernels; a library may export thousands: then only the near

@@ -153,7 +153,6 @@ static const BtBackend cuda_backend = {
     .noun = "kernel ",
     .container = "module",
     .things = "kernels",
-    .qualifier = "__global__ ",
     .remedy = "let bindthem.cuda.build(header, instantiate) do it",
     .lists_all = 1,
     .refuse = cuda_refuse,

@@ -6,53 +6,27 @@
 
 #include <string.h>
 
+#include "bt_pyname.h"
+
 #define CACHE_MIN 16
 #define CACHE_MAX 4096
 
 /* ---- set-up ---- */
 
-/* C++ parameter names that Python can't use as names. */
-static int is_py_keyword(const char *s)
+/* New reference: "(a, b, c=1.0)", overload ov's Python signature
+ * (bt_pyname_signature) with call c's defaults. */
+static PyObject *params_text(const BtOverload *ov, const BtCall *c)
 {
-    static const char *const kw[] = {"False",    "None",   "True",   "as",   "assert", "async",
-                                     "await",    "def",    "del",    "elif", "except", "finally",
-                                     "from",     "global", "import", "in",   "is",     "lambda",
-                                     "nonlocal", "pass",   "raise",  "with", "yield",  NULL};
-    int i;
-    for (i = 0; kw[i]; i++)
-        if (strcmp(s, kw[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* New reference: "(a, b, c=1.0)". A parameter named like a Python keyword
- * is written with a trailing underscore and made positional-only (it can't
- * be passed by keyword anyway), as the generated stubs write it, so that
- * inspect.signature() can read it. */
-static PyObject *params_text(PyObject *names, const BtArgSlot *slots)
-{
+    const char *defaults[BT_MAX_PARAMS] = {NULL};
     BtBuf b;
-    Py_ssize_t i, n = PyTuple_GET_SIZE(names), last_kw = -1;
-    PyObject *r = NULL;
+    PyObject *r;
+    int i;
 
-    for (i = 0; i < n; i++) {
-        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
-        if (!s)
-            return NULL;
-        if (is_py_keyword(s) || slots[i].posonly)
-            last_kw = i;
-    }
+    for (i = 0; i < c->n_py; i++)
+        if (c->slots[i].has_default)
+            defaults[c->slots[i].cidx] = c->slots[i].defrepr;
     bt_buf_init(&b);
-    bt_buf_putc(&b, '(');
-    for (i = 0; i < n; i++) {
-        const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
-        bt_buf_printf(&b, "%s%s%s", i ? ", " : "", s, is_py_keyword(s) ? "_" : "");
-        if (slots[i].has_default)
-            bt_buf_printf(&b, "=%s", slots[i].defrepr);
-        if (i == last_kw)
-            bt_buf_puts(&b, ", /");
-    }
-    bt_buf_putc(&b, ')');
+    bt_pyname_signature(&b, ov->decl, defaults);
     r = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
     bt_buf_free(&b);
     return r;
@@ -207,7 +181,7 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
         if (!s)
             return -1;
         PyTuple_SET_ITEM(d->overloads, j, s);
-        params = params_text(d->groups[g].names, c->slots);
+        params = params_text(&ovs[j], c);
         if (!params)
             return -1;
         s = PyUnicode_FromFormat("%U%U", d->name, params);

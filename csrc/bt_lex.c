@@ -113,9 +113,62 @@ static void note_comment(BtLexer *lx, const char *start, int start_line)
     lx->blk_line = lx->line;
 }
 
+static const char *skip_blank(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    return s;
+}
+
+/* Whether [s, end) starts with word w followed by no identifier character;
+ * the position after it, or NULL. */
+static const char *word_at(const char *s, const char *end, const char *w)
+{
+    size_t n = strlen(w);
+    if ((size_t)(end - s) < n || memcmp(s, w, n) != 0)
+        return NULL;
+    s += n;
+    return s < end && is_ident_char((unsigned char)*s) ? NULL : s;
+}
+
+/* The directive from '#' at s to the end of its first physical line: a
+ * BtDirective when bindthem reads it (counted, and stored when lx->dirs). */
+static void note_directive(BtLexer *lx, const char *s, int line)
+{
+    const char *eol = memchr(s, '\n', (size_t)(lx->end - s)), *word, *w, *name = NULL;
+    BtDirective *d;
+    size_t n;
+
+    if (!eol)
+        eol = lx->end;
+    word = skip_blank(s + 1, eol);
+    if ((w = word_at(word, eol, "pragma")) && word_at(skip_blank(w, eol), eol, "omp")) {
+        n = (size_t)(eol - s);
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\f' ||
+                     s[n - 1] == '\v'))
+            n--;
+    } else if ((w = word_at(word, eol, "include")) && (w = skip_blank(w, eol)) < eol && *w == '"') {
+        const char *q = memchr(w + 1, '"', (size_t)(eol - w - 1));
+        if (!q)
+            return;
+        name = w + 1;
+        n = (size_t)(q - name);
+    } else {
+        return;
+    }
+    if (lx->dirs) {
+        d = &lx->dirs[lx->n_dirs];
+        d->kind = name ? BT_DIR_INCLUDE : BT_DIR_OMP;
+        d->line = line;
+        d->text = bt_arena_strndup(lx->arena, name ? name : s, n);
+    }
+    lx->n_dirs++;
+}
+
 /* A preprocessor line, with backslash continuations and comments in it. */
 static void skip_directive(BtLexer *lx)
 {
+    note_directive(lx, lx->p, lx->line);
     lx->blk = NULL;
     while (lx->p < lx->end && *lx->p != '\n') {
         int c = *lx->p;
@@ -374,6 +427,8 @@ int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, B
         n_lines++;
     for (pass = 0; pass < 2; pass++) {
         bt_lex_init(&lx, file, text, len);
+        lx.dirs = out->dirs;
+        lx.arena = arena;
         start = lx.p; /* after a byte order mark */
         bt_diag_init(&scratch);
         for (;;) {
@@ -392,12 +447,19 @@ int bt_lex_all(const char *file, const char *text, size_t len, BtArena *arena, B
             if (r < 0 || t.kind == BT_TOK_EOF)
                 break;
         }
-        if (pass == 1)
+        if (pass == 1) {
+            int i;
+            out->n_dirs = lx.n_dirs;
+            for (i = 0; i < out->n_dirs; i++)
+                if (!out->dirs[i].text)
+                    return bt_diag_nomem(diag);
             break;
+        }
         out->v = bt_arena_resize(arena, NULL, (size_t)n * sizeof *out->v);
         out->docs = bt_arena_resize(arena, NULL, (size_t)n_docs * sizeof *out->docs);
         out->line_start = ls = bt_arena_resize(arena, NULL, (size_t)n_lines * sizeof *ls);
-        if (!out->v || !out->docs || !ls)
+        out->dirs = bt_arena_alloc(arena, (size_t)lx.n_dirs * sizeof *out->dirs + 1);
+        if (!out->v || !out->docs || !ls || !out->dirs)
             return bt_diag_nomem(diag);
         out->n_lines = n_lines;
         ls[0] = (unsigned)(start - text);

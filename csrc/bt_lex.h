@@ -35,6 +35,18 @@ typedef struct BtToken {
 
 #define BT_LEX_MAX_TOKEN (1 << 27)
 
+/* A preprocessor line bindthem reads facts from (the lexer sees directives,
+ * so one inside a comment or a string is none): `#pragma omp ...` (text: the
+ * line as written, trailing blanks removed) and `#include "name"` (text: the
+ * name; `<...>` includes are not recorded). */
+typedef enum BtDirKind { BT_DIR_OMP = 1, BT_DIR_INCLUDE } BtDirKind;
+
+typedef struct BtDirective {
+    BtDirKind kind;
+    int line; /* of its '#' */
+    const char *text;
+} BtDirective;
+
 typedef struct BtLexer {
     const char *file;
     const char *p, *end;
@@ -44,6 +56,9 @@ typedef struct BtLexer {
     int blk_line;              /* line on which that block ends */
     const char *doc, *doc_end; /* the block above the last token, or NULL */
     int tok_col;               /* column of the token being read */
+    int n_dirs;                /* directives seen (BtDirective) */
+    BtDirective *dirs;         /* where to store them (NULL: count only) */
+    BtArena *arena;            /* for their text, with dirs */
 } BtLexer;
 
 typedef struct BtTokDoc {
@@ -59,7 +74,9 @@ typedef struct BtTokens {
     int n_lines;
     BtTokDoc *docs; /* by token index */
     int n_docs;
-    BtDiag err; /* the lexical error a BT_TOK_ERROR token stands for */
+    BtDiag err;        /* the lexical error a BT_TOK_ERROR token stands for */
+    BtDirective *dirs; /* the directives before the stream's end, in order; */
+    int n_dirs;        /* kept by bt_lex_release (arena memory) */
 } BtTokens;
 
 BT_HIDDEN void bt_lex_init(BtLexer *lx, const char *file, const char *text, size_t len);

@@ -140,7 +140,6 @@ static const BtBackend cpu_backend = {
     .noun = "",
     .container = "library",
     .things = "functions",
-    .qualifier = "",
     .remedy = "let bindthem.build(header, instantiate) compile the header and its "
               "instantiations for you",
     .linkage_hides = 1,

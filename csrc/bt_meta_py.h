@@ -6,7 +6,7 @@
 #include "bt_state.h"
 
 /* New reference: {"header", "instantiate", "declarations", "functions",
- * "skipped", "missing"} built from a loaded BtMeta. */
+ * "skipped", "missing", "openmp", "includes"} built from a loaded BtMeta. */
 BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m);
 
 /* New reference: {"name", "line", "reason", "deliberate"}: declaration d,
@@ -23,6 +23,14 @@ BT_HIDDEN PyObject *bt_meta_capsule(BtMeta *m);
 /* metadata(capsule): the capsule's metadata dict (new reference). */
 BT_HIDDEN PyObject *bt_meta_capsule_to_py(PyObject *module, PyObject *capsule);
 BT_HIDDEN extern const char bt_meta_capsule_doc[];
+
+/* header_directives(text): a header text's `#pragma omp` and local
+ * `#include` lines, as the metadata has them (new reference). */
+BT_HIDDEN PyObject *bt_meta_directives_py(PyObject *module, PyObject *text);
+BT_HIDDEN extern const char bt_meta_directives_doc[];
+
+/* New reference: a tuple of the NULL-terminated C table names. */
+BT_HIDDEN PyObject *bt_meta_names(const char *const *names);
 
 /* O& converter: str/bytes/PathLike -> bytes (new ref), None -> None. */
 BT_HIDDEN int bt_path_converter(PyObject *obj, PyObject **out);

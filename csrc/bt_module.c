@@ -8,6 +8,7 @@
 #include "bt_meta_py.h"
 #include "bt_nvrtc_py.h"
 #include "bt_opts.h"
+#include "bt_pyname.h"
 #include "bt_slot.h"
 #include "bt_types.h"
 
@@ -51,10 +52,21 @@ static PyMethodDef core_methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bt_library_bind, METH_VARARGS | METH_KEYWORDS,
      bt_library_bind_doc},
     {"metadata", bt_meta_capsule_to_py, METH_O, bt_meta_capsule_doc},
+    {"header_directives", bt_meta_directives_py, METH_O, bt_meta_directives_doc},
     {"nvrtc", (PyCFunction)(void (*)(void))bt_nvrtc_py, METH_VARARGS | METH_KEYWORDS,
      bt_nvrtc_py_doc},
     {NULL, NULL, 0, NULL},
 };
+
+/* module.name = the C table names as a tuple. 0 or -1. */
+static int add_names(PyObject *module, const char *name, const char *const *names)
+{
+    PyObject *t = bt_meta_names(names);
+    int rc = t ? PyModule_AddObjectRef(module, name, t) : -1;
+
+    Py_XDECREF(t);
+    return rc;
+}
 
 static int core_exec(PyObject *module)
 {
@@ -84,7 +96,9 @@ static int core_exec(PyObject *module)
     st->HandleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_handle_spec, NULL);
     if (!st->HandleType || PyModule_AddType(module, st->HandleType) < 0)
         goto done;
-    if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0)
+    if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0 ||
+        add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 ||
+        add_names(module, "PYTHON_KEYWORDS", bt_pyname_keywords) < 0)
         goto done;
     if (bt_cudapy_add(module) < 0)
         goto done;

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const gil_names[] = {"auto", "release", "keep"};
+const char *const bt_opts_gil_names[] = {"auto", "release", "keep", NULL};
 
 const char *bt_opts_gil_name(int gil)
 {
-    return gil >= 0 && gil <= BT_GIL_KEEP ? gil_names[gil] : "?";
+    return gil >= 0 && gil <= BT_GIL_KEEP ? bt_opts_gil_names[gil] : "?";
 }
 
 /* The override's code in this context (0: none). Returns 0 or -1. */
@@ -128,7 +128,7 @@ static PyObject *options_get(PyObject *module, PyObject *unused)
 
     if (current_code(st, &code) < 0)
         return NULL;
-    gil = code & 3 ? PyUnicode_FromString(gil_names[(code & 3) - 1]) : Py_NewRef(Py_None);
+    gil = code & 3 ? PyUnicode_FromString(bt_opts_gil_names[(code & 3) - 1]) : Py_NewRef(Py_None);
     copy = (code >> 2) & 3 ? PyBool_FromLong(((code >> 2) & 3) - 1) : Py_NewRef(Py_None);
     r = gil && copy ? PyTuple_Pack(2, gil, copy) : NULL;
     Py_XDECREF(gil);

@@ -21,6 +21,10 @@ BT_HIDDEN int bt_opts_current(BtState *st, BtCallOpts *opts);
 BT_HIDDEN int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out,
                                  PyObject **held);
 
+/* The GIL policies' names, indexed by BT_GIL_* (bt_call.h), NULL-terminated:
+ * _core.GIL_POLICIES, the one list Python reads. */
+BT_HIDDEN extern const char *const bt_opts_gil_names[];
+
 /* "auto", "release" or "keep". */
 BT_HIDDEN const char *bt_opts_gil_name(int gil);
 

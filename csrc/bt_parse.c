@@ -1339,5 +1339,7 @@ int bt_parse_header(const char *file, const char *text, size_t len, int strict, 
         return bt_diag_nomem(diag);
     out->decls = p.decls;
     out->n_decls = p.n_decls;
+    out->dirs = p.toks.dirs;
+    out->n_dirs = p.toks.n_dirs;
     return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "bt_arena.h"
 #include "bt_diag.h"
+#include "bt_lex.h"
 #include "bt_types.h"
 
 /* Most C parameters a bound function may have: call frames are sized by it.
@@ -82,6 +83,8 @@ typedef struct BtHeader {
     const char *file;
     BtDecl *decls;
     int n_decls;
+    const BtDirective *dirs; /* its `#pragma omp` and `#include "..."` lines (bt_lex) */
+    int n_dirs;
 } BtHeader;
 
 /* Parses text (len bytes, need not be NUL-terminated) into *out, allocating

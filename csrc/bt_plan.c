@@ -444,6 +444,27 @@ void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTArg *targs)
     bt_buf_putc(b, '>');
 }
 
+void bt_plan_put_instantiation(BtBuf *b, const BtOverload *ov)
+{
+    bt_buf_printf(b, "template %s%s;", ov->decl->is_global ? "__global__ " : "", ov->signature);
+}
+
+void bt_plan_put_address(BtBuf *b, const BtOverload *ov)
+{
+    const BtDecl *d = ov->decl;
+    int i;
+
+    bt_buf_printf(b, "static_cast<%s%s (*)(", bt_plan_cname(ov->ret), d->ret.is_array ? " *" : "");
+    for (i = 0; i < d->n_params; i++) {
+        const BtTypeRef *t = &d->params[i].t;
+        bt_buf_printf(b, "%s%s%s%s", i ? ", " : "", t->is_const && t->is_array ? "const " : "",
+                      bt_plan_cname(ov->ptypes[i]), t->is_array ? " *" : "");
+    }
+    bt_buf_puts(b, ")>(&::");
+    bt_plan_put_name(b, d, ov->targs);
+    bt_buf_putc(b, ')');
+}
+
 /* "int ns::f<int, double>(const int J[], const int J_size, double a)" */
 static const char *signature(Planner *p, const BtOverload *ov)
 {

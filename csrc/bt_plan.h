@@ -51,6 +51,16 @@ BT_HIDDEN int bt_plan_build(const BtHeader *h, const BtInstTable *t, int strict,
  * none) "ns::f<int, double>": an overload as C++ names it. */
 BT_HIDDEN void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTArg *targs);
 
+/* "template void f<int, double>(const int x[], double a);" ("template
+ * __global__ ..." for a CUDA kernel): the explicit instantiation that
+ * compiles templated overload ov. */
+BT_HIDDEN void bt_plan_put_instantiation(BtBuf *b, const BtOverload *ov);
+
+/* "static_cast<void (*)(const int *, double)>(&::ns::f<int>)": ov's address
+ * cast to its type, an expression that names this one overload (NVRTC
+ * lowers it to the symbol). */
+BT_HIDDEN void bt_plan_put_address(BtBuf *b, const BtOverload *ov);
+
 /* A template argument as C++ writes it: "double", "4", "-1", "true", "'a'". */
 BT_HIDDEN void bt_plan_put_targ(BtBuf *b, const BtTArg *a);
 

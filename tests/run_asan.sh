@@ -24,7 +24,8 @@ out=$here/build/asan
 
 cd "$here"
 BINDTHEM_SANITIZE=address,undefined "$py" setup.py -q build_ext -b "$out/lib" -t "$out/tmp"
-cp bindthem/*.py bindthem/*.pyi bindthem/py.typed "$out/lib/bindthem/"
+# the Python side beside the ASan-built _core (every subpackage and data file; no in-place build)
+tar -c --exclude='*.so' --exclude=__pycache__ bindthem | tar -x -C "$out/lib"
 
 LD_PRELOAD="$($cc -print-file-name=libasan.so) $($cc -print-file-name=libstdc++.so)"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

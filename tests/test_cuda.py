@@ -1373,7 +1373,7 @@ def test_nvrtc_standard_includes_are_stand_ins(tmp_path):
 
 @needs_nvrtc
 def test_nvrtc_lowered_name_mismatch_names_both(monkeypatch, tmp_path):
-    real = cuda._kernel_overloads
+    real = cuda._nvrtc._kernel_overloads
 
     def wrong(meta):
         for ov, d in real(meta):
@@ -1381,7 +1381,7 @@ def test_nvrtc_lowered_name_mismatch_names_both(monkeypatch, tmp_path):
                 ov = dict(ov, symbol="_Z4axpyIfEvT_PKS0_iPS0_l")
             yield ov, d
 
-    monkeypatch.setattr(cuda, "_kernel_overloads", wrong)
+    monkeypatch.setattr(cuda._nvrtc, "_kernel_overloads", wrong)
     with pytest.raises(bindthem.BuildError) as ei:
         cuda.compile_nvrtc(HEADER, YAML, cache_dir=str(tmp_path))
     assert ("void axpy<float>(const float a, const float x[], const int x_size, float y[], "

@@ -40,7 +40,7 @@ def test_layers(graph):
     assert not any("bt_module" in deps for deps in graph.values())
     # the pure layers call no Python-facing file
     pure = {"bt_arena", "bt_diag", "bt_file", "bt_hash", "bt_lex", "bt_parse", "bt_yaml",
-            "bt_types", "bt_plan", "bt_meta", "bt_mangle", "bt_sym", "bt_cuda"}
+            "bt_types", "bt_plan", "bt_pyname", "bt_meta", "bt_mangle", "bt_sym", "bt_cuda"}
     for f in pure:
         assert graph[f] <= pure, (f, graph[f] - pure)
 

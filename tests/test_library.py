@@ -17,6 +17,7 @@ from conftest import kernel
 from support import overlap, python_env, spin_intervals
 
 import bindthem
+from bindthem import _core
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 buildmod = importlib.import_module("bindthem.build")
@@ -372,8 +373,8 @@ def test_cli_build(project, tmp_path, cache_dir):
 
 
 def test_two_threads_run_a_long_kernel_concurrently(ckernels):
-    # 4096 elements: above BT_GIL_RELEASE_MIN (2048), the GIL is released
-    ts = spin_intervals(ckernels.c_spin, 4096, 200)
+    # twice GIL_RELEASE_MIN_ELEMENTS: the GIL is released
+    ts = spin_intervals(ckernels.c_spin, 2 * _core.GIL_RELEASE_MIN_ELEMENTS, 200)
     assert overlap(ts), "the two kernel runs did not overlap: %r" % ts
 
 

@@ -11,6 +11,7 @@ from conftest import kernel
 from support import overlap, spin_intervals
 
 import bindthem
+from bindthem import _core
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,8 @@ def test_options_nest_and_restore():
 
 @pytest.mark.parametrize("kwargs, err, msg", [
     ({"gil": "always"}, ValueError, r"gil='always': expected 'auto' \(release the GIL when the "
-     r"arrays hold 2048 elements or more\), 'release' \(always\) or 'keep' \(never\)"),
+     r"arrays hold %d elements or more\), 'release' \(always\) or 'keep' \(never\)"
+     % _core.GIL_RELEASE_MIN_ELEMENTS),
     ({"gil": {"c_spin": True}}, ValueError, r"gil\['c_spin'\]=True: expected 'auto'"),
     ({"gil": {"nope": "keep"}}, ValueError, r"gil= names 'nope', which this Library does not "
      r"bind \(it binds c_add, c_dot, c_fill, c_odd, c_spin\)"),

@@ -1,0 +1,372 @@
+"""bindthem.cuda: CUDA kernels from a kernel header, launched with dtype dispatch.
+
+The header is read by the same C core as for CPU kernels (the dialect adds
+``__global__`` and ``extern "C" __global__``; ``__device__``-only functions are
+unbindable). :func:`load` binds the kernels of a compiled module (cubin,
+fatbin or PTX), found by their Itanium-mangled names (plain names for
+``extern "C"``); :func:`build` compiles the header's ``__global__`` templates,
+instantiated as instantiate.yml lists, with nvcc into a cached fatbin first.
+
+A kernel launches as ``lib.axpy[grid, block](a, x, y)``,
+``lib.axpy[grid, block, shared_mem, stream](a, x, y)`` (CUDA's ``<<<...>>>``
+order) or ``lib.axpy(a, x, y, grid=..., block=..., shared_mem=0,
+stream=None)``; items left out of the brackets may be given as keywords
+(``lib.axpy[grid, block](a, x, y, stream=s)``). It returns once the launch is
+queued. Arrays are any objects with
+``__cuda_array_interface__`` (v2/v3) or DLPack on a CUDA (or managed) device,
+borrowed, never copied; :func:`to_device` makes a :class:`DeviceArray`.
+
+The driver (``libcuda.so.1``, or ``$BINDTHEM_LIBCUDA``) is opened on first
+use, never at import: ``import bindthem.cuda`` works without one.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import weakref
+from typing import Any
+
+from .. import _core, _travel
+from .. import library as _library
+from .._cache import compile_cached, flag_list, hash_file
+from .._types import Archs, Flags, StrPath
+from ..build import PRELUDE as HOST_PRELUDE
+from ..errors import BindValueError
+from ..library import Backend, _regular_file, warn_if_left_out
+
+# The toolchains' constants stay importable as bindthem.cuda.X, as before the split.
+from ._nvcc import DEFAULT_ARCHS as DEFAULT_ARCHS
+from ._nvcc import (
+    DEFAULT_FLAGS,
+    _archs,
+    _exists,
+    _find_nvcc,
+    _nvcc_candidate,
+    _nvcc_flags,
+    _nvcc_info,
+    _nvcc_required,
+    _with_std,
+)
+from ._nvcc import NVCC_RELAXED as NVCC_RELAXED
+from ._nvrtc import NVRTC_PRELUDE, _source_of, compile_nvrtc, find_nvrtc
+from ._nvrtc import NVRTC_REQUIRED as NVRTC_REQUIRED
+from ._nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
+
+__all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
+           "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
+           "device_count", "driver", "empty", "find_nvrtc", "is_available", "kernel_source",
+           "load", "pinned_empty", "synchronize", "to_device", "zeros"]
+
+CudaError = _core.CudaError
+NoDriverError = _core.NoDriverError
+DeviceArray = _core.DeviceArray
+Kernel = _core.CudaKernel
+Launch = _core.CudaLaunch
+Event = _core.CudaEvent
+
+
+class Stream:
+    """A CUDA stream handle (``CUstream`` value) to launch on.
+
+    ``Stream(handle)`` wraps a raw handle you own (from the driver or another
+    library); a launch takes a bare int only for the driver's constants 0, 1
+    and 2, so a misplaced launch item never reaches the driver as a stream.
+    :data:`LEGACY` is the legacy default stream (``CU_STREAM_LEGACY``),
+    :data:`PER_THREAD` the calling thread's default stream
+    (``CU_STREAM_PER_THREAD``). ``stream=None`` is the legacy default stream
+    too: bindthem resolves the legacy-stream variants of the driver API, and
+    per-thread semantics are chosen per launch with this handle, not as a
+    global mode. Any object with ``__cuda_stream__`` works as well.
+    """
+
+    __slots__ = ("handle", "name", "_destroy", "__weakref__")
+
+    @classmethod
+    def create(cls, *, non_blocking: bool = False, device: int | None = None) -> Stream:
+        """A new stream in ``device``'s primary context (default: the current
+        device), owned: destroyed when the object goes (``cuStreamDestroy``;
+        its queued work still runs). ``non_blocking=True`` makes it
+        ``CU_STREAM_NON_BLOCKING``: it does not wait for the legacy stream,
+        nor the legacy stream for it."""
+        if device is not None:
+            device = operator.index(device)
+        s = cls(_core.cuda_stream_create(device, bool(non_blocking)),
+                "Stream.create(non_blocking=%s)" % bool(non_blocking))
+        s._destroy = weakref.finalize(s, _core.cuda_stream_destroy, s.handle)
+        return s
+
+    def synchronize(self) -> None:
+        """Wait (GIL released) until the work queued on the stream is done."""
+        _core.cuda_stream_synchronize(self)
+
+    def __init__(self, handle, name=None):
+        if isinstance(handle, bool):
+            raise TypeError("Stream(handle): handle must be an int, not bool")
+        handle = operator.index(handle)
+        if not 0 <= handle < 1 << 64:
+            raise ValueError("Stream(handle): %d is not a 64-bit CUstream value" % handle)
+        self.handle = handle
+        self.name = name
+        self._destroy = None
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    def __int__(self):
+        return self.handle
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.handle == self.handle
+
+    def __hash__(self):
+        return hash(self.handle)
+
+    def __repr__(self):
+        if self._destroy is not None:
+            return "<bindthem.cuda.%s 0x%x>" % (self.name, self.handle)
+        return "bindthem.cuda.%s" % self.name if self.name else "Stream(0x%x)" % self.handle
+
+
+LEGACY = Stream(_core.CUDA_STREAM_LEGACY, "LEGACY")
+PER_THREAD = Stream(_core.CUDA_STREAM_PER_THREAD, "PER_THREAD")
+
+
+class _CudaBackend(Backend):
+    """The CUDA back end of :class:`bindthem.Library`: kernels launch rather
+    than call (no GIL or copy options); each keeps its LibraryInfo, as a
+    Function does (pickling, ``.library``, dask tokens)."""
+
+    name = "cuda"
+    noun = "CUDA kernels"
+    what = "CUDA kernels"
+
+    def attach(self, info, functions, options):
+        for k in functions.values():
+            k._set_info(info)
+
+
+CUDA = _CudaBackend()
+
+#: One Library class for every back end; ``bindthem.cuda.Library`` is it.
+Library = _library.Library
+
+
+def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None = None, *,
+         name: str | None = None, strict: bool = False) -> Library:
+    """Load a CUDA module and bind the ``__global__`` kernels of ``header``.
+
+    ``module`` is a .cubin/.fatbin/.ptx path or the image as bytes. With
+    ``instantiate``, exactly the overloads it lists are bound, and one the
+    module lacks raises :class:`bindthem.SymbolError` listing the kernels
+    the module has (drivers 12.4+). On 12.4+ drivers each kernel's parameter
+    layout is checked against the header at load time (:class:`bindthem.BindError`).
+    The module is loaded with cuLibraryLoadData (12.0+ drivers: usable on any
+    device) or else cuModuleLoadDataEx into the current device's primary
+    context; a PTX JIT failure raises :class:`CudaError` with the JIT log.
+
+    Returns a :class:`bindthem.Library`. It and its kernels pickle by value:
+    the module image, the header's and the YAML's text; unpickling loads that
+    image (:class:`NoDriverError` where there is no driver).
+    """
+    if isinstance(module, (bytes, bytearray, memoryview)):
+        image, filename = bytes(module), "<bytes>"
+    else:
+        filename = os.path.abspath(os.fspath(module))
+        _regular_file(filename)
+        try:
+            with open(filename, "rb") as f:
+                image = f.read()
+        except OSError as e:  # worded as the core words a header or YAML it cannot open
+            raise type(e)(e.errno, "cannot open: %s" % e.strerror, filename) from None
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    if name is None:
+        name = os.path.splitext(os.path.basename(header))[0]
+    lib = _bind(image, header, instantiate, name, strict, filename, None)
+    lib.__bindthem__.source = _travel.Source(
+        kind="cuda", name=name, strict=strict, header=header,
+        header_text=_travel._read(header), instantiate=instantiate,
+        yaml_text=_travel._read(instantiate) if instantiate else None, library=filename,
+        image=image)
+    warn_if_left_out(lib)
+    return lib
+
+
+def _bind(image, header, instantiate, name, strict, filename, source):
+    """load() of a module image, and unpickling (with its Source)."""
+    handle, kernels, metadata, unexported, not_kernels, left_out = _core.cuda_bind(
+        image, header, instantiate, module=name, filename=filename, strict=strict)
+    return Library(name, header, handle, kernels, metadata, unexported, source, backend=CUDA,
+                   not_kernels=not_kernels, left_out=left_out)
+
+
+# ---- nvcc ----
+
+COMPILERS = ("nvcc", "nvrtc")
+
+
+def kernel_source(header: StrPath, instantiate: StrPath | None = None, *, strict: bool = False,
+                  compiler: str = "nvcc") -> str:
+    """The .cu source :func:`build` compiles: the standard prelude (for
+    ``compiler="nvcc"`` the CPU build's, see :data:`bindthem.build.PRELUDE`;
+    for ``"nvrtc"`` :data:`NVRTC_PRELUDE`), the header and an explicit
+    instantiation of every templated ``__global__`` overload."""
+    header = os.path.abspath(os.fspath(header))
+    meta = _core.parse_header(header, instantiate, strict=strict)
+    return _source_of(header, meta, _prelude(compiler))
+
+
+def _prelude(compiler):
+    if compiler not in COMPILERS:
+        raise BindValueError("compiler=%r: expected 'nvcc' or 'nvrtc' (or None: nvcc when there "
+                         "is one, else NVRTC)" % (compiler,))
+    return HOST_PRELUDE if compiler == "nvcc" else NVRTC_PRELUDE
+
+
+def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
+                   output: StrPath | None = None, arch: Archs | None = None,
+                   nvcc: str | None = None, cxxflags: Flags | None = None,
+                   extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
+                   strict: bool = False, flags: Flags | None = None, _load: Any = None) -> str:
+    """Compile ``header``'s kernels with nvcc into a fatbin; returns its path.
+
+    ``arch``: compute capabilities to build SASS for (default: those of
+    sm_70, 75, 80, 86, 89, 90 this nvcc supports), plus PTX for the newest.
+    Flags (lists or strings), as :func:`bindthem.build` names them:
+    ``cxxflags`` **replaces** the default ``-O3``, ``extra_cxxflags`` is
+    **appended** (``$CXXFLAGS`` is not: it holds host compiler flags).
+    ``flags`` is the deprecated name of ``cxxflags`` (a
+    :class:`DeprecationWarning`; removed in the next release).
+    ``-std=c++20 --expt-relaxed-constexpr`` (C++17 before nvcc 12), which
+    ``std::complex``'s operators in kernels need, are always passed, a
+    ``-std=`` in the flags replacing bindthem's. The source includes the CPU
+    build's standard prelude before the header. The fatbin is cached under
+    ``cache_dir`` (``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) by a hash of
+    the header, the YAML, the source, nvcc's version and the command line;
+    included headers are tracked (``-MD``).
+    """
+    cxx = _nvcc_flags(cxxflags, extra_cxxflags, flags, "compile_fatbin")
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    nvcc = _find_nvcc(nvcc)
+    version, supported = _nvcc_info(nvcc)
+    caps = _archs(arch, supported)
+    flag_args = _with_std(_nvcc_required(version), flag_list(cxx, DEFAULT_FLAGS))
+    gencode = []
+    for c in caps:
+        gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
+    gencode += ["-gencode", "arch=compute_%d,code=compute_%d" % (caps[-1], caps[-1])]
+    source = kernel_source(header, instantiate, strict=strict)
+    stem = os.path.splitext(os.path.basename(header))[0]
+    return compile_cached(
+        key_parts=(header, hash_file(header), instantiate or "",
+                   hash_file(instantiate) if instantiate else "", source, version,
+                   "\0".join([nvcc] + flag_args + gencode)),
+        cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
+        source=source, suffix=".cu", what="nvcc", output=output, load=_load,
+        status="compiling %s with nvcc" % os.path.basename(header),
+        command=lambda src, dep, out: ([nvcc, "-fatbin"] + flag_args + gencode
+                                       + ["-MD", "-MF", dep, src, "-o", out]))
+
+
+def _pick_compiler(compiler, nvcc):
+    if compiler is not None:
+        _prelude(compiler)  # validates
+        return compiler
+    return "nvcc" if _exists(_nvcc_candidate(nvcc)) else "nvrtc"
+
+
+def build(header: StrPath, instantiate: StrPath | None = None, *,
+          arch: Archs | None = None, nvcc: str | None = None, cxxflags: Flags | None = None,
+          extra_cxxflags: Flags | None = None, cache_dir: StrPath | None = None,
+          name: str | None = None, strict: bool = False, compiler: str | None = None,
+          nvrtc: StrPath | None = None, flags: Flags | None = None) -> Library:
+    """Compile ``header``'s ``__global__`` kernels (and the instantiations
+    ``instantiate`` lists) into a cached module, then :func:`load` it.
+
+    ``compiler``: ``"nvcc"`` (a fatbin, see :func:`compile_fatbin`),
+    ``"nvrtc"`` (a CUBIN or PTX compiled in-process, see
+    :func:`compile_nvrtc`), or None: nvcc when one is found (``nvcc=``,
+    ``$NVCC``, ``PATH``, ``$CUDA_HOME/bin``), else NVRTC. ``cxxflags``
+    (replacing the defaults) and ``extra_cxxflags`` (appended) go to the
+    compiler chosen; ``flags`` is the deprecated name of ``cxxflags``. A
+    failed compile raises :class:`bindthem.BuildError` with the compiler's
+    output. The Library pickles by value, as :func:`load`'s does: the module
+    image travels, no compiler is needed where it is unpickled."""
+    cxxflags = _nvcc_flags(cxxflags, None, flags, "build")
+
+    def _load(path):  # while the cache entry is locked: it cannot be evicted under the read
+        return load(path, header, instantiate, name=name, strict=strict)
+
+    lib: Any  # with _load=, the compile functions return what it returns
+    if _pick_compiler(compiler, nvcc) == "nvrtc":
+        lib = compile_nvrtc(header, instantiate, arch=arch, nvrtc=nvrtc, cxxflags=cxxflags,
+                            extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
+                            _load=_load)
+    else:
+        lib = compile_fatbin(header, instantiate, arch=arch, nvcc=nvcc, cxxflags=cxxflags,
+                             extra_cxxflags=extra_cxxflags, cache_dir=cache_dir, strict=strict,
+                             _load=_load)
+    return lib
+
+
+# ---- helpers ----
+
+def to_device(array: Any, *, device: int | None = None, stream: Any = None) -> Any:
+    """Copy ``array`` (anything NumPy takes; made C-contiguous) to a new
+    :class:`DeviceArray` on ``device`` (default: the current context's device,
+    else 0); the memory is freed with the object.
+
+    ``stream=None``: the copy is done when this returns (the GIL released
+    while it runs). With a stream, the copy is queued there and this returns
+    at once; the array records the stream, so launches and copies on other
+    streams wait for the copy. From pageable memory the driver stages the
+    data before returning; from pinned memory (:func:`pinned_empty`) the copy
+    reads ``array`` later: leave it alone until the stream gets there."""
+    return _core.cuda_to_device(array, device=device, stream=stream)
+
+
+def empty(shape, dtype=float, *, device=None):
+    """An uninitialized :class:`DeviceArray`."""
+    return _core.cuda_empty(shape, dtype, device=device)
+
+
+def zeros(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,
+          stream: Any = None) -> Any:
+    """A :class:`DeviceArray` of zeros: ``cuMemsetD8Async`` queued on ``stream``
+    (None: the legacy stream), which the array records as its last write."""
+    return _core.cuda_zeros(shape, dtype, device=device, stream=stream)
+
+
+def pinned_empty(shape: int | tuple[int, ...], dtype: Any = float) -> Any:
+    """An uninitialized NumPy array in page-locked host memory
+    (``cuMemHostAlloc``, portable to every context), freed when the array
+    (and every view of it) goes. Asynchronous copies
+    (``copy_to_host(stream=..., out=...)``, ``to_device(..., stream=...)``)
+    overlap with host work only from and into such memory."""
+    return _core.cuda_pinned_empty(shape, dtype)
+
+
+def device_count():
+    """The number of CUDA devices; 0 without a usable driver."""
+    return _core.cuda_device_count()
+
+
+def is_available():
+    """Whether a CUDA driver and at least one device are present."""
+    return device_count() > 0
+
+
+def synchronize():
+    """Wait for all work queued in the current context (device 0's primary
+    context when none is current). The GIL is released while it waits."""
+    _core.cuda_synchronize()
+
+
+def driver():
+    """Open the driver: ``{'version': 12080, 'path': ..., 'library_api': bool}``.
+    Raises :class:`NoDriverError` without one."""
+    return _core.cuda_driver()
