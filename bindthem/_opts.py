@@ -1,0 +1,29 @@
+"""build()/load()'s gil= and copy_const=: the policies and their check.
+
+Below the API modules: pickles carry these options, and bindthem._travel
+checks them with :func:`_options` before anything is bound.
+"""
+
+from .errors import BindTypeError, BindValueError
+
+GIL_POLICIES = ("auto", "release", "keep")  # the order of BT_GIL_* in csrc/bt_call.h
+
+
+def _options(gil, copy_const):
+    """build()/load()'s gil= and copy_const=, checked, as a Source carries them."""
+    if isinstance(gil, dict):
+        for fname, policy in gil.items():
+            _check_gil(policy, "gil[%r]" % (fname,))
+        gil = dict(sorted(gil.items()))
+    else:
+        _check_gil(gil, "gil")
+    if not isinstance(copy_const, bool):
+        raise BindTypeError("copy_const=%r: expected True or False" % (copy_const,))
+    return {"gil": gil, "copy_const": copy_const}
+
+
+def _check_gil(policy, what):
+    if policy not in GIL_POLICIES:
+        raise BindValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold 2048 "
+                             "elements or more), 'release' (always) or 'keep' (never)"
+                             % (what, policy))
