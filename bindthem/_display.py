@@ -11,7 +11,7 @@ it came from (header file:line, shared library).
 import html
 import os
 
-__all__ = ["function_html", "function_pretty", "library_html", "library_pretty"]
+__all__ = ["function_html", "function_pretty", "library_html", "library_pretty"]  # _from_c: C
 
 # A function with more overloads than this shows them folded in HTML.
 FOLD_OVERLOADS = 4

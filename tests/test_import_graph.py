@@ -118,7 +118,8 @@ def test_the_pickle_and_display_layers_import_no_api_module():
                 below(n, seen)
         return seen
 
-    for low in ("bindthem._travel", "bindthem._opts", "bindthem._display", "bindthem.errors"):
+    for low in ("bindthem._travel", "bindthem._opts", "bindthem._display", "bindthem.errors",
+                "bindthem._from_c"):
         assert below(low, set()) & api == set(), low
 
 
