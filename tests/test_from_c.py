@@ -8,7 +8,6 @@ import glob
 import os
 import re
 
-import bindthem
 from bindthem import _core, _from_c, errors
 
 CSRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc")
