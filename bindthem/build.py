@@ -254,9 +254,3 @@ def _build_warnings(header, record, flags, files, header_text):
                  "%%%%bindthem)." % (os.path.join(os.path.dirname(header), rel), line,
                                      m.group().strip().decode(errors="replace")), BuildWarning)
             return
-
-
-def _build_again(header, instantiate, name, cxx, cxxflags, cache_dir, strict):
-    """Unpickles pickles made before Libraries pickled by value."""
-    return build(header, instantiate, name=name, cxx=cxx, cxxflags=cxxflags,
-                 cache_dir=cache_dir, strict=strict)

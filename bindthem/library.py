@@ -435,8 +435,3 @@ class options:
 
     def __repr__(self):
         return "bindthem.options(gil=%r, copy_const=%r)" % (self.gil, self.copy_const)
-
-
-def _load_again(library, header, instantiate, name, strict):
-    """Unpickles pickles made before Libraries pickled by value."""
-    return load(library, header, instantiate, name=name, strict=strict)
