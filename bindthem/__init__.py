@@ -24,8 +24,9 @@ except ImportError as _e:
         "pytest` in the checkout), or build it in place: `python setup.py build_ext --inplace`."
         % (_here, ", bindthem's source folder, which has no compiled extension until it is "
            "built" if _src else ""), name="bindthem._core") from None
-from . import cuda  # noqa: E402 - opens no driver until used
-from ._display import getsource
+# cuda opens no driver until used; _lazy, once imported, hands bindthem._travel
+# the stand-ins that unpickling returns (it sits above what it binds with).
+from . import _lazy, cuda  # noqa: E402, F401
 from ._types import StrPath
 from .build import build
 from .errors import (
@@ -40,7 +41,7 @@ from .errors import (
     PickleError,
     SymbolError,
 )
-from .library import Library, load, options
+from .library import Library, getsource, load, options
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
            "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",

@@ -9,8 +9,10 @@ from typing_extensions import Self
 
 from .errors import BindError as BindError
 from .errors import BuildError as BuildError
+from .errors import CudaError as CudaError
 from .errors import HeaderError as HeaderError
 from .errors import InstantiateError as InstantiateError
+from .errors import NoDriverError as NoDriverError
 from .errors import SymbolError as SymbolError
 
 GIL_RELEASE_MIN_ELEMENTS: Final[int]
@@ -258,12 +260,6 @@ def nvrtc(
 CUDA_STREAM_LEGACY: Final[int]
 CUDA_STREAM_PER_THREAD: Final[int]
 
-class CudaError(RuntimeError):
-    """A CUDA driver call failed; ``code`` is its CUresult."""
-
-
-class NoDriverError(CudaError):
-    """No usable CUDA driver (none installed, the toolkit's stub, or too old)."""
 
 @final
 class DeviceArray:

@@ -1,6 +1,7 @@
 """Rich display of Libraries and Functions: IPython's ``_repr_html_`` and
-``_repr_pretty_`` (Function's, a C type's, call in here), the source of a
-kernel from its header (:func:`bindthem.getsource`).
+``_repr_pretty_`` (Function's, a C type's, call in here), and the declarations
+:func:`bindthem.getsource` reads from the header. It imports no API module:
+what it renders comes in as arguments.
 
 Everything comes from ``Library.metadata``: each function with its Python
 signature, the first line of its doc, its overloads as C signatures and where
@@ -10,7 +11,7 @@ it came from (header file:line, shared library).
 import html
 import os
 
-__all__ = ["getsource"]
+__all__ = ["function_html", "function_pretty", "library_html", "library_pretty"]  # _from_c: C
 
 # A function with more overloads than this shows them folded in HTML.
 FOLD_OVERLOADS = 4
@@ -56,10 +57,8 @@ def _declarations(lib, name):
 
 
 def _origins(f):
-    """``header:line`` of each declaration behind f."""
-    from .library import library_of
-
-    lib = library_of(f)
+    """``header:line`` of each declaration behind f (a Function or CUDA kernel)."""
+    lib = f.library
     if lib is None:
         return []
     header = _meta(lib)["header"]
@@ -71,43 +70,12 @@ def _read_lines(path):
         return fh.read().splitlines()
 
 
-def getsource(obj):
-    """The kernel source of a bound function, read from its header: its doc
-    comment, template line and definition (every declaration its overloads
-    come from, for a Python name several C functions serve). For a Library,
-    the whole header. Like :func:`inspect.getsource`, the header is read now;
-    raises ``OSError`` when it is gone or no longer has the function where it
-    was bound, ``TypeError`` for other objects. CUDA kernels and Libraries
-    too."""
-    from .library import Library, library_of
-
-    if isinstance(obj, Library):
-        with open(_meta(obj)["header"], encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    lib = library_of(obj)
-    if not isinstance(lib, Library):
-        raise TypeError("bindthem.getsource() takes a bindthem Function, CUDA kernel or "
-                        "Library, not %s" % type(obj).__name__)
-    header = _meta(lib)["header"]
-    lines = _read_lines(header)
-    parts = []
-    for d in _declarations(lib, obj.__name__):
-        row = lines[d["line"] - 1] if d["line"] <= len(lines) else ""
-        if row[d["col"] - 1:d["col"] - 1 + len(d["name"])] != d["name"]:
-            raise OSError("%s:%d no longer declares %s (the header changed since it was bound)"
-                          % (header, d["line"], d["name"]))
-        parts.append("\n".join(lines[d["first_line"] - 1:d["last_line"]]) + "\n")
-    return "\n".join(parts)
-
-
 # --- text -------------------------------------------------------------------
 
 def _c_names(f):
     """{C signature: symbol} of f's overloads bound by their plain C name (a
     C library: the header's C++ symbol, in the metadata, is not exported)."""
-    from .library import library_of
-
-    lib = library_of(f)
+    lib = f.library
     fn = _entry(lib, f.__name__)
     if fn is None:
         return {}

@@ -27,9 +27,12 @@ import inspect
 import threading
 import time
 import types
+import weakref
 
 from . import _core, _travel
-from .library import Library
+from .build import _build
+from .cuda import _bind as _bind_cuda
+from .library import Library, _make
 
 __all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "pending"]
 
@@ -47,6 +50,27 @@ def pending(source):
         if p is None:
             p = _pending[source.key] = Pending(source)
         return p
+
+
+_travel.pending = pending  # what unpickling returns before the first use (see there)
+
+
+def bind(source):
+    """A new Library for a pickled Source (bindthem._travel's docstring says
+    which files each kind binds)."""
+    if source.kind == "build":
+        header, inst = source._materialise()
+        return _build(header, inst, name=source.name, cxx=source.cxx, flags=list(source.flags),
+                      cache_dir=source._cache_dir(), strict=source.strict,
+                      options=source.options, source=source, quiet=True)
+    if source.kind == "cuda":
+        header, inst = source._materialise()
+        return _bind_cuda(source.image, header, inst, source.name, source.strict,
+                          source.library, source)
+    source.check_library()
+    header, inst = source._materialise()
+    return _make(source.library, header, inst, source.name, source.strict, source,
+                 source.options)
 
 
 class Pending:
@@ -92,7 +116,7 @@ class Pending:
                 lib = _travel._have(self.key)
                 made = lib is None
                 if made:
-                    lib = self.source.bind()
+                    lib = bind(self.source)
             except Exception as e:
                 self.error, self.failed_at = e, time.monotonic()
                 raise
@@ -161,8 +185,6 @@ class LazyLibrary(Library):
         self.__dict__.update(d)
         self.__class__ = type(lib)
         if made:
-            import weakref
-
             lib.__bindthem__._library = weakref.ref(self)
         self.__dict__.pop(_PENDING, None)
 

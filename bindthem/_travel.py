@@ -21,7 +21,7 @@ compiled, loaded or remembered). Then it returns, in this order:
    (:mod:`bindthem._lazy`), so that unpickling itself never compiles nor
    fails for want of a compiler, a library or a driver.
 
-Binding (:meth:`Source.bind`) then takes:
+Binding (:func:`bindthem._lazy.bind`) then takes:
 
 1. for a build: the files at the original paths when they hold the carried
    text (same machine: a cache hit); otherwise the carried text, written to
@@ -49,6 +49,8 @@ import threading
 import weakref
 from typing import Any
 
+from . import _cache
+from ._opts import _options
 from .errors import BindError, PickleError
 
 __all__ = ["Source", "check", "function", "library"]
@@ -68,6 +70,11 @@ _verified: dict[str, tuple] = {}
 # key -> Library made here by build/load
 _live: "weakref.WeakValueDictionary[Any, Any]" = weakref.WeakValueDictionary()
 _lock = threading.RLock()
+# source -> its Pending (bindthem._lazy.pending): what library() and function()
+# return for a kernel this process has not bound. _lazy sits above the API
+# modules it binds with, this module below them, so _lazy sets this when it is
+# imported (bindthem/__init__.py imports it, before a pickle can call this module).
+pending: Any = None
 
 
 def _sha(data):
@@ -234,8 +241,6 @@ class Source:
     def _materialise(self):
         """(header, instantiate) paths holding the carried text: the original
         files when unchanged, else copies under <cache>/sources/<key>/."""
-        from . import _cache
-
         if self._same_on_disk():
             return self.header, self.instantiate
         for rel in self.files or {}:
@@ -255,19 +260,9 @@ class Source:
                 "yml", os.path.basename(self.instantiate)), self.yaml_text)
         return header, inst
 
-    def bind(self):
-        """A new Library for this source (see the module docstring)."""
-        if self.kind == "build":
-            from .build import _build
-            header, inst = self._materialise()
-            return _build(header, inst, name=self.name, cxx=self.cxx, flags=list(self.flags),
-                          cache_dir=self._cache_dir(), strict=self.strict,
-                          options=self.options, source=self, quiet=True)
-        if self.kind == "cuda":
-            from .cuda import _bind
-            header, inst = self._materialise()
-            return _bind(self.image, header, inst, self.name, self.strict, self.library, self)
-        from .library import _make
+    def check_library(self):
+        """For a load: BindError unless the library at the pickled path is
+        the one pickled (its SHA-256), before it is bound."""
         if not os.path.exists(self.library):
             raise BindError(
                 "cannot unpickle Library %r: its shared library %s is not on this machine. A "
@@ -286,14 +281,10 @@ class Source:
                 "(SHA-256 %s..., pickled %s...); bindthem does not bind other code than was "
                 "pickled. Put the pickled library there, or load this one and pickle again"
                 % (self.name, self.library, now[:12], self.library_hash[:12]))
-        header, inst = self._materialise()
-        return _make(self.library, header, inst, self.name, self.strict, self, self.options)
 
 
 def _write_once(path, data):
     """Writes bytes to path unless it already holds them, atomically."""
-    from . import _cache
-
     _cache.write_once(os.path.dirname(path), os.path.basename(path), data)
 
 
@@ -447,8 +438,6 @@ def _check_kind_fields(fields, kind):
 
 
 def _check_options(options):
-    from .library import _options
-
     if type(options) is not dict or set(options) != {"gil", "copy_const"}:
         _refuse("options", "are %r, not {'gil': ..., 'copy_const': ...}" % (options,))
     gil = options["gil"]
@@ -505,9 +494,7 @@ def library(source):
     lib = _have(_checked(source))
     if lib is not None:
         return lib
-    from . import _lazy
-
-    return _lazy.pending(source).library()
+    return pending(source).library()
 
 
 def function(source, name):
@@ -519,6 +506,4 @@ def function(source, name):
     lib = _have(key)
     if lib is not None:
         return function_of(lib, name)
-    from . import _lazy
-
-    return _lazy.pending(source).function(name)
+    return pending(source).function(name)

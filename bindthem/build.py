@@ -253,9 +253,3 @@ def _build_warnings(header, record, flags, files, meta):
                  "%%%%bindthem)." % (os.path.join(os.path.dirname(header), rel),
                                      pragmas[0]["line"], pragmas[0]["text"]), BuildWarning)
             return
-
-
-def _build_again(header, instantiate, name, cxx, cxxflags, cache_dir, strict):
-    """Unpickles pickles made before Libraries pickled by value."""
-    return build(header, instantiate, name=name, cxx=cxx, cxxflags=cxxflags,
-                 cache_dir=cache_dir, strict=strict)

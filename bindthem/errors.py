@@ -1,7 +1,9 @@
-"""Exceptions raised by bindthem.
+"""Exceptions raised by bindthem: every class, the C core's too, is made here.
 
-``BindError`` is the base of everything bindthem raises about a header, an
-instantiate.yml, a library or a build. Errors about a place in a file carry
+``BindError`` is the one root of what bindthem raises: about a header, an
+instantiate.yml, a library or a build, and the CUDA driver's failures
+(``CudaError``, also a ``RuntimeError`` as it was before it had this root).
+Errors about a place in a file carry
 ``filename``, ``lineno`` and ``colno`` (1-based; ``None`` when unknown) and
 print as ``file:line:col: message``.
 """
@@ -12,7 +14,8 @@ import sys
 import warnings
 
 __all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError",
-           "BindValueError", "BindTypeError", "BindWarning", "BuildWarning", "PickleError"]
+           "BindValueError", "BindTypeError", "BindWarning", "BuildWarning", "PickleError",
+           "CudaError", "NoDriverError"]
 
 
 class BindError(Exception):
@@ -71,6 +74,19 @@ class PickleError(BindError, pickle.UnpicklingError):
     carried name that is not a plain path inside the header's folder, or a
     content hash that is not the hash of what the pickle carries. Also a
     ``pickle.UnpicklingError``."""
+
+
+class CudaError(BindError, RuntimeError):
+    """A CUDA driver call failed; ``code`` is its CUresult (None when not from
+    the driver). Also a RuntimeError, as it was before it was a BindError.
+    ``bindthem.cuda.CudaError`` is this class."""
+
+    code = None
+
+
+class NoDriverError(CudaError):
+    """No usable CUDA driver: libcuda missing, the toolkit's stub library, or
+    no device."""
 
 
 class BindWarning(UserWarning):

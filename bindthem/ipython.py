@@ -27,7 +27,7 @@ from . import _core, _display
 from ._cache import flag_list, group_entry, write_once
 from .build import build
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
-from .library import Library, left_out_message
+from .library import Library, getsource, left_out_message
 
 __all__ = ["BindthemMagics", "load_ipython_extension"]
 
@@ -248,7 +248,7 @@ def _fields(obj, detail_level):
         source = None
         if detail_level:
             try:
-                source = _display.getsource(obj)
+                source = getsource(obj)
             except (OSError, TypeError):
                 pass
         if source:
@@ -266,7 +266,7 @@ def _fields(obj, detail_level):
                                          for n in obj.__all__))]
         if detail_level:
             try:
-                rows.append(("Source", _display.getsource(obj).rstrip("\n")))
+                rows.append(("Source", getsource(obj).rstrip("\n")))
             except OSError:
                 pass
         return rows

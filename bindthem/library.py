@@ -10,12 +10,11 @@ import weakref
 from typing import Any
 
 from . import _core, _display, _travel
+from ._opts import GIL_POLICIES, _check_gil, _options
 from ._types import GilOption, GilPolicy, StrPath
-from .errors import BindTypeError, BindValueError, BindWarning, warn
+from .errors import BindValueError, BindWarning, warn
 
-__all__ = ["Backend", "Library", "LibraryInfo", "library_of", "load", "options"]
-
-GIL_POLICIES = _core.GIL_POLICIES  # the C table (csrc/bt_opts.c), in the order of BT_GIL_*
+__all__ = ["Backend", "Library", "LibraryInfo", "getsource", "library_of", "load", "options"]
 
 
 def _regular_file(path):
@@ -212,6 +211,33 @@ class Library(types.ModuleType):
         _display.library_pretty(self, p, cycle)
 
 
+def getsource(obj):
+    """The kernel source of a bound function, read from its header: its doc
+    comment, template line and definition (every declaration its overloads
+    come from, for a Python name several C functions serve). For a Library,
+    the whole header. Like :func:`inspect.getsource`, the header is read now;
+    raises ``OSError`` when it is gone or no longer has the function where it
+    was bound, ``TypeError`` for other objects. CUDA kernels and Libraries
+    too."""
+    if isinstance(obj, Library):
+        with open(_display._meta(obj)["header"], encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    lib = library_of(obj)
+    if not isinstance(lib, Library):
+        raise TypeError("bindthem.getsource() takes a bindthem Function, CUDA kernel or "
+                        "Library, not %s" % type(obj).__name__)
+    header = _display._meta(lib)["header"]
+    lines = _display._read_lines(header)
+    parts = []
+    for d in _display._declarations(lib, obj.__name__):
+        row = lines[d["line"] - 1] if d["line"] <= len(lines) else ""
+        if row[d["col"] - 1:d["col"] - 1 + len(d["name"])] != d["name"]:
+            raise OSError("%s:%d no longer declares %s (the header changed since it was bound)"
+                          % (header, d["line"], d["name"]))
+        parts.append("\n".join(lines[d["first_line"] - 1:d["last_line"]]) + "\n")
+    return "\n".join(parts)
+
+
 def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, *,
          name: str | None = None, strict: bool = False, gil: GilOption = "auto",
          copy_const: bool = False) -> Library:
@@ -270,26 +296,6 @@ def _make(library, header, instantiate, name, strict, source, options=None):
         library, header, instantiate, module=name, strict=strict)
     return Library(name, header, handle, functions, metadata, unexported, source, options,
                    left_out=left_out)
-
-
-def _options(gil, copy_const):
-    """build()/load()'s gil= and copy_const=, checked, as a Source carries them."""
-    if isinstance(gil, dict):
-        for fname, policy in gil.items():
-            _check_gil(policy, "gil[%r]" % (fname,))
-        gil = dict(sorted(gil.items()))
-    else:
-        _check_gil(gil, "gil")
-    if not isinstance(copy_const, bool):
-        raise BindTypeError("copy_const=%r: expected True or False" % (copy_const,))
-    return {"gil": gil, "copy_const": copy_const}
-
-
-def _check_gil(policy, what):
-    if policy not in GIL_POLICIES:
-        raise BindValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold %d "
-                             "elements or more), 'release' (always) or 'keep' (never)"
-                             % (what, policy, _core.GIL_RELEASE_MIN_ELEMENTS))
 
 
 def _gil_policies(opts, functions):
@@ -431,8 +437,3 @@ class options:
 
     def __repr__(self):
         return "bindthem.options(gil=%r, copy_const=%r)" % (self.gil, self.copy_const)
-
-
-def _load_again(library, header, instantiate, name, strict):
-    """Unpickles pickles made before Libraries pickled by value."""
-    return load(library, header, instantiate, name=name, strict=strict)

@@ -585,12 +585,12 @@ static PyObject *kernel_set_info(CudaKernel *k, PyObject *info)
 
 static PyObject *kernel_reduce(CudaKernel *k, PyObject *unused)
 {
-    return bt_function_ask_info(k->info, k->d.name, "_reduce_function");
+    return bt_function_ask_info(k->info, k->d.name, "reduce_function");
 }
 
 static PyObject *kernel_dask_tokenize(CudaKernel *k, PyObject *unused)
 {
-    return bt_function_ask_info(k->info, k->d.name, "_token");
+    return bt_function_ask_info(k->info, k->d.name, "dask_token");
 }
 
 /* As a Function's: pickling by value, copies, notebook display. */

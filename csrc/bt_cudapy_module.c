@@ -4,6 +4,7 @@
  * cuda_bind), bt_cudapy_kernel.c (Kernel, Launch) and bt_cudapy_array.c
  * (DeviceArray), bt_cudapy_event.c (Event). Nothing here loads the driver. */
 #include "bt_cudapy.h"
+#include "bt_function.h"
 
 static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
 {
@@ -138,16 +139,11 @@ int bt_cudapy_add(PyObject *module)
 {
     BtState *st = bt_state(module);
 
-    st->CudaError = PyErr_NewExceptionWithDoc(
-        "bindthem.cuda.CudaError",
-        "A CUDA driver call failed; `code` is its CUresult (None when not from the driver).",
-        PyExc_RuntimeError, NULL);
+    /* bindthem/errors.py makes the classes (one root, BindError) */
+    st->CudaError = bt_from_c("CudaError");
     if (!st->CudaError || PyModule_AddObjectRef(module, "CudaError", st->CudaError) < 0)
         return -1;
-    st->NoDriverError = PyErr_NewExceptionWithDoc(
-        "bindthem.cuda.NoDriverError",
-        "No usable CUDA driver: libcuda missing, the toolkit's stub library, or no device.",
-        st->CudaError, NULL);
+    st->NoDriverError = bt_from_c("NoDriverError");
     if (!st->NoDriverError || PyModule_AddObjectRef(module, "NoDriverError", st->NoDriverError) < 0)
         return -1;
 #define TYPE(field, spec, pyname)                                                                  \

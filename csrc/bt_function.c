@@ -105,21 +105,23 @@ PyObject *bt_function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
  * (bindthem/_travel.py): it holds the kernel's source. */
 PyObject *bt_function_ask_info(PyObject *info, PyObject *name, const char *method)
 {
+    PyObject *argv[2] = {info, name};
+
     if (!info) {
         PyErr_Format(PyExc_TypeError, "cannot pickle %U: it belongs to no bindthem Library", name);
         return NULL;
     }
-    return PyObject_CallMethod(info, method, "O", name);
+    return bt_from_c_call(method, argv, 2);
 }
 
 static PyObject *function_reduce(BtFunction *f, PyObject *unused)
 {
-    return bt_function_ask_info(f->info, f->dispatch.name, "_reduce_function");
+    return bt_function_ask_info(f->info, f->dispatch.name, "reduce_function");
 }
 
 static PyObject *function_dask_tokenize(BtFunction *f, PyObject *unused)
 {
-    return bt_function_ask_info(f->info, f->dispatch.name, "_token");
+    return bt_function_ask_info(f->info, f->dispatch.name, "dask_token");
 }
 
 /* copy.copy and copy.deepcopy: a bound kernel is immutable, as a function is. */
@@ -147,28 +149,35 @@ static PyObject *function_configure(BtFunction *f, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* New reference: bindthem._display.<name>(*argv). Rich display is text
- * formatting, written in Python. */
-static PyObject *display(const char *name, PyObject *const *argv, Py_ssize_t n)
+/* New reference: bindthem._from_c.<name>, a Python function or class C
+ * calls: bindthem/_from_c.py holds every one (rich display, pickling,
+ * the exception classes). */
+PyObject *bt_from_c(const char *name)
 {
-    PyObject *mod = NULL, *fn = NULL, *r = NULL;
+    PyObject *mod = PyImport_ImportModule("bindthem._from_c"), *r;
 
-    mod = PyImport_ImportModule("bindthem._display");
     if (!mod)
-        goto error;
-    fn = PyObject_GetAttrString(mod, name);
+        return NULL;
+    r = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    return r;
+}
+
+/* New reference: bindthem._from_c.<name>(*argv). */
+PyObject *bt_from_c_call(const char *name, PyObject *const *argv, Py_ssize_t n)
+{
+    PyObject *fn = bt_from_c(name), *r;
+
     if (!fn)
-        goto error;
+        return NULL;
     r = PyObject_Vectorcall(fn, argv, (size_t)n, NULL);
-error:
-    Py_XDECREF(mod);
-    Py_XDECREF(fn);
+    Py_DECREF(fn);
     return r;
 }
 
 PyObject *bt_function_repr_html(PyObject *self, PyObject *unused)
 {
-    return display("function_html", &self, 1);
+    return bt_from_c_call("function_html", &self, 1);
 }
 
 /* _repr_pretty_(p, cycle): IPython's pretty-printer protocol. */
@@ -183,7 +192,7 @@ PyObject *bt_function_repr_pretty(PyObject *self, PyObject *const *args, Py_ssiz
     argv[0] = self;
     argv[1] = args[0];
     argv[2] = args[1];
-    return display("function_pretty", argv, 3);
+    return bt_from_c_call("function_pretty", argv, 3);
 }
 
 static PyMethodDef function_methods[] = {

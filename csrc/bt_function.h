@@ -24,6 +24,9 @@ BT_HIDDEN PyObject *bt_function_repr_pretty(PyObject *self, PyObject *const *arg
                                             Py_ssize_t nargs);
 /* New reference: info.<method>(name) (a LibraryInfo's _reduce_function or
  * _token); TypeError when info is NULL (no Library). */
+/* New reference: bindthem._from_c.<name>, and a call of it (see there). */
+BT_HIDDEN PyObject *bt_from_c(const char *name);
+BT_HIDDEN PyObject *bt_from_c_call(const char *name, PyObject *const *argv, Py_ssize_t n);
 BT_HIDDEN PyObject *bt_function_ask_info(PyObject *info, PyObject *name, const char *method);
 
 #endif

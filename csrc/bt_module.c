@@ -4,6 +4,7 @@
 #include "bt_numpy.h"
 
 #include "bt_call.h"
+#include "bt_function.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
 #include "bt_nvrtc_py.h"
@@ -71,16 +72,12 @@ static int add_names(PyObject *module, const char *name, const char *const *name
 static int core_exec(PyObject *module)
 {
     BtState *st = bt_state(module);
-    PyObject *errors = NULL;
     int rc = -1;
 
     if (bt_numpy_import() < 0 || bt_slot_init() < 0)
         goto done;
-    errors = PyImport_ImportModule("bindthem.errors");
-    if (!errors)
-        goto done;
 #define GET(name)                                                                                  \
-    if (!(st->name = PyObject_GetAttrString(errors, #name)))                                       \
+    if (!(st->name = bt_from_c(#name)))                                                            \
         goto done;                                                                                 \
     if (PyModule_AddObjectRef(module, #name, st->name) < 0)                                        \
         goto done;
@@ -108,7 +105,6 @@ static int core_exec(PyObject *module)
         goto done;
     rc = 0;
 done:
-    Py_XDECREF(errors);
     return rc;
 }
 

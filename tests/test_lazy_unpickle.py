@@ -153,10 +153,10 @@ def test_a_lazy_function_behaves_as_the_function(project, cache_dir):
 CONCURRENT = """
     import pickle, sys, threading
     import numpy as np
-    from bindthem import _travel
+    from bindthem import _lazy
     binds = []
-    real = _travel.Source.bind
-    _travel.Source.bind = lambda self: binds.append(1) or real(self)
+    real = _lazy.bind
+    _lazy.bind = lambda source: binds.append(1) or real(source)
     data = sys.stdin.buffer.read()
     fs = [pickle.loads(data) for _ in range(8)]
     barrier = threading.Barrier(8)

@@ -32,7 +32,7 @@ from .. import library as _library
 from .._cache import compile_cached, flag_list, hash_file
 from .._types import Archs, Flags, StrPath
 from ..build import PRELUDE as HOST_PRELUDE
-from ..errors import BindValueError
+from ..errors import BindValueError, CudaError, NoDriverError
 from ..library import Backend, _regular_file, warn_if_left_out
 
 # The toolchains' constants stay importable as bindthem.cuda.X, as before the split.
@@ -58,8 +58,6 @@ __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "L
            "device_count", "driver", "empty", "find_nvrtc", "is_available", "kernel_source",
            "load", "pinned_empty", "synchronize", "to_device", "zeros"]
 
-CudaError = _core.CudaError
-NoDriverError = _core.NoDriverError
 DeviceArray = _core.DeviceArray
 Kernel = _core.CudaKernel
 Launch = _core.CudaLaunch

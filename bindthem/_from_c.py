@@ -1,0 +1,34 @@
+"""What bindthem's C core calls in Python: each name here is looked up by C.
+
+C (csrc/) finds these by name as ``bindthem._from_c.<name>`` (bt_from_c in
+csrc/bt_function.c), so renaming or removing one breaks C at run time, not at
+import: tests/test_from_c.py reads the names C asks for from csrc/ and
+imports each. It imports only what sits below the API (the core imports it
+while ``bindthem._core`` is being made).
+"""
+
+from ._display import function_html, function_pretty
+from .errors import (
+    BindError,
+    BuildError,
+    CudaError,
+    HeaderError,
+    InstantiateError,
+    NoDriverError,
+    SymbolError,
+)
+
+__all__ = ["BindError", "BuildError", "CudaError", "HeaderError", "InstantiateError",
+           "NoDriverError", "SymbolError", "dask_token", "function_html", "function_pretty",
+           "reduce_function"]
+
+
+def reduce_function(info, name):
+    """Function.__reduce__ (a CUDA kernel's too): the function by name, with
+    its kernel's source (info is its Library's LibraryInfo)."""
+    return info._reduce_function(name)
+
+
+def dask_token(info, name):
+    """Function.__dask_tokenize__ (a CUDA kernel's too)."""
+    return info._token(name)
