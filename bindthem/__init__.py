@@ -41,11 +41,11 @@ from .errors import (
     PickleError,
     SymbolError,
 )
-from .library import Library, getsource, load, options
+from .library import Library, getsource, info, load, options
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
            "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",
-           "SymbolError", "build", "cuda", "getsource", "load", "options", "parse_header"]
+           "SymbolError", "build", "cuda", "getsource", "info", "load", "options", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"

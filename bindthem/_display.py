@@ -34,7 +34,7 @@ def _signature(f):
 
 def _meta(lib):
     """lib's metadata, even when a kernel is called ``metadata``."""
-    return lib.__bindthem__.metadata
+    return lib._bindthem_.metadata
 
 
 def _entry(lib, name):
@@ -121,7 +121,7 @@ def function_text(f):
 def _count(lib):
     """"3 functions", "1 CUDA kernel"."""
     n = len(lib.__all__)
-    noun = lib.__bindthem__.backend.noun
+    noun = lib._bindthem_.backend.noun
     return "%d %s" % (n, noun[:-1] if n == 1 else noun)
 
 

@@ -40,7 +40,7 @@ RETRY_AFTER = 10.0  # seconds a failed bind is re-raised before a use tries agai
 
 _pending: dict[str, "Pending"] = {}  # key -> the kernel waiting for its first use
 _PENDING = "__bindthem_pending__"  # where a LazyLibrary keeps its Pending until bound
-_OWN = ("__all__", "__file__", "__bindthem__")  # a Library's dunders worth binding for
+_OWN = ("__all__", "__file__")  # a Library's dunders worth binding for
 
 
 def pending(source):
@@ -184,8 +184,9 @@ class LazyLibrary(Library):
         d = dict(lib.__dict__)
         self.__dict__.update(d)
         self.__class__ = type(lib)
+        self._bindthem_ = lib._bindthem_
         if made:
-            lib.__bindthem__._library = weakref.ref(self)
+            lib._bindthem_._library = weakref.ref(self)
         self.__dict__.pop(_PENDING, None)
 
     def __repr__(self):

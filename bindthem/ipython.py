@@ -186,7 +186,7 @@ class BindthemMagics(Magics):
                          ) from None
         if not lib.__all__:
             templated = _describe(lib.metadata["declarations"])
-            why = left_out_message(header, lib.__bindthem__.left_out, 0)
+            why = left_out_message(header, lib._bindthem_.left_out, 0)
             raise UsageError("%%%%bindthem %s: nothing to bind%s\n%s" % (
                 args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
                                           "or -i instantiate.yml" % templated),

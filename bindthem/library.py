@@ -12,9 +12,9 @@ from typing import Any
 from . import _core, _display, _travel
 from ._opts import GIL_POLICIES, _check_gil, _options
 from ._types import GilOption, GilPolicy, StrPath
-from .errors import BindValueError, BindWarning, warn
+from .errors import BindTypeError, BindValueError, BindWarning, warn
 
-__all__ = ["Backend", "Library", "LibraryInfo", "getsource", "library_of", "load", "options"]
+__all__ = ["Backend", "Library", "LibraryInfo", "getsource", "info", "library_of", "load", "options"]
 
 
 def _regular_file(path):
@@ -37,11 +37,11 @@ def _module_doc(name, header, functions, what="Kernels"):
 
 
 class LibraryInfo:
-    """bindthem's own data about a Library, ``lib.__bindthem__``.
+    """bindthem's own data about a Library, ``bindthem.info(lib)``.
 
     Kept out of the kernels' namespace, so that a kernel may be called
     ``metadata`` or ``unexported``: ``lib.metadata`` is then the kernel, and
-    ``lib.__bindthem__.metadata`` still the metadata.
+    ``bindthem.info(lib).metadata`` still the metadata.
     """
 
     __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "left_out",
@@ -93,7 +93,7 @@ class LibraryInfo:
 
 
 class _Info:
-    """A Library attribute read from ``lib.__bindthem__`` unless a kernel of
+    """A Library attribute read from its :class:`LibraryInfo` unless a kernel of
     that name shadows it (a non-data descriptor: the instance dict wins)."""
 
     def __init__(self, doc):
@@ -105,13 +105,13 @@ class _Info:
     def __get__(self, lib, owner=None):
         if lib is None:
             return self
-        return getattr(lib.__dict__["__bindthem__"], self.name)
+        return getattr(lib._bindthem_, self.name)
 
 
 class Backend:
     """What one back end does differently, for the one :class:`Library` class:
     its name, what its callables are called, and how they learn their
-    Library and options. ``lib.__bindthem__.backend`` is one of these."""
+    Library and options. ``bindthem.info(lib).backend`` is one of these."""
 
     name = "cpu"
     noun = "functions"  # the repr's "(3 functions)"
@@ -130,6 +130,17 @@ class Backend:
 
 
 CPU = Backend()
+
+def info(obj: Library | _core.Function | _core.CudaKernel) -> LibraryInfo:
+    """bindthem's own data about a Library (:class:`LibraryInfo`: its
+    metadata, handle, back end, what it left out and why, the source it was
+    bound from), given the Library or one of its bound callables."""
+    lib = obj if isinstance(obj, Library) else library_of(obj)
+    if lib is None:
+        raise BindTypeError("bindthem.info(%s): expected a Library or one of its kernels (a "
+                            "live one: its Library may be gone)" % type(obj).__name__)
+    return lib._bindthem_
+
 
 def library_of(obj: object) -> Library | None:
     """The Library a bound callable (a Function or a CUDA kernel) belongs to,
@@ -152,9 +163,13 @@ class Library(types.ModuleType):
     overloads left out because the library lacks them (only without an
     instantiate.yml), ``not_kernels`` the header's host functions that a CUDA
     Library does not bind (empty on the CPU). A kernel of one of those names
-    takes the name; all stay at ``lib.__bindthem__`` (:class:`LibraryInfo`,
+    takes the name; all stay at ``bindthem.info(lib)`` (:class:`LibraryInfo`,
     whose ``backend`` says which back end bound it).
     """
+
+    # bindthem.info(lib): a slot, not the module's namespace, so that no
+    # kernel name can shadow it and dir()/vars() list kernels only
+    __slots__ = ("_bindthem_",)
 
     metadata = _Info("What bindthem.parse_header returns for the header.")
     unexported = _Info("Overloads left out because the library lacks them.")
@@ -168,13 +183,13 @@ class Library(types.ModuleType):
         info = LibraryInfo(handle, metadata, unexported, not_kernels, source=source,
                            header=header, backend=backend, left_out=left_out)
         info._library = weakref.ref(self)
-        self.__bindthem__ = info
+        self._bindthem_ = info
         self.__dict__.update(functions)
         backend.attach(info, functions, options)
 
     def __getattr__(self, name):
         # only for names the instance lacks: one the header declares says why it is not bound
-        info = self.__dict__.get("__bindthem__")
+        info = getattr(self, "_bindthem_", None) if name != "_bindthem_" else None
         why = [x for x in info.left_out if x["name"] == name] if info is not None else []
         if not why:
             raise AttributeError("module %r has no attribute %r" % (self.__name__, name),
@@ -185,15 +200,22 @@ class Library(types.ModuleType):
             name=name, obj=self)
 
     def __dir__(self):
-        return sorted(set(self.__all__) | {"__all__", "__bindthem__", "__doc__", "__file__",
+        return sorted(set(self.__all__) | {"__all__", "__doc__", "__file__",
                                            "__name__", "metadata", "unexported", "not_kernels"})
+
+    @property
+    def __bindthem__(self):
+        """Deprecated (removed in 0.2): :func:`bindthem.info`."""
+        warn("lib.__bindthem__ is deprecated and goes in bindthem 0.2: use bindthem.info(lib)",
+             DeprecationWarning)
+        return self._bindthem_
 
     def __repr__(self):
         return "<bindthem.Library %r from %r (%d %s)>" % (
-            self.__name__, self.__file__, len(self.__all__), self.__bindthem__.backend.noun)
+            self.__name__, self.__file__, len(self.__all__), self._bindthem_.backend.noun)
 
     def __reduce__(self):
-        return (_travel.library, (self.__bindthem__._reduce(),))
+        return (_travel.library, (self._bindthem_._reduce(),))
 
     def __copy__(self):
         return self
@@ -202,7 +224,7 @@ class Library(types.ModuleType):
         return self  # like a module or a function: bound code does not change
 
     def __dask_tokenize__(self):
-        return self.__bindthem__._token()
+        return self._bindthem_._token()
 
     def _repr_html_(self):
         return _display.library_html(self)
@@ -276,13 +298,13 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
         _regular_file(library)
     opts = _options(gil, copy_const)
     lib = _make(library, header, instantiate, name, strict, None, opts)
-    lib.__bindthem__.source = _load_source(lib, header, instantiate, name, strict, opts)
+    lib._bindthem_.source = _load_source(lib, header, instantiate, name, strict, opts)
     warn_if_left_out(lib)
     return lib
 
 
 def _load_source(lib, header, instantiate, name, strict, opts):
-    path = lib.__bindthem__.handle.path
+    path = lib._bindthem_.handle.path
     st = os.stat(path)
     return _travel.Source(
         kind="load", name=name, strict=strict, header=header, header_text=_travel._read(header),
@@ -344,7 +366,7 @@ def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=Fals
     declares, or None when it binds all but what it leaves out deliberately.
 
     ``left_out``: the core's ``[{"name", "line", "reason", "deliberate"}]``
-    (``lib.__bindthem__.left_out`` after binding, ``metadata["skipped"]``
+    (``bindthem.info(lib).left_out`` after binding, ``metadata["skipped"]``
     before); ``n_bound``: the names bound. A deliberate omission (an inline or
     static helper, a template instantiate.yml does not name, a host function
     in a CUDA module) is listed only when nothing is bound. ``metadata``: to
@@ -361,7 +383,7 @@ def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=Fals
     lines = ["%s:%d: %s: %s" % (base, x["line"], x["name"], x["reason"])
              for x in shown[:LEFT_OUT_SHOWN]]
     if len(shown) > LEFT_OUT_SHOWN:
-        lines.append("and %d more (lib.__bindthem__.left_out lists them all)"
+        lines.append("and %d more (bindthem.info(lib).left_out lists them all)"
                      % (len(shown) - LEFT_OUT_SHOWN))
     if n_bound:
         head = "%s binds %d function%s; %d declaration%s not bound:" % (
@@ -384,7 +406,7 @@ def plan_message(meta):
 def warn_if_left_out(lib):
     """One BindWarning when a Library binds fewer functions than its header
     declares (left_out_message)."""
-    info = lib.__bindthem__
+    info = lib._bindthem_
     kernels_only = info.backend is not CPU
     why = left_out_message(info.header, info.left_out, len(lib.__all__),
                            info.metadata if not lib.__all__ else None, kernels_only)

@@ -103,7 +103,7 @@ def test_extra_flags_and_openmp_keep_O3(probe, cache_dir, monkeypatch):
         lib = bindthem.build(probe, cache_dir=cache_dir, openmp=True,
                              extra_cxxflags="-DEXTRA=3")
     assert (lib.optimised(), lib.extra()) == (1, 3) and lib.openmp() > 200000
-    assert lib.__bindthem__.source.flags == ["-O3", "-DEXTRA=3", "-fopenmp"]
+    assert bindthem.info(lib).source.flags == ["-O3", "-DEXTRA=3", "-fopenmp"]
     plain = bindthem.build(probe, cache_dir=cache_dir)
     assert (plain.optimised(), plain.openmp(), plain.extra()) == (1, 0, -1)
 

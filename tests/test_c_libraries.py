@@ -47,7 +47,7 @@ def vec(request, tmp_path_factory):
 def test_c_library_binds_by_c_names(vec):
     assert vec.__all__ == ["all_pos", "any_neg", "byte_sum", "count_pos", "dot", "negate16",
                            "scale"]
-    assert vec.__bindthem__.unexported == [] and vec.__bindthem__.left_out == []
+    assert bindthem.info(vec).unexported == [] and bindthem.info(vec).left_out == []
     for name in vec.__all__:
         assert getattr(vec, name).symbols == (name,)
     # the metadata keeps the C++ name the header spells; the display says which was found
@@ -129,7 +129,7 @@ def test_c_name_only_from_the_library_itself(tmp_path):
     with pytest.warns(bindthem.BindWarning) as rec:
         got = bindthem.load(lib, str(h))
     assert got.__all__ == ["mine"] and got.mine(-3) == 4
-    assert sorted(x["name"] for x in got.__bindthem__.left_out) == ["abs", "stat"]
+    assert sorted(x["name"] for x in bindthem.info(got).left_out) == ["abs", "stat"]
     (w,) = rec
     assert "stat: not in %s: it exports neither the C++ symbol _Z4stati nor the C name stat" \
         % os.path.realpath(lib) in str(w.message)
@@ -148,7 +148,7 @@ def test_overloaded_name_never_falls_back(tmp_path):
     with pytest.warns(bindthem.BindWarning, match=r"binds 1 function; 2 declarations"):
         got = bindthem.load(lib, str(h))
     assert got.__all__ == ["g"] and got.g(3) == -3
-    assert got.__bindthem__.unexported == ["int f(const int n)", "double f(const double x)"]
+    assert bindthem.info(got).unexported == ["int f(const int n)", "double f(const double x)"]
 
 
 def test_build_compiles_a_c_header_as_cxx(tmp_path):

@@ -128,7 +128,7 @@ def test_a_lazy_function_behaves_as_the_function(project, cache_dir):
     from bindthem.library import library_of
 
     lib = bindthem.build(str(project / "lazy.h"), str(project / "lazy.yml"), cache_dir=cache_dir)
-    key = lib.__bindthem__.source.key
+    key = bindthem.info(lib).source.key
     tokens = tokenize(lib), tokenize(lib.scale)
     data = pickle.dumps((lib, lib.scale))
     del lib

@@ -478,8 +478,9 @@ int __all__(int x) { return x + 5; }
 
 NAMES_CHILD = """\
 import pickle, sys
+import bindthem
 lib, f = pickle.loads(sys.stdin.buffer.read())
-print(lib.metadata(1), f(1), lib.__bindthem__.metadata["functions"][0]["name"])
+print(lib.metadata(1), f(1), bindthem.info(lib).metadata["functions"][0]["name"])
 """
 
 
@@ -492,14 +493,14 @@ def names_h(tmp_path):
 
 def test_kernels_named_like_library_attributes(names_h, cache_dir):
     lib = bindthem.build(names_h, cache_dir=cache_dir)
-    # the kernels win; bindthem's own attributes stay at __bindthem__
+    # the kernels win; bindthem's own attributes stay at bindthem.info(lib)
     assert lib.metadata(1) == 2 and lib.unexported(1) == 3
     assert isinstance(lib.metadata, bindthem.Function)
-    info = lib.__bindthem__
+    info = bindthem.info(lib)
     assert [f["name"] for f in info.metadata["functions"]] == ["metadata", "unexported"]
     assert info.unexported == [] and info.handle.path == lib.__file__
     assert lib.__all__ == ["metadata", "unexported"] and lib.__name__ == "taken"
-    assert {"metadata", "unexported", "__bindthem__"} <= set(dir(lib))
+    assert {"metadata", "unexported"} <= set(dir(lib)) and "_bindthem_" not in dir(lib)
     assert repr(lib) == "<bindthem.Library 'taken' from %r (2 functions)>" % lib.__file__
     assert not hasattr(lib, "no_such_kernel")
     # __dunder__ names belong to the module: skipped with the reason
@@ -512,9 +513,24 @@ def test_kernels_named_like_library_attributes(names_h, cache_dir):
     assert out.split() == ["2", "2", "metadata"]
 
 
+def test_info_of_a_library_and_its_kernels(abi):
+    info = bindthem.info(abi)
+    assert isinstance(info, bindthem.library.LibraryInfo) and info.handle.path == abi.__file__
+    assert bindthem.info(abi.__dict__[abi.__all__[0]]) is info  # a kernel says whose it is
+    assert "_bindthem_" not in vars(abi)  # not in the namespace: no kernel can shadow it
+    for other in (None, 3, types, abi.metadata):
+        with pytest.raises(bindthem.BindTypeError, match=r"bindthem.info\(\w+\): expected a "
+                           r"Library or one of its kernels"):
+            bindthem.info(other)
+    with pytest.warns(DeprecationWarning, match=r"lib.__bindthem__ is deprecated and goes in "
+                      r"bindthem 0.2: use bindthem.info\(lib\)") as rec:
+        assert abi.__bindthem__ is info
+    assert rec[0].filename == __file__  # attributed to the caller
+
+
 def test_library_attributes_without_such_kernels(abi):
-    assert abi.metadata is abi.__bindthem__.metadata
-    assert abi.unexported == abi.__bindthem__.unexported == []
+    assert abi.metadata is bindthem.info(abi).metadata
+    assert abi.unexported == bindthem.info(abi).unexported == []
     assert type(abi).metadata.__doc__.startswith("What bindthem.parse_header returns")
 
 

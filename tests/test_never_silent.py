@@ -67,7 +67,7 @@ def test_load_lists_what_is_left_out_once(tmp_path):
     # the static inline helper is the header's own business: not a shortfall
     assert "helper" not in msg
     # the same facts from the core, and each attribute says its own reason
-    left = {x["name"]: x for x in got.__bindthem__.left_out}
+    left = {x["name"]: x for x in bindthem.info(got).left_out}
     assert set(left) == {"no_size", "tmpl", "gone", "helper"}
     assert left["helper"]["deliberate"] and not left["gone"]["deliberate"]
     for name, why in [("no_size", "unbindable: parameter 'x' is a pointer"),
@@ -98,7 +98,7 @@ def test_everything_bound_or_deliberate_is_silent(tmp_path):
         got = bindthem.build(h, y, cache_dir=str(tmp_path / "cache"))
         bindthem.stubs.render(h, y)
     assert got.__all__ == ["listed", "ok"]
-    assert sorted(x["name"] for x in got.__bindthem__.left_out) == [
+    assert sorted(x["name"] for x in bindthem.info(got).left_out) == [
         "helper", "unb_inline", "unb_tmpl", "unlisted"]
     with pytest.raises(AttributeError, match="not listed in instantiate.yml"):
         got.unlisted
@@ -146,8 +146,8 @@ def test_many_left_out_shows_the_first_five_and_a_count(tmp_path):
     lines = str(rec[0].message).splitlines()
     assert lines[0] == "%s binds 1 function; 8 declarations are not bound:" % h
     assert [ln.split(":")[2].strip() for ln in lines[1:6]] == ["bad%d" % i for i in range(5)]
-    assert lines[6] == "  and 3 more (lib.__bindthem__.left_out lists them all)"
-    assert len(got.__bindthem__.left_out) == 8
+    assert lines[6] == "  and 3 more (bindthem.info(lib).left_out lists them all)"
+    assert len(bindthem.info(got).left_out) == 8
 
 
 def _cli(args):

@@ -425,7 +425,8 @@ def test_compiler_warnings_and_extra_flags(spmv):
     assert err.startswith("%%bindthem warned: warning: the compiler warned while compiling "
                           "warned.h:\n"), err
     assert re.search(r"cell:2:\d+: warning: unused variable .unused_here.", err), err
-    out, _ = spmv.run("print(warned.warned(41), warned.__bindthem__.source.flags)")
+    out, _ = spmv.run("import bindthem\n"
+                      "print(warned.warned(41), bindthem.info(warned).source.flags)")
     first = stdout(out).split("\n")[0]
     assert first.startswith("42 ['-O3', ") and "'-Wall', '-I" in first, first  # kept -O3
 

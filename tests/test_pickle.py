@@ -54,10 +54,11 @@ def child(code, data, **env):
 CALL_CHILD = """
     import pickle, sys
     import numpy as np
+    import bindthem
     f = pickle.loads(sys.stdin.buffer.read())
     x = np.arange(4.0)
     print(f(x) + f.library.offset(), f.library.__file__,
-          f.library.__bindthem__.metadata["header"])
+          bindthem.info(f.library).metadata["header"])
     sys.stdout.flush()
     sys.stderr.write(repr(pickle.dumps(f)))
 """
@@ -109,7 +110,7 @@ def test_pickle_carries_the_text_and_shares_it(built, project):
     assert HEADER.encode() in data and YAML.encode() in data
     assert b"#define OFFSET 100" in data  # the local include travels too
     assert data.count(HEADER.encode()) == 1  # one Source for the three objects
-    src = built.__bindthem__.source
+    src = bindthem.info(built).source
     assert src.kind == "build" and src.files == {os.path.join("detail", "offset.h"):
                                                  b"#define OFFSET 100\n"}
     assert src.flags == ["-O3"]
@@ -206,7 +207,7 @@ def loaded(project, tmp_path):
 def test_load_pickle_binds_the_same_library(loaded):
     out = child(CALL_CHILD, pickle.dumps(loaded.total))
     assert out.split()[:2] == ["106.0", loaded.__file__]
-    src = loaded.__bindthem__.source
+    src = bindthem.info(loaded).source
     assert src.kind == "load" and len(src.library_hash) == 64
 
 
@@ -234,8 +235,9 @@ def test_load_pickle_uses_the_carried_header(loaded, project):
     (project / "travel.h").write_text("// nothing here any more\n")
     out = child("""
         import pickle, sys
+        import bindthem
         lib = pickle.loads(sys.stdin.buffer.read())
-        print(lib.__all__, open(lib.__bindthem__.metadata["header"]).read() == sys.argv[1])
+        print(lib.__all__, open(bindthem.info(lib).metadata["header"]).read() == sys.argv[1])
     """.replace("sys.argv[1]", repr(HEADER)), data)
     assert out.strip() == "['offset', 'rowsum', 'scale', 'total'] True"
 

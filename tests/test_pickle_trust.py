@@ -48,7 +48,7 @@ def genuine(tmp_path_factory):
 
 
 def fields_of(lib):
-    return dict(lib.__bindthem__.source.__reduce__()[1][0])
+    return dict(bindthem.info(lib).source.__reduce__()[1][0])
 
 
 class _Fields:

@@ -183,7 +183,7 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
     lib = _bind(image, header, instantiate, name, strict, filename, None)
-    lib.__bindthem__.source = _travel.Source(
+    lib._bindthem_.source = _travel.Source(
         kind="cuda", name=name, strict=strict, header=header,
         header_text=_travel._read(header), instantiate=instantiate,
         yaml_text=_travel._read(instantiate) if instantiate else None, library=filename,
