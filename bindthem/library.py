@@ -14,7 +14,8 @@ from ._opts import GIL_POLICIES, _check_gil, _options
 from ._types import GilOption, GilPolicy, StrPath
 from .errors import BindTypeError, BindValueError, BindWarning, warn
 
-__all__ = ["Backend", "Library", "LibraryInfo", "getsource", "info", "library_of", "load", "options"]
+__all__ = ["Backend", "Library", "LibraryInfo", "getsource", "info", "library_of", "load",
+           "options"]
 
 
 def _regular_file(path):
