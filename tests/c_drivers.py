@@ -8,11 +8,16 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CSRC = os.path.join(ROOT, "csrc")
 CDIR = os.path.join(ROOT, "tests", "c")
+sys.path.insert(0, CDIR)
+import layers  # noqa: E402
+
+CSRC = layers.CSRC
+INCLUDES = ["-I" + d for d in layers.include_dirs()]
 PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
           "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c", "bt_file.c",
           "bt_direct.c")
@@ -35,7 +40,7 @@ def have_sanitizers():
 
 
 def flags():
-    f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I" + CSRC]
+    f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"] + INCLUDES
     if have_sanitizers():
         # one malloc block per arena allocation, so ASan sees overflows
         f += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
@@ -51,12 +56,12 @@ def build():
         raise OSError("no C compiler %r" % CC)
     out = tempfile.mkdtemp(prefix="bindthem-drivers-")
     atexit.register(shutil.rmtree, out, True)
-    srcs = [os.path.join(CSRC, f) for f in PURE_C]
+    srcs = [layers.sources()[os.path.splitext(f)[0]] for f in PURE_C]
     procs = {}
     for d in DRIVERS + OPTIMIZED:
         exe = os.path.join(out, d)
-        f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
-                                          "-I" + CSRC]
+        f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror",
+                                          "-O2"] + INCLUDES
         f = [x for x in f if x not in EXTRA.get(d, ())] + EXTRA.get(d, [])
         cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi", "-o", exe]
         procs[d] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,

@@ -36,7 +36,7 @@ PURE_DRIVER_FILES = ("bt_cuda.c", "bt_nvrtc.c", "bt_sym.c")
 
 def test_pure_c_files_do_not_include_python():
     for f in PURE_C + PURE_DRIVER_FILES:
-        with open(os.path.join(CSRC, f)) as fh:
+        with open(c_drivers.layers.sources()[os.path.splitext(f)[0]]) as fh:
             src = fh.read()
         includes = re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', src, re.M)
         assert "Python.h" not in includes, f

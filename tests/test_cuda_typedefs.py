@@ -25,7 +25,7 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BT_CUDA = os.path.join(ROOT, "csrc", "bt_cuda.c")
+BT_CUDA = os.path.join(ROOT, "csrc", "driver", "bt_cuda.c")
 
 
 def _typedefs_h():

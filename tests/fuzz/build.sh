@@ -17,7 +17,7 @@ pure="bt_lex bt_parse bt_types bt_arena bt_diag bt_hash bt_yaml bt_plan bt_meta 
 harnesses="fuzz_header fuzz_yaml fuzz_mangle fuzz_elf"
 san="address,undefined"
 common="-g -O1 -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -DBT_ARENA_EXACT
-        -fno-sanitize-recover=undefined -I$here/csrc"
+        -fno-sanitize-recover=undefined -I$here/csrc/core"
 
 case $mode in
 libfuzzer)
@@ -41,7 +41,7 @@ esac
 mkdir -p "$out/obj"
 objs=
 for f in $pure; do
-    $cc $cflags -c "$here/csrc/$f.c" -o "$out/obj/$f.o"
+    $cc $cflags -c "$here/csrc/core/$f.c" -o "$out/obj/$f.o"
     objs="$objs $out/obj/$f.o"
 done
 if [ -n "$main" ]; then
