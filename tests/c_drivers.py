@@ -1,7 +1,7 @@
 """Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c,
 faults.c for allocation failures, and scale.c for sizes and times) once per
-test process, against csrc's Python-free files, with ASan/UBSan when gcc has
-them (not scale.c)."""
+test process, against csrc's pure layers (every C file of the PURE folders
+of tests/c/layers.py), with ASan/UBSan when gcc has them (not scale.c)."""
 
 import atexit
 import functools
@@ -18,9 +18,7 @@ import layers  # noqa: E402
 
 CSRC = layers.CSRC
 INCLUDES = ["-I" + d for d in layers.include_dirs()]
-PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
-          "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c", "bt_file.c",
-          "bt_direct.c")
+PURE_C = list(layers.pure_sources((".c",)).values())
 DRIVERS = ("dump_header", "dump_plan", "faults")
 # built -O2 without sanitizers: its times and byte counts are the real ones
 OPTIMIZED = ("scale",)
@@ -56,14 +54,14 @@ def build():
         raise OSError("no C compiler %r" % CC)
     out = tempfile.mkdtemp(prefix="bindthem-drivers-")
     atexit.register(shutil.rmtree, out, True)
-    srcs = [layers.sources()[os.path.splitext(f)[0]] for f in PURE_C]
     procs = {}
     for d in DRIVERS + OPTIMIZED:
         exe = os.path.join(out, d)
         f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror",
                                           "-O2"] + INCLUDES
         f = [x for x in f if x not in EXTRA.get(d, ())] + EXTRA.get(d, [])
-        cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi", "-o", exe]
+        cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + PURE_C + [
+            "-lyaml", "-lffi", "-ldl", "-o", exe]
         procs[d] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                stderr=subprocess.STDOUT, text=True))
     paths = {}

@@ -8,10 +8,12 @@ layer (bottom to top):
     py/      Python-facing, CPU and shared (slots, dispatch, binding, calls)
     cuda/    Python-facing CUDA (bt_cudapy_*, bt_nvrtc_py)
 
-A pure folder's files include neither Python.h nor a header that does, so
-tests/c and tests/fuzz build them without Python; tests/test_layers.py checks
-it with `gcc -MM`, and tests/test_file_graph.py that they call no
-Python-facing file. setup.py compiles every folder under csrc/ and refuses a
+A file calls (or reads data of) files of its own layer or of a layer below
+it, never above; bt_module, the top, registers every layer. A pure folder's
+files include neither Python.h nor a header that does, so tests/c (the C
+drivers) and tests/fuzz build them without Python. tests/test_layout.py
+checks the folders and the purity with `gcc -MM`, tests/test_file_graph.py
+the calls (`nm`). setup.py compiles every folder under csrc/ and refuses a
 source in csrc/ itself. Usage from a shell:
 
     python3 tests/c/layers.py sources [--pure] [--ext .c]   # one path a line
@@ -24,8 +26,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CSRC = os.path.join(ROOT, "csrc")
-LAYERS = ("core", "driver", "py", "cuda")
+LAYERS = ("core", "driver", "py", "cuda")  # bottom to top
 PURE = ("core", "driver")
+TOP = "bt_module"  # exec slot and PyInit__core: calls into every layer, called by none
 SOURCE_EXTS = (".c", ".cpp")
 
 
@@ -53,6 +56,11 @@ def layer_of(path):
     """The layer folder a csrc path lies in ('' for csrc/ itself)."""
     rel = os.path.relpath(path, CSRC)
     return os.path.dirname(rel)
+
+
+def may_call(src_layer, dst_layer):
+    """Whether a file of src_layer may call a file of dst_layer: its own or below."""
+    return LAYERS.index(dst_layer) <= LAYERS.index(src_layer)
 
 
 def misplaced():
