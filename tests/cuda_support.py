@@ -8,8 +8,9 @@ request and every launch (kernel, grid, block, shared, stream, device, the
 parameter bytes), read back here with ctypes. The driver is process-wide,
 so its fixtures (mock_path, mock, lib, clean) are session-wide, registered
 by tests/conftest.py, and tests of other driver versions and failure modes
-run in a subprocess (run_py). bindthem is imported inside the fixtures, so
-that importing this module (conftest does) needs no built bindthem.
+run in a subprocess (run_py). bindthem (and support, which imports it) is
+imported inside the functions, so that importing this module (conftest does)
+needs no built bindthem.
 """
 
 import ctypes
@@ -22,8 +23,6 @@ import sys
 import textwrap
 
 import pytest
-
-from support import cuda_mock_path, python_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -38,6 +37,8 @@ RUN = {"_Z4axpyIfEvT_PKS0_iPS0_i": "axpy_f", "_Z4axpyIdEvT_PKS0_iPS0_i": "axpy_d
 
 @pytest.fixture(scope="session", name="mock_path")
 def mock_path_fixture(tmp_path_factory):
+    from support import cuda_mock_path
+
     if not shutil.which(CC):
         pytest.skip("needs %s for the mock driver" % CC)
     return cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
@@ -106,6 +107,8 @@ def clean_fixture(mock):
 
 def run_py(code, mock_path=None, **env):
     """Runs code in a fresh interpreter; returns (returncode, stdout+stderr)."""
+    from support import python_env
+
     e = python_env()
     e.pop("BINDTHEM_LIBCUDA", None)
     if mock_path:
