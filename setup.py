@@ -68,9 +68,9 @@ def check_compilers():
     if not probe("int main(void) { return 0; }\n", ".c"):
         sys.exit("bindthem: the C compiler `%s` does not work; install one with "
                  "`apt-get install gcc g++`, or set CC." % " ".join(cc))
-    # csrc/bt_guard.cpp is C++; setuptools compiles it with the same driver.
+    # csrc/core/bt_guard.cpp is C++; setuptools compiles it with the same driver.
     if not probe("#include <exception>\nint main() { return 0; }\n", ".cpp"):
-        sys.exit("bindthem: `%s` cannot compile C++ (csrc/bt_guard.cpp); install it "
+        sys.exit("bindthem: `%s` cannot compile C++ (csrc/core/bt_guard.cpp); install it "
                  "with `apt-get install g++`." % " ".join(cc))
     inc = sysconfig.get_paths()["include"]
     if not probe("#include <Python.h>\nint main(void) { return 0; }\n", ".c", [inc]):
@@ -87,8 +87,23 @@ def check_header(pkg, include_dirs):
                  % (HEADERS[pkg], APT[pkg]))
 
 
+def layer_dirs():
+    """The folders under csrc/, one per layer (csrc/README.md; tests/c/layers.py
+    names them). Every one is compiled and on the include path. A source or
+    header in csrc/ itself is in no layer: the build stops and says so."""
+    stray = sorted(p for p in glob("csrc/*") if os.path.isfile(p) and not p.endswith(".md"))
+    dirs = sorted(p for p in glob("csrc/*") if os.path.isdir(p))
+    if stray:
+        sys.exit("bindthem: %s %s in no layer folder; move %s into one of %s "
+                 "(csrc/README.md says which layer is which)."
+                 % (", ".join(stray), "is" if len(stray) == 1 else "are",
+                    "it" if len(stray) == 1 else "them", ", ".join(d + "/" for d in dirs)))
+    return dirs
+
+
 check_compilers()
-include_dirs = ["csrc", numpy.get_include()]
+LAYER_DIRS = layer_dirs()
+include_dirs = LAYER_DIRS + [numpy.get_include()]
 library_dirs = []
 libraries = []
 for pkg in ("libffi", "yaml-0.1"):
@@ -122,7 +137,7 @@ if os.environ.get("BINDTHEM_COVERAGE"):
 
 
 class BuildExt(build_ext):
-    """C11 for the .c files; C++11 for csrc/bt_guard.cpp, the one C++ file
+    """C11 for the .c files; C++11 for csrc/core/bt_guard.cpp, the one C++ file
     (it catches C++ exceptions thrown by kernels)."""
 
     def build_extensions(self):
@@ -141,8 +156,8 @@ setup(
     ext_modules=[
         Extension(
             "bindthem._core",
-            sources=sorted(glob("csrc/*.c")) + ["csrc/bt_guard.cpp"],
-            depends=sorted(glob("csrc/*.h")),
+            sources=sorted(p for d in LAYER_DIRS for p in glob(d + "/*.c") + glob(d + "/*.cpp")),
+            depends=sorted(p for d in LAYER_DIRS for p in glob(d + "/*.h")),
             include_dirs=include_dirs,
             library_dirs=library_dirs,
             libraries=libraries,

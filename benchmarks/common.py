@@ -40,7 +40,8 @@ def bindthem_path():
     the benchmarks run. Built with setup.py's default flags (-O2), the
     BINDTHEM_DEBUG / _SANITIZE / _COVERAGE switches cleared. Returns the folder
     to put first on sys.path."""
-    files = sorted(glob.glob(os.path.join(SRC, "csrc", "*.[ch]"))) + [
+    files = sorted(glob.glob(os.path.join(SRC, "csrc", "*", "*.[ch]"))) + sorted(
+        glob.glob(os.path.join(SRC, "csrc", "*", "*.cpp"))) + [
         os.path.join(SRC, "setup.py")] + sorted(glob.glob(os.path.join(SRC, "bindthem", "*.py")))
     key = hashlib.sha256()
     for p in files:

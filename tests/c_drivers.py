@@ -1,21 +1,24 @@
 """Builds the pure-C test drivers (tests/c/dump_header.c, dump_plan.c,
 faults.c for allocation failures, and scale.c for sizes and times) once per
-test process, against csrc's Python-free files, with ASan/UBSan when gcc has
-them (not scale.c)."""
+test process, against csrc's pure layers (every C file of the PURE folders
+of tests/c/layers.py), with ASan/UBSan when gcc has them (not scale.c)."""
 
 import atexit
 import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CSRC = os.path.join(ROOT, "csrc")
 CDIR = os.path.join(ROOT, "tests", "c")
-PURE_C = ("bt_lex.c", "bt_parse.c", "bt_types.c", "bt_arena.c", "bt_diag.c", "bt_hash.c",
-          "bt_yaml.c", "bt_plan.c", "bt_meta.c", "bt_mangle.c", "bt_file.c",
-          "bt_direct.c")
+sys.path.insert(0, CDIR)
+import layers  # noqa: E402
+
+CSRC = layers.CSRC
+INCLUDES = ["-I" + d for d in layers.include_dirs()]
+PURE_C = list(layers.pure_sources((".c",)).values())
 DRIVERS = ("dump_header", "dump_plan", "faults")
 # built -O2 without sanitizers: its times and byte counts are the real ones
 OPTIMIZED = ("scale",)
@@ -35,7 +38,7 @@ def have_sanitizers():
 
 
 def flags():
-    f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I" + CSRC]
+    f = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"] + INCLUDES
     if have_sanitizers():
         # one malloc block per arena allocation, so ASan sees overflows
         f += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
@@ -51,14 +54,14 @@ def build():
         raise OSError("no C compiler %r" % CC)
     out = tempfile.mkdtemp(prefix="bindthem-drivers-")
     atexit.register(shutil.rmtree, out, True)
-    srcs = [os.path.join(CSRC, f) for f in PURE_C]
     procs = {}
     for d in DRIVERS + OPTIMIZED:
         exe = os.path.join(out, d)
-        f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
-                                          "-I" + CSRC]
+        f = flags() if d in DRIVERS else ["-std=c11", "-Wall", "-Wextra", "-Werror",
+                                          "-O2"] + INCLUDES
         f = [x for x in f if x not in EXTRA.get(d, ())] + EXTRA.get(d, [])
-        cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + srcs + ["-lyaml", "-lffi", "-o", exe]
+        cmd = [CC] + f + [os.path.join(CDIR, d + ".c")] + PURE_C + [
+            "-lyaml", "-lffi", "-ldl", "-o", exe]
         procs[d] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                stderr=subprocess.STDOUT, text=True))
     paths = {}

@@ -12,6 +12,10 @@ import sys
 
 import pytest
 
+# the mock CUDA driver's fixtures mock_path, mock, lib, clean (test_cuda_*.py):
+# here, so that they are session-wide, as the driver is process-wide
+from cuda_support import clean_fixture, lib_fixture, mock_fixture, mock_path_fixture  # noqa: F401
+
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "kernels")
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")

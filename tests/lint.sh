@@ -15,6 +15,6 @@ done
 echo "ruff: $("$RUFF" --version)"
 "$RUFF" check --no-cache . || rc=1
 echo "clang-format: $("$CLANG_FORMAT" --version)"
-"$CLANG_FORMAT" --dry-run --Werror csrc/*.c csrc/*.h csrc/*.cpp || rc=1
+"$CLANG_FORMAT" --dry-run --Werror csrc/*/*.c csrc/*/*.h csrc/*/*.cpp || rc=1
 [ $rc -eq 0 ] && echo "lint: clean"
 exit $rc

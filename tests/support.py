@@ -1,4 +1,5 @@
-"""Helpers for tests that start Python subprocesses, and for thread tests.
+"""Helpers for tests that start Python subprocesses, for thread tests, and
+for the located-error tests.
 
 A subprocess must import the same bindthem the tests import: the installed
 one in CI (the source folder has no compiled _core there), the in-place build
@@ -8,6 +9,7 @@ PYTHONPATH, and must not run with the source folder as its working directory
 """
 
 import os
+import pickle
 import subprocess
 import threading
 
@@ -74,3 +76,59 @@ def cuda_mock_path(tmp_path_factory, src, cc):
     subprocess.run([cc, "-std=c11", "-O1", "-shared", "-fPIC", src, "-o", out, "-lpthread"],
                    check=True)
     return out
+
+
+# ---- located errors (test_errors.py, test_yaml.py) ----
+
+def read_table(path, ncols):
+    """The rows of a tab-separated EXPECTED.txt (tests/data/bad_*): ncols columns each."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                cols = line.split("\t")
+                assert len(cols) == ncols, line
+                rows.append(cols)
+    return rows
+
+
+def _loc(pos):
+    if pos == "-":
+        return None, None
+    line, col = pos.split(":")
+    return int(line), int(col)
+
+
+def check_located(exc, cls, path, pos, msg):
+    """A located error: its class, file, line:col and message, kept through pickling."""
+    assert type(exc) is cls
+    assert isinstance(exc, bindthem.BindError)
+    line, col = _loc(pos)
+    assert exc.filename == path
+    assert (exc.lineno, exc.colno) == (line, col)
+    prefix = "%s:%s: " % (path, pos) if pos != "-" else "%s: " % path
+    assert str(exc).startswith(prefix)
+    assert msg in str(exc)
+    # the located message survives pickling (multiprocessing, pytest-xdist)
+    back = pickle.loads(pickle.dumps(exc))
+    assert (type(back), str(back), back.filename, back.lineno, back.colno) == \
+        (cls, str(exc), exc.filename, exc.lineno, exc.colno)
+
+
+def write_file(tmp_path, name, text):
+    """Writes text to tmp_path/name; its path."""
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+# a header of the error tests: a template, a reference parameter, a plain function
+SCALE_ROWS_H = """\
+template <class I, class T>
+void scale_rows(const I n, T x[], const int x_size);
+
+void by_ref(double &x);
+
+int helper_function(const int n);
+"""

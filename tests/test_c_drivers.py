@@ -4,13 +4,12 @@ has them) against csrc's Python-free files, run over the malformed corpora,
 dialect.h and pyamg's headers."""
 
 import os
-import re
 import subprocess
 
 import pytest
 
 import c_drivers
-from c_drivers import CDIR, CSRC, PURE_C, ROOT
+from c_drivers import CDIR, ROOT
 
 DATA = os.path.join(ROOT, "tests", "data")
 
@@ -28,29 +27,6 @@ def assert_clean(r):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
     assert r.stderr == ""
-
-
-# pure too, but not linked into the drivers (they dlopen libcuda, libnvrtc)
-PURE_DRIVER_FILES = ("bt_cuda.c", "bt_nvrtc.c", "bt_sym.c")
-
-
-def test_pure_c_files_do_not_include_python():
-    for f in PURE_C + PURE_DRIVER_FILES:
-        with open(os.path.join(CSRC, f)) as fh:
-            src = fh.read()
-        includes = re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', src, re.M)
-        assert "Python.h" not in includes, f
-        # nor through a csrc header
-        seen, todo = set(), [i for i in includes if os.path.exists(os.path.join(CSRC, i))]
-        while todo:
-            h = todo.pop()
-            if h in seen:
-                continue
-            seen.add(h)
-            with open(os.path.join(CSRC, h)) as fh:
-                inc = re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', fh.read(), re.M)
-            assert "Python.h" not in inc and "numpy" not in " ".join(inc), (f, h)
-            todo += [i for i in inc if os.path.exists(os.path.join(CSRC, i))]
 
 
 def test_built_with_sanitizers_when_available(drivers):

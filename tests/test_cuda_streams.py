@@ -15,7 +15,17 @@ import threading
 
 import numpy as np
 import pytest
-from test_cuda import CC, HEADER, MOCK_SRC, PRELUDE, YAML, FakeCAI, FakeDLPack, module_text, run_py
+from cuda_support import (
+    CC,
+    HEADER,
+    MOCK_SRC,
+    PRELUDE,
+    YAML,
+    FakeCAI,
+    FakeDLPack,
+    module_text,
+    run_py,
+)
 
 from support import cuda_mock_path
 
@@ -319,7 +329,7 @@ def test_foreign_context_refused_for_context_bound_modules(mock):
         m.mock_ctx_create.restype = ctypes.c_void_p
         m.mock_ctx_current.restype = ctypes.c_void_p
         m.mock_ctx_set.argtypes = [ctypes.c_void_p]
-        from test_cuda import FakeCAI
+        from cuda_support import FakeCAI
         lib = cuda.load(module_text(), HEADER, YAML)   # cuModuleLoadDataEx: a pre-12.0 driver
         before = m.mock_ctx_current()
         m.mock_ctx_set(m.mock_ctx_create(0))

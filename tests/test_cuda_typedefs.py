@@ -3,7 +3,7 @@ toolkit's cudaTypedefs.h (no GPU needed, only the CUDA headers).
 
 cuGetProcAddress hands back the variant of a function whose ABI is that of
 the CUDA version asked for, so the version is part of the call's type. The
-rule csrc/bt_cuda.c follows, checked here for every entry of its
+rule csrc/driver/bt_cuda.c follows, checked here for every entry of its
 entry_points table:
 
 1. bt_cuda.c declares the entry's pointer as ``PFN_<name>_v<version>``,
@@ -25,7 +25,7 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BT_CUDA = os.path.join(ROOT, "csrc", "bt_cuda.c")
+BT_CUDA = os.path.join(ROOT, "csrc", "driver", "bt_cuda.c")
 
 
 def _typedefs_h():

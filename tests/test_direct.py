@@ -1,4 +1,4 @@
-"""The direct kernel call (csrc/bt_direct.c) against libffi, bit for bit.
+"""The direct kernel call (csrc/core/bt_direct.c) against libffi, bit for bit.
 
 A generated C++ library (compiled with g++, and with clang++ when there is
 one) has kernels that copy the bits of every argument they receive into an

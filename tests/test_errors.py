@@ -1,15 +1,20 @@
 """Malformed inputs: each error's type, message and location, through
-bindthem.parse_header. Driven by tests/data/bad_headers/EXPECTED.txt and
-tests/data/bad_yaml/EXPECTED.txt (the same tables the C drivers check)."""
+bindthem.parse_header. Driven by tests/data/bad_headers/EXPECTED.txt (and
+tests/data/bad_yaml/EXPECTED.txt, whose errors test_yaml.py checks: the same
+tables the C drivers check)."""
 
 import gc
 import os
-import pickle
 import shutil
 import subprocess
 import sys
 
 import pytest
+
+from support import SCALE_ROWS_H as HDR
+from support import check_located as check
+from support import read_table as _table
+from support import write_file as _write
 
 import bindthem
 from bindthem import BindError, HeaderError, InstantiateError
@@ -18,18 +23,6 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 BAD_H = os.path.join(DATA, "bad_headers")
 BAD_Y = os.path.join(DATA, "bad_yaml")
 EXAMPLES = os.path.join(os.path.dirname(DATA), "..", "examples")
-
-
-def _table(path, ncols):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line and not line.startswith("#"):
-                cols = line.split("\t")
-                assert len(cols) == ncols, line
-                rows.append(cols)
-    return rows
 
 
 BAD_HEADERS = _table(os.path.join(BAD_H, "EXPECTED.txt"), 3)
@@ -45,28 +38,6 @@ def test_corpora_complete():
     assert listed == {f for f in os.listdir(BAD_Y) if f.endswith(".yml")}
     headers = {r[1].split()[0] for r in BAD_YAML if r[1] != "-"}
     assert headers == {f for f in os.listdir(BAD_Y) if f.endswith(".h")}
-
-
-def _loc(pos):
-    if pos == "-":
-        return None, None
-    line, col = pos.split(":")
-    return int(line), int(col)
-
-
-def check(exc, cls, path, pos, msg):
-    assert type(exc) is cls
-    assert isinstance(exc, BindError)
-    line, col = _loc(pos)
-    assert exc.filename == path
-    assert (exc.lineno, exc.colno) == (line, col)
-    prefix = "%s:%s: " % (path, pos) if pos != "-" else "%s: " % path
-    assert str(exc).startswith(prefix)
-    assert msg in str(exc)
-    # the located message survives pickling (multiprocessing, pytest-xdist)
-    back = pickle.loads(pickle.dumps(exc))
-    assert (type(back), str(back), back.filename, back.lineno, back.colno) == \
-        (cls, str(exc), exc.filename, exc.lineno, exc.colno)
 
 
 @pytest.mark.parametrize("name,pos,msg", BAD_HEADERS, ids=[r[0] for r in BAD_HEADERS])
@@ -96,17 +67,6 @@ def test_bad_header_recorded_outside_strict(name, pos, msg):
         msg[:10] in first
     skipped = {s["name"]: s["reason"] for s in meta["skipped"]}
     assert skipped[bad[0]["name"]] == "unbindable: " + bad[0]["reason"]
-
-
-@pytest.mark.parametrize("yml,hdr,pos,msg", BAD_YAML, ids=[r[0] for r in BAD_YAML])
-def test_bad_yaml(yml, hdr, pos, msg):
-    words = hdr.split()
-    # a YAML-only error shows with any good header
-    header = os.path.join(BAD_Y, words[0] if words[0] != "-" else "arity.h")
-    path = os.path.join(BAD_Y, yml)
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(header, path, strict="--strict" in words)
-    check(ei.value, InstantiateError, path, pos, msg)
 
 
 def test_loops_leave_nothing_behind():
@@ -168,22 +128,6 @@ def test_nonexistent_files(tmp_path):
         bindthem.parse_header(42)
 
 
-def _write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return str(p)
-
-
-HDR = """\
-template <class I, class T>
-void scale_rows(const I n, T x[], const int x_size);
-
-void by_ref(double &x);
-
-int helper_function(const int n);
-"""
-
-
 def test_strict_missing_and_shared_near_miss(tmp_path):
     h = _write(tmp_path, "k.h", HDR)
     y = _write(tmp_path, "k.yml", "- types:\n    - [int, double]\n  functions:\n"
@@ -243,37 +187,6 @@ def test_wrong_tuple_arity(tmp_path):
     assert (e.lineno, e.colno) == (3, 7)
     assert ("'scale_rows' takes 2 template parameters <class I, class T> but "
             "[0].types[1] gives 3: [int, double, float] (declared at %s:2:6)" % h) in str(e)
-
-
-def test_unknown_type_names_the_entry_path(tmp_path):
-    h = _write(tmp_path, "k.h", HDR)
-    y = _write(tmp_path, "k.yml", "instantiate:\n- types: null\n  functions: [by_ref]\n"
-                                  "- types:\n    - [int, doubel]\n  functions:\n"
-                                  "    - scale_rows\n")
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y)
-    e = ei.value
-    assert (e.lineno, e.colno) == (5, 13)
-    assert "unknown type 'doubel' in instantiate[1].types[0]" in str(e)
-
-
-@pytest.mark.parametrize("text,pos,msg", [
-    ("- types: [[int]\n  functions: [f]\n", "2:3", "did not find expected ',' or ']'"),
-    ("- types:\n    - [int]\n  functions:\n    - f\n  - g\n", "5:3",
-     "did not find expected key"),
-    ("key: [unclosed\n", "2:1", "did not find expected ',' or ']'"),
-    ("- *undefined_alias\n", "1:3", "found undefined alias"),
-    ("- types: null\n  functions: [f]\n  types: null\n", "3:3",
-     "duplicate key 'types' in entry [0]"),
-    ("- &a types\n", "1:3", "entry [0] must be a mapping with 'types' and 'functions' keys"),
-])
-def test_malformed_yaml(tmp_path, text, pos, msg):
-    h = _write(tmp_path, "k.h", HDR)
-    y = _write(tmp_path, "k.yml", text)
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y)
-    assert str(ei.value).startswith("%s:%s: " % (y, pos)), str(ei.value)
-    assert msg in str(ei.value)
 
 
 ODD_FILES = """\

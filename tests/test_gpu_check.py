@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from test_cuda import CC, elf_function_symbols, kernel_symbols, mock_path  # noqa: F401
+from cuda_support import CC, elf_function_symbols, kernel_symbols
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GPU = os.path.join(HERE, "gpu")

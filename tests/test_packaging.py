@@ -57,10 +57,11 @@ def _rel(pattern):
 
 
 def test_sdist_has_sources(members):
-    want = _rel("csrc/*.c") | _rel("csrc/*.h") | _rel("bindthem/*.py") | _rel("examples/*")
+    want = _rel("csrc/*/*.c") | _rel("csrc/*/*.cpp") | _rel("csrc/*/*.h") | _rel("csrc/*.md")
+    want |= _rel("bindthem/*.py") | _rel("examples/*")
     want |= _rel("bindthem/cuda/*.py") | {"bindthem/cuda/prelude.cuh"}
     want |= {"bindthem/py.typed", "README.rst", "pyproject.toml", "setup.py", "MANIFEST.in"}
-    assert len(_rel("csrc/*.c")) >= 15 and "examples/myheader.h" in want
+    assert len(_rel("csrc/*/*.c")) >= 15 and "examples/myheader.h" in want
     assert sorted(want - members) == []
     assert "bindthem/_core.pyi" in members
 

@@ -13,7 +13,7 @@ pyamg's own test suite run against it.
   pyamg's Python code and tests) and skips, saying so, only when it is not.
 - test_char_param_takes_one_char_str, test_bool_param_takes_int: minimal
   regressions for the two bindthem incompatibilities with pybind11 that
-  pyamg's suite found (41 failures before the csrc/bt_call.c fix).
+  pyamg's suite found (41 failures before the csrc/py/bt_call.c fix).
 
 Everything skips with the reason when pyamg's sdist can't be fetched.
 """
@@ -156,7 +156,7 @@ def test_char_param_takes_one_char_str(charbool):
     amg_core.pinv_array(..., 'T'); 38 of pyamg's tests): a ``char`` parameter
     takes a one-character str, as pybind11's char caster does. Before the
     fix: TypeError "argument 'TransA' (position 4) got str, expected int
-    (char)". Fix: csrc/bt_slot.c (BT_K_CHAR dispatch code, store_char)."""
+    (char)". Fix: csrc/py/bt_slot.c (BT_K_CHAR dispatch code, store_char)."""
     assert charbool.char_code("T") == ord("T")
     assert charbool.char_code(b"N") == ord("N")
     assert charbool.char_code(84) == 84  # an int still works

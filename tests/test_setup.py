@@ -69,7 +69,7 @@ def test_missing_c_compiler_says_so(tmp_path):
 def test_missing_cxx_compiler_names_g_plus_plus(tmp_path):
     cc = compiler_without(tmp_path, "exception")
     line = last_line_of_failed_setup(str(cc))
-    assert line == ("bindthem: `%s` cannot compile C++ (csrc/bt_guard.cpp); install it "
+    assert line == ("bindthem: `%s` cannot compile C++ (csrc/core/bt_guard.cpp); install it "
                     "with `apt-get install g++`." % cc)
 
 

@@ -1,6 +1,6 @@
 """Size parameters follow BindThem's generator: after an array ``p``,
 ``p_size`` gets ``p.shape[0]`` and ``p_sizeK`` gets ``p.shape[K]``
-(tests/data/kernels/sizes.h). The CUDA launcher's side is in test_cuda.py."""
+(tests/data/kernels/sizes.h). The CUDA launcher's side is in test_cuda_kernels.py."""
 
 import ast
 import inspect

@@ -1,4 +1,4 @@
-"""The dtype table (csrc/bt_types.c) against NumPy: every row's NumPy
+"""The dtype table (csrc/core/bt_types.c) against NumPy: every row's NumPy
 number, kind, size, CUDA-array-interface typestr, DLPack code and Python
 scalar type. A new row is checked here without a new test; its calls are
 tests/test_call.py's, its mangling tests/test_mangle.py's."""

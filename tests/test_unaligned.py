@@ -1,4 +1,4 @@
-"""Unaligned arrays (csrc/bt_call.c, invoke_temps): passed as aligned
+"""Unaligned arrays (csrc/py/bt_call.c, invoke_temps): passed as aligned
 temporaries, written ones copied back (also when the kernel throws), refused
 when a copy would change what the kernel sees (shared memory), counted in
 Function.stats.

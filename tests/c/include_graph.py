@@ -6,9 +6,9 @@ cycle. Usage:
 
     python tests/c/include_graph.py [OBJDIR]     # prints the graph, exits 1 on a cycle
 
-OBJDIR holds one .o per csrc source (default: the in-place build's
-build/temp*/csrc); objects older than their source are refused, so a stale
-build cannot hide a cycle.
+OBJDIR holds one .o per csrc source, in its layer's folder as setuptools
+lays them out (default: the in-place build's build/temp*/csrc); objects older
+than their source are refused, so a stale build cannot hide a cycle.
 """
 
 import glob
@@ -18,14 +18,22 @@ import subprocess
 import sys
 import sysconfig
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSRC = os.path.join(ROOT, "csrc")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import layers  # noqa: E402
+
+ROOT = layers.ROOT
+CSRC = layers.CSRC
 
 
 def sources():
     """The csrc files that become objects (stem -> path)."""
-    paths = glob.glob(os.path.join(CSRC, "*.c")) + glob.glob(os.path.join(CSRC, "*.cpp"))
-    return {os.path.splitext(os.path.basename(p))[0]: p for p in paths}
+    return layers.sources()
+
+
+def object_path(objdir, src):
+    """Where src's object lies under objdir: csrc/<layer>/x.c -> objdir/<layer>/x.o."""
+    stem = os.path.splitext(os.path.basename(src))[0]
+    return os.path.join(objdir, layers.layer_of(src), stem + ".o")
 
 
 def default_objdir():
@@ -38,7 +46,8 @@ def compile_objects(outdir, cc=None):
     import numpy
 
     cc = cc or os.environ.get("CC", "gcc")
-    flags = ["-c", "-O0", "-I" + CSRC, "-I" + numpy.get_include(),
+    flags = ["-c", "-O0"] + ["-I" + d for d in layers.include_dirs()] + [
+             "-I" + numpy.get_include(),
              "-I" + sysconfig.get_paths()["include"]]
     for pkg in ("libffi", "yaml-0.1"):
         r = subprocess.run(["pkg-config", "--cflags", pkg], capture_output=True, text=True)
@@ -47,8 +56,9 @@ def compile_objects(outdir, cc=None):
     procs = []
     for stem, src in sorted(sources().items()):
         std = "-std=c++11" if src.endswith(".cpp") else "-std=c11"
-        cmd = [cc if std == "-std=c11" else "g++", std] + flags + [src, "-o",
-                                                                  os.path.join(outdir, stem + ".o")]
+        obj = object_path(outdir, src)
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        cmd = [cc if std == "-std=c11" else "g++", std] + flags + [src, "-o", obj]
         procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                             text=True)))
     for cmd, p in procs:
@@ -78,7 +88,7 @@ def graph(objdir):
     srcs = sources()
     defs, uses = {}, {}
     for stem, src in srcs.items():
-        obj = os.path.join(objdir, stem + ".o")
+        obj = object_path(objdir, src)
         if not os.path.exists(obj):
             raise ValueError("no object %s for %s (build first)" % (obj, src))
         if os.path.getmtime(obj) < os.path.getmtime(src):

@@ -23,8 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 cd "$here"
 $cc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
-    -g -Icsrc -o "$tmp/test_mangle" tests/c/test_mangle.c csrc/bt_mangle.c csrc/bt_types.c \
-    csrc/bt_hash.c csrc/bt_arena.c csrc/bt_diag.c -lffi
+    -g -Icsrc/core -o "$tmp/test_mangle" tests/c/test_mangle.c csrc/core/bt_mangle.c \
+    csrc/core/bt_types.c csrc/core/bt_hash.c csrc/core/bt_arena.c csrc/core/bt_diag.c -lffi
 ASAN_OPTIONS=detect_leaks=1 "$tmp/test_mangle" "$tmp"
 
 fail=0

@@ -7,17 +7,20 @@
 #                                    standalone.c's main(), which runs files
 #
 # Both define BT_ARENA_EXACT: every arena allocation gets its own malloc
-# block, so ASan sees an overflow the bump allocator would hide.
+# block, so ASan sees an overflow the bump allocator would hide. The harnesses
+# link every C file of csrc's pure layers (tests/c/layers.py names them;
+# $PYTHON, default python3, reads it).
 set -eu
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mode=${1:-libfuzzer}
 out=${OUT:-$here/build/fuzz}
-pure="bt_lex bt_parse bt_types bt_arena bt_diag bt_hash bt_yaml bt_plan bt_meta bt_mangle bt_sym bt_file"
+pure=$("${PYTHON:-python3}" "$here/tests/c/layers.py" sources --pure --ext .c)
+includes=$("${PYTHON:-python3}" "$here/tests/c/layers.py" includes)
 harnesses="fuzz_header fuzz_yaml fuzz_mangle fuzz_elf"
 san="address,undefined"
 common="-g -O1 -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -DBT_ARENA_EXACT
-        -fno-sanitize-recover=undefined -I$here/csrc"
+        -fno-sanitize-recover=undefined $includes"
 
 case $mode in
 libfuzzer)
@@ -40,8 +43,9 @@ esac
 
 mkdir -p "$out/obj"
 objs=
-for f in $pure; do
-    $cc $cflags -c "$here/csrc/$f.c" -o "$out/obj/$f.o"
+for src in $pure; do
+    f=$(basename "$src" .c)
+    $cc $cflags -c "$src" -o "$out/obj/$f.o"
     objs="$objs $out/obj/$f.o"
 done
 if [ -n "$main" ]; then

@@ -6,7 +6,7 @@ or the prebuilt fatbin; without that build every test skips with a reason
 starting "no build", which the script counts as a failure. Without a CUDA
 device every test skips ("no CUDA device"). CuPy/PyTorch tests skip when
 those are not installed ("not installed"), features bindthem lacks skip as
-"not built". Runs in a process of its own: tests/test_cuda.py points the
+"not built". Runs in a process of its own: tests/test_cuda_*.py point the
 process-wide driver at a mock.
 """
 
@@ -41,7 +41,7 @@ def _device():
 
 
 # the driver is probed only for the device check: in the whole suite the
-# process-wide driver belongs to tests/test_cuda.py's mock
+# process-wide driver belongs to tests/test_cuda_*.py's mock
 HAVE_BUILD = os.path.exists(MANIFEST)
 HAVE_DEVICE = HAVE_BUILD and _device()
 pytestmark = [pytest.mark.gpu,

@@ -1,6 +1,7 @@
 /* bt_cudapy.h - what the files of bindthem.cuda's Python side share. */
 
-/* bt_cudapy_array.c: device arrays, reading array arguments;
+/* bt_cudapy_array.c, _export.c, _memory.c, _args.c: device arrays, their
+ * export, copies, reading array and stream arguments (bt_cudapy_array.h);
  * bt_cudapy_kernel.c: kernels and launches; bt_cudapy_bind.c: cuda_bind and the
  * module handle; bt_cudapy_module.c: registration, cuda_* functions. */
 #ifndef BT_CUDA_PY_H
@@ -19,7 +20,7 @@ BT_HIDDEN extern PyType_Spec bt_cudapy_handle_spec;
 BT_HIDDEN extern const char bt_cudapy_bind_doc[];
 BT_HIDDEN PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs);
 
-/* ---- bt_cudapy_array.c ---- */
+/* ---- the array files (bt_cudapy_array.h says which is which) ---- */
 
 /* One argument, as a launch sees it. */
 typedef struct BtCudaArg {

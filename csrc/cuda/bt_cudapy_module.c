@@ -2,7 +2,8 @@
  *
  * Registration only: the types' code is in bt_cudapy_bind.c (CudaModule,
  * cuda_bind), bt_cudapy_kernel.c (Kernel, Launch) and bt_cudapy_array.c
- * (DeviceArray), bt_cudapy_event.c (Event). Nothing here loads the driver. */
+ * (DeviceArray; bt_cudapy_array.h names its other files), bt_cudapy_event.c
+ * (Event). Nothing here loads the driver. */
 #include "bt_cudapy.h"
 #include "bt_function.h"
 

@@ -1,0 +1,70 @@
+/* bt_cudapy_array.h - the DeviceArray object and DLPack's structs, shared by the array files. */
+
+/* bt_cudapy_array.c: the DeviceArray type (its tables, getters, dealloc);
+ * bt_cudapy_export.c: its __cuda_array_interface__ and DLPack export;
+ * bt_cudapy_memory.c: making one (to_device, empty/zeros), recording its
+ * last write, copy_to_host, pinned memory; bt_cudapy_args.c: reading array
+ * and stream arguments. Calls go one way: the type -> export, memory ->
+ * args. What other files use is in bt_cudapy.h. */
+#ifndef BT_CUDAPY_ARRAY_H
+#define BT_CUDAPY_ARRAY_H
+
+#include "bt_cudapy.h"
+
+#include "bt_numpy.h"
+
+/* ---- DLPack (dlpack.h 0.8 / 1.0, unversioned "dltensor" capsule) ---- */
+typedef struct {
+    int32_t device_type, device_id;
+} BtDLDevice;
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} BtDLDataType;
+typedef struct {
+    void *data;
+    BtDLDevice device;
+    int32_t ndim;
+    BtDLDataType dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} BtDLTensor;
+typedef struct BtDLManagedTensor {
+    BtDLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct BtDLManagedTensor *);
+} BtDLManagedTensor;
+enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
+
+typedef struct BtDeviceArray {
+    PyObject_HEAD
+    uint64_t ptr;
+    size_t nbytes;
+    Py_ssize_t size;
+    int device;
+    uint8_t code;
+    PyObject *shape; /* tuple of int */
+    PyArray_Descr *dtype;
+    uint64_t stream; /* the stream of the last write (a launch, async copy, zeros), 0: none */
+    PyObject *stream_owner; /* the object that gave `stream` (it keeps the CUstream alive) */
+} BtDeviceArray;
+
+/* bt_cudapy_memory.c. New reference: an uninitialized device array (dtype is stolen). shape is
+ * checked here, the one place DeviceArrays are made: at most NPY_MAXDIMS
+ * dimensions (copy_to_host relies on it), each an int >= 0, nbytes within
+ * Py_ssize_t. */
+BT_HIDDEN PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype,
+                                           int device);
+
+/* The DeviceArray's export (bt_cudapy_export.c): the __cuda_array_interface__
+ * getter, __dlpack__ and __dlpack_device__. New references. */
+BT_HIDDEN PyObject *bt_cudapy_devarray_cai(BtDeviceArray *a, void *c);
+BT_HIDDEN PyObject *bt_cudapy_devarray_dlpack(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_devarray_dlpack_device(BtDeviceArray *a, PyObject *unused);
+
+/* DeviceArray.copy_to_host(*, stream, out) (bt_cudapy_memory.c): new reference. */
+BT_HIDDEN PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args,
+                                                    PyObject *kwargs);
+
+#endif

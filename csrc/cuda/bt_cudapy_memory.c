@@ -1,0 +1,394 @@
+/* bt_cudapy_memory.c - DeviceArrays made (to_device, empty, zeros), written, copied; pinned. */
+
+#include "bt_cudapy_array.h"
+
+PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
+{
+    BtDeviceArray *a = NULL;
+    PyObject *dims = NULL;
+    BtDiag e;
+    Py_ssize_t i, n = 1, nd = PyTuple_GET_SIZE(shape), elsize = PyDataType_ELSIZE(dtype);
+
+    bt_diag_init(&e);
+    if (nd > NPY_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; arrays have at most %d", nd,
+                     NPY_MAXDIMS);
+        goto error;
+    }
+    if (!(dims = PyTuple_New(nd)))
+        goto error;
+    for (i = 0; i < nd; i++) {
+        PyObject *x = PyNumber_Index(PyTuple_GET_ITEM(shape, i));
+        Py_ssize_t d = x ? PyLong_AsSsize_t(x) : -1;
+        if (!x || (d == -1 && PyErr_Occurred())) {
+            Py_XDECREF(x);
+            goto error;
+        }
+        PyTuple_SET_ITEM(dims, i, x);
+        if (d < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+            goto error;
+        }
+        if (d && n > PY_SSIZE_T_MAX / d) {
+            PyErr_SetString(PyExc_ValueError, "array is too big");
+            goto error;
+        }
+        n *= d;
+    }
+    if (elsize && n > PY_SSIZE_T_MAX / elsize) {
+        PyErr_Format(PyExc_ValueError, "array is too big: %zd elements of %zd bytes", n, elsize);
+        goto error;
+    }
+    a = PyObject_New(BtDeviceArray, st->DeviceArrayType);
+    if (!a)
+        goto error;
+    a->ptr = 0;
+    a->stream = 0;
+    a->stream_owner = NULL;
+    a->nbytes = (size_t)(n * elsize);
+    a->size = n;
+    a->device = device;
+    a->code = bt_slot_descr_code((PyObject *)dtype);
+    a->shape = dims;
+    a->dtype = dtype;
+    if (bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
+        Py_DECREF(a);
+        return bt_raise_diag(st, &e);
+    }
+    return (PyObject *)a;
+error:
+    Py_XDECREF(dims);
+    Py_XDECREF(dtype);
+    return NULL;
+}
+
+void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
+{
+    BtDeviceArray *a = (BtDeviceArray *)o;
+    PyObject *old = a->stream_owner;
+
+    a->stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
+    /* a stream object (bindthem's, CuPy's, PyTorch's) destroys its CUstream
+     * when it goes: held while the array may still be waited on */
+    a->stream_owner = owner && owner != Py_None && !PyLong_Check(owner) ? Py_NewRef(owner) : NULL;
+    Py_XDECREF(old);
+}
+
+/* Copies a's bytes into host memory dst (len a->nbytes). stream: the
+ * caller's (NULL/None: the stream of a's last write, synchronously);
+ * with a stream, queued there after a's last write, synchronous unless
+ * `async`. The GIL is released while it waits. */
+static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, int async)
+{
+    uint64_t s = a->stream, after = 0;
+    BtDiag e;
+    int rc;
+
+    bt_diag_init(&e);
+    if (stream && stream != Py_None) {
+        if (bt_cudapy_stream_arg(stream, "copy_to_host", 0, &s) < 0)
+            return -1;
+        after = a->stream;
+    } else {
+        async = 0;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, dst, a->nbytes, s, after, !async, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        bt_raise_diag(st, &e);
+        return -1;
+    }
+    if (!async) { /* the last write is done: nothing left to wait for */
+        a->stream = 0;
+        Py_CLEAR(a->stream_owner);
+    }
+    return 0;
+}
+
+PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", "out", NULL};
+    BtState *st = bt_state_from_type(Py_TYPE(a));
+    PyObject *stream = NULL, *outo = NULL;
+    PyArrayObject *out;
+    npy_intp dims[NPY_MAXDIMS];
+    int nd = (int)PyTuple_GET_SIZE(a->shape), i; /* <= NPY_MAXDIMS: devarray_new */
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:copy_to_host", kwlist, &stream, &outo))
+        return NULL;
+    for (i = 0; i < nd; i++)
+        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(a->shape, i));
+    if (outo && outo != Py_None) {
+        PyObject *shape;
+        int same;
+        if (!PyArray_Check(outo)) {
+            PyErr_Format(PyExc_TypeError, "copy_to_host(): out must be a NumPy array, not %.100s",
+                         Py_TYPE(outo)->tp_name);
+            return NULL;
+        }
+        out = (PyArrayObject *)outo;
+        shape = PyObject_GetAttrString(outo, "shape");
+        same = shape ? PyObject_RichCompareBool(shape, a->shape, Py_EQ) : -1;
+        Py_XDECREF(shape);
+        if (same < 0)
+            return NULL;
+        if (!same || !PyArray_EquivTypes(PyArray_DESCR(out), a->dtype) || !PyArray_ISCARRAY(out)) {
+            PyErr_Format(PyExc_ValueError,
+                         "copy_to_host(): out must be a writable C-contiguous array of shape %R "
+                         "and dtype %S (bindthem.cuda.pinned_empty(shape, dtype) makes one)",
+                         a->shape, a->dtype);
+            return NULL;
+        }
+        if (copy_out(st, a, PyArray_DATA(out), stream, 1) < 0)
+            return NULL;
+        return Py_NewRef(outo);
+    }
+    Py_INCREF(a->dtype);
+    out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, a->dtype, nd, dims, NULL, NULL, 0,
+                                                NULL);
+    if (!out)
+        return NULL;
+    if (copy_out(st, a, PyArray_DATA(out), stream, 0) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return (PyObject *)out;
+}
+
+/* ================= to_device, empty ================= */
+
+static int device_arg(BtState *st, PyObject *o, int *dev)
+{
+    BtDiag e;
+    long v;
+    int overflow = 0;
+
+    bt_diag_init(&e);
+    if (o == NULL || o == Py_None) {
+        if (bt_cuda_current_device(dev, &e) < 0) {
+            bt_raise_diag(st, &e);
+            return -1;
+        }
+        return 0;
+    }
+    if (PyBool_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "device must be an int (a device ordinal), not %.100s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    v = PyLong_AsLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v >= BT_CUDA_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device=%R is not a device ordinal (0 to %d)", o,
+                     BT_CUDA_MAX_DEVICES - 1);
+        return -1;
+    }
+    *dev = (int)v;
+    return 0;
+}
+
+PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"array", "device", "stream", NULL};
+    BtState *st = bt_state(module);
+    PyObject *obj, *devo = NULL, *shape = NULL, *out = NULL, *streamo = Py_None;
+    PyArrayObject *arr = NULL;
+    uint64_t stream = 0;
+    BtDiag e;
+    int dev, i, rc;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:to_device", kwlist, &obj, &devo,
+                                     &streamo))
+        return NULL;
+    if (bt_cudapy_stream_arg(streamo, "to_device", 0, &stream) < 0)
+        return NULL;
+    arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    if (!arr)
+        return NULL;
+    if (PyDataType_REFCHK(PyArray_DESCR(arr))) {
+        PyErr_SetString(PyExc_TypeError, "to_device(): arrays of Python objects cannot go to "
+                                         "the device");
+        goto done;
+    }
+    if (device_arg(st, devo, &dev) < 0)
+        goto done;
+    shape = PyTuple_New(PyArray_NDIM(arr));
+    if (!shape)
+        goto done;
+    for (i = 0; i < PyArray_NDIM(arr); i++) {
+        PyObject *d = PyLong_FromSsize_t(PyArray_DIM(arr, i));
+        if (!d)
+            goto done;
+        PyTuple_SET_ITEM(shape, i, d);
+    }
+    Py_INCREF(PyArray_DESCR(arr));
+    out = bt_cudapy_devarray_new(st, shape, PyArray_DESCR(arr), dev);
+    if (!out)
+        goto done;
+    /* stream=None: synchronous; else queued on the stream, which the array
+     * then records as its last write's */
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_copy(dev, BT_CUDA_HTOD, ((BtDeviceArray *)out)->ptr, PyArray_DATA(arr),
+                      (size_t)PyArray_NBYTES(arr), stream, 0, streamo == Py_None, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        Py_CLEAR(out);
+        bt_raise_diag(st, &e);
+    } else if (streamo != Py_None) {
+        bt_cudapy_devarray_wrote(out, stream, streamo);
+    }
+done:
+    Py_XDECREF(arr);
+    Py_XDECREF(shape);
+    return out;
+}
+
+/* A dtype argument (None: float64) as a new reference; object dtypes,
+ * which hold Python references, are refused. */
+static int dtype_arg(PyObject *dto, const char *who, PyArray_Descr **out)
+{
+    *out = NULL;
+    if (dto && dto != Py_None) {
+        if (!PyArray_DescrConverter(dto, out))
+            return -1;
+    } else if (!(*out = PyArray_DescrFromType(NPY_DOUBLE))) {
+        return -1;
+    }
+    if (PyDataType_REFCHK(*out)) {
+        Py_CLEAR(*out);
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): object dtypes cannot go to the device (or pinned "
+                     "memory)",
+                     who);
+        return -1;
+    }
+    return 0;
+}
+
+/* empty(shape, dtype, *, device) and zeros(..., stream): zero is set. */
+static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, int zero)
+{
+    static char *kwlist[] = {"shape", "dtype", "device", "stream", NULL};
+    static char *kwlist3[] = {"shape", "dtype", "device", NULL};
+    BtState *st = bt_state(module);
+    PyObject *shapeo, *dto = NULL, *devo = NULL, *shape = NULL, *out = NULL, *streamo = Py_None;
+    PyArray_Descr *dtype = NULL;
+    uint64_t stream = 0;
+    BtDiag e;
+    int dev;
+
+    if (zero ? !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:zeros", kwlist, &shapeo, &dto,
+                                            &devo, &streamo)
+             : !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist3, &shapeo, &dto,
+                                            &devo))
+        return NULL;
+    if (bt_cudapy_stream_arg(streamo, "zeros", 0, &stream) < 0 ||
+        dtype_arg(dto, zero ? "zeros" : "empty", &dtype) < 0)
+        return NULL;
+    shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
+    if (!shape || device_arg(st, devo, &dev) < 0)
+        goto done;
+    out = bt_cudapy_devarray_new(st, shape, dtype, dev);
+    dtype = NULL;
+    if (out && zero) {
+        BtDeviceArray *a = (BtDeviceArray *)out;
+        bt_diag_init(&e);
+        if (bt_cuda_memset(dev, a->ptr, a->nbytes, stream, &e) < 0) {
+            Py_CLEAR(out);
+            bt_raise_diag(st, &e);
+        } else {
+            bt_cudapy_devarray_wrote(out, stream, streamo);
+        }
+    }
+done:
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    return out;
+}
+
+PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    return make_empty(module, args, kwargs, 0);
+}
+
+PyObject *bt_cudapy_zeros(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    return make_empty(module, args, kwargs, 1);
+}
+
+/* ================= pinned host memory ================= */
+
+static void pinned_free(PyObject *cap)
+{
+    void *p = PyCapsule_GetPointer(cap, "bindthem.cuda.pinned");
+    /* cuMemFreeHost waits for the device like cuMemFree */
+    Py_BEGIN_ALLOW_THREADS
+    bt_cuda_host_free(p);
+    Py_END_ALLOW_THREADS
+}
+
+PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shape", "dtype", NULL};
+    BtState *st = bt_state(module);
+    PyObject *shapeo, *dto = NULL, *shape = NULL, *cap = NULL, *out = NULL;
+    PyArray_Descr *dtype = NULL;
+    npy_intp dims[NPY_MAXDIMS];
+    Py_ssize_t nd, i, n = 1;
+    void *p = NULL;
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:pinned_empty", kwlist, &shapeo, &dto) ||
+        dtype_arg(dto, "pinned_empty", &dtype) < 0)
+        return NULL;
+    shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
+    if (!shape)
+        goto error;
+    nd = PyTuple_GET_SIZE(shape);
+    if (nd > NPY_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "pinned_empty(): shape has %zd dimensions; at most %d", nd,
+                     NPY_MAXDIMS);
+        goto error;
+    }
+    for (i = 0; i < nd; i++) {
+        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (dims[i] == -1 && PyErr_Occurred())
+            goto error;
+        if (dims[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+            goto error;
+        }
+        if (dims[i] && n > PY_SSIZE_T_MAX / dims[i] / (PyDataType_ELSIZE(dtype) + 1)) {
+            PyErr_SetString(PyExc_ValueError, "pinned_empty(): array is too big");
+            goto error;
+        }
+        n *= dims[i];
+    }
+    if (bt_cuda_host_alloc((size_t)(n * PyDataType_ELSIZE(dtype)), &p, &e) < 0) {
+        bt_raise_diag(st, &e);
+        goto error;
+    }
+    cap = PyCapsule_New(p, "bindthem.cuda.pinned", pinned_free);
+    if (!cap) {
+        bt_cuda_host_free(p);
+        goto error;
+    }
+    out = PyArray_NewFromDescr(&PyArray_Type, dtype, (int)nd, dims, NULL, p, NPY_ARRAY_CARRAY,
+                               NULL);
+    dtype = NULL;
+    /* the array owns the memory through its base: freed when it goes */
+    if (!out || PyArray_SetBaseObject((PyArrayObject *)out, cap) < 0) {
+        Py_CLEAR(out);
+        Py_XDECREF(cap);
+    }
+    Py_DECREF(shape);
+    return out;
+error:
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    return NULL;
+}
