@@ -64,10 +64,10 @@ def test_kernels_named_like_library_attributes(mock, tmp_path):
     lib = cuda.load(module_text(str(h), None), str(h))
     assert isinstance(lib.not_kernels, cuda.Kernel) and isinstance(lib.metadata, cuda.Kernel)
     assert lib.__all__ == ["metadata", "not_kernels"] and lib.__name__ == "taken"
-    info = lib.__bindthem__
+    info = bindthem.info(lib)
     assert info.not_kernels == ["int host(int n)"] and info.unexported == []
     assert [s["name"] for s in info.metadata["skipped"]] == ["__name__"]
-    assert {"metadata", "not_kernels", "unexported", "__bindthem__"} <= set(dir(lib))
+    assert {"metadata", "not_kernels", "unexported"} <= set(dir(lib))
     assert lib.unexported == []  # no kernel of that name: bindthem's list
 
 
@@ -195,11 +195,11 @@ def test_one_library_class_for_cpu_and_cuda(lib):
     assert lib.__doc__.startswith("CUDA kernels of kernels.cuh, bound by bindthem.\n\n"
                                   "Methods\n-------\n")
     assert lib.__doc__.split("-------\n")[1].split() == lib.__all__
-    info = lib.__bindthem__
+    info = bindthem.info(lib)
     assert info.backend.name == "cuda" and info.library is lib
     assert info.header == HEADER and info.metadata["header"] == HEADER
     assert set(dir(lib)) == set(lib.__all__) | {
-        "__all__", "__bindthem__", "__doc__", "__file__", "__name__", "metadata",
+        "__all__", "__doc__", "__file__", "__name__", "metadata",
         "unexported", "not_kernels"}
     assert bindthem.library.library_of(lib.axpy) is lib
     # the same display as a CPU Library's, kernels by their Python signatures
@@ -241,7 +241,7 @@ def test_cuda_library_pickles_by_value(mock, mock_path, tmp_path, clean):
         y = cuda.to_device(np.ones(4, dtype=np.float32))
         axpy[1, 4](2.0, x, y)
         print(repr(lib), lib.__file__ == %r, axpy.library is lib)
-        print(lib.__bindthem__.header.startswith(%r), lib.__all__)
+        print(bindthem.info(lib).header.startswith(%r), lib.__all__)
         print(y.copy_to_host().tolist())
         print(pickle.loads(pickle.dumps(axpy)) is lib.axpy)
     """ % (str(p), str(image), str(tmp_path / "cache")), mock_path,
