@@ -17,12 +17,12 @@ from .errors import SymbolError as SymbolError
 
 GIL_RELEASE_MIN_ELEMENTS: Final[int]
 # The C tables Python reads: the GIL policies in the order of BT_GIL_*
-# (csrc/bt_opts.c), Python's keywords as the signature rule knows them
-# (csrc/bt_pyname.c; keyword.kwlist).
+# (csrc/py/bt_opts.c), Python's keywords as the signature rule knows them
+# (csrc/core/bt_pyname.c; keyword.kwlist).
 GIL_POLICIES: Final[tuple[str, ...]]
 PYTHON_KEYWORDS: Final[tuple[str, ...]]
 
-# The C scalar types (csrc/bt_types.c's table, through csrc/bt_slot.c).
+# The C scalar types (csrc/core/bt_types.c's table, through csrc/py/bt_slot.c).
 class _ScalarType(TypedDict):
     c: str  # the C++ spelling: "unsigned long", "std::complex<float>"
     mangle: str  # Itanium code
@@ -37,7 +37,7 @@ class _ScalarType(TypedDict):
 def scalar_types() -> tuple[_ScalarType, ...]:
     """The C scalar types bindthem knows, one dict per type."""
 
-# bindthem.options() (csrc/bt_opts.c): gil is an index into
+# bindthem.options() (csrc/py/bt_opts.c): gil is an index into
 # bindthem.library.GIL_POLICIES, -1 or None for "not set".
 def _options_push(gil: int, copy_const: int, /) -> Any: ...
 def _options_pop(token: Any, /) -> None: ...
@@ -45,7 +45,7 @@ def _options_get() -> tuple[str | None, bool | None]: ...
 # calls through libffi only (also BINDTHEM_FFI=1 at import); returns the old setting
 def force_ffi(flag: bool | None = None, /) -> bool: ...
 
-# What parse_header() returns (csrc/bt_meta_py.c). The dicts exist only at
+# What parse_header() returns (csrc/py/bt_meta_py.c). The dicts exist only at
 # type-checking time, hence the private names.
 
 class _DeclParam(TypedDict):
@@ -250,10 +250,10 @@ def nvrtc(
     expressions: Sequence[str] = ...,
     cubin: bool = False,
 ) -> dict[str, Any]:
-    """Compile source with NVRTC (csrc/bt_nvrtc.c): {'image': bytes, 'lowered':
+    """Compile source with NVRTC (csrc/driver/bt_nvrtc.c): {'image': bytes, 'lowered':
     [mangled name of each expression], 'log': str}; BuildError with the log."""
 
-# --- CUDA (csrc/bt_cudapy_bind.c, bt_cudapy_kernel.c, bt_cudapy_array.c, bt_cudapy_event.c) ---
+# --- CUDA (csrc/cuda/: bt_cudapy_bind.c, bt_cudapy_kernel.c, bt_cudapy_array.c, bt_cudapy_event.c) ---
 # Loosely typed (Any for device arrays and launch configurations) while that
 # API settles; bindthem.cuda is the public face.
 

@@ -1,7 +1,7 @@
 """What bindthem's C core calls in Python: each name here is looked up by C.
 
 C (csrc/) finds these by name as ``bindthem._from_c.<name>`` (bt_from_c in
-csrc/bt_function.c), so renaming or removing one breaks C at run time, not at
+csrc/py/bt_function.c), so renaming or removing one breaks C at run time, not at
 import: tests/test_from_c.py reads the names C asks for from csrc/ and
 imports each. It imports only what sits below the API (the core imports it
 while ``bindthem._core`` is being made).

@@ -7,7 +7,7 @@ checks them with :func:`_options` before anything is bound.
 from . import _core
 from .errors import BindTypeError, BindValueError
 
-GIL_POLICIES = _core.GIL_POLICIES  # the C table (csrc/bt_opts.c), in the order of BT_GIL_*
+GIL_POLICIES = _core.GIL_POLICIES  # the C table (csrc/py/bt_opts.c), in the order of BT_GIL_*
 
 
 def _options(gil, copy_const):

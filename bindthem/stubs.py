@@ -50,7 +50,7 @@ def _signature(ov):
     """The Python parameters as "name: annotation" strings, and the return.
 
     Names and the positional-only count are the metadata's (the C core's
-    one rule, csrc/bt_pyname.c: a C parameter named like a Python keyword
+    one rule, csrc/core/bt_pyname.c: a C parameter named like a Python keyword
     gets a trailing underscore and is made positional-only with those
     before it; so is an unnamed one, ``arg0``). A parameter with
     a default (the metadata's
