@@ -253,7 +253,7 @@ def nvrtc(
     """Compile source with NVRTC (csrc/driver/bt_nvrtc.c): {'image': bytes, 'lowered':
     [mangled name of each expression], 'log': str}; BuildError with the log."""
 
-# --- CUDA (csrc/cuda/: bt_cudapy_bind.c, bt_cudapy_kernel.c, bt_cudapy_array.c, bt_cudapy_event.c) ---
+# --- CUDA (csrc/cuda/: bt_cudapy_bind, bt_cudapy_kernel, bt_cudapy_array, bt_cudapy_event) ---
 # Loosely typed (Any for device arrays and launch configurations) while that
 # API settles; bindthem.cuda is the public face.
 
