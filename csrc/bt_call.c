@@ -66,10 +66,12 @@ int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void 
 static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(names, i); }
 
 /* bt_slot_walk's reader: ndarray argument i as bt_slot reads it. */
-static inline BT_ALWAYS_INLINE int ndarray_arg(const BtArgSource *src, int i, BtArrayArg *arr)
+static inline BT_ALWAYS_INLINE int ndarray_arg(void *ctx, PyObject *const *args, int i,
+                                                BtArrayArg *arr)
 {
-    PyArrayObject *a = (PyArrayObject *)src->args[i];
+    PyArrayObject *a = (PyArrayObject *)args[i];
 
+    (void)ctx;
     arr->addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
     arr->flags = PyArray_FLAGS(a);
     arr->ndim = PyArray_NDIM(a);
@@ -156,7 +158,7 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
 /* The rest of a call with aligned temporaries (below). */
 static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
-                                      npy_intp total, const BtArgOut *out);
+                                      npy_intp total, BtArgOut out);
 
 /* The call: the arguments stored into out by the slot layer's walk
  * (bt_slot_walk), then the kernel. Inlined into invoke_direct and
@@ -170,7 +172,7 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(const BtCall *call, PyObject *co
     int k = 0, r = bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, out, &total);
 
     if (r) /* -1, or 1: unaligned, the rest with temporaries */
-        return r < 0 ? NULL : invoke_temps(call, args, k, fname, names, opts, total, out);
+        return r < 0 ? NULL : invoke_temps(call, args, k, fname, names, opts, total, *out);
     return run_kernel(call, opts, total, out, fname);
 }
 
@@ -222,13 +224,13 @@ typedef struct Temps {
 } Temps;
 
 /* bt_slot_walk's unaligned(): an aligned copy of C-contiguous ndarray
- * argument i into arr->addr, recorded in the Temps src->ctx; -1 with
+ * argument i into arr->addr, recorded in the Temps ctx; -1 with
  * MemoryError. */
-static int temp_new(const BtArgSource *src, int i, BtArrayArg *arr)
+static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
 {
-    Temps *ts = src->ctx;
+    Temps *ts = ctx;
     Temp *t = &ts->t[ts->n];
-    PyArrayObject *a = (PyArrayObject *)src->args[i];
+    PyArrayObject *a = (PyArrayObject *)args[i];
     size_t n = (size_t)PyArray_NBYTES(a);
 
     t->tmp = aligned_alloc(TEMP_ALIGN, (n / TEMP_ALIGN + 1) * TEMP_ALIGN);
@@ -323,7 +325,7 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
  * are; then the overlap check, the kernel, and temps_finish. */
 static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
-                                      npy_intp total, const BtArgOut *out)
+                                      npy_intp total, BtArgOut out)
 {
     Temps ts;
     BtArgSource src = {args, ndarray_arg, temp_new, &ts, fname, names};
@@ -331,11 +333,11 @@ static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args,
     int ran = 0;
 
     ts.n = 0;
-    if (bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, out, &total) < 0 ||
+    if (bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, &out, &total) < 0 ||
         temps_overlap(call, args, &ts, fname, names) < 0)
         goto done;
     ran = 1;
-    r = run_kernel(call, opts, total, out, fname);
+    r = run_kernel(call, opts, total, &out, fname);
 done:
     return temps_finish(call, &ts, r, ran, fname, names);
 }

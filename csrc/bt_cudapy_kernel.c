@@ -423,9 +423,9 @@ typedef struct ArrayReading {
 /* bt_slot_walk's reader: device array argument i as the dispatcher read it
  * (device memory is aligned for any element type), checked to be on the
  * launch's one device and in its one context. 0 or -1. */
-static int device_arg(const BtArgSource *src, int i, BtArrayArg *arr)
+static int device_arg(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
 {
-    ArrayReading *ar = src->ctx;
+    ArrayReading *ar = ctx;
     const BtCudaArg *a = &ar->r->a[ar->p->src[i]];
 
     arr->addr = a->ptr;
@@ -434,7 +434,8 @@ static int device_arg(const BtArgSource *src, int i, BtArrayArg *arr)
     arr->ndim = a->ndim;
     arr->dims = a->shape;
     arr->via = a->via;
-    return check_device(ar->r->st, ar->r->k, PyTuple_GET_ITEM(src->names, i), a, &ar->dev,
+    (void)args; /* read by the dispatcher: ar->r */
+    return check_device(ar->r->st, ar->r->k, PyTuple_GET_ITEM(ar->p->names, i), a, &ar->dev,
                         &ar->ctx, &ar->dev_name);
 }
 

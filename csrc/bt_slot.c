@@ -338,7 +338,7 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
     return -1;
 }
 
-int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, const BtArgOut *out,
+int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtArgOut out,
                         const char *fname, PyObject *name)
 {
     int j;
@@ -371,7 +371,7 @@ int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, cons
                              fname, name, z->axis, n, z->name, cname);
             return -1;
         }
-        *bt_arg_at(out, z->cidx) = n; /* little-endian: a narrower type reads the low bytes */
+        *bt_arg_at(&out, z->cidx) = n; /* little-endian: a narrower type reads the low bytes */
     }
     return 0;
 }

@@ -200,11 +200,12 @@ static inline BT_ALWAYS_INLINE uint64_t *bt_arg_at(const BtArgOut *out, int cidx
 
 /* Fills the size parameters of array slot s from the argument's shape (nd
  * dimensions, dims) into out, each as 64 bits (little-endian: a narrower
- * parameter reads the low bytes). A ValueError when the array has fewer
+ * parameter reads the low bytes). out comes by value: the walk's copy
+ * never escapes, so its constant kind folds at each call site. A ValueError when the array has fewer
  * than s->min_ndim dimensions, an OverflowError when an extent does not
  * fit its parameter's type, both before any kernel runs. Returns 0 or -1. */
 BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims,
-                                  const BtArgOut *out, const char *fname, PyObject *name);
+                                  BtArgOut out, const char *fname, PyObject *name);
 
 /* Converts scalar o to type t into out, with the conversions, range checks
  * and messages of a passed argument. Returns 0, or -1 with an exception set. */
@@ -302,11 +303,11 @@ typedef struct BtArgSource {
     PyObject *const *args;
     /* Array argument i as the back end sees it (its pointer, flags, shape,
      * and how it came): 0, or -1 with an exception set. */
-    int (*array)(const struct BtArgSource *src, int i, BtArrayArg *a);
+    int (*array)(void *ctx, PyObject *const *args, int i, BtArrayArg *a);
     /* An aligned stand-in for ndarray argument i, which lacks only
      * alignment: a->addr replaced (a CPU call's aligned temporary); 0 or -1.
      * NULL member: the walk returns 1 there instead. */
-    int (*unaligned)(const struct BtArgSource *src, int i, BtArrayArg *a);
+    int (*unaligned)(void *ctx, PyObject *const *args, int i, BtArrayArg *a);
     void *ctx;         /* the back end's, for these two */
     const char *fname; /* for messages */
     PyObject *names;   /* tuple of str: the parameters' names, for messages */
@@ -341,14 +342,16 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
     const BtSizeParam *z = s->sizes;
     BtArrayArg a;
 
-    if (src->array(src, i, &a) < 0)
+    if (src->array(src->ctx, src->args, i, &a) < 0)
         return -1;
     if ((a.flags & s->need) != s->need) {
-        int r = bt_slot_array_refused(s, &a, src->fname, PyTuple_GET_ITEM(src->names, i));
+        BtArrayArg b = a; /* a copy: `a` itself stays in registers on the common path */
+        int r = bt_slot_array_refused(s, &b, src->fname, PyTuple_GET_ITEM(src->names, i));
         if (r < 0 || !src->unaligned)
             return r;
-        if (src->unaligned(src, i, &a) < 0) /* r == 1: it lacks only alignment */
+        if (src->unaligned(src->ctx, src->args, i, &b) < 0) /* r == 1: only alignment */
             return -1;
+        a.addr = b.addr;
     }
     *total += bt_slot_elements(a.ndim, a.dims);
     *bt_arg_at(out, s->cidx) = a.addr;
@@ -359,7 +362,8 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
         *bt_arg_at(out, z->cidx) = (uint64_t)a.dims[z->axis];
         return 0;
     }
-    return bt_slot_store_sizes(s, a.ndim, a.dims, out, src->fname, PyTuple_GET_ITEM(src->names, i));
+    return bt_slot_store_sizes(s, a.ndim, a.dims, *out, src->fname,
+                               PyTuple_GET_ITEM(src->names, i));
 }
 
 /* Stores the arguments of the n slots into out, in `order` from position
