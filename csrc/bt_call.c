@@ -32,8 +32,7 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
     return bt_slot_build(call->slots, call->order, &call->n_py, ov, arena);
 }
 
-int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn,
-                          BtArena *arena)
+int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
     int is_ptr[BT_MAX_PARAMS];
@@ -67,7 +66,7 @@ static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(name
 
 /* bt_slot_walk's reader: ndarray argument i as bt_slot reads it. */
 static inline BT_ALWAYS_INLINE int ndarray_arg(void *ctx, PyObject *const *args, int i,
-                                                BtArrayArg *arr)
+                                               BtArrayArg *arr)
 {
     PyArrayObject *a = (PyArrayObject *)args[i];
 

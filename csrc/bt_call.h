@@ -58,8 +58,8 @@ typedef struct BtCall {
     BtTypeId ret;
     const char *signature;
     const char *symbol;
-    BtDirect direct; /* the call without libffi, where direct.variant != 0 */
-    uint8_t *order; /* the slots in the order a call stores them (bt_slot_build) */
+    BtDirect direct;    /* the call without libffi, where direct.variant != 0 */
+    uint8_t *order;     /* the slots in the order a call stores them (bt_slot_build) */
     BtCallStats *stats; /* a C function's (NULL for a kernel) */
 } BtCall;
 

@@ -735,8 +735,7 @@ static void set_order(const BtArgSlot *slots, int n_py, uint8_t *order)
             order[k++] = (uint8_t)i;
 }
 
-int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload *ov,
-                  BtArena *arena)
+int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload *ov, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
     BtSizeParam *sizes;

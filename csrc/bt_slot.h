@@ -201,11 +201,12 @@ static inline BT_ALWAYS_INLINE uint64_t *bt_arg_at(const BtArgOut *out, int cidx
 /* Fills the size parameters of array slot s from the argument's shape (nd
  * dimensions, dims) into out, each as 64 bits (little-endian: a narrower
  * parameter reads the low bytes). out comes by value: the walk's copy
- * never escapes, so its constant kind folds at each call site. A ValueError when the array has fewer
- * than s->min_ndim dimensions, an OverflowError when an extent does not
- * fit its parameter's type, both before any kernel runs. Returns 0 or -1. */
-BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims,
-                                  BtArgOut out, const char *fname, PyObject *name);
+ * never escapes, so its constant kind folds at each call site. A
+ * ValueError when the array has fewer than s->min_ndim dimensions, an
+ * OverflowError when an extent does not fit its parameter's type, both
+ * before any kernel runs. Returns 0 or -1. */
+BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtArgOut out,
+                                  const char *fname, PyObject *name);
 
 /* Converts scalar o to type t into out, with the conversions, range checks
  * and messages of a passed argument. Returns 0, or -1 with an exception set. */
@@ -373,8 +374,8 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
  * it are stored, and a walk from *k with src->unaligned set completes the
  * call (every position left is an array). */
 static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const uint8_t *order, int n,
-                                                int *k, const BtArgSource *src,
-                                                const BtArgOut *out, Py_ssize_t *total)
+                                                int *k, const BtArgSource *src, const BtArgOut *out,
+                                                Py_ssize_t *total)
 {
     BtValue v;
     int r;
@@ -393,8 +394,8 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const ui
         if (!o) { /* omitted: the default, converted at bind time */
             bt_slot_put_value(at, s, &s->defval);
         } else if (!bt_slot_store_fast(s, o, at)) {
-            if (bt_slot_store_scalar(&v, s->type, o, src->fname,
-                                     PyTuple_GET_ITEM(src->names, i)) < 0)
+            if (bt_slot_store_scalar(&v, s->type, o, src->fname, PyTuple_GET_ITEM(src->names, i)) <
+                0)
                 return -1;
             bt_slot_put_value(at, s, &v);
         }
