@@ -199,9 +199,9 @@ static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const 
 
 /* ================= unaligned arrays: aligned temporaries =================
  *
- * Entered from a fast path's failed flags check, at the first array that
- * lacks only alignment; the scalars (converted first: BtCall.order) and
- * the arrays before it are already stored. Temporaries are malloc'd (64
+ * Entered where a fast path's walk stopped, at the first array that lacks
+ * only alignment; the scalars (converted first: bt_slot_walk) and the
+ * arrays before it are already stored. Temporaries are malloc'd (64
  * bytes aligned), never Python objects, so no Python code runs between the
  * checks and the kernel here either; the GIL is held while they are
  * filled and copied back. */

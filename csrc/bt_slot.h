@@ -6,9 +6,10 @@
  * code and the array flags it needs, a scalar slot's default. A call then
  * computes one byte per argument (bt_slot_code: ndarrays and NumPy scalars
  * through a lookup built from the bt_types table at import), the dispatcher
- * matches codes against slots (bt_slot_accepts), and the caller stores each
- * argument into its C parameter (bt_slot_store_array / _scalar), with the
- * same checks and messages whatever runs the kernel. */
+ * matches codes against slots (bt_slot_accepts), and the one store walk
+ * (bt_slot_walk) stores each argument into its C parameter through the
+ * back end's writer, with the same order, checks and messages whatever
+ * runs the kernel. */
 #ifndef BT_SLOT_H
 #define BT_SLOT_H
 
