@@ -19,9 +19,13 @@
 #if defined(__GNUC__)
 #define BT_HIDDEN __attribute__((visibility("hidden")))
 #define BT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define BT_ALWAYS_INLINE __attribute__((always_inline))
+#define BT_COLD __attribute__((cold, noinline))
 #else
 #define BT_HIDDEN
 #define BT_PRINTF(f, a)
+#define BT_ALWAYS_INLINE
+#define BT_COLD
 #endif
 
 typedef struct BtArenaBlock BtArenaBlock;

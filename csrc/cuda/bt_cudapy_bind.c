@@ -55,8 +55,10 @@ typedef struct CudaBind {
     PyObject *modname;
 } CudaBind;
 
-static const char *cuda_refuse(const BtDecl *d)
+static const char *cuda_refuse(const BtDecl *d, const BtOverload *ov, int *deliberate)
 {
+    (void)ov; /* a __global__ kernel's every overload launches */
+    *deliberate = 1;
     return d->is_global ? NULL
                         : "not a __global__ kernel; bindthem.cuda binds kernels only "
                           "(bindthem.load binds host functions)";

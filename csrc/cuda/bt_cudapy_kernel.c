@@ -410,6 +410,35 @@ static int allow_shared(BtState *st, CudaKernel *k, int ov, int dev, const Launc
     return 0;
 }
 
+/* What reading a launch's array arguments needs (bt_slot_walk's ctx), and
+ * the device and context they are on (check_device). */
+typedef struct ArrayReading {
+    const Reading *r;
+    const BtDispatchPick *p;
+    int dev;
+    void *ctx;
+    PyObject *dev_name;
+} ArrayReading;
+
+/* bt_slot_walk's reader: device array argument i as the dispatcher read it
+ * (device memory is aligned for any element type), checked to be on the
+ * launch's one device and in its one context. 0 or -1. */
+static int device_arg(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
+{
+    ArrayReading *ar = ctx;
+    const BtCudaArg *a = &ar->r->a[ar->p->src[i]];
+
+    arr->addr = a->ptr;
+    arr->flags = (a->contiguous ? BT_ARR_C_CONTIGUOUS : 0) | BT_ARR_ALIGNED |
+                 (a->readonly ? 0 : BT_ARR_WRITEABLE);
+    arr->ndim = a->ndim;
+    arr->dims = a->shape;
+    arr->via = a->via;
+    (void)args; /* read by the dispatcher: ar->r */
+    return check_device(ar->r->st, ar->r->k, PyTuple_GET_ITEM(ar->p->names, i), a, &ar->dev,
+                        &ar->ctx, &ar->dev_name);
+}
+
 /* Binds, checks, marshals and queues a launch of k with cfg; given: the
  * items a Launch's brackets fixed (0 for kernel(..., grid=, block=)). */
 static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -422,11 +451,15 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     BtDispatchPick p;
     BtValue vals[BT_MAX_PARAMS];
     void *params[BT_MAX_PARAMS];
-    PyObject *dev_name = NULL, *res = NULL;
+    const BtArgOut out = {BT_OUT_VALUES, vals, NULL, params};
+    ArrayReading ar = {&r, &p, -1, NULL, NULL};
+    BtArgSource src = {NULL, device_arg, NULL, &ar, k->d.cname, NULL};
+    PyObject *res = NULL;
     const BtCall *call;
+    Py_ssize_t total = 0;
     BtDiag e;
-    int i, dev = -1, entered = 0;
-    void *ctx = NULL, *prev = NULL;
+    int i, dev, at = 0, entered = 0;
+    void *ctx, *prev = NULL;
     uint64_t ours;
 
     r.st = bt_state_from_type(Py_TYPE(k));
@@ -441,33 +474,13 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     /* after the pick: a stream= keyword is read there */
     ours = cfg->stream ? cfg->stream : BT_CUDA_STREAM_LEGACY;
     call = &k->calls[p.ov];
-    for (i = 0; i < call->n_py; i++) {
-        const BtArgSlot *s = &call->slots[i];
-        PyObject *name = PyTuple_GET_ITEM(p.names, i);
-        const BtCudaArg *a;
-        BtArrayArg arr;
-        params[s->cidx] = &vals[s->cidx];
-        if (!s->is_array) {
-            if (!p.argv[i]) { /* omitted: the default, converted at bind time */
-                vals[s->cidx] = s->defval;
-                continue;
-            }
-            if (bt_slot_store_scalar(&vals[s->cidx], s->type, p.argv[i], k->d.cname, name) < 0)
-                goto done;
-            continue;
-        }
-        a = &r.a[p.src[i]];
-        /* device memory is aligned for any element type */
-        arr.addr = a->ptr;
-        arr.flags = (a->contiguous ? BT_ARR_C_CONTIGUOUS : 0) | BT_ARR_ALIGNED |
-                    (a->readonly ? 0 : BT_ARR_WRITEABLE);
-        arr.ndim = a->ndim;
-        arr.dims = a->shape;
-        arr.via = a->via;
-        if (bt_slot_store_array(s, &arr, vals, sizeof vals[0], params, k->d.cname, name) < 0 ||
-            check_device(r.st, k, name, a, &dev, &ctx, &dev_name) < 0)
-            goto done;
-    }
+    src.args = p.argv;
+    src.names = p.names;
+    /* device arrays are aligned: the walk never stops at one (returns 0 or -1) */
+    if (bt_slot_walk(call->slots, call->order, call->n_py, &at, &src, &out, &total) != 0)
+        goto done;
+    dev = ar.dev;
+    ctx = ar.ctx;
     if (dev < 0 && bt_cuda_current_device(&dev, &e) < 0) {
         bt_raise_diag(r.st, &e);
         goto done;
@@ -480,7 +493,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
                      k->d.name, dev, k->module_device, dev);
         goto done;
     }
-    if (launch_context(r.st, k, dev, &ctx, dev_name) < 0 || bt_cuda_enter(ctx, &prev, &e) < 0) {
+    if (launch_context(r.st, k, dev, &ctx, ar.dev_name) < 0 || bt_cuda_enter(ctx, &prev, &e) < 0) {
         if (!PyErr_Occurred())
             bt_raise_diag(r.st, &e);
         goto done;

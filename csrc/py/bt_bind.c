@@ -118,19 +118,6 @@ done:
     return NULL;
 }
 
-/* Whether ov takes or returns a type only CUDA device code has. */
-static int cuda_only(const BtOverload *ov)
-{
-    int i;
-
-    if (bt_type_cuda_only(ov->ret))
-        return 1;
-    for (i = 0; i < ov->decl->n_params; i++)
-        if (bt_type_cuda_only(ov->ptypes[i]))
-            return 1;
-    return 0;
-}
-
 /* The header's layout of overload ov (parameters at their natural
  * alignment, arrays as pointers) against the binary's. 0 when they agree
  * or the back end can't tell; -1 with BindError. */
@@ -277,8 +264,9 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
         goto error;
     for (i = 0; i < meta->plan.n_skipped; i++) {
         const BtSkipped *s = &meta->plan.skipped[i];
-        const char *refused = be->refuse ? be->refuse(s->decl) : NULL; /* not its kind */
-        if (left_out(out, s->decl, refused ? refused : s->reason, refused || s->deliberate) < 0)
+        int deliberate = 0;
+        const char *refused = be->refuse ? be->refuse(s->decl, NULL, &deliberate) : NULL;
+        if (left_out(out, s->decl, refused ? refused : s->reason, deliberate || s->deliberate) < 0)
             goto error;
     }
     for (i = 0; i < meta->plan.n_funcs; i++) {
@@ -296,15 +284,12 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
         }
         for (j = 0; j < f->n_ovs; j++) {
             const BtOverload *ov = &f->ovs[j];
-            const char *refused = be->refuse ? be->refuse(ov->decl) : NULL;
+            int missing = 0, deliberate = 0;
+            const char *refused = be->refuse ? be->refuse(ov->decl, ov, &deliberate) : NULL;
             const char *sym, *why = NULL;
             void *addr;
-            int missing = 0, host = refused != NULL; /* the back end's own refusal */
             /* a listed overload must bind; an unlisted one (planned as
              * untemplated, or no instantiate.yml) binds if it can */
-            if (!refused && be->calls_by_ffi && cuda_only(ov))
-                refused = "a function of a CUDA-only type (__half and __nv_bfloat16 have "
-                          "no C equivalent); bindthem.cuda binds it as a kernel";
             if (refused) {
                 if (ov->inst) {
                     PyErr_Format(st->BindError, "instantiate.yml lists '%s' (%s:%d), which is %s",
@@ -312,7 +297,7 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
                     goto error;
                 }
                 if (append_str(out->skipped, ov->signature) < 0 ||
-                    left_out(out, ov->decl, refused, host) < 0)
+                    left_out(out, ov->decl, refused, deliberate) < 0)
                     goto error;
                 continue;
             }
@@ -336,7 +321,8 @@ int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx
             }
             if (be->param && check_layout(st, be, ctx, addr, ov, sym, file) < 0)
                 goto error;
-            if (bt_call_prepare(st, &calls[n], ov, be->calls_by_ffi ? addr : NULL, sym, &arena) < 0)
+            if (bt_call_prepare(st, &calls[n], ov, sym, &arena) < 0 ||
+                (be->prepare && be->prepare(st, &calls[n], ov, addr, &arena) < 0))
                 goto error;
             addrs[n] = addr;
             ovs[n++] = *ov;

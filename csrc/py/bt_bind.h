@@ -1,9 +1,9 @@
 /* bt_bind.h - the binder: one walk of a BtPlan for every back end.
  *
  * bt_bind_plan takes each planned overload in YAML order and
- *   1. asks the back end whether the declaration is its kind (refuse): one
- *      instantiate.yml lists is then a BindError, an unlisted one is
- *      reported in `skipped`;
+ *   1. asks the back end whether it binds the overload (refuse: the
+ *      declaration's kind, a type it cannot call): one instantiate.yml
+ *      lists is then a BindError, an unlisted one is reported in `skipped`;
  *   2. mangles it (bt_mangle; the plain name for extern "C");
  *   3. resolves the name through the back end (resolve; for a C library,
  *      the plain C name when the C++ one is missing). A listed overload
@@ -12,17 +12,17 @@
  *      without an instantiate.yml) is reported in `unexported`;
  *   4. checks the parameter layout against the binary's, where the back end
  *      can tell (param);
- *   5. prepares the argument slots (bt_call_prepare);
+ *   5. prepares the argument slots (bt_call_prepare), and what the back end
+ *      calls through (prepare);
  * then hands each Python name's resolved overloads to the back end (make),
  * which wraps them into one Python object.
  *
  * A back end is a BtBackend: the words its messages use and a few
  * functions, each given the back end's ctx (its open library or module).
  * The CPU's (bt_library.c) resolves with dlsym; CUDA's (bt_cudapy_bind.c)
- * with cuLibraryGetKernel / cuModuleGetFunction. A third one supplies its
- * own resolve and reuses the rest: NVRTC compiles to a CUmodule, then
- * resolves with cuModuleGetFunction and makes CUDA Kernels; a direct-call
- * CPU path resolves with dlsym and makes its own callable.
+ * with cuLibraryGetKernel / cuModuleGetFunction (NVRTC's output is such a
+ * module image). The walk names no back end: what differs is in these
+ * members.
  *
  * Lifetimes: everything a made object keeps (its calls, their slots and
  * strings, the resolved addresses) is in the arena `make` takes over. The
@@ -48,12 +48,14 @@ typedef struct BtBackend {
     /* inline and static declarations are not exported (a compiled C/C++
      * library): a listed one that is missing gets that explanation. */
     int linkage_hides;
-    /* resolve gives C functions: bt_call_prepare gets the address, for libffi. */
-    int calls_by_ffi;
 
-    /* Why declaration d is not for this back end ("not a __global__
-     * kernel; ..."), or NULL to bind it. NULL member: every declaration is. */
-    const char *(*refuse)(const BtDecl *d);
+    /* Why this back end does not bind declaration d, or overload ov of it
+     * (ov NULL: a declaration the plan skipped, not instantiated), or NULL
+     * to bind it. *deliberate is set to 1 when d is not of its kind at all ("not
+     * a __global__ kernel; ...": the header meant it for another back end,
+     * deliberately), 0 when this overload is what it cannot call (a
+     * CUDA-only type on the CPU). NULL member: it binds everything. */
+    const char *(*refuse)(const BtDecl *d, const BtOverload *ov, int *deliberate);
     /* The address / handle of `symbol`; NULL with *missing = 1 when the
      * binary lacks it, NULL with *missing = 0 and an exception set on error. */
     void *(*resolve)(void *ctx, const char *symbol, int *missing);
@@ -72,6 +74,11 @@ typedef struct BtBackend {
      * can't tell (no check), -1 with an exception set. NULL member: no
      * layout check. */
     int (*param)(void *ctx, void *addr, int i, size_t *offset, size_t *size);
+    /* What calling the resolved addr needs beyond the slots bt_call_prepare
+     * made (the CPU's libffi frame and direct call: bt_call_prepare_frame):
+     * 0, or -1 with an exception set. NULL member: the slots are all (a
+     * kernel, launched by its handle). */
+    int (*prepare)(BtState *st, BtCall *call, const BtOverload *ov, void *addr, BtArena *arena);
     /* New reference: the Python object for f's f->n_ovs resolved overloads,
      * with calls[k] prepared for f->ovs[k] and addrs[k] its address. Takes
      * over `arena` (which holds calls and addrs), also on failure. */

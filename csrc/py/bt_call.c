@@ -8,21 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define BT_ALWAYS_INLINE __attribute__((always_inline))
-#define BT_COLD __attribute__((cold, noinline))
-#else
-#define BT_ALWAYS_INLINE
-#define BT_COLD
-#endif
-
-int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, const char *symbol,
+int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char *symbol,
                     BtArena *arena)
 {
     const BtDecl *d = ov->decl;
-    int is_ptr[BT_MAX_PARAMS];
-    ffi_status status;
-    int i, k;
 
     if (d->n_params > BT_MAX_PARAMS) {
         PyErr_Format(st->BindError, "%s has %d parameters; bindthem binds at most %d",
@@ -30,31 +19,27 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, c
         return -1;
     }
     memset(call, 0, sizeof *call);
-    call->fn = (void (*)(void))fn;
     call->n_c = d->n_params;
     call->ret = ov->ret;
     call->signature = bt_arena_strdup(arena, ov->signature);
     call->symbol = symbol;
     call->slots = bt_arena_alloc(arena, sizeof(BtArgSlot) * (size_t)(d->n_params + 1));
-    if (!call->slots || !call->signature) {
+    call->order = bt_arena_alloc(arena, (size_t)d->n_params + 1);
+    if (!call->slots || !call->order || !call->signature) {
         PyErr_NoMemory();
         return -1;
     }
-    if (bt_slot_build(call->slots, &call->n_py, ov, arena) < 0)
-        return -1;
-    call->order = bt_arena_alloc(arena, (size_t)call->n_py + 1);
-    if (!call->order) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0, k = 0; i < call->n_py; i++)
-        if (!call->slots[i].is_array)
-            call->order[k++] = (uint8_t)i;
-    for (i = 0; i < call->n_py; i++)
-        if (call->slots[i].is_array)
-            call->order[k++] = (uint8_t)i;
-    if (!fn) /* a kernel: launched, never called through libffi */
-        return 0;
+    return bt_slot_build(call->slots, call->order, &call->n_py, ov, arena);
+}
+
+int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn, BtArena *arena)
+{
+    const BtDecl *d = ov->decl;
+    int is_ptr[BT_MAX_PARAMS];
+    ffi_status status;
+    int i;
+
+    call->fn = (void (*)(void))fn;
     call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
     call->stats = bt_arena_alloc(arena, sizeof *call->stats); /* zeroed */
     if (!call->atypes || !call->stats) {
@@ -79,16 +64,19 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn, c
 /* Argument name i of names, for messages (borrowed). */
 static PyObject *arg_name(PyObject *names, int i) { return PyTuple_GET_ITEM(names, i); }
 
-/* An ndarray argument as bt_slot reads it. */
-static inline BT_ALWAYS_INLINE BtArrayArg ndarray_arg(PyArrayObject *a)
+/* bt_slot_walk's reader: ndarray argument i as bt_slot reads it. */
+static inline BT_ALWAYS_INLINE int ndarray_arg(void *ctx, PyObject *const *args, int i,
+                                               BtArrayArg *arr)
 {
-    BtArrayArg arr;
-    arr.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
-    arr.flags = PyArray_FLAGS(a);
-    arr.ndim = PyArray_NDIM(a);
-    arr.dims = (const Py_ssize_t *)PyArray_DIMS(a);
-    arr.via = NULL;
-    return arr;
+    PyArrayObject *a = (PyArrayObject *)args[i];
+
+    (void)ctx;
+    arr->addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
+    arr->flags = PyArray_FLAGS(a);
+    arr->ndim = PyArray_NDIM(a);
+    arr->dims = (const Py_ssize_t *)PyArray_DIMS(a);
+    arr->via = NULL;
+    return 0;
 }
 
 /* The return value, as libffi left it: integers widened to ffi_arg (read
@@ -140,14 +128,14 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
     return opts->gil == BT_GIL_RELEASE;
 }
 
-/* The kernel called with the arguments stored: directly on words (the
- * direct plan's), else through ffi_call on avalues; the GIL released as
- * opts says for arrays of `total` elements. The result, or NULL. Inlined
- * into each fast path, where words or avalues is a constant (invoke_temps
- * passes either). */
+/* The kernel called with the arguments stored in out: directly on its
+ * words (the direct plan's), else through ffi_call on its value pointers;
+ * the GIL released as opts says for arrays of `total` elements. The
+ * result, or NULL. Inlined into each fast path, where out->kind is a
+ * constant (invoke_temps passes either). */
 static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts,
-                                                    npy_intp total, void **avalues,
-                                                    const uint64_t *words, const char *fname)
+                                                    npy_intp total, const BtArgOut *out,
+                                                    const char *fname)
 {
     BtValue rv;
     char what[512];
@@ -155,10 +143,10 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
     PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
 
     rv.u64 = 0;
-    if (words)
-        thrown = bt_guard_direct(&call->direct, call->fn, &rv, words, what, sizeof what);
+    if (out->kind == BT_OUT_WORDS)
+        thrown = bt_guard_direct(&call->direct, call->fn, &rv, out->base, what, sizeof what);
     else
-        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, avalues, what, sizeof what);
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, out->ptrs, what, sizeof what);
     if (release)
         PyEval_RestoreThread(ts);
     if (thrown)
@@ -169,118 +157,51 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
 /* The rest of a call with aligned temporaries (below). */
 static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
-                                      npy_intp total, uint64_t *w, BtValue *vals, void **avalues);
+                                      npy_intp total, BtArgOut out);
 
-/* The libffi call: every argument into its BtValue through the slots,
- * then ffi_call. */
+/* The call: the arguments stored into out by the slot layer's walk
+ * (bt_slot_walk), then the kernel. Inlined into invoke_direct and
+ * invoke_ffi, each with its own constant out->kind. */
+static inline BT_ALWAYS_INLINE PyObject *invoke(const BtCall *call, PyObject *const *args,
+                                                const char *fname, PyObject *names,
+                                                const BtCallOpts *opts, const BtArgOut *out)
+{
+    BtArgSource src = {args, ndarray_arg, NULL, NULL, fname, names};
+    Py_ssize_t total = 0;
+    int k = 0, r = bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, out, &total);
+
+    if (r) /* -1, or 1: unaligned, the rest with temporaries */
+        return r < 0 ? NULL : invoke_temps(call, args, k, fname, names, opts, total, *out);
+    return run_kernel(call, opts, total, out, fname);
+}
+
+/* The libffi call: every argument into its BtValue, then ffi_call. */
 static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const char *fname,
                             PyObject *names, const BtCallOpts *opts)
 {
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
-    npy_intp total = 0;
-    int i, k, r;
+    const BtArgOut out = {BT_OUT_VALUES, vals, NULL, avalues};
 
-    for (k = 0; k < call->n_py; k++) { /* scalars, then arrays: see BtCall.order */
-        const BtArgSlot *s = &call->slots[i = call->order[k]];
-        PyObject *o = args[i];
-        avalues[s->cidx] = &vals[s->cidx];
-        if (s->is_array) {
-            PyArrayObject *a = (PyArrayObject *)o;
-            BtArrayArg arr = ndarray_arg(a);
-            r = bt_slot_store_array(s, &arr, vals, sizeof vals[0], avalues, fname,
-                                    arg_name(names, i));
-            if (r) /* -1, or 1: unaligned, the rest with temporaries */
-                return r < 0 ? NULL
-                             : invoke_temps(call, args, k, fname, names, opts, total, NULL, vals,
-                                            avalues);
-            total += PyArray_SIZE(a);
-            continue;
-        }
-        if (!o) { /* omitted: the default, converted at bind time */
-            vals[s->cidx] = s->defval;
-            continue;
-        }
-        if (bt_slot_store_scalar(&vals[s->cidx], s->type, o, fname, arg_name(names, i)) < 0)
-            return NULL;
-    }
-    return run_kernel(call, opts, total, avalues, NULL, fname);
+    return invoke(call, args, fname, names, opts, &out);
 }
 
-/* Words of a scalar of slot s, from its 16-byte storage. */
-static void put_value(uint64_t *w, const BtArgSlot *s, const BtValue *v)
+/* The direct call: each argument straight into the word(s) of its register
+ * or stack slot (call->direct.pos), no BtValue or avalues. */
+static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const char *fname,
+                               PyObject *names, const BtCallOpts *opts)
 {
-    memcpy(w, v->bytes, s->size > 8 ? 16 : 8);
-}
+    uint64_t w[BT_DIRECT_WORDS];
+    const BtArgOut out = {BT_OUT_WORDS, w, call->direct.pos, NULL};
 
-/* Size parameters that are not the common one (several, too few
- * dimensions, out of range): bt_slot_store_sizes's checks and messages,
- * then the values into their words. Returns 0 or -1. */
-static int put_sizes(const BtArgSlot *s, const uint8_t *pos, PyArrayObject *a, uint64_t *w,
-                     const char *fname, PyObject *name)
-{
-    BtValue vals[BT_MAX_PARAMS];
-    void *ptrs[BT_MAX_PARAMS];
-    int j;
-
-    if (bt_slot_store_sizes(s, PyArray_NDIM(a), (const Py_ssize_t *)PyArray_DIMS(a), vals,
-                            sizeof vals[0], ptrs, fname, name) < 0)
-        return -1;
-    for (j = 0; j < s->n_sizes; j++)
-        w[pos[s->sizes[j].cidx]] = vals[s->sizes[j].cidx].u64;
-    return 0;
-}
-
-/* Array argument i's address (its data or an aligned temporary's) and
- * size parameters into the words, after its flags check. Returns 0 or -1. */
-static inline BT_ALWAYS_INLINE int put_array_at(const BtCall *call, int i, PyArrayObject *a,
-                                                uint64_t addr, uint64_t *w, const char *fname,
-                                                PyObject *names)
-{
-    const BtArgSlot *s = &call->slots[i];
-    const BtSizeParam *z = s->sizes;
-    const uint8_t *pos = call->direct.pos;
-    int nd = PyArray_NDIM(a);
-    const npy_intp *dims = PyArray_DIMS(a);
-
-    w[pos[s->cidx]] = addr;
-    if (s->n_sizes == 0)
-        return 0;
-    /* the common one: a single size, in range */
-    if (s->n_sizes == 1 && nd >= s->min_ndim && (uint64_t)dims[z->axis] <= z->limit) {
-        w[pos[z->cidx]] = (uint64_t)dims[z->axis];
-        return 0;
-    }
-    return put_sizes(s, pos, a, w, fname, arg_name(names, i));
-}
-
-/* Array argument i into the words: the same checks and messages as
- * bt_slot_store_array (the refusal and the size checks are its own
- * functions), its address and sizes straight into their words. Returns 0,
- * -1, or 1 (nothing stored) when the array lacks only alignment. */
-static int put_array(const BtCall *call, int i, PyArrayObject *a, uint64_t *w, npy_intp *total,
-                     const char *fname, PyObject *names)
-{
-    const BtArgSlot *s = &call->slots[i];
-    int nd = PyArray_NDIM(a), flags = PyArray_FLAGS(a);
-    const npy_intp *dims = PyArray_DIMS(a);
-    BtArrayArg arr;
-
-    if ((flags & s->need) != s->need) {
-        if (bt_slot_unaligned_only(s, flags))
-            return 1;
-        arr = ndarray_arg(a);
-        return bt_slot_array_refused(s, &arr, fname, arg_name(names, i));
-    }
-    *total += nd == 1 ? dims[0] : PyArray_SIZE(a);
-    return put_array_at(call, i, a, (uint64_t)(uintptr_t)PyArray_DATA(a), w, fname, names);
+    return invoke(call, args, fname, names, opts, &out);
 }
 
 /* ================= unaligned arrays: aligned temporaries =================
  *
- * Entered from a fast path's failed flags check, at the first array that
- * lacks only alignment; the scalars (converted first: BtCall.order) and
- * the arrays before it are already stored. Temporaries are malloc'd (64
+ * Entered where a fast path's walk stopped, at the first array that lacks
+ * only alignment; the scalars (converted first: bt_slot_walk) and the
+ * arrays before it are already stored. Temporaries are malloc'd (64
  * bytes aligned), never Python objects, so no Python code runs between the
  * checks and the kernel here either; the GIL is held while they are
  * filled and copied back. */
@@ -301,17 +222,20 @@ typedef struct Temps {
     Temp t[BT_MAX_PARAMS];
 } Temps;
 
-/* An aligned copy of C-contiguous array a (argument i), recorded in ts;
- * NULL with MemoryError. */
-static void *temp_new(Temps *ts, PyArrayObject *a, int i)
+/* bt_slot_walk's unaligned(): an aligned copy of C-contiguous ndarray
+ * argument i into arr->addr, recorded in the Temps ctx; -1 with
+ * MemoryError. */
+static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
 {
+    Temps *ts = ctx;
     Temp *t = &ts->t[ts->n];
+    PyArrayObject *a = (PyArrayObject *)args[i];
     size_t n = (size_t)PyArray_NBYTES(a);
 
     t->tmp = aligned_alloc(TEMP_ALIGN, (n / TEMP_ALIGN + 1) * TEMP_ALIGN);
     if (!t->tmp) {
         PyErr_NoMemory();
-        return NULL;
+        return -1;
     }
     t->a = a;
     t->data = PyArray_DATA(a);
@@ -319,7 +243,8 @@ static void *temp_new(Temps *ts, PyArrayObject *a, int i)
     t->arg = i;
     memcpy(t->tmp, t->data, n);
     ts->n++;
-    return t->tmp;
+    arr->addr = (uint64_t)(uintptr_t)t->tmp;
+    return 0;
 }
 
 /* A ValueError when a temporary stands for memory that another array
@@ -394,81 +319,26 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
 }
 
 /* The rest of a call from position k of call->order on (arrays only),
- * where argument order[k] lacks only alignment: each array that lacks only
- * alignment passed as an aligned temporary, the others as they are; then
- * the overlap check, the kernel, and temps_finish. Into the direct call's
- * words w, or (w NULL) libffi's vals and avalues. */
+ * where argument order[k] lacks only alignment: the walk goes on with
+ * temp_new for each array that lacks only alignment, the others as they
+ * are; then the overlap check, the kernel, and temps_finish. */
 static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
-                                      npy_intp total, uint64_t *w, BtValue *vals, void **avalues)
+                                      npy_intp total, BtArgOut out)
 {
     Temps ts;
+    BtArgSource src = {args, ndarray_arg, temp_new, &ts, fname, names};
     PyObject *r = NULL;
-    int i, ran = 0;
+    int ran = 0;
 
     ts.n = 0;
-    for (; k < call->n_py; k++) {
-        const BtArgSlot *s = &call->slots[i = call->order[k]];
-        PyArrayObject *a = (PyArrayObject *)args[i];
-        BtArrayArg arr = ndarray_arg(a);
-        if ((arr.flags & s->need) != s->need) {
-            void *tmp;
-            if (bt_slot_array_refused(s, &arr, fname, arg_name(names, i)) < 0)
-                goto done;
-            if (!(tmp = temp_new(&ts, a, i))) /* 1: it lacks only alignment */
-                goto done;
-            arr.addr = (uint64_t)(uintptr_t)tmp;
-        }
-        if (w) {
-            if (put_array_at(call, i, a, arr.addr, w, fname, names) < 0)
-                goto done;
-        } else {
-            avalues[s->cidx] = &vals[s->cidx];
-            if (bt_slot_put_array(s, &arr, vals, sizeof vals[0], avalues, fname,
-                                  arg_name(names, i)) < 0)
-                goto done;
-        }
-        total += PyArray_SIZE(a);
-    }
-    if (temps_overlap(call, args, &ts, fname, names) < 0)
+    if (bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, &out, &total) < 0 ||
+        temps_overlap(call, args, &ts, fname, names) < 0)
         goto done;
     ran = 1;
-    r = run_kernel(call, opts, total, avalues, w, fname);
+    r = run_kernel(call, opts, total, &out, fname);
 done:
     return temps_finish(call, &ts, r, ran, fname, names);
-}
-
-/* The direct call: each argument straight into the word(s) of its register
- * or stack slot (call->direct.pos), no BtValue or avalues on the common
- * path. */
-static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const char *fname,
-                               PyObject *names, const BtCallOpts *opts)
-{
-    uint64_t w[BT_DIRECT_WORDS];
-    const uint8_t *pos = call->direct.pos;
-    npy_intp total = 0;
-    BtValue v;
-    int i, k;
-
-    for (k = 0; k < call->n_py; k++) { /* scalars, then arrays: see BtCall.order */
-        const BtArgSlot *s = &call->slots[i = call->order[k]];
-        PyObject *o = args[i];
-        uint64_t *at = &w[pos[s->cidx]];
-        if (s->is_array) {
-            int r = put_array(call, i, (PyArrayObject *)o, w, &total, fname, names);
-            if (r) /* -1, or 1: unaligned, the rest with temporaries */
-                return r < 0
-                           ? NULL
-                           : invoke_temps(call, args, k, fname, names, opts, total, w, NULL, NULL);
-        } else if (!o) { /* omitted: the default, converted at bind time */
-            put_value(at, s, &s->defval);
-        } else if (!bt_slot_store_fast(s, o, at)) {
-            if (bt_slot_store_scalar(&v, s->type, o, fname, arg_name(names, i)) < 0)
-                return NULL;
-            put_value(at, s, &v);
-        }
-    }
-    return run_kernel(call, opts, total, NULL, w, fname);
 }
 
 PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,

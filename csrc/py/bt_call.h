@@ -58,26 +58,26 @@ typedef struct BtCall {
     BtTypeId ret;
     const char *signature;
     const char *symbol;
-    BtDirect direct; /* the call without libffi, where direct.variant != 0 */
-    /* The Python arguments in the order a call takes them: scalars first
-     * (their conversion may run Python code: __float__, __index__), then the
-     * arrays, so no Python code runs between an array's checks and the
-     * kernel (a resize or setflags there would leave a stale pointer). */
-    uint8_t *order;
+    BtDirect direct;    /* the call without libffi, where direct.variant != 0 */
+    uint8_t *order;     /* the slots in the order a call stores them (bt_slot_build) */
     BtCallStats *stats; /* a C function's (NULL for a kernel) */
 } BtCall;
 
-/* Prepares call for overload ov with symbol address fn, allocating from
- * arena: the argument slots (bt_slot_build), then, for a C function (fn
- * not NULL), the ffi_cif and the direct-call plan; a kernel (fn NULL) gets
- * the slots only. Returns 0, or -1 with an exception set (BindError when
- * libffi refuses the signature). */
-BT_HIDDEN int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *fn,
-                              const char *symbol, BtArena *arena);
+/* Prepares call for overload ov (its symbol), allocating from arena: the
+ * argument slots and their order (bt_slot_build), all a launched kernel
+ * needs. Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char *symbol,
+                              BtArena *arena);
 
-/* Stores the arguments through the slots (bt_slot.h) and calls: straight
- * into the direct call's words where call->direct applies and opts->ffi is
- * off, else into BtValues for ffi_call. args are the n_py arguments in
+/* The rest for a C function at fn (the CPU back end's BtBackend.prepare):
+ * the ffi_cif and the direct-call plan. Returns 0, or -1 with an exception
+ * set (BindError when libffi refuses the signature). */
+BT_HIDDEN int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn,
+                                    BtArena *arena);
+
+/* Stores the arguments through the slot layer's walk (bt_slot_walk) and
+ * calls: straight into the direct call's words where call->direct applies
+ * and opts->ffi is off, else into BtValues for ffi_call. args are the n_py arguments in
  * order (NULL for an omitted one: the slot's default), already matched to
  * the overload by the dispatcher.
  * An array that lacks only alignment is passed as an aligned temporary

@@ -136,6 +136,22 @@ static PyObject *cpu_make(void *ctx, const BtFunc *f, BtCall *calls, void **addr
     return bt_function_new(b->st, f, calls, arena, (PyObject *)b->handle, b->modname);
 }
 
+/* The CPU's refusal: an overload of a type only CUDA device code has. */
+static const char *cpu_refuse(const BtDecl *d, const BtOverload *ov, int *deliberate)
+{
+    int i;
+
+    (void)d;
+    *deliberate = 0; /* the header may be meant for both back ends: not deliberate */
+    if (!ov)
+        return NULL;
+    for (i = -1; i < ov->decl->n_params; i++)
+        if (bt_type_cuda_only(i < 0 ? ov->ret : ov->ptypes[i]))
+            return "a function of a CUDA-only type (__half and __nv_bfloat16 have no C "
+                   "equivalent); bindthem.cuda binds it as a kernel";
+    return NULL;
+}
+
 static const BtBackend cpu_backend = {
     .noun = "",
     .container = "library",
@@ -143,10 +159,11 @@ static const BtBackend cpu_backend = {
     .remedy = "let bindthem.build(header, instantiate) compile the header and its "
               "instantiations for you",
     .linkage_hides = 1,
-    .calls_by_ffi = 1,
+    .refuse = cpu_refuse,
     .resolve = cpu_resolve,
     .resolve_c = cpu_resolve_c,
     .names = cpu_names,
+    .prepare = bt_call_prepare_frame,
     .make = cpu_make,
 };
 

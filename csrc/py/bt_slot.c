@@ -338,8 +338,8 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
     return -1;
 }
 
-int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
-                        size_t stride, void **ptrs, const char *fname, PyObject *name)
+int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtArgOut out,
+                        const char *fname, PyObject *name)
 {
     int j;
 
@@ -371,9 +371,7 @@ int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void
                              fname, name, z->axis, n, z->name, cname);
             return -1;
         }
-        /* little-endian: a narrower parameter reads the low bytes */
-        ptrs[z->cidx] = (char *)vals + (size_t)z->cidx * stride;
-        memcpy(ptrs[z->cidx], &n, sizeof n);
+        *bt_arg_at(&out, z->cidx) = n; /* little-endian: a narrower type reads the low bytes */
     }
     return 0;
 }
@@ -724,7 +722,20 @@ static int set_defaults(BtArgSlot *slots, int n_py, const BtOverload *ov, BtAren
 
 /* ================= building slots ================= */
 
-int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *arena)
+/* The slots' indices, scalars first, then arrays (bt_slot_walk). */
+static void set_order(const BtArgSlot *slots, int n_py, uint8_t *order)
+{
+    int i, k = 0;
+
+    for (i = 0; i < n_py; i++)
+        if (!slots[i].is_array)
+            order[k++] = (uint8_t)i;
+    for (i = 0; i < n_py; i++)
+        if (slots[i].is_array)
+            order[k++] = (uint8_t)i;
+}
+
+int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload *ov, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
     BtSizeParam *sizes;
@@ -782,5 +793,6 @@ int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *ar
         s->max = t->max;
     }
     *n_py = k;
+    set_order(slots, k, order);
     return set_defaults(slots, k, ov, arena);
 }

@@ -6,9 +6,10 @@
  * code and the array flags it needs, a scalar slot's default. A call then
  * computes one byte per argument (bt_slot_code: ndarrays and NumPy scalars
  * through a lookup built from the bt_types table at import), the dispatcher
- * matches codes against slots (bt_slot_accepts), and the caller stores each
- * argument into its C parameter (bt_slot_store_array / _scalar), with the
- * same checks and messages whatever runs the kernel. */
+ * matches codes against slots (bt_slot_accepts), and the one store walk
+ * (bt_slot_walk) stores each argument into its C parameter through the
+ * back end's writer, with the same order, checks and messages whatever
+ * runs the kernel. */
 #ifndef BT_SLOT_H
 #define BT_SLOT_H
 
@@ -115,9 +116,12 @@ BT_HIDDEN int bt_slot_init(void);
 BT_HIDDEN extern PyMethodDef bt_slot_methods[];
 
 /* The slots of overload ov: slots (room for ov's C parameter count) and
- * *n_py are filled, sizes and defaults included, allocating from arena.
+ * *n_py are filled, sizes and defaults included, allocating from arena;
+ * order (room as slots) receives the slots' indices in the order a call
+ * stores them: scalars first, then arrays (bt_slot_walk says why).
  * Returns 0, or -1 with an exception set. */
-BT_HIDDEN int bt_slot_build(BtArgSlot *slots, int *n_py, const BtOverload *ov, BtArena *arena);
+BT_HIDDEN int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload *ov,
+                            BtArena *arena);
 
 /* The dispatch code of one argument. */
 BT_HIDDEN uint8_t bt_slot_code(PyObject *o);
@@ -167,37 +171,43 @@ static inline int bt_slot_unaligned_only(const BtArgSlot *s, int flags)
 BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
                                     PyObject *name);
 
+/* Where a store walk puts each C parameter's value: the one thing a back
+ * end tells the walk (bt_slot_walk). kind is a constant at each call site,
+ * so the inlined walk keeps only its own case:
+ *   BT_OUT_VALUES  one BtValue per C parameter at base[cidx] (a libffi
+ *                  frame, a CUDA launch's parameter buffer)
+ *   BT_OUT_WORDS   machine words at base[pos[cidx]] (the direct call's
+ *                  registers and stack, bt_direct.h)
+ * ptrs, when not NULL, receives the address of each value stored, by C
+ * parameter (libffi's avalues, cuLaunchKernel's kernelParams). */
+enum { BT_OUT_VALUES, BT_OUT_WORDS };
+typedef struct BtArgOut {
+    int kind;
+    void *base;
+    const uint8_t *pos; /* BT_OUT_WORDS: the first word of each C parameter */
+    void **ptrs;
+} BtArgOut;
+
+/* The storage of C parameter cidx in out (8 bytes, 16 for a complex
+ * double), recorded in out->ptrs. */
+static inline BT_ALWAYS_INLINE uint64_t *bt_arg_at(const BtArgOut *out, int cidx)
+{
+    uint64_t *at = out->kind == BT_OUT_WORDS ? (uint64_t *)out->base + out->pos[cidx]
+                                             : (uint64_t *)((BtValue *)out->base + cidx);
+    if (out->ptrs)
+        out->ptrs[cidx] = at;
+    return at;
+}
+
 /* Fills the size parameters of array slot s from the argument's shape (nd
- * dimensions, dims): the value of C parameter z->cidx is written at
- * vals + z->cidx * stride and ptrs[z->cidx] points at it. A ValueError when
- * the array has fewer than s->min_ndim dimensions, an OverflowError when an
- * extent does not fit its parameter's type, both before any kernel runs.
- * Returns 0 or -1. */
-BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, void *vals,
-                                  size_t stride, void **ptrs, const char *fname, PyObject *name);
-
-/* Array argument a into slot s once its flags are checked: its address
- * into vals + s->cidx * stride (ptrs[s->cidx] must already point there),
- * its size parameters as bt_slot_store_sizes. Returns 0 or -1. */
-static inline int bt_slot_put_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
-                                    size_t stride, void **ptrs, const char *fname, PyObject *name)
-{
-    *(uint64_t *)((char *)vals + (size_t)s->cidx * stride) = a->addr;
-    if (s->n_sizes == 0)
-        return 0;
-    return bt_slot_store_sizes(s, a->ndim, a->dims, vals, stride, ptrs, fname, name);
-}
-
-/* Array argument a into slot s: the checks (s->need, then the sizes), then
- * bt_slot_put_array. Returns 0, -1, or 1 (nothing stored) for an ndarray
- * that lacks only alignment (bt_slot_array_refused). */
-static inline int bt_slot_store_array(const BtArgSlot *s, const BtArrayArg *a, void *vals,
-                                      size_t stride, void **ptrs, const char *fname, PyObject *name)
-{
-    if ((a->flags & s->need) != s->need)
-        return bt_slot_array_refused(s, a, fname, name);
-    return bt_slot_put_array(s, a, vals, stride, ptrs, fname, name);
-}
+ * dimensions, dims) into out, each as 64 bits (little-endian: a narrower
+ * parameter reads the low bytes). out comes by value: the walk's copy
+ * never escapes, so its constant kind folds at each call site. A
+ * ValueError when the array has fewer than s->min_ndim dimensions, an
+ * OverflowError when an extent does not fit its parameter's type, both
+ * before any kernel runs. Returns 0 or -1. */
+BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtArgOut out,
+                                  const char *fname, PyObject *name);
 
 /* Converts scalar o to type t into out, with the conversions, range checks
  * and messages of a passed argument. Returns 0, or -1 with an exception set. */
@@ -265,6 +275,133 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
         return 1;
     default: return 0;
     }
+}
+
+/* ================= the store walk =================
+ *
+ * The one loop that stores a call's arguments, for every back end: the
+ * libffi frame, the direct call's words and a CUDA launch's parameter
+ * buffer differ only in the BtArgOut they pass, and reading an array
+ * argument (an ndarray, a device array) in the BtArgSource. It holds every
+ * invariant of a store once:
+ *   - the order (bt_slot_build's `order`): scalars first, whose conversion
+ *     may run Python code (__float__, __index__), then the arrays, so that
+ *     no Python code runs between an array's checks and the kernel (a
+ *     resize or setflags there would leave a stale pointer);
+ *   - a scalar converted once: the quick way (bt_slot_store_fast), else
+ *     bt_slot_store_scalar's conversions, checks and messages; an omitted
+ *     one gets its default, converted at bind time;
+ *   - an array checked once against the slot's flags (the refusal and its
+ *     message: bt_slot_array_refused), its elements counted (*total: the
+ *     GIL policy's measure), its address and size parameters stored (the
+ *     common single size in range inline, else bt_slot_store_sizes);
+ *   - an ndarray that lacks only alignment handed to src->unaligned for an
+ *     aligned stand-in, or, where that is NULL, the walk stopped before it.
+ */
+
+/* What a walk reads: the arguments by Python parameter (NULL: omitted),
+ * and how to read an array argument. */
+typedef struct BtArgSource {
+    PyObject *const *args;
+    /* Array argument i as the back end sees it (its pointer, flags, shape,
+     * and how it came): 0, or -1 with an exception set. */
+    int (*array)(void *ctx, PyObject *const *args, int i, BtArrayArg *a);
+    /* An aligned stand-in for ndarray argument i, which lacks only
+     * alignment: a->addr replaced (a CPU call's aligned temporary); 0 or -1.
+     * NULL member: the walk returns 1 there instead. */
+    int (*unaligned)(void *ctx, PyObject *const *args, int i, BtArrayArg *a);
+    void *ctx;         /* the back end's, for these two */
+    const char *fname; /* for messages */
+    PyObject *names;   /* tuple of str: the parameters' names, for messages */
+} BtArgSource;
+
+/* The elements of an array of nd dimensions dims. */
+static inline Py_ssize_t bt_slot_elements(int nd, const Py_ssize_t *dims)
+{
+    Py_ssize_t n = 1;
+    int j;
+
+    if (nd == 1)
+        return dims[0];
+    for (j = 0; j < nd; j++)
+        n *= dims[j];
+    return n;
+}
+
+/* A scalar of slot s, from its 16-byte storage, into its words. */
+static inline BT_ALWAYS_INLINE void bt_slot_put_value(uint64_t *at, const BtArgSlot *s,
+                                                      const BtValue *v)
+{
+    memcpy(at, v->bytes, s->size > 8 ? 16 : 8);
+}
+
+/* Array argument i (slot s) into out; see the walk. 0, -1, or 1 where it
+ * lacks only alignment and src->unaligned is NULL (nothing stored). */
+static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
+                                                      const BtArgSource *src, const BtArgOut *out,
+                                                      Py_ssize_t *total)
+{
+    const BtSizeParam *z = s->sizes;
+    BtArrayArg a;
+
+    if (src->array(src->ctx, src->args, i, &a) < 0)
+        return -1;
+    if ((a.flags & s->need) != s->need) {
+        BtArrayArg b = a; /* a copy: `a` itself stays in registers on the common path */
+        int r = bt_slot_array_refused(s, &b, src->fname, PyTuple_GET_ITEM(src->names, i));
+        if (r < 0 || !src->unaligned)
+            return r;
+        if (src->unaligned(src->ctx, src->args, i, &b) < 0) /* r == 1: only alignment */
+            return -1;
+        a.addr = b.addr;
+    }
+    *total += bt_slot_elements(a.ndim, a.dims);
+    *bt_arg_at(out, s->cidx) = a.addr;
+    if (s->n_sizes == 0)
+        return 0;
+    /* the common one: a single size, in range */
+    if (s->n_sizes == 1 && a.ndim >= s->min_ndim && (uint64_t)a.dims[z->axis] <= z->limit) {
+        *bt_arg_at(out, z->cidx) = (uint64_t)a.dims[z->axis];
+        return 0;
+    }
+    return bt_slot_store_sizes(s, a.ndim, a.dims, *out, src->fname,
+                               PyTuple_GET_ITEM(src->names, i));
+}
+
+/* Stores the arguments of the n slots into out, in `order` from position
+ * *k on, advancing *k; *total accumulates the arrays' elements. Returns 0;
+ * -1 with an exception set; or 1 with *k at an ndarray that lacks only
+ * alignment when src->unaligned is NULL: the scalars and the arrays before
+ * it are stored, and a walk from *k with src->unaligned set completes the
+ * call (every position left is an array). */
+static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const uint8_t *order, int n,
+                                                int *k, const BtArgSource *src, const BtArgOut *out,
+                                                Py_ssize_t *total)
+{
+    BtValue v;
+    int r;
+
+    for (; *k < n; (*k)++) {
+        int i = order[*k];
+        const BtArgSlot *s = &slots[i];
+        PyObject *o = src->args[i];
+        uint64_t *at;
+        if (s->is_array) {
+            if ((r = bt_slot_walk_array(s, i, src, out, total)) != 0)
+                return r;
+            continue;
+        }
+        at = bt_arg_at(out, s->cidx);
+        if (!o) { /* omitted: the default, converted at bind time */
+            bt_slot_put_value(at, s, &s->defval);
+        } else if (!bt_slot_store_fast(s, o, at)) {
+            if (bt_slot_store_scalar(&v, s->type, o, src->fname, PyTuple_GET_ITEM(src->names, i)) <
+                0)
+                return -1;
+            bt_slot_put_value(at, s, &v);
+        }
+    }
+    return 0;
 }
 
 /* The Python defaults of ov's parameters: pydefs[i] (one per C parameter)
