@@ -76,13 +76,13 @@ int bt_sym_list_data(const char *data, size_t len, const char *what, BtArena *ar
     *n = 0;
     /* headers are copied out: a file's offsets need not be aligned */
     if (len < sizeof eh)
-        goto not_elf;
+        goto error;
     memcpy(&eh, data, sizeof eh);
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
         eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shoff == 0 ||
         eh.e_shentsize != sizeof(Elf64_Shdr) ||
         !inside(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), len))
-        goto not_elf;
+        goto error;
     for (i = 0; i < eh.e_shnum; i++) {
         Elf64_Shdr s, strs;
         Elf64_Sym y;
@@ -116,7 +116,7 @@ int bt_sym_list_data(const char *data, size_t len, const char *what, BtArena *ar
         return 0;
     }
     return 0;
-not_elf:
+error:
     return bt_diag_set(diag, BT_DIAG_OS, what, 0, 0, "not a 64-bit ELF shared object");
 }
 
