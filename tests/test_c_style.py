@@ -33,7 +33,8 @@ def labels_wrong(body):
 
 
 def test_the_checker_sees_what_it_checks():
-    good = "int f(void)\n{\n    if (x)\n        goto error;\n    return 0;\nerror:\n    return -1;\n}\n"
+    good = ("int f(void)\n{\n    if (x)\n        goto error;\n    return 0;\nerror:\n"
+            "    return -1;\n}\n")
     two = "int g(void)\n{\n    goto done;\nerror:\n    x();\ndone:\n    return 0;\n}\n"
     stray = "int h(void)\n{\n    goto again;\nagain:\n    return 0;\n}\n"
     assert [n for n, _ in functions(good + two + stray)] == ["f", "g", "h"]
