@@ -8,6 +8,7 @@ PYTHONPATH, and must not run with the source folder as its working directory
 """
 
 import os
+import shutil
 import subprocess
 import threading
 
@@ -74,3 +75,18 @@ def cuda_mock_path(tmp_path_factory, src, cc):
     subprocess.run([cc, "-std=c11", "-O1", "-shared", "-fPIC", src, "-o", out, "-lpthread"],
                    check=True)
     return out
+
+
+def use_cuda_mock(tmp_path_factory, src, cc):
+    """cuda_mock_path, named by BINDTHEM_LIBCUDA for this process; skips the
+    test where cc is missing or the process already uses another driver."""
+    import pytest
+
+    import bindthem.cuda as cuda
+
+    if not shutil.which(cc):
+        pytest.skip("needs %s for the mock driver" % cc)
+    path = os.environ["BINDTHEM_LIBCUDA"] = cuda_mock_path(tmp_path_factory, src, cc)
+    if cuda.driver()["path"] != path:
+        pytest.skip("this process already uses another driver")
+    return path

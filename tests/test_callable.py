@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from test_cuda import CC, HEADER, MOCK_SRC, module_text
 
-from support import cuda_mock_path, python_env
+from support import python_env, use_cuda_mock
 
 import bindthem
 import bindthem.cuda as cuda
@@ -61,13 +61,7 @@ def cpu(sources, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def mock(tmp_path_factory):
-    if not shutil.which(CC):
-        pytest.skip("needs %s for the mock driver" % CC)
-    path = cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
-    os.environ["BINDTHEM_LIBCUDA"] = path
-    if cuda.driver()["path"] != path:
-        pytest.skip("this process already uses another driver")
-    return path
+    return use_cuda_mock(tmp_path_factory, MOCK_SRC, CC)
 
 
 @pytest.fixture(scope="module")
