@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-/* New reference: a tuple of each call's symbol. */
+/* New reference: a tuple of each call's symbol, read from the calls when
+ * asked for (10^5 stored tuples would cost memory and bind time). */
 static PyObject *symbols_of(const BtCall *calls, int n)
 {
     PyObject *t = PyTuple_New(n);
@@ -45,8 +46,7 @@ BtCallable *bt_callable_new(BtState *st, PyTypeObject *tp, vectorcallfunc call, 
         goto error;
     c->doc = bt_dispatch_doc(&c->d, ovs);
     c->text_sig = Py_NewRef(c->d.text_sig);
-    c->symbols = symbols_of(calls, n);
-    if (!c->doc || !c->symbols)
+    if (!c->doc)
         goto error;
     return c;
 error:
@@ -94,7 +94,6 @@ void bt_callable_dealloc(PyObject *self)
     Py_CLEAR(c->module);
     Py_CLEAR(c->doc);
     Py_CLEAR(c->text_sig);
-    Py_CLEAR(c->symbols);
     bt_arena_free(&c->arena);
     tp->tp_free(self);
     Py_DECREF(tp);
@@ -187,7 +186,7 @@ PyObject *bt_callable_get(PyObject *self, void *which)
     case BT_CALLABLE_DOC: return Py_NewRef(c->doc);
     case BT_CALLABLE_TEXT_SIG: return Py_NewRef(c->text_sig);
     case BT_CALLABLE_OVERLOADS: return Py_NewRef(c->d.overloads);
-    case BT_CALLABLE_SYMBOLS: return Py_NewRef(c->symbols);
+    case BT_CALLABLE_SYMBOLS: return symbols_of(c->calls, c->d.n_ovs);
     case BT_CALLABLE_PARAMETERS: return Py_NewRef(c->d.names);
     case BT_CALLABLE_SIGNATURES: return Py_NewRef(c->d.pysigs);
     case BT_CALLABLE_LIBRARY:

@@ -1,6 +1,6 @@
 /* bt_callable.h - the head every bound callable shares (bindthem.Function,
  * bindthem.cuda.Kernel): its dispatcher, names, doc, owner, LibraryInfo,
- * weak references, arena and symbols, with the attributes, methods and
+ * weak references, arena and calls, with the attributes, methods and
  * garbage-collection slots that read only the head. A type extends it with
  * its call and the fields that call needs. */
 #ifndef BT_CALLABLE_H
@@ -19,7 +19,6 @@
     PyObject *module;   /* str: __module__ */                                                      \
     PyObject *doc;      /* str */                                                                  \
     PyObject *text_sig; /* str: __text_signature__, as the type's call takes arguments */          \
-    PyObject *symbols;  /* tuple of str: each overload's symbol */                                 \
     PyObject *owner;    /* keeps the library or module loaded */                                   \
     PyObject *info;     /* its Library's LibraryInfo (pickling, .library), or NULL */              \
     PyObject *weakreflist;                                                                         \
