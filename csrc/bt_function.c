@@ -84,7 +84,7 @@ static PyObject *function_repr(PyObject *self)
 
 /* The options its Library was bound with: options=None (the defaults), or
  * build()/load()'s {"gil": a policy or {name: policy}, "copy_const": bool}
- * (bindthem.library._options checked them). */
+ * (a dict: bind() checked; bindthem.library._options checked its values). */
 static int configure(BtFunction *f, PyObject *options)
 {
     PyObject *gil, *copy;
@@ -92,11 +92,6 @@ static int configure(BtFunction *f, PyObject *options)
 
     if (options == Py_None)
         return 0;
-    if (!PyDict_Check(options)) {
-        PyErr_Format(PyExc_TypeError, "bind(): options= must be a dict or None, not %.100s",
-                     Py_TYPE(options)->tp_name);
-        return -1;
-    }
     gil = PyDict_GetItemString(options, "gil"); /* borrowed */
     if (gil && PyDict_Check(gil))
         gil = PyDict_GetItemWithError(gil, f->d.name);

@@ -184,6 +184,11 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "bind() needs module=");
         goto error;
     }
+    if (options != Py_None && !PyDict_Check(options)) {
+        PyErr_Format(PyExc_TypeError, "bind(): options= must be a dict or None, not %.100s",
+                     Py_TYPE(options)->tp_name);
+        goto error;
+    }
     meta_py = bt_meta_for_bind(st, "bind", header, inst, strict, &meta);
     if (!meta_py)
         goto error;
