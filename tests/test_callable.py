@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 import pytest
-from test_cuda import CC, HEADER, MOCK_SRC, module_text
+from test_cuda import CC, HEADER, MOCK_SRC, module_text, needs_nvcc, needs_nvrtc
 
 from support import python_env, use_cuda_mock
 
@@ -243,6 +243,23 @@ def test_cuda_load_parses_once_and_build_path_not_again(gpu, tmp_path):
     assert n == 1
     lib, n = parses(lambda: cuda._load_module(image, HEADER, str(yml), "k", False, meta))
     assert n == 0 and lib.axpy.symbols == gpu.axpy.symbols
+
+
+@needs_nvcc
+def test_cuda_build_with_nvcc_parses_once(mock, tmp_path):
+    lib, n = parses(lambda: cuda.build(HEADER, None, arch=75, cache_dir=str(tmp_path),
+                                       compiler="nvcc", name="nv"))
+    assert n == 1 and "fill_i" in lib.__all__
+    _, n = parses(lambda: cuda.build(HEADER, None, arch=75, cache_dir=str(tmp_path),
+                                     compiler="nvcc", name="nv"))
+    assert n == 1  # from the cache too
+
+
+@needs_nvrtc
+def test_cuda_build_with_nvrtc_parses_once(mock, tmp_path):
+    lib, n = parses(lambda: cuda.build(HEADER, None, arch=90, cache_dir=str(tmp_path),
+                                       compiler="nvrtc", name="rt"))
+    assert n == 1 and "fill_i" in lib.__all__
 
 
 def test_the_plan_is_shared_not_consumed(cpu, sources):
