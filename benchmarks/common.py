@@ -33,6 +33,13 @@ CACHE = os.environ.get("BINDTHEM_BENCH_CACHE") or "/tmp/bindthem-bench"
 os.makedirs(CACHE, exist_ok=True)
 
 
+def _package_files():
+    """bindthem/'s Python files and data files, subpackages included."""
+    return sorted(p for ext in ("py", "cuh")
+                  for p in glob.glob(os.path.join(SRC, "bindthem", "**", "*." + ext),
+                                     recursive=True))
+
+
 def bindthem_path():
     """A private, optimized build of this checkout's bindthem (csrc/ and
     bindthem/*.py as they are now) under the cache: the in-place
@@ -42,7 +49,7 @@ def bindthem_path():
     to put first on sys.path."""
     files = sorted(glob.glob(os.path.join(SRC, "csrc", "*", "*.[ch]"))) + sorted(
         glob.glob(os.path.join(SRC, "csrc", "*", "*.cpp"))) + [
-        os.path.join(SRC, "setup.py")] + sorted(glob.glob(os.path.join(SRC, "bindthem", "*.py")))
+        os.path.join(SRC, "setup.py")] + _package_files()
     key = hashlib.sha256()
     for p in files:
         key.update(p.encode() + b"\0")
@@ -71,10 +78,11 @@ def bindthem_path():
         sys.stderr.write("warning: building this checkout's bindthem failed (%s); using the "
                          "earlier build %s\n" % (tail.splitlines()[-1], old[-1]))
         return old[-1]
-    for p in glob.glob(os.path.join(SRC, "bindthem", "*.py")) + [
-            os.path.join(SRC, "bindthem", "py.typed")]:
+    for p in _package_files() + [os.path.join(SRC, "bindthem", "py.typed")]:
         if os.path.exists(p):
-            shutil.copy(p, os.path.join(tmp, "bindthem"))
+            to = os.path.join(tmp, os.path.relpath(p, SRC))
+            os.makedirs(os.path.dirname(to), exist_ok=True)
+            shutil.copy(p, to)
     shutil.rmtree(tmp + ".o", ignore_errors=True)
     if os.path.exists(dest):
         shutil.rmtree(tmp)

@@ -173,7 +173,7 @@ class Function:
         """C signatures of the overloads, in YAML order."""
     @property
     def symbols(self) -> tuple[str, ...]:
-        """Symbol names of the overloads."""
+        """Symbol names of the overloads, in YAML order."""
     @property
     def parameters(self) -> tuple[str, ...]:
         """Python parameter names (the first overload's)."""
@@ -208,8 +208,6 @@ class Function:
     def __copy__(self) -> Self: ...
     def __deepcopy__(self, memo: Any, /) -> Self: ...
     def __dask_tokenize__(self) -> tuple[str, ...]: ...
-    def _set_info(self, info: Any, /) -> None: ...
-    def _configure(self, gil: int, copy_const: bool, /) -> None: ...
 
 @final
 class Handle:
@@ -219,20 +217,35 @@ class Handle:
     def path(self) -> str:
         """The file the loader opened."""
 
+class _PlannedMetadata(_Metadata):
+    plan: object  # the parsed plan (a capsule): bind() and cuda_bind() take it
+
+@overload
 def parse_header(
-    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False
+    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
+    plan: Literal[False] = False,
 ) -> _Metadata:
     """Read a kernel header (and an instantiate.yml) into plain Python objects."""
+@overload
+def parse_header(
+    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
+    plan: Literal[True],
+) -> _PlannedMetadata: ...
 
 def bind(
     library: StrOrBytesPath,
-    header: StrOrBytesPath,
+    header: StrOrBytesPath | _PlannedMetadata,
     instantiate: StrOrBytesPath | None = None,
     *,
     module: str,
     strict: bool = False,
+    info: Any = None,
+    options: dict[str, Any] | None = None,
 ) -> tuple[Handle, dict[str, Function], object, list[str], list[_Skipped]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
+
+def _parse_count() -> int:
+    """How many times this process has parsed a header (tests)."""
 
 def metadata(capsule: object, /) -> _Metadata:
     """The metadata dict of a capsule that bind() returned (see parse_header)."""
@@ -338,18 +351,28 @@ class CudaKernel:
     # then the launch keywords "(a, x, y, *, grid, block, shared_mem=0,
     # stream=None)"; left out here for the reason given on Function.
 
+    # The attributes a Function has too (bt_callable.c): one implementation.
     @property
     def __name__(self) -> str: ...
     @property
     def __qualname__(self) -> str: ...
     @property
-    def overloads(self) -> tuple[str, ...]: ...
+    def __module__(self) -> str: ...  # type: ignore[override]
     @property
-    def symbols(self) -> tuple[str, ...]: ...
+    def overloads(self) -> tuple[str, ...]:
+        """C signatures of the overloads, in YAML order."""
     @property
-    def parameters(self) -> tuple[str, ...]: ...
+    def symbols(self) -> tuple[str, ...]:
+        """Symbol names of the overloads, in YAML order."""
     @property
-    def signatures(self) -> tuple[str, ...]: ...
+    def parameters(self) -> tuple[str, ...]:
+        """Python parameter names (the first overload's)."""
+    @property
+    def signatures(self) -> tuple[str, ...]:
+        """Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'."""
+    @property
+    def _dispatch_info(self) -> dict[str, int]:
+        """The dispatch cache: keys cached, and calls that scanned the overloads."""
     @property
     def library(self) -> ModuleType | None:
         """The Library it belongs to (None once that is gone)."""
@@ -362,17 +385,17 @@ class CudaKernel:
     def __copy__(self) -> Self: ...
     def __deepcopy__(self, memo: Any, /) -> Self: ...
     def __dask_tokenize__(self) -> tuple[str, ...]: ...
-    def _set_info(self, info: Any, /) -> None: ...
 
 def cuda_bind(
     image: bytes,
-    header: StrOrBytesPath,
+    header: StrOrBytesPath | _PlannedMetadata,
     instantiate: StrOrBytesPath | None = None,
     *,
     module: str,
     filename: str,
     strict: bool = False,
-) -> tuple[CudaModule, dict[str, CudaKernel], _Metadata, list[str], list[str],
+    info: Any = None,
+) -> tuple[CudaModule, dict[str, CudaKernel], object, list[str], list[str],
            list[_Skipped]]:
     """Load a CUDA module image and bind the __global__ kernels a header plans."""
 

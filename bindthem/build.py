@@ -192,7 +192,7 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
            quiet=False):
     """build() with resolved flags. With ``source`` (unpickling), that is the
     Library's source and nothing is warned: the author saw the warnings."""
-    meta = _core.parse_header(header, instantiate, strict=strict)
+    meta = _core.parse_header(header, instantiate, strict=strict, plan=True)  # the one parse
     header_text, yaml_text = _read_sources(header, instantiate)
     record = {}
 
@@ -205,7 +205,7 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
                 instantiate=instantiate, yaml_text=yaml_text, files=files, cxx=cxx,
                 flags=list(flags), cache_dir=os.fspath(cache_dir) if cache_dir else None,
                 options=options)
-        return _make(path, header, instantiate, name, strict, source, options)
+        return _make(path, header, instantiate, name, strict, source, options, meta)
 
     lib = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
                    record=record, load=load)

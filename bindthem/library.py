@@ -48,18 +48,22 @@ class LibraryInfo:
     __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "left_out",
                  "source", "backend", "_library")
 
-    def __init__(self, handle, metadata, unexported, not_kernels=(), source=None, header=None,
-                 backend=None, left_out=()):
-        self.handle = handle
+    def __init__(self, header, source=None, backend=None):
+        # made before binding, so that each callable is complete when the core makes it;
+        # Library fills in what the binding returned (_bound)
+        self.header = header
+        self.source = source  # what pickles carry (bindthem._travel.Source)
         self.backend = backend if backend is not None else CPU
+        self._bound(None, None, ())
+        self._library = None
+
+    def _bound(self, handle, metadata, unexported, not_kernels=(), left_out=()):
+        self.handle = handle
         self._metadata = metadata  # a dict, or the core's capsule until first asked for
-        self.header = header if header is not None else metadata["header"]
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
         # what the core left out, with why: [{"name", "line", "reason", "deliberate"}]
         self.left_out = list(left_out)
-        self.source = source  # what pickles carry (bindthem._travel.Source)
-        self._library = None
 
     @property
     def metadata(self):
@@ -111,20 +115,13 @@ class _Info:
 
 class Backend:
     """What one back end does differently, for the one :class:`Library` class:
-    its name, what its callables are called, and how they learn their
-    Library and options. ``bindthem.info(lib).backend`` is one of these."""
+    its name and what its callables are called (the core gives each its
+    LibraryInfo and options as it makes it). ``bindthem.info(lib).backend``
+    is one of these."""
 
     name = "cpu"
     noun = "functions"  # the repr's "(3 functions)"
     what = "Kernels"  # the module docstring's "Kernels of x.h, bound by bindthem."
-
-    def attach(self, info, functions, options):
-        """Give each bound callable its LibraryInfo and options."""
-        policy = _gil_policies(options or {}, functions)
-        copy = bool((options or {}).get("copy_const", False))
-        for fname, f in functions.items():
-            f._set_info(info)
-            f._configure(GIL_POLICIES.index(policy.get(fname, "auto")), copy)
 
     def __repr__(self):
         return "<bindthem back end %s>" % self.name
@@ -176,17 +173,16 @@ class Library(types.ModuleType):
     unexported = _Info("Overloads left out because the library lacks them.")
     not_kernels = _Info("The header's host functions, which a CUDA Library does not bind.")
 
-    def __init__(self, name, header, handle, functions, metadata, unexported, source,
-                 options=None, *, backend=CPU, not_kernels=(), left_out=()):
-        super().__init__(name, _module_doc(name, header, functions, backend.what))
+    def __init__(self, name, info, handle, functions, metadata, unexported, *, not_kernels=(),
+                 left_out=()):
+        # info: the LibraryInfo the core gave each of functions as it made them
+        super().__init__(name, _module_doc(name, info.header, functions, info.backend.what))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
-        info = LibraryInfo(handle, metadata, unexported, not_kernels, source=source,
-                           header=header, backend=backend, left_out=left_out)
+        info._bound(handle, metadata, unexported, not_kernels, left_out)
         info._library = weakref.ref(self)
         self._bindthem_ = info
         self.__dict__.update(functions)
-        backend.attach(info, functions, options)
 
     def __getattr__(self, name):
         # only for names the instance lacks: one the header declares says why it is not bound
@@ -314,24 +310,31 @@ def _load_source(lib, header, instantiate, name, strict, opts):
         library=path, library_stat=(st.st_size, st.st_mtime_ns, st.st_ino), options=opts)
 
 
-def _make(library, header, instantiate, name, strict, source, options=None):
+def _make(library, header, instantiate, name, strict, source, options=None, meta=None):
+    """Binds library; meta: what _core.parse_header(header, instantiate,
+    plan=True) returned, bound without parsing the header again."""
+    info = LibraryInfo(header, source)
     handle, functions, metadata, unexported, left_out = _core.bind(
-        library, header, instantiate, module=name, strict=strict)
-    return Library(name, header, handle, functions, metadata, unexported, source, options,
-                   left_out=left_out)
+        library, *plan_args(header, instantiate, meta), module=name, strict=strict, info=info,
+        options=options)
+    _check_gil_names(options or {}, functions)
+    return Library(name, info, handle, functions, metadata, unexported, left_out=left_out)
 
 
-def _gil_policies(opts, functions):
-    """{function name: policy} for gil= (a policy or a dict of them)."""
+def plan_args(header, instantiate, meta):
+    """bind()'s and cuda_bind()'s (header, instantiate): the parsed plan when
+    there is one (the header is not read again), else the paths."""
+    return (header, instantiate) if meta is None else (meta, None)
+
+
+def _check_gil_names(opts, functions):
+    """A gil= dict names only functions the Library binds."""
     gil = opts.get("gil", "auto")
-    if not isinstance(gil, dict):
-        return dict.fromkeys(functions, gil)
-    unknown = sorted(set(gil) - set(functions))
+    unknown = sorted(set(gil) - set(functions)) if isinstance(gil, dict) else ()
     if unknown:
         raise BindValueError("gil= names %s, which this Library does not bind (it binds %s)"
                              % (", ".join(map(repr, unknown)), ", ".join(sorted(functions)) or
                                 "nothing"))
-    return gil
 
 
 def nothing_bound(metadata, kernels_only=False):

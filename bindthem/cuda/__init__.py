@@ -33,7 +33,7 @@ from .._cache import compile_cached, flag_list, hash_file
 from .._types import Archs, Flags, StrPath
 from ..build import PRELUDE as HOST_PRELUDE
 from ..errors import BindValueError, CudaError, NoDriverError
-from ..library import Backend, _regular_file, warn_if_left_out
+from ..library import Backend, LibraryInfo, _regular_file, plan_args, warn_if_left_out
 
 # The toolchains' constants stay importable as bindthem.cuda.X, as before the split.
 from ._nvcc import DEFAULT_ARCHS as DEFAULT_ARCHS
@@ -139,10 +139,6 @@ class _CudaBackend(Backend):
     noun = "CUDA kernels"
     what = "CUDA kernels"
 
-    def attach(self, info, functions, options):
-        for k in functions.values():
-            k._set_info(info)
-
 
 CUDA = _CudaBackend()
 
@@ -167,6 +163,12 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
     the module image, the header's and the YAML's text; unpickling loads that
     image (:class:`NoDriverError` where there is no driver).
     """
+    return _load_module(module, header, instantiate, name, strict)
+
+
+def _load_module(module, header, instantiate, name, strict, meta=None):
+    """load(); meta: what _core.parse_header(header, instantiate, plan=True)
+    returned (build() parsed the header already)."""
     if isinstance(module, (bytes, bytearray, memoryview)):
         image, filename = bytes(module), "<bytes>"
     else:
@@ -182,7 +184,7 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
         instantiate = os.path.abspath(os.fspath(instantiate))
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
-    lib = _bind(image, header, instantiate, name, strict, filename, None)
+    lib = _bind(image, header, instantiate, name, strict, filename, None, meta)
     lib._bindthem_.source = _travel.Source(
         kind="cuda", name=name, strict=strict, header=header,
         header_text=_travel._read(header), instantiate=instantiate,
@@ -192,12 +194,15 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
     return lib
 
 
-def _bind(image, header, instantiate, name, strict, filename, source):
-    """load() of a module image, and unpickling (with its Source)."""
+def _bind(image, header, instantiate, name, strict, filename, source, meta=None):
+    """load() of a module image, and unpickling (with its Source); meta:
+    what _core.parse_header(header, instantiate, plan=True) returned."""
+    info = LibraryInfo(header, source, CUDA)
     handle, kernels, metadata, unexported, not_kernels, left_out = _core.cuda_bind(
-        image, header, instantiate, module=name, filename=filename, strict=strict)
-    return Library(name, header, handle, kernels, metadata, unexported, source, backend=CUDA,
-                   not_kernels=not_kernels, left_out=left_out)
+        image, *plan_args(header, instantiate, meta), module=name, filename=filename,
+        strict=strict, info=info)
+    return Library(name, info, handle, kernels, metadata, unexported, not_kernels=not_kernels,
+                   left_out=left_out)
 
 
 # ---- nvcc ----
@@ -212,8 +217,8 @@ def kernel_source(header: StrPath, instantiate: StrPath | None = None, *, strict
     for ``"nvrtc"`` :data:`NVRTC_PRELUDE`), the header and an explicit
     instantiation of every templated ``__global__`` overload."""
     header = os.path.abspath(os.fspath(header))
-    meta = _core.parse_header(header, instantiate, strict=strict)
-    return _source_of(header, meta, _prelude(compiler))
+    return _source_of(header, _core.parse_header(header, instantiate, strict=strict),
+                      _prelude(compiler))
 
 
 def _prelude(compiler):
@@ -257,14 +262,16 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
     for c in caps:
         gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
     gencode += ["-gencode", "arch=compute_%d,code=compute_%d" % (caps[-1], caps[-1])]
-    source = kernel_source(header, instantiate, strict=strict)
+    meta = _core.parse_header(header, instantiate, strict=strict, plan=_load is not None)
+    source = _source_of(header, meta, HOST_PRELUDE)
     stem = os.path.splitext(os.path.basename(header))[0]
     return compile_cached(
         key_parts=(header, hash_file(header), instantiate or "",
                    hash_file(instantiate) if instantiate else "", source, version,
                    "\0".join([nvcc] + flag_args + gencode)),
         cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
-        source=source, suffix=".cu", what="nvcc", output=output, load=_load,
+        source=source, suffix=".cu", what="nvcc", output=output,
+        load=_load and (lambda path: _load(path, meta)),
         status="compiling %s with nvcc" % os.path.basename(header),
         command=lambda src, dep, out: ([nvcc, "-fatbin"] + flag_args + gencode
                                        + ["-MD", "-MF", dep, src, "-o", out]))
@@ -296,8 +303,8 @@ def build(header: StrPath, instantiate: StrPath | None = None, *,
     image travels, no compiler is needed where it is unpickled."""
     cxxflags = _nvcc_flags(cxxflags, None, flags, "build")
 
-    def _load(path):  # while the cache entry is locked: it cannot be evicted under the read
-        return load(path, header, instantiate, name=name, strict=strict)
+    def _load(path, meta):  # while the cache entry is locked: it cannot be evicted under the read
+        return _load_module(path, header, instantiate, name, strict, meta)
 
     lib: Any  # with _load=, the compile functions return what it returns
     if _pick_compiler(compiler, nvcc) == "nvrtc":

@@ -269,7 +269,7 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
         instantiate = os.path.abspath(os.fspath(instantiate))
     lib, info = find_nvrtc(nvrtc)
     kind, cap = _nvrtc_target(arch, info["archs"])
-    meta = _core.parse_header(header, instantiate, strict=strict)
+    meta = _core.parse_header(header, instantiate, strict=strict, plan=_load is not None)
     source = _source_of(header, meta, NVRTC_PRELUDE)
     cccl = _cccl_include(lib)
     fp16 = _fp16_include(lib)
@@ -291,5 +291,6 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
                    hash_file(instantiate) if instantiate else "", source, lib,
                    "%d.%d" % info["version"], "\0".join(options_key)),
         cache_dir=cache_dir, folder_name=stem + "-nvrtc", stem=stem, ext=ext, source=source,
-        suffix=".cu", what="NVRTC", output=output, command=command, load=_load,
+        suffix=".cu", what="NVRTC", output=output, command=command,
+        load=_load and (lambda path: _load(path, meta)),
         status="compiling %s with NVRTC" % os.path.basename(header))

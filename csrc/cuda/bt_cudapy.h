@@ -90,10 +90,12 @@ BT_HIDDEN extern PyType_Spec bt_cudapy_launch_spec;
 /* New reference: a Kernel for plan entry f, of which the n overloads ovs
  * were found, with calls[i] prepared (slots only) for ovs[i] and kernels[i]
  * its CUkernel / CUfunction. The kernel takes over `arena`, which holds
- * calls and kernels; owner (the CudaModule) keeps the module loaded;
- * module_device is the device of a context-bound module, else -1. */
+ * calls and kernels; owner (the CudaModule) keeps the module loaded; info
+ * is its Library's LibraryInfo (or NULL); module_device is the device of a
+ * context-bound module, else -1. */
 BT_HIDDEN PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs,
                                          BtCall *calls, void **kernels, int n, BtArena *arena,
-                                         PyObject *owner, PyObject *modname, int module_device);
+                                         PyObject *owner, PyObject *modname, PyObject *info,
+                                         int module_device);
 
 #endif

@@ -53,6 +53,7 @@ typedef struct CudaBind {
     BtState *st;
     CudaModule *handle;
     PyObject *modname;
+    PyObject *info; /* LibraryInfo, or NULL */
 } CudaBind;
 
 static const char *cuda_refuse(const BtDecl *d, const BtOverload *ov, int *deliberate)
@@ -147,7 +148,7 @@ static PyObject *cuda_make(void *ctx, const BtFunc *f, BtCall *calls, void **ker
     CudaBind *b = ctx;
 
     return bt_cudapy_kernel_new(b->st, f, f->ovs, calls, kernels, f->n_ovs, arena,
-                                (PyObject *)b->handle, b->modname,
+                                (PyObject *)b->handle, b->modname, b->info,
                                 bt_cuda_module_device(b->handle->m));
 }
 
@@ -165,40 +166,40 @@ static const BtBackend cuda_backend = {
 };
 
 const char bt_cudapy_bind_doc[] =
-    "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False)\n--\n\n"
+    "cuda_bind(image, header, instantiate=None, *, module, filename, strict=False,\n"
+    "          info=None)\n--\n\n"
     "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
-    "kernels a header (and instantiate.yml) plan. Returns (module handle,\n"
-    "{name: Kernel}, metadata dict, [unexported signatures], [non-kernels],\n"
-    "[left out: {name, line, reason, deliberate}]).";
+    "kernels a header (and instantiate.yml) plan. header: its path (parsed here),\n"
+    "or the dict parse_header(..., plan=True) returned (instantiate=None). Each\n"
+    "Kernel is made with info (its Library's LibraryInfo). Returns (module handle,\n"
+    "{name: Kernel}, metadata capsule (metadata() makes it a dict), [unexported\n"
+    "signatures], [non-kernels], [left out: {name, line, reason, deliberate}]).";
 
 PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"image",    "header", "instantiate", "module",
-                             "filename", "strict", NULL};
+                             "filename", "strict", "info",        NULL};
     BtState *st = bt_state(module);
-    PyObject *header = NULL, *inst = NULL, *modname = NULL, *file = NULL, *meta_py = NULL;
-    PyObject *r = NULL;
+    PyObject *header, *inst = Py_None, *modname = NULL, *file = NULL, *info = Py_None;
+    PyObject *meta_py = NULL, *r = NULL;
     BtBound bound = {NULL, NULL, NULL, NULL};
     CudaModule *handle = NULL;
     Py_buffer image = {0};
+    const BtMeta *meta;
     CudaBind ctx;
     BtDiag e;
-    BtMeta meta;
     int strict = 0, dev;
 
-    memset(&meta, 0, sizeof meta);
     bt_diag_init(&e);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*O&|O&$UUp:cuda_bind", kwlist, &image,
-                                     PyUnicode_FSConverter, &header, bt_path_converter, &inst,
-                                     &modname, &file, &strict))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*O|O$UUpO:cuda_bind", kwlist, &image, &header,
+                                     &inst, &modname, &file, &strict, &info))
         goto error;
     if (!modname || !file) {
         PyErr_SetString(PyExc_TypeError, "cuda_bind() needs module= and filename=");
         goto error;
     }
-    if (!inst)
-        inst = Py_NewRef(Py_None);
-    if (bt_meta_load_py(st, &meta, header, inst, strict) < 0)
+    meta_py = bt_meta_for_bind(st, "cuda_bind", header, inst, strict, &meta);
+    if (!meta_py)
         goto error;
     if (bt_cuda_current_device(&dev, &e) < 0) {
         bt_raise_diag(st, &e);
@@ -228,10 +229,8 @@ PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     ctx.st = st;
     ctx.handle = handle;
     ctx.modname = modname;
-    if (bt_bind_plan(st, &meta, &cuda_backend, &ctx, file, &bound) < 0)
-        goto error;
-    meta_py = bt_meta_to_py(&meta);
-    if (!meta_py)
+    ctx.info = info == Py_None ? NULL : info;
+    if (bt_bind_plan(st, meta, &cuda_backend, &ctx, file, &bound) < 0)
         goto error;
     r = PyTuple_Pack(6, handle, bound.funcs, meta_py, bound.unexported, bound.skipped,
                      bound.left_out);
@@ -239,9 +238,6 @@ error:
     if (image.obj)
         PyBuffer_Release(&image);
     bt_bound_clear(&bound);
-    bt_meta_free(&meta);
-    Py_XDECREF(header);
-    Py_XDECREF(inst);
     Py_XDECREF(handle);
     Py_XDECREF(meta_py);
     return r;

@@ -9,8 +9,7 @@
  * and queues the launch after the arrays' producers' streams. */
 #include "bt_cudapy.h"
 
-#include "bt_dispatch.h"
-#include "bt_function.h"
+#include "bt_callable.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -131,19 +130,8 @@ static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObj
 /* ================= Kernel ================= */
 
 typedef struct CudaKernel {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    BtDispatch d;       /* name, parameter names, signatures, cache */
-    PyObject *module;   /* str: __module__ */
-    PyObject *doc;      /* str */
-    PyObject *owner;    /* the CudaModule: keeps the module loaded */
-    PyObject *symbols;  /* tuple of kernel names in the module */
-    PyObject *text_sig; /* "(a, x, y, *, grid, block, shared_mem=0, stream=None)" */
-    PyObject *info;     /* its Library's LibraryInfo (pickling, .library), or NULL */
-    PyObject *weakreflist;
-    BtArena arena;       /* calls and their slots */
-    BtCall *calls;       /* argument slots per overload (no ffi call is made) */
-    void **kernels;      /* CUkernel / CUfunction per overload */
+    BT_CALLABLE_HEAD     /* calls: argument slots per overload (no ffi call is made) */
+        void **kernels;  /* CUkernel / CUfunction per overload */
     unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
     int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
 } CudaKernel;
@@ -570,119 +558,38 @@ static PyObject *kernel_getitem(CudaKernel *k, PyObject *key)
     return (PyObject *)l;
 }
 
-static PyObject *kernel_repr(CudaKernel *k)
+static PyObject *kernel_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("<bindthem.cuda kernel %U.%U with %d overload%s>", k->module,
-                                k->d.name, k->d.n_ovs, k->d.n_ovs == 1 ? "" : "s");
-}
-
-static PyObject *kernel_get_name(CudaKernel *k, void *c) { return Py_NewRef(k->d.name); }
-static PyObject *kernel_get_module(CudaKernel *k, void *c) { return Py_NewRef(k->module); }
-static PyObject *kernel_get_doc(CudaKernel *k, void *c) { return Py_NewRef(k->doc); }
-static PyObject *kernel_get_overloads(CudaKernel *k, void *c) { return Py_NewRef(k->d.overloads); }
-static PyObject *kernel_get_symbols(CudaKernel *k, void *c) { return Py_NewRef(k->symbols); }
-static PyObject *kernel_get_params(CudaKernel *k, void *c) { return Py_NewRef(k->d.names); }
-static PyObject *kernel_get_sigs(CudaKernel *k, void *c) { return Py_NewRef(k->d.pysigs); }
-static PyObject *kernel_get_text_sig(CudaKernel *k, void *c) { return Py_NewRef(k->text_sig); }
-
-static PyObject *kernel_get_library(CudaKernel *k, void *c)
-{
-    return k->info ? PyObject_GetAttrString(k->info, "library") : Py_NewRef(Py_None);
-}
-
-static PyObject *kernel_set_info(CudaKernel *k, PyObject *info)
-{
-    Py_XSETREF(k->info, Py_NewRef(info));
-    Py_RETURN_NONE;
-}
-
-static PyObject *kernel_reduce(CudaKernel *k, PyObject *unused)
-{
-    return bt_function_ask_info(k->info, k->d.name, "reduce_function");
-}
-
-static PyObject *kernel_dask_tokenize(CudaKernel *k, PyObject *unused)
-{
-    return bt_function_ask_info(k->info, k->d.name, "dask_token");
+    return bt_callable_repr(self, "bindthem.cuda kernel");
 }
 
 /* As a Function's: pickling by value, copies, notebook display. */
 static PyMethodDef kernel_methods[] = {
-    {"__reduce__", (PyCFunction)kernel_reduce, METH_NOARGS, NULL},
-    {"__copy__", bt_function_copy, METH_NOARGS, NULL},
-    {"__deepcopy__", bt_function_copy, METH_O, NULL},
-    {"__dask_tokenize__", (PyCFunction)kernel_dask_tokenize, METH_NOARGS, NULL},
-    {"_set_info", (PyCFunction)kernel_set_info, METH_O, NULL},
-    {"_repr_html_", (PyCFunction)bt_function_repr_html, METH_NOARGS, NULL},
-    {"_repr_pretty_", (PyCFunction)(void (*)(void))bt_function_repr_pretty, METH_FASTCALL, NULL},
+    BT_CALLABLE_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef kernel_getset[] = {
-    {"__name__", (getter)kernel_get_name, NULL, NULL, NULL},
-    {"__qualname__", (getter)kernel_get_name, NULL, NULL, NULL},
-    {"__module__", (getter)kernel_get_module, NULL, NULL, NULL},
-    {"__doc__", (getter)kernel_get_doc, NULL, NULL, NULL},
-    {"__text_signature__", (getter)kernel_get_text_sig, NULL, NULL, NULL},
-    {"library", (getter)kernel_get_library, NULL,
-     "The Library it belongs to (None once that is gone).", NULL},
-    {"overloads", (getter)kernel_get_overloads, NULL, "C signatures, in YAML order.", NULL},
-    {"symbols", (getter)kernel_get_symbols, NULL, "Kernel names in the module.", NULL},
-    {"parameters", (getter)kernel_get_params, NULL, "Python parameter names.", NULL},
-    {"signatures", (getter)kernel_get_sigs, NULL, "Python signatures, in YAML order.", NULL},
+    BT_CALLABLE_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static int kernel_traverse(CudaKernel *k, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(k));
-    Py_VISIT(k->owner);
-    Py_VISIT(k->info);
-    return 0;
-}
-
-static int kernel_clear(CudaKernel *k)
-{
-    Py_CLEAR(k->owner);
-    Py_CLEAR(k->info);
-    return 0;
-}
-
-static void kernel_dealloc(CudaKernel *k)
-{
-    PyTypeObject *tp = Py_TYPE(k);
-
-    PyObject_GC_UnTrack(k);
-    if (k->weakreflist)
-        PyObject_ClearWeakRefs((PyObject *)k);
-    kernel_clear(k);
-    bt_dispatch_clear(&k->d);
-    Py_CLEAR(k->module);
-    Py_CLEAR(k->doc);
-    Py_CLEAR(k->symbols);
-    Py_CLEAR(k->text_sig);
-    bt_arena_free(&k->arena);
-    tp->tp_free(k);
-    Py_DECREF(tp);
-}
-
 static PyMemberDef kernel_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(CudaKernel, vectorcall), READONLY, NULL},
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(CudaKernel, weakreflist), READONLY, NULL},
+    BT_CALLABLE_MEMBERS(CudaKernel),
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyType_Slot kernel_slots[] = {
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_repr, kernel_repr},
-    {Py_tp_descr_get, bt_function_descr_get},
+    {Py_tp_descr_get, bt_callable_descr_get},
     {Py_tp_methods, kernel_methods},
     {Py_mp_subscript, kernel_getitem},
     {Py_tp_getset, kernel_getset},
     {Py_tp_members, kernel_members},
-    {Py_tp_traverse, kernel_traverse},
-    {Py_tp_clear, kernel_clear},
-    {Py_tp_dealloc, kernel_dealloc},
+    {Py_tp_traverse, bt_callable_traverse},
+    {Py_tp_clear, bt_callable_clear},
+    {Py_tp_dealloc, bt_callable_dealloc},
     {0, NULL},
 };
 
@@ -814,47 +721,26 @@ static PyObject *text_signature(PyObject *params)
 
 PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
                                void **kernels, int n, BtArena *arena, PyObject *owner,
-                               PyObject *modname, int module_device)
+                               PyObject *modname, PyObject *info, int module_device)
 {
+    size_t shared = sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n;
     CudaKernel *k;
-    int j;
 
-    k = PyObject_GC_New(CudaKernel, st->CudaKernelType);
-    if (!k) {
-        bt_arena_free(arena);
+    k = (CudaKernel *)bt_callable_new(st, st->CudaKernelType, kernel_vectorcall, f, ovs, calls, n,
+                                      arena, owner, modname, info);
+    if (!k)
         return NULL;
-    }
-    k->vectorcall = kernel_vectorcall;
-    memset(&k->d, 0, sizeof k->d);
-    k->module = k->doc = k->symbols = k->text_sig = k->info = NULL;
-    k->weakreflist = NULL;
-    k->owner = Py_NewRef(owner);
-    k->arena = *arena;
-    bt_arena_init(arena);
-    k->calls = calls;
     k->kernels = kernels;
-    k->shared_ok = bt_arena_alloc(&k->arena, sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n);
     k->module_device = module_device;
-    PyObject_GC_Track(k);
+    k->shared_ok = bt_arena_alloc(&k->arena, shared);
     if (!k->shared_ok) {
         PyErr_NoMemory();
         goto error;
     }
-    memset(k->shared_ok, 0, sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n);
-    if (bt_dispatch_init(st, &k->d, f->name, ovs, calls, n) < 0)
+    memset(k->shared_ok, 0, shared);
+    Py_SETREF(k->text_sig, text_signature(k->d.text_sig));
+    if (!k->text_sig)
         goto error;
-    k->module = Py_NewRef(modname);
-    k->doc = bt_dispatch_doc(&k->d, ovs);
-    k->symbols = PyTuple_New(n);
-    k->text_sig = text_signature(k->d.text_sig);
-    if (!k->doc || !k->symbols || !k->text_sig)
-        goto error;
-    for (j = 0; j < n; j++) {
-        PyObject *s = PyUnicode_FromString(calls[j].symbol);
-        if (!s)
-            goto error;
-        PyTuple_SET_ITEM(k->symbols, j, s);
-    }
     return (PyObject *)k;
 error:
     Py_DECREF(k);

@@ -8,7 +8,7 @@
  * bt_cudapy_array.h names them) and bt_cudapy_event.c (Event). Nothing here
  * loads the driver until a function is called. */
 #include "bt_cudapy.h"
-#include "bt_function.h"
+#include "bt_from_c.h"
 
 static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
 {

@@ -90,6 +90,8 @@ typedef struct CpuBind {
     BtState *st;
     BtHandle *handle;
     PyObject *modname;
+    PyObject *info;    /* LibraryInfo, or NULL */
+    PyObject *options; /* {"gil", "copy_const"} or None */
 } CpuBind;
 
 static void *cpu_resolve(void *ctx, const char *symbol, int *missing)
@@ -133,7 +135,8 @@ static PyObject *cpu_make(void *ctx, const BtFunc *f, BtCall *calls, void **addr
     CpuBind *b = ctx;
 
     (void)addrs; /* each call's fn holds its address */
-    return bt_function_new(b->st, f, calls, arena, (PyObject *)b->handle, b->modname);
+    return bt_function_new(b->st, f, calls, arena, (PyObject *)b->handle, b->modname, b->info,
+                           b->options);
 }
 
 /* The CPU's refusal: an overload of a type only CUDA device code has. */
@@ -168,35 +171,42 @@ static const BtBackend cpu_backend = {
 };
 
 const char bt_library_bind_doc[] =
-    "bind(library, header, instantiate=None, *, module, strict=False)\n--\n\n"
+    "bind(library, header, instantiate=None, *, module, strict=False, info=None,\n"
+    "     options=None)\n--\n\n"
     "Open a shared library and bind the kernels a header (and instantiate.yml)\n"
-    "plan. Returns (handle, {name: Function}, metadata capsule (metadata() makes\n"
-    "it a dict), [unexported signatures], [left out: {name, line, reason,\n"
-    "deliberate}]).";
+    "plan. header: its path (parsed here), or the dict parse_header(..., plan=True)\n"
+    "returned (parsed then; instantiate=None). Each Function is made with info\n"
+    "(its Library's LibraryInfo) and options ({'gil': a policy or {name: policy},\n"
+    "'copy_const': bool}). Returns (handle, {name: Function}, metadata capsule\n"
+    "(metadata() makes it a dict), [unexported signatures], [left out: {name,\n"
+    "line, reason, deliberate}]).";
 
 PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"library", "header", "instantiate", "module", "strict", NULL};
+    static char *kwlist[] = {"library", "header", "instantiate", "module",
+                             "strict",  "info",   "options",     NULL};
     BtState *st = bt_state(module);
-    PyObject *lib = NULL, *header = NULL, *inst = NULL, *modname = NULL, *handle = NULL;
-    PyObject *meta_py = NULL, *r = NULL;
+    PyObject *lib = NULL, *header, *inst = Py_None, *modname = NULL, *handle = NULL;
+    PyObject *info = Py_None, *options = Py_None, *meta_py = NULL, *r = NULL;
     BtBound bound = {NULL, NULL, NULL, NULL};
+    const BtMeta *meta;
     CpuBind ctx;
-    BtMeta meta;
     int strict = 0;
 
-    memset(&meta, 0, sizeof meta);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&|O&$Up:bind", kwlist, PyUnicode_FSConverter,
-                                     &lib, PyUnicode_FSConverter, &header, bt_path_converter, &inst,
-                                     &modname, &strict))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|O$UpOO:bind", kwlist, PyUnicode_FSConverter,
+                                     &lib, &header, &inst, &modname, &strict, &info, &options))
         goto error;
     if (!modname) {
         PyErr_SetString(PyExc_TypeError, "bind() needs module=");
         goto error;
     }
-    if (!inst)
-        inst = Py_NewRef(Py_None);
-    if (bt_meta_load_py(st, &meta, header, inst, strict) < 0)
+    if (options != Py_None && !PyDict_Check(options)) {
+        PyErr_Format(PyExc_TypeError, "bind(): options= must be a dict or None, not %.100s",
+                     Py_TYPE(options)->tp_name);
+        goto error;
+    }
+    meta_py = bt_meta_for_bind(st, "bind", header, inst, strict, &meta);
+    if (!meta_py)
         goto error;
     handle = open_handle(st, lib);
     if (!handle)
@@ -204,18 +214,14 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     ctx.st = st;
     ctx.handle = (BtHandle *)handle;
     ctx.modname = modname;
-    if (bt_bind_plan(st, &meta, &cpu_backend, &ctx, ctx.handle->path, &bound) < 0)
-        goto error;
-    meta_py = bt_meta_capsule(&meta);
-    if (!meta_py)
+    ctx.info = info == Py_None ? NULL : info;
+    ctx.options = options;
+    if (bt_bind_plan(st, meta, &cpu_backend, &ctx, ctx.handle->path, &bound) < 0)
         goto error;
     r = PyTuple_Pack(5, handle, bound.funcs, meta_py, bound.unexported, bound.left_out);
 error:
     bt_bound_clear(&bound);
-    bt_meta_free(&meta);
     Py_XDECREF(lib);
-    Py_XDECREF(header);
-    Py_XDECREF(inst);
     Py_XDECREF(handle);
     Py_XDECREF(meta_py);
     return r;

@@ -421,6 +421,7 @@ int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instanti
     BtDiag diag;
     int rc;
 
+    st->parses++;
     bt_diag_init(&diag);
     rc = bt_meta_load(m, PyBytes_AS_STRING(header),
                       instantiate == Py_None ? NULL : PyBytes_AS_STRING(instantiate), strict,
@@ -428,4 +429,82 @@ int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instanti
     if (rc < 0)
         bt_raise_diag(st, &diag);
     return rc;
+}
+
+/* 0 when dict[key] is the str of path (None for NULL), else -1 with ValueError. */
+static int same_path(const char *who, PyObject *dict, const char *key, const char *path)
+{
+    PyObject *given = PyDict_GetItemString(dict, key), *real; /* borrowed */
+    int same;
+
+    real = path ? PyUnicode_DecodeFSDefault(path) : Py_NewRef(Py_None);
+    if (!real)
+        return -1;
+    same = given && (given == real || (PyUnicode_Check(given) && PyUnicode_Check(real) &&
+                                       PyUnicode_Compare(given, real) == 0));
+    if (!same)
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): the metadata dict says %s=%R, but its plan was parsed from %R: pass "
+                     "the dict parse_header(..., plan=True) returned, unchanged",
+                     who, key, given ? given : Py_None, real);
+    Py_DECREF(real);
+    return same ? 0 : -1;
+}
+
+/* The capsule a metadata dict carries as "plan", checked against the
+ * dict's header and instantiate (new reference), or NULL with an exception. */
+static PyObject *plan_of(const char *who, PyObject *dict, const BtMeta **m)
+{
+    PyObject *cap = PyDict_GetItemString(dict, "plan"); /* borrowed */
+
+    if (!cap) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): the metadata dict has no 'plan': pass the header's path, or the "
+                     "dict parse_header(..., plan=True) returns",
+                     who);
+        return NULL;
+    }
+    if (!PyCapsule_IsValid(cap, META_CAPSULE)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): the metadata dict's 'plan' is %.100s, not the plan capsule "
+                     "parse_header(..., plan=True) makes",
+                     who, PyCapsule_CheckExact(cap) ? "another capsule" : Py_TYPE(cap)->tp_name);
+        return NULL;
+    }
+    *m = PyCapsule_GetPointer(cap, META_CAPSULE);
+    if (same_path(who, dict, "header", (*m)->header.file) < 0 ||
+        same_path(who, dict, "instantiate", (*m)->has_table ? (*m)->table.file : NULL) < 0)
+        return NULL;
+    return Py_NewRef(cap);
+}
+
+PyObject *bt_meta_for_bind(BtState *st, const char *who, PyObject *header, PyObject *instantiate,
+                           int strict, const BtMeta **m)
+{
+    PyObject *path = NULL, *inst = NULL, *cap = NULL;
+    BtMeta meta;
+
+    if (PyDict_Check(header)) {
+        if (instantiate != Py_None) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): instantiate= with a metadata dict: the dict's plan has its "
+                         "instantiate.yml already; pass instantiate=None",
+                         who);
+            return NULL;
+        }
+        return plan_of(who, header, m);
+    }
+    memset(&meta, 0, sizeof meta);
+    if (!PyUnicode_FSConverter(header, &path) || !bt_path_converter(instantiate, &inst))
+        goto error;
+    if (bt_meta_load_py(st, &meta, path, inst, strict) < 0)
+        goto error;
+    cap = bt_meta_capsule(&meta);
+    if (cap)
+        *m = PyCapsule_GetPointer(cap, META_CAPSULE);
+error:
+    bt_meta_free(&meta);
+    Py_XDECREF(path);
+    Py_XDECREF(inst);
+    return cap;
 }

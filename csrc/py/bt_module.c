@@ -4,6 +4,7 @@
 #include "bt_numpy.h"
 
 #include "bt_call.h"
+#include "bt_from_c.h"
 #include "bt_function.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
@@ -14,37 +15,50 @@
 #include "bt_types.h"
 
 PyDoc_STRVAR(parse_header_doc,
-             "parse_header(header, instantiate=None, *, strict=False)\n--\n\n"
+             "parse_header(header, instantiate=None, *, strict=False, plan=False)\n--\n\n"
              "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
              "Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
              "the header declares, bindable or not, with the reason), 'functions' (the\n"
              "Python callables to make: name, doc and concrete overloads with their C\n"
              "signature and symbol), 'skipped' (header functions not bound, and why) and\n"
              "'missing' (instantiate.yml names that this header lacks; with strict=True\n"
-             "any such name is an error instead).");
+             "any such name is an error instead). With plan=True it also holds 'plan', the\n"
+             "parsed plan, which bind() and cuda_bind() take in place of the header path\n"
+             "so that a build parses once.");
 
 static PyObject *parse_header(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"header", "instantiate", "strict", NULL};
-    PyObject *header = NULL, *inst = NULL, *r = NULL;
-    int strict = 0;
+    static char *kwlist[] = {"header", "instantiate", "strict", "plan", NULL};
+    PyObject *header = NULL, *inst = NULL, *cap = NULL, *r = NULL;
+    int strict = 0, plan = 0;
     BtMeta meta;
 
     memset(&meta, 0, sizeof meta);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$p:parse_header", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$pp:parse_header", kwlist,
                                      PyUnicode_FSConverter, &header, bt_path_converter, &inst,
-                                     &strict))
+                                     &strict, &plan))
         goto error;
     if (!inst)
         inst = Py_NewRef(Py_None);
     if (bt_meta_load_py(bt_state(module), &meta, header, inst, strict) < 0)
         goto error;
     r = bt_meta_to_py(&meta);
+    if (!r || !plan)
+        goto error;
+    cap = bt_meta_capsule(&meta);
+    if (!cap || PyDict_SetItemString(r, "plan", cap) < 0)
+        Py_CLEAR(r);
 error:
     bt_meta_free(&meta);
     Py_XDECREF(header);
     Py_XDECREF(inst);
+    Py_XDECREF(cap);
     return r;
+}
+
+static PyObject *parse_count(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromSsize_t(bt_state(module)->parses);
 }
 
 static PyMethodDef core_methods[] = {
@@ -54,6 +68,8 @@ static PyMethodDef core_methods[] = {
      bt_library_bind_doc},
     {"metadata", bt_meta_capsule_to_py, METH_O, bt_meta_capsule_doc},
     {"header_directives", bt_meta_directives_py, METH_O, bt_meta_directives_doc},
+    {"_parse_count", parse_count, METH_NOARGS,
+     "_parse_count()\n--\n\nHow many times this process has parsed a header (tests)."},
     {"nvrtc", (PyCFunction)(void (*)(void))bt_nvrtc_py, METH_VARARGS | METH_KEYWORDS,
      bt_nvrtc_py_doc},
     {NULL, NULL, 0, NULL},

@@ -35,6 +35,8 @@ typedef struct BtState {
     /* calls go through libffi even where a direct call applies
      * (BINDTHEM_FFI=1 at import, _core.force_ffi()) */
     int force_ffi;
+    /* headers parsed (bt_meta_load_py): _core._parse_count(), for tests */
+    Py_ssize_t parses;
 } BtState;
 
 /* Inline, as CPython's _csv.c reaches its state (get_csv_state): a file

@@ -1,0 +1,355 @@
+"""One callable head (csrc/bt_callable.c) for bindthem.Function and
+bindthem.cuda.Kernel, and one parse per build (the plan travels from
+_core.parse_header(..., plan=True) to bind()/cuda_bind()).
+
+The Kernel side runs against the mock driver (tests/cuda_mock/mock_cuda.c),
+as tests/test_cuda*.py do; the same header is built for the CPU, so the two
+callables have the same name, overloads and symbols.
+"""
+
+import copy
+import gc
+import inspect
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+import weakref
+
+import numpy as np
+import pytest
+from test_cuda import CC, HEADER, MOCK_SRC, module_text, needs_nvcc, needs_nvrtc
+
+from support import python_env, use_cuda_mock
+
+import bindthem
+import bindthem.cuda as cuda
+from bindthem import _core
+
+# the CPU twin of tests/data/cuda/kernels.cuh's axpy, with its YAML entry
+AXPY_H = """\
+#pragma once
+/* y = a * x + y, elementwise. */
+template <class T>
+void axpy(const T a, const T x[], const int x_size, T y[], const int y_size)
+{
+    for (int i = 0; i < x_size && i < y_size; i++)
+        y[i] += a * x[i];
+}
+"""
+AXPY_YML = "instantiate:\n  - functions: [axpy]\n    types:\n      - [float]\n      - [double]\n"
+CUDA_YML = AXPY_YML  # the kernel module binds axpy only, as the CPU library does
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pair")
+    (d / "pair.h").write_text(AXPY_H)
+    (d / "pair.yml").write_text(AXPY_YML)
+    return str(d / "pair.h"), str(d / "pair.yml")
+
+
+@pytest.fixture(scope="module")
+def cpu(sources, tmp_path_factory):
+    if not shutil.which(os.environ.get("CXX", "c++")) and not shutil.which("g++"):
+        pytest.skip("needs a C++ compiler")
+    return bindthem.build(*sources, name="pair", cache_dir=str(tmp_path_factory.mktemp("c")))
+
+
+@pytest.fixture(scope="module")
+def mock(tmp_path_factory):
+    return use_cuda_mock(tmp_path_factory, MOCK_SRC, CC)
+
+
+@pytest.fixture(scope="module")
+def gpu(mock, tmp_path_factory):
+    yml = tmp_path_factory.mktemp("y") / "axpy.yml"
+    yml.write_text(CUDA_YML)
+    return cuda.load(module_text(HEADER, str(yml)), HEADER, str(yml), name="pair")
+
+
+def pair(cpu, gpu):
+    return [cpu.axpy, gpu.axpy]
+
+
+# ---- one head: the same attribute behaves the same on both types ----
+
+SAME = ("__name__", "__qualname__", "__module__", "__doc__", "overloads", "symbols", "parameters",
+        "signatures")
+
+
+@pytest.mark.parametrize("attr", SAME)
+def test_shared_attributes_agree(cpu, gpu, attr):
+    f, k = pair(cpu, gpu)
+    assert getattr(f, attr) == getattr(k, attr)
+    assert type(getattr(f, attr)) is type(getattr(k, attr))
+
+
+def test_shared_attribute_values(cpu, gpu):
+    for c in pair(cpu, gpu):
+        assert c.__name__ == c.__qualname__ == "axpy"
+        assert c.__module__ == "pair"
+        assert c.symbols == ("_Z4axpyIfEvT_PKS0_iPS0_i", "_Z4axpyIdEvT_PKS0_iPS0_i")
+        # read from the bound calls on each access, for both types (nothing stored twice)
+        assert c.symbols is not c.symbols and c.symbols == c.symbols
+        assert c.overloads is c.overloads
+        assert len(c.overloads) == 2 and all(isinstance(s, str) for s in c.overloads)
+        assert c.parameters == ("a", "x", "y")
+        assert c.signatures == ("axpy(a, x, y)", "axpy(a, x, y)")
+        assert c.__doc__ == "y = a * x + y, elementwise."
+        assert set(c._dispatch_info) == {"cached", "scans"}
+        assert repr(c).endswith(" pair.axpy with 2 overloads>")
+
+
+def test_each_type_keeps_its_own_call(cpu, gpu):
+    f, k = pair(cpu, gpu)
+    assert repr(f).startswith("<bindthem function ")
+    assert repr(k).startswith("<bindthem.cuda kernel ")
+    # the text signature is how each is called: a Kernel also takes the launch keywords
+    assert f.__text_signature__ == "(a, x, y)"
+    assert k.__text_signature__ == "(a, x, y, *, grid, block, shared_mem=0, stream=None)"
+    assert str(inspect.signature(f)) == "(a, x, y)"
+    assert list(inspect.signature(k).parameters)[-4:] == ["grid", "block", "shared_mem",
+                                                          "stream"]
+    assert f.gil == "auto" and not hasattr(k, "gil")
+    assert hasattr(k, "__getitem__") and not hasattr(f, "__getitem__")
+
+
+def test_no_after_the_fact_setters(cpu, gpu):
+    for c in pair(cpu, gpu):
+        assert not hasattr(c, "_set_info")
+        assert not hasattr(c, "_configure")
+
+
+def test_shared_methods(cpu, gpu):
+    for c, lib in zip(pair(cpu, gpu), (cpu, gpu)):
+        assert copy.copy(c) is c and copy.deepcopy(c) is c
+        assert c.library is lib
+        assert weakref.ref(c)() is c
+        assert c.__get__(object(), object) is c  # no binding as a method
+        assert "axpy" in c._repr_html_()
+        reduced = c.__reduce__()
+        assert reduced[1][1] == "axpy"
+        with pytest.raises(TypeError, match="takes 2 arguments"):
+            c._repr_pretty_(None)
+
+
+def test_both_pickle_by_value(cpu, gpu):
+    f = pickle.loads(pickle.dumps(cpu.axpy))
+    assert f.symbols == cpu.axpy.symbols
+    k = pickle.loads(pickle.dumps(gpu.axpy))
+    assert k.symbols == gpu.axpy.symbols and k.__text_signature__ == gpu.axpy.__text_signature__
+
+
+def test_the_cpu_call_still_works(cpu):
+    x = np.arange(4, dtype=np.float32)
+    y = np.ones(4, dtype=np.float32)
+    cpu.axpy(np.float32(2), x, y)
+    assert y.tolist() == [1, 3, 5, 7]
+    assert cpu.axpy._dispatch_info["cached"] >= 1
+
+
+def test_the_kernel_launch_still_works(gpu):
+    x = cuda.to_device(np.arange(4, dtype=np.float32))
+    y = cuda.to_device(np.ones(4, dtype=np.float32))
+    gpu.axpy[1, 4](np.float32(2), x, y)
+    assert y.copy_to_host().tolist() == [1, 3, 5, 7]
+    assert gpu.axpy._dispatch_info["cached"] >= 1
+
+
+def test_head_is_collected_with_a_cycle(cpu):
+    # an object that refers back to the function through its LibraryInfo-like info
+    class Info:
+        pass
+
+    info = Info()
+    lib_info = bindthem.info(cpu)
+    fns = _core.bind(cpu.__file__, lib_info.header, lib_info.metadata["instantiate"],
+                     module="cyc", info=info)[1]
+    info.f = fns["axpy"]
+    alive = weakref.ref(info.f)
+    del info, fns
+    gc.collect()
+    assert alive() is None
+
+
+# ---- complete when made: info and options given to bind ----
+
+def test_bind_gives_each_function_its_info_and_options(cpu):
+    class Info:
+        library = "the library"
+
+    info = bindthem.info(cpu)
+    handle, fns, *_ = _core.bind(cpu.__file__, info.header, info.metadata["instantiate"],
+                                 module="m", info=Info(),
+                                 options={"gil": {"axpy": "release"}, "copy_const": True})
+    f = fns["axpy"]
+    assert f.library == "the library"
+    assert (f.gil, f.copy_const) == ("release", True)
+    fns = _core.bind(cpu.__file__, info.header, info.metadata["instantiate"], module="m",
+                     options={"gil": "keep"})[1]
+    assert (fns["axpy"].gil, fns["axpy"].copy_const, fns["axpy"].library) == ("keep", False, None)
+
+
+@pytest.mark.parametrize("options, exc, match", [
+    ({"gil": "sometimes"}, ValueError, r"gil='sometimes' for axpy: expected 'auto'"),
+    ({"gil": {"axpy": 1}}, ValueError, "gil=1 for axpy"),
+    ([("gil", "keep")], TypeError, "options= must be a dict or None, not list"),
+])
+def test_bind_refuses_bad_options(cpu, options, exc, match):
+    info = bindthem.info(cpu)
+    with pytest.raises(exc, match=match):
+        _core.bind(cpu.__file__, info.header, info.metadata["instantiate"], module="m",
+                   options=options)
+
+
+def test_gil_dict_naming_no_function_still_refused(cpu, sources):
+    with pytest.raises(bindthem.BindValueError, match="gil= names 'nope'"):
+        bindthem.load(cpu.__file__, *sources, gil={"nope": "keep"})
+
+
+# ---- parse once ----
+
+def parses(fn):
+    before = _core._parse_count()
+    r = fn()
+    return r, _core._parse_count() - before
+
+
+def test_build_parses_the_header_once(sources, cache_dir):
+    lib, n = parses(lambda: bindthem.build(*sources, name="once", cache_dir=cache_dir))
+    assert n == 1 and lib.axpy.symbols[0] == "_Z4axpyIfEvT_PKS0_iPS0_i"
+    lib2, n = parses(lambda: bindthem.build(*sources, name="once", cache_dir=cache_dir))
+    assert n == 1  # from the cache too
+    assert lib2.metadata == bindthem.parse_header(*sources)
+
+
+def test_load_parses_once(cpu, sources):
+    _, n = parses(lambda: bindthem.load(cpu.__file__, *sources))
+    assert n == 1
+
+
+def test_cuda_load_parses_once_and_build_path_not_again(gpu, tmp_path):
+    yml = tmp_path / "axpy.yml"
+    yml.write_text(CUDA_YML)
+    image = module_text(HEADER, str(yml))
+    _, n = parses(lambda: cuda.load(image, HEADER, str(yml)))
+    assert n == 1
+    # what cuda.build does once it has compiled: bind the plan it parsed for the source
+    meta, n = parses(lambda: _core.parse_header(HEADER, str(yml), plan=True))
+    assert n == 1
+    lib, n = parses(lambda: cuda._load_module(image, HEADER, str(yml), "k", False, meta))
+    assert n == 0 and lib.axpy.symbols == gpu.axpy.symbols
+
+
+@needs_nvcc
+def test_cuda_build_with_nvcc_parses_once(mock, tmp_path):
+    lib, n = parses(lambda: cuda.build(HEADER, None, arch=75, cache_dir=str(tmp_path),
+                                       compiler="nvcc", name="nv"))
+    assert n == 1 and "fill_i" in lib.__all__
+    _, n = parses(lambda: cuda.build(HEADER, None, arch=75, cache_dir=str(tmp_path),
+                                     compiler="nvcc", name="nv"))
+    assert n == 1  # from the cache too
+
+
+@needs_nvrtc
+def test_cuda_build_with_nvrtc_parses_once(mock, tmp_path):
+    lib, n = parses(lambda: cuda.build(HEADER, None, arch=90, cache_dir=str(tmp_path),
+                                       compiler="nvrtc", name="rt"))
+    assert n == 1 and "fill_i" in lib.__all__
+
+
+def test_the_plan_is_shared_not_consumed(cpu, sources):
+    meta = _core.parse_header(*sources, plan=True)
+    a = _core.bind(cpu.__file__, meta, module="a")
+    b = _core.bind(cpu.__file__, meta, module="b")
+    assert a[2] is b[2] is meta["plan"]
+    del meta
+    gc.collect()
+    assert _core.metadata(a[2])["functions"][0]["name"] == "axpy"
+    y = np.ones(2)
+    b[1]["axpy"](2.0, np.ones(2), y)
+    assert y.tolist() == [3, 3]
+
+
+def test_public_parse_header_has_no_plan(sources):
+    meta = bindthem.parse_header(*sources)
+    assert "plan" not in meta
+    json.dumps(meta)  # plain data
+
+
+# ---- the plan capsule cannot be forged ----
+
+FORGERY = r"""
+import datetime, json, sys
+from bindthem import _core
+lib, h, y, other_h = sys.argv[1:5]
+out = {}
+
+def case(name, fn):
+    try:
+        fn()
+        out[name] = "no error"
+    except Exception as e:
+        out[name] = "%s: %s" % (type(e).__name__, e)
+
+def meta(**change):
+    m = _core.parse_header(h, y, plan=True)
+    for k, v in change.items():
+        if v is None:
+            del m[k]
+        else:
+            m[k] = v
+    return m
+
+other = _core.parse_header(other_h, plan=True)
+case("no plan", lambda: _core.bind(lib, meta(plan=None), module="m"))
+case("plain dict", lambda: _core.bind(lib, {"header": h}, module="m"))
+case("not a capsule", lambda: _core.bind(lib, meta(plan=12345), module="m"))
+case("other capsule", lambda: _core.bind(lib, meta(plan=datetime.datetime_CAPI), module="m"))
+case("plan of another header", lambda: _core.bind(lib, meta(plan=other["plan"]), module="m"))
+case("header renamed", lambda: _core.bind(lib, meta(header=other_h), module="m"))
+case("instantiate dropped", lambda: _core.bind(lib, dict(meta(), instantiate=None), module="m"))
+case("instantiate too", lambda: _core.bind(lib, meta(), y, module="m"))
+def bind_other():
+    _, fns, _, unexported, _ = _core.bind(lib, other, module="m")
+    raise LookupError("bound %s, unexported %s" % (sorted(fns), unexported))
+case("another header's dict", bind_other)
+case("cuda: other capsule", lambda: _core.cuda_bind(b"x", meta(plan=datetime.datetime_CAPI),
+                                                    module="m", filename="x"))
+case("metadata() of another capsule", lambda: _core.metadata(datetime.datetime_CAPI))
+print(json.dumps(out))
+"""
+
+
+def test_forged_plans_are_refused(cpu, sources, tmp_path):
+    other = tmp_path / "other.h"
+    other.write_text("/* doc */\nvoid other_fn(double x[], const int x_size);\n")
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(FORGERY), cpu.__file__,
+                           *sources, str(other)], capture_output=True, text=True,
+                          env=python_env(), timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["no plan"].startswith("TypeError: bind(): the metadata dict has no 'plan'")
+    assert out["plain dict"].startswith("TypeError: bind(): the metadata dict has no 'plan'")
+    assert out["not a capsule"] == ("TypeError: bind(): the metadata dict's 'plan' is int, not "
+                                    "the plan capsule parse_header(..., plan=True) makes")
+    assert out["other capsule"].startswith("TypeError: bind(): the metadata dict's 'plan' is "
+                                           "another capsule")
+    for name in ("plan of another header", "header renamed"):
+        assert out[name].startswith("ValueError: bind(): the metadata dict says header="), name
+        assert "other.h" in out[name]
+    assert out["instantiate dropped"].startswith(
+        "ValueError: bind(): the metadata dict says instantiate=None, but its plan was parsed "
+        "from '%s'" % sources[1])
+    assert out["instantiate too"].startswith("TypeError: bind(): instantiate= with a metadata "
+                                             "dict")
+    # a genuine plan of another header binds that header: its function is not in this library
+    assert out["another header's dict"] == ("LookupError: bound [], unexported "
+                                            "['void other_fn(double x[], const int x_size)']")
+    assert out["cuda: other capsule"].startswith("TypeError: cuda_bind(): the metadata dict's "
+                                                 "'plan' is another capsule")
+    assert out["metadata() of another capsule"].startswith("ValueError: ")
