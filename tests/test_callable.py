@@ -21,7 +21,8 @@ import weakref
 
 import numpy as np
 import pytest
-from test_cuda import CC, HEADER, MOCK_SRC, module_text, needs_nvcc, needs_nvrtc
+from cuda_support import CC, HEADER, MOCK_SRC, module_text, needs_nvcc
+from test_cuda_build import needs_nvrtc
 
 from support import python_env, use_cuda_mock
 
