@@ -13,7 +13,7 @@ from bindthem import _core, _from_c, errors
 CSRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc")
 
 CALL = re.compile(r'\bbt_from_c(?:_call)?\(\s*"(\w+)"')
-ASK = re.compile(r'\bbt_function_ask_info\([^;]*?"(\w+)"\s*\)')
+ASK = re.compile(r'\bask_info\([^;]*?"(\w+)"\s*\)')  # bt_callable.c: _from_c.<fn>(info, name)
 MACRO = re.compile(r"#define\s+(\w+)\((\w+)\)((?:[^\n]*\\\n)*[^\n]*)")
 
 
@@ -53,7 +53,7 @@ def test_the_regexes_follow_c():
     text = ('#define GET(name) \\\n    if (!(st->name = bt_from_c(#name))) \\\n        goto done;\n'
             '    GET(SomeError)\n    GET(OtherError)\n'
             'r = bt_from_c_call("shown", &self, 1);\n'
-            'return bt_function_ask_info(f->info, f->dispatch.name, "asked");\n'
+            'return ask_info(self, "asked");\n'
             '#define OTHER(x) PyObject_GetAttrString(m, #x)\n    OTHER(not_this)\n')
     assert names_in(text) == {"SomeError", "OtherError", "shown", "asked"}
 
