@@ -55,12 +55,21 @@ def mock_fixture(mock_path):
         pytest.skip("this process already uses the driver %s; run the test_cuda_*.py files "
                     "on their own"
                     % info["path"])
-    lib = ctypes.CDLL(mock_path)
-    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log"):
+    return mock_handle(mock_path)
+
+
+def mock_handle(path):
+    """The mock at path through ctypes, its logs, memory and context calls
+    typed (also for a subprocess: mock_handle(os.environ["BINDTHEM_LIBCUDA"]))."""
+    lib = ctypes.CDLL(path)
+    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log", "mock_attr_log"):
         getattr(lib, f).restype = ctypes.c_char_p
     lib.mock_malloc.restype = ctypes.c_ulonglong
     lib.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
     lib.mock_free.argtypes = [ctypes.c_ulonglong]
+    lib.mock_ctx_create.restype = ctypes.c_void_p
+    lib.mock_ctx_current.restype = ctypes.c_void_p
+    lib.mock_ctx_set.argtypes = [ctypes.c_void_p]
     return lib
 
 

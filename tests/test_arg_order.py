@@ -11,23 +11,14 @@ launch (against the mock driver, tests/cuda_mock/mock_cuda.c).
   array, on every back end.
 """
 
-import ctypes
 import json
-import os
-import shutil
 import struct
 
 import numpy as np
 import pytest
 
-from support import cuda_mock_path
-
 import bindthem
 from bindthem import _core
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-MOCK_SRC = os.path.join(HERE, "cuda_mock", "mock_cuda.c")
-CC = os.environ.get("CC", "gcc")
 
 # scalars and arrays interleaved, a size parameter after each array
 MIX_H = """/* Records what it got: a, x_size, b, y_size, c, x[0], y[0]; y[0] = -1. */
@@ -129,20 +120,6 @@ def test_cpu_scalar_error_wins_over_array_misfit(mix, path):
 
 
 # ---- CUDA: the launch's parameter buffer ----
-
-@pytest.fixture(scope="module")
-def mock(tmp_path_factory):
-    if not shutil.which(CC):
-        pytest.skip("needs %s for the mock driver" % CC)
-    path = cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
-    os.environ["BINDTHEM_LIBCUDA"] = path
-    import bindthem.cuda as cuda
-    if cuda.driver()["path"] != path:
-        pytest.skip("this process already uses another driver")
-    m = ctypes.CDLL(path)
-    m.mock_launch_log.restype = ctypes.c_char_p
-    return m
-
 
 @pytest.fixture(scope="module")
 def kmix(mock, tmp_path_factory):

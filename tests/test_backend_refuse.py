@@ -3,20 +3,11 @@ overload. The CPU's refuses an overload of a CUDA-only type (not
 deliberate: the header may be meant for both), CUDA's a declaration that
 is not a __global__ kernel (deliberate); both show in left_out with why."""
 
-import ctypes
-import os
-import shutil
 import warnings
 
 import pytest
 
-from support import cuda_mock_path
-
 import bindthem
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-MOCK_SRC = os.path.join(HERE, "cuda_mock", "mock_cuda.c")
-CC = os.environ.get("CC", "gcc")
 
 CPU_H = """/* Twice x. */
 extern "C" float twice(float x) { return 2 * x; }
@@ -45,15 +36,9 @@ def test_cpu_refuses_a_cuda_only_overload(tmp_path):
         lib.htwice
 
 
-def test_cuda_refuses_a_host_function(tmp_path, tmp_path_factory):
-    if not shutil.which(CC):
-        pytest.skip("needs %s for the mock driver" % CC)
-    path = cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
-    os.environ["BINDTHEM_LIBCUDA"] = path
+def test_cuda_refuses_a_host_function(tmp_path, mock):
     import bindthem.cuda as cuda
-    if cuda.driver()["path"] != path:
-        pytest.skip("this process already uses another driver")
-    ctypes.CDLL(path)
+
     h = tmp_path / "k.cuh"
     h.write_text("__global__ void fill(float y[], int y_size);\nfloat host(float x);\n")
     (ov,) = bindthem.parse_header(str(h))["functions"][0]["overloads"]

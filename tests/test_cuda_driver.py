@@ -97,14 +97,20 @@ def test_entry_point_versions(mock):
                              "library_api": True}
 
 
-def test_driver_too_old(mock_path):
+def driver_error(mock_path, **env):
+    """What cuda.driver() raises in a fresh process on the mock run with env."""
     rc, out = run_py(PRELUDE + """
         try:
             cuda.driver()
         except cuda.CudaError as e:
             print(type(e).__name__, e)
-    """, mock_path, MOCK_CUDA_VERSION=11020)
+    """, mock_path, **env)
     assert rc == 0, out
+    return out
+
+
+def test_driver_too_old(mock_path):
+    out = driver_error(mock_path, MOCK_CUDA_VERSION=11020)
     assert "is version 11.2; bindthem needs 11.3 or newer (cuGetProcAddress)" in out
 
 
@@ -123,13 +129,7 @@ def test_symbol_not_found(mock_path):
 
 
 def test_version_not_sufficient(mock_path):
-    rc, out = run_py(PRELUDE + """
-        try:
-            cuda.driver()
-        except cuda.CudaError as e:
-            print(type(e).__name__, e)
-    """, mock_path, MOCK_CUDA_TOO_NEW="cuMemAlloc")
-    assert rc == 0, out
+    out = driver_error(mock_path, MOCK_CUDA_TOO_NEW="cuMemAlloc")
     assert "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT" in out
     assert "has cuMemAlloc, but no version of it as old as the CUDA 3.2 ABI" in out
 
@@ -160,9 +160,9 @@ def test_load_when_the_primary_context_fails(mock_path):
 
 def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     rc, out = run_py(PRELUDE + """
-        import ctypes, os
-        m = ctypes.CDLL(os.environ["BINDTHEM_LIBCUDA"])
-        m.mock_proc_log.restype = ctypes.c_char_p
+        import os
+        from cuda_support import mock_handle
+        m = mock_handle(os.environ["BINDTHEM_LIBCUDA"])
         print(cuda.driver())
         log = [json.loads(l) for l in m.mock_proc_log().decode().splitlines()]
         print(sorted({r["version"] for r in log}))

@@ -4,7 +4,6 @@ streams, the launch API and its errors, shared memory, kernels that behave
 like CPU Functions, __half, static kernels, __nv_bfloat16."""
 
 import copy
-import ctypes
 import json
 import pickle
 import struct
@@ -295,7 +294,6 @@ def test_primary_context_in_new_thread(lib, clean):
 # ---- the launch API: configuration, launch errors, shared memory ----
 
 def attr_sets(mock):
-    mock.mock_attr_log.restype = ctypes.c_char_p
     return [json.loads(line) for line in mock.mock_attr_log().decode().splitlines()]
 
 
@@ -518,9 +516,8 @@ def test_shared_memory_opt_in_on_modules(mock_path):
     # drivers before 12.0: CUfunctions, so cuFuncSetAttribute (the mock
     # refuses it for a CUkernel)
     rc, out = run_py(PRELUDE + """
-        import ctypes
-        m = ctypes.CDLL(%r)
-        m.mock_attr_log.restype = ctypes.c_char_p
+        from cuda_support import mock_handle
+        m = mock_handle(%r)
         lib = cuda.load(module_text(), HEADER, YAML)
         y = cuda.to_device(np.ones(4, dtype=np.float32))
         lib.scale[1, 4, 60000](2, y)

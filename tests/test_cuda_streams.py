@@ -10,15 +10,12 @@ first, to show the data really is still pending.
 
 import ctypes
 import os
-import shutil
 import threading
 
 import numpy as np
 import pytest
 from cuda_support import (
-    CC,
     HEADER,
-    MOCK_SRC,
     PRELUDE,
     YAML,
     FakeCAI,
@@ -27,40 +24,14 @@ from cuda_support import (
     run_py,
 )
 
-from support import cuda_mock_path
-
 import bindthem.cuda as cuda
 
 
-@pytest.fixture(scope="module")
-def mock(tmp_path_factory):
-    if not shutil.which(CC):
-        pytest.skip("needs %s for the mock driver" % CC)
-    path = cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
-    os.environ["BINDTHEM_LIBCUDA"] = path
-    if cuda.driver()["path"] != path:
-        pytest.skip("this process already uses another driver")
-    m = ctypes.CDLL(path)
-    m.mock_sync_log.restype = ctypes.c_char_p
-    m.mock_malloc.restype = ctypes.c_ulonglong
-    m.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
-    m.mock_free.argtypes = [ctypes.c_ulonglong]
-    m.mock_ctx_create.restype = ctypes.c_void_p
-    m.mock_ctx_current.restype = ctypes.c_void_p
-    m.mock_ctx_set.argtypes = [ctypes.c_void_p]
-    return m
-
-
-@pytest.fixture(scope="module")
-def lib(mock):
-    return cuda.load(module_text(), HEADER, YAML)
-
-
 @pytest.fixture
-def clean(mock):
-    mock.mock_clear_logs()
-    yield mock
-    cuda.synchronize()  # nothing left queued for the next test
+def clean(clean):
+    """conftest's clean (logs cleared), then nothing left queued for the next test."""
+    yield clean
+    cuda.synchronize()
 
 
 def raw(ptr, n, dtype=np.float32):
@@ -320,16 +291,11 @@ def test_memory_of_another_context_launches_there(lib, clean, mock):
         mock.mock_ctx_set(before)
 
 
-def test_foreign_context_refused_for_context_bound_modules(mock):
+def test_foreign_context_refused_for_context_bound_modules(mock_path):
     rc, out = run_py(PRELUDE + """
-        import ctypes, os
-        m = ctypes.CDLL(os.environ["BINDTHEM_LIBCUDA"])
-        m.mock_malloc.restype = ctypes.c_ulonglong
-        m.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
-        m.mock_ctx_create.restype = ctypes.c_void_p
-        m.mock_ctx_current.restype = ctypes.c_void_p
-        m.mock_ctx_set.argtypes = [ctypes.c_void_p]
-        from cuda_support import FakeCAI
+        import os
+        from cuda_support import FakeCAI, mock_handle
+        m = mock_handle(os.environ["BINDTHEM_LIBCUDA"])
         lib = cuda.load(module_text(), HEADER, YAML)   # cuModuleLoadDataEx: a pre-12.0 driver
         before = m.mock_ctx_current()
         m.mock_ctx_set(m.mock_ctx_create(0))
@@ -339,7 +305,7 @@ def test_foreign_context_refused_for_context_bound_modules(mock):
             lib.scale[1, 4](2.0, FakeCAI(p, (4,), "<f4"))
         except ValueError as e:
             print(e)
-    """, os.environ["BINDTHEM_LIBCUDA"], MOCK_CUDA_VERSION=11080)
+    """, mock_path, MOCK_CUDA_VERSION=11080)
     assert rc == 0, out
     assert ("scale(): argument 'y' is memory of a CUDA context that is not device 0's primary "
             "one (cuCtxCreate, PyCUDA's make_context)") in out
