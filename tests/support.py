@@ -10,7 +10,6 @@ PYTHONPATH, and must not run with the source folder as its working directory
 
 import os
 import pickle
-import shutil
 import subprocess
 import threading
 
@@ -133,18 +132,3 @@ void by_ref(double &x);
 
 int helper_function(const int n);
 """
-
-
-def use_cuda_mock(tmp_path_factory, src, cc):
-    """cuda_mock_path, named by BINDTHEM_LIBCUDA for this process; skips the
-    test where cc is missing or the process already uses another driver."""
-    import pytest
-
-    import bindthem.cuda as cuda
-
-    if not shutil.which(cc):
-        pytest.skip("needs %s for the mock driver" % cc)
-    path = os.environ["BINDTHEM_LIBCUDA"] = cuda_mock_path(tmp_path_factory, src, cc)
-    if cuda.driver()["path"] != path:
-        pytest.skip("this process already uses another driver")
-    return path

@@ -21,10 +21,10 @@ import weakref
 
 import numpy as np
 import pytest
-from cuda_support import CC, HEADER, MOCK_SRC, module_text, needs_nvcc
+from cuda_support import HEADER, module_text, needs_nvcc
 from test_cuda_build import needs_nvrtc
 
-from support import python_env, use_cuda_mock
+from support import python_env
 
 import bindthem
 import bindthem.cuda as cuda
@@ -58,11 +58,6 @@ def cpu(sources, tmp_path_factory):
     if not shutil.which(os.environ.get("CXX", "c++")) and not shutil.which("g++"):
         pytest.skip("needs a C++ compiler")
     return bindthem.build(*sources, name="pair", cache_dir=str(tmp_path_factory.mktemp("c")))
-
-
-@pytest.fixture(scope="module")
-def mock(tmp_path_factory):
-    return use_cuda_mock(tmp_path_factory, MOCK_SRC, CC)
 
 
 @pytest.fixture(scope="module")
