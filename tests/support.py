@@ -116,6 +116,15 @@ def check_located(exc, cls, path, pos, msg):
         (cls, str(exc), exc.filename, exc.lineno, exc.colno)
 
 
+def instantiate_error(header, instantiate, **kw):
+    """The InstantiateError bindthem.parse_header(header, instantiate, **kw) raises."""
+    import pytest
+
+    with pytest.raises(bindthem.InstantiateError) as ei:
+        bindthem.parse_header(header, instantiate, **kw)
+    return ei.value
+
+
 def write_file(tmp_path, name, text):
     """Writes text to tmp_path/name; its path."""
     p = tmp_path / name

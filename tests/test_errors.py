@@ -13,6 +13,7 @@ import pytest
 
 from support import SCALE_ROWS_H as HDR
 from support import check_located as check
+from support import instantiate_error
 from support import read_table as _table
 from support import write_file as _write
 
@@ -139,9 +140,7 @@ def test_strict_missing_and_shared_near_miss(tmp_path):
     # BindThem's generator binds them)
     assert [f["name"] for f in m["functions"]] == ["scale_rows", "helper_function"]
     # strict: an error at the name in the YAML
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y, strict=True)
-    e = ei.value
+    e = instantiate_error(h, y, strict=True)
     assert (e.filename, e.lineno, e.colno) == (y, 5, 7)
     assert "'other_header_fn' is listed in instantiate.yml but not declared in %s" % h in str(e)
     # near miss of a header function the YAML doesn't list: an error even
@@ -149,9 +148,7 @@ def test_strict_missing_and_shared_near_miss(tmp_path):
     y2 = _write(tmp_path, "k2.yml", "- types:\n    - [int, double]\n  functions:\n"
                                     "    - scale_rows\n- types: null\n  functions:\n"
                                     "    - Helper_functoin\n")
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y2)
-    e = ei.value
+    e = instantiate_error(h, y2)
     assert (e.filename, e.lineno, e.colno) == (y2, 7, 7)
     assert "did you mean 'helper_function' (declared at %s:6:5)?" % h in str(e)
     # ... but not of a listed one: pyamg lists gauss_seidel_nr and _ne, and
@@ -169,9 +166,7 @@ def test_strict_missing_and_shared_near_miss(tmp_path):
 def test_unbindable_listed_gives_reason(tmp_path):
     h = _write(tmp_path, "k.h", HDR)
     y = _write(tmp_path, "k.yml", "- types: null\n  functions:\n    - by_ref\n")
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y)
-    e = ei.value
+    e = instantiate_error(h, y)
     assert (e.filename, e.lineno, e.colno) == (y, 3, 7)
     assert "lists 'by_ref', which the header declares at %s:4:6" % h in str(e)
     assert "parameter 'x' is a reference (double &)" in str(e)
@@ -181,9 +176,7 @@ def test_wrong_tuple_arity(tmp_path):
     h = _write(tmp_path, "k.h", HDR)
     y = _write(tmp_path, "k.yml", "- types:\n    - [int, double]\n    - [int, double, float]\n"
                                   "  functions:\n    - scale_rows\n")
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y)
-    e = ei.value
+    e = instantiate_error(h, y)
     assert (e.lineno, e.colno) == (3, 7)
     assert ("'scale_rows' takes 2 template parameters <class I, class T> but "
             "[0].types[1] gives 3: [int, double, float] (declared at %s:2:6)" % h) in str(e)
@@ -249,10 +242,9 @@ def test_yaml_near_miss_at_every_length(tmp_path, typo, meant):
     h = _write(tmp_path, "near.h", NEAR_HDR)
     y = _write(tmp_path, "near.yml", "- types: null\n  functions: [%s]\n" % typo)
     for strict in (False, True):  # an error either way: a typo never drops a function silently
-        with pytest.raises(InstantiateError) as ei:
-            bindthem.parse_header(h, y, strict=strict)
+        e = instantiate_error(h, y, strict=strict)
         assert "'%s' is listed in instantiate.yml but not declared in %s; did you mean '%s'" \
-            % (typo, h, meant) in str(ei.value)
+            % (typo, h, meant) in str(e)
 
 
 @pytest.mark.parametrize("far", ["tot", "x", "abcd", "summary"])

@@ -9,10 +9,10 @@ import pytest
 
 from support import SCALE_ROWS_H as HDR
 from support import check_located as check
+from support import instantiate_error
 from support import read_table as _table
 from support import write_file as _write
 
-import bindthem
 from bindthem import InstantiateError
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -26,9 +26,8 @@ def test_bad_yaml(yml, hdr, pos, msg):
     # a YAML-only error shows with any good header
     header = os.path.join(BAD_Y, words[0] if words[0] != "-" else "arity.h")
     path = os.path.join(BAD_Y, yml)
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(header, path, strict="--strict" in words)
-    check(ei.value, InstantiateError, path, pos, msg)
+    e = instantiate_error(header, path, strict="--strict" in words)
+    check(e, InstantiateError, path, pos, msg)
 
 
 def test_unknown_type_names_the_entry_path(tmp_path):
@@ -36,9 +35,7 @@ def test_unknown_type_names_the_entry_path(tmp_path):
     y = _write(tmp_path, "k.yml", "instantiate:\n- types: null\n  functions: [by_ref]\n"
                                   "- types:\n    - [int, doubel]\n  functions:\n"
                                   "    - scale_rows\n")
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y)
-    e = ei.value
+    e = instantiate_error(h, y)
     assert (e.lineno, e.colno) == (5, 13)
     assert "unknown type 'doubel' in instantiate[1].types[0]" in str(e)
 
@@ -56,7 +53,6 @@ def test_unknown_type_names_the_entry_path(tmp_path):
 def test_malformed_yaml(tmp_path, text, pos, msg):
     h = _write(tmp_path, "k.h", HDR)
     y = _write(tmp_path, "k.yml", text)
-    with pytest.raises(InstantiateError) as ei:
-        bindthem.parse_header(h, y)
-    assert str(ei.value).startswith("%s:%s: " % (y, pos)), str(ei.value)
-    assert msg in str(ei.value)
+    e = instantiate_error(h, y)
+    assert str(e).startswith("%s:%s: " % (y, pos)), str(e)
+    assert msg in str(e)
