@@ -32,6 +32,15 @@ def _cc(compiler, out, *sources, lang="c"):
     return out
 
 
+def _c_library(tmp_path, stem, header, source):
+    """tmp_path/<stem>.h holding header and lib<stem>.so built by gcc from source: their paths."""
+    h = tmp_path / (stem + ".h")
+    h.write_text(header)
+    c = tmp_path / (stem + ".c")
+    c.write_text(source)
+    return str(h), _cc("gcc", str(tmp_path / ("lib%s.so" % stem)), str(c))
+
+
 @pytest.fixture(scope="module", params=COMPILERS)
 def vec(request, tmp_path_factory):
     lib = _cc(request.param, str(tmp_path_factory.mktemp(request.param) / "libvec.so"),
@@ -121,13 +130,12 @@ def test_cxx_symbol_wins_over_the_c_name(tmp_path, compiler):
 def test_c_name_only_from_the_library_itself(tmp_path):
     # libc exports stat and abs, libm cos: a header declaring them for a C
     # library that lacks them must not bind libc's
-    h = tmp_path / "libcnames.h"
-    h.write_text("int mine(const int n);\nint abs(const int n);\nint stat(const int n);\n")
-    c = tmp_path / "libcnames.c"
-    c.write_text("#include <stdlib.h>\nint mine(const int n) { return abs(n) + 1; }\n")
-    lib = _cc("gcc", str(tmp_path / "liblibcnames.so"), str(c))
+    h, lib = _c_library(
+        tmp_path, "libcnames",
+        "int mine(const int n);\nint abs(const int n);\nint stat(const int n);\n",
+        "#include <stdlib.h>\nint mine(const int n) { return abs(n) + 1; }\n")
     with pytest.warns(bindthem.BindWarning) as rec:
-        got = bindthem.load(lib, str(h))
+        got = bindthem.load(lib, h)
     assert got.__all__ == ["mine"] and got.mine(-3) == 4
     assert sorted(x["name"] for x in bindthem.info(got).left_out) == ["abs", "stat"]
     (w,) = rec
@@ -140,13 +148,12 @@ def test_c_name_only_from_the_library_itself(tmp_path):
 
 def test_overloaded_name_never_falls_back(tmp_path):
     # two C++ overloads cannot both be the one C function `f`
-    h = tmp_path / "ov.h"
-    h.write_text("int f(const int n);\ndouble f(const double x);\nint g(const int n);\n")
-    c = tmp_path / "ov.c"
-    c.write_text("int f(const int n) { return n; }\nint g(const int n) { return -n; }\n")
-    lib = _cc("gcc", str(tmp_path / "libov.so"), str(c))
+    h, lib = _c_library(
+        tmp_path, "ov",
+        "int f(const int n);\ndouble f(const double x);\nint g(const int n);\n",
+        "int f(const int n) { return n; }\nint g(const int n) { return -n; }\n")
     with pytest.warns(bindthem.BindWarning, match=r"binds 1 function; 2 declarations"):
-        got = bindthem.load(lib, str(h))
+        got = bindthem.load(lib, h)
     assert got.__all__ == ["g"] and got.g(3) == -3
     assert bindthem.info(got).unexported == ["int f(const int n)", "double f(const double x)"]
 
