@@ -437,12 +437,18 @@ exec g++ "$@"
 """
 
 
-def test_sigkill_during_a_build_leaves_nothing_that_survives(shared, private, tmp_path):
+def _slow_cxx(tmp_path, private, sleep):
+    """A g++ that first sleeps `sleep` seconds, the cache tmp_path/c, and the
+    environment of a build with both."""
     cxx = tmp_path / "slowcxx"
-    cxx.write_text(SLOW_CXX % "0.8")
+    cxx.write_text(SLOW_CXX % sleep)
     cxx.chmod(0o755)
     cache = tmp_path / "c"
-    env = python_env(BINDTHEM_CACHE=str(cache), CXX=str(cxx), **private)
+    return cxx, cache, python_env(BINDTHEM_CACHE=str(cache), CXX=str(cxx), **private)
+
+
+def test_sigkill_during_a_build_leaves_nothing_that_survives(shared, private, tmp_path):
+    cxx, cache, env = _slow_cxx(tmp_path, private, "0.8")
     cli = [sys.executable, "-m", "bindthem", "cache"]
     for delay in (0.05, 0.4, 0.8, 1.1):
         p = subprocess.Popen([sys.executable, "-c", BUILD, shared["header"]], env=env, cwd="/",
@@ -473,11 +479,7 @@ def test_sigkill_during_a_build_leaves_nothing_that_survives(shared, private, tm
 
 
 def test_sigkill_leftovers_are_counted_then_cleared(shared, private, tmp_path):
-    cxx = tmp_path / "slowcxx"
-    cxx.write_text(SLOW_CXX % "5")
-    cxx.chmod(0o755)
-    cache = tmp_path / "c"
-    env = python_env(BINDTHEM_CACHE=str(cache), CXX=str(cxx), **private)
+    cxx, cache, env = _slow_cxx(tmp_path, private, "5")
     p = subprocess.Popen([sys.executable, "-c", BUILD, shared["header"]], env=env, cwd="/",
                          start_new_session=True, stdout=subprocess.DEVNULL)
     deadline = time.time() + 30
