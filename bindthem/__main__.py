@@ -120,6 +120,18 @@ def _days(text):
     return days
 
 
+def _header_arguments(parser):
+    """The header and its instantiate.yml, as show and build take them."""
+    parser.add_argument("header", help="the kernel header")
+    parser.add_argument("-i", "--instantiate", metavar="YML",
+                        help="instantiate.yml: the type tuples of the templated functions")
+
+
+def _strict_argument(parser):
+    parser.add_argument("--strict", action="store_true",
+                        help="a YAML function the header lacks is an error")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m bindthem",
                                 description="Bind C/C++ kernels from a header at run time.")
@@ -128,11 +140,8 @@ def main(argv=None):
                        description="Print each function a header binds: its Python call, "
                        "overloads as C signatures, the doc's first line, and the header's "
                        "unbound functions with the reason.")
-    s.add_argument("header", help="the kernel header")
-    s.add_argument("-i", "--instantiate", metavar="YML",
-                   help="instantiate.yml: the type tuples of the templated functions")
-    s.add_argument("--strict", action="store_true",
-                   help="a YAML function the header lacks is an error")
+    _header_arguments(s)
+    _strict_argument(s)
     s.set_defaults(run=show)
     b = sub.add_parser(
         "build", help="compile the header's kernels into a shared library",
@@ -141,9 +150,7 @@ def main(argv=None):
         "in order: --cxxflags (default -O3; replaces it), then appended: $CXXFLAGS, "
         "--extra-cxxflags, -fopenmp for --openmp; -fPIC -shared last. Exit status: 0 built, "
         "1 nothing to bind (the reasons on standard error), 2 an error.")
-    b.add_argument("header", help="the kernel header")
-    b.add_argument("-i", "--instantiate", metavar="YML",
-                   help="instantiate.yml: the type tuples of the templated functions")
+    _header_arguments(b)
     b.add_argument("-o", "--output", help="where to write the library (default: the cache)")
     b.add_argument("--cxx", help="the C++ compiler (default: $CXX or c++)")
     b.add_argument("--cxxflags", metavar="FLAGS",
@@ -154,8 +161,7 @@ def main(argv=None):
     b.add_argument("--openmp", action="store_true", help="append -fopenmp (compile and link)")
     b.add_argument("--cache-dir", metavar="DIR",
                    help="the build cache (default: $BINDTHEM_CACHE or ~/.cache/bindthem)")
-    b.add_argument("--strict", action="store_true",
-                   help="a YAML function the header lacks is an error")
+    _strict_argument(b)
     b.set_defaults(run=build)
     c = sub.add_parser(
         "cache", help="list, measure or clear the build cache",
