@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "bt_parse.h"
+#include "driver.h"
 
 static void print_type(const BtDecl *d, const BtTypeRef *t)
 {
@@ -110,9 +111,7 @@ int main(int argc, char **argv)
         goto error;
     }
     if (bt_parse_header(argv[1], text, (size_t)len, 1, &arena, &h, &diag) < 0) {
-        char buf[4096];
-        bt_diag_format(&diag, buf, sizeof buf);
-        printf("%s\n", buf);
+        print_diag(&diag);
         goto error;
     }
     for (i = 0; i < h.n_decls; i++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bt_plan.h"
+#include "driver.h"
 
 static int read_file(const char *path, BtArena *arena, char **text, size_t *len, BtDiag *diag)
 {
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
     BtHeader h;
     BtInstTable t;
     BtPlan plan;
-    char *text, msg[4096];
+    char *text;
     size_t len;
 
     for (i = 1; i < argc; i++) {
@@ -123,10 +124,8 @@ int main(int argc, char **argv)
     dump_plan(&plan);
     rc = 0;
 error:
-    if (rc) {
-        bt_diag_format(&diag, msg, sizeof msg);
-        printf("%s\n", msg);
-    }
+    if (rc)
+        print_diag(&diag);
     bt_arena_free(&arena);
     return rc;
 }

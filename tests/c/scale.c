@@ -16,6 +16,7 @@
 
 #include "bt_mangle.h"
 #include "bt_meta.h"
+#include "driver.h"
 
 static double now(void)
 {
@@ -40,7 +41,6 @@ static int stats(const char *header, const char *yaml)
 {
     BtMeta m;
     BtDiag diag;
-    char msg[4096];
     double t0 = now();
     long n_ovs = 0;
     int i, j, rc = 1;
@@ -63,10 +63,8 @@ static int stats(const char *header, const char *yaml)
            now() - t0);
     rc = 0;
 done:
-    if (rc) {
-        bt_diag_format(&diag, msg, sizeof msg);
-        printf("%s\n", msg);
-    }
+    if (rc)
+        print_diag(&diag);
     bt_meta_free(&m);
     return rc;
 }
