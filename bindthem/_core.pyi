@@ -155,9 +155,9 @@ class _Metadata(TypedDict):
 
 def header_directives(text: bytes, /) -> _Directives: ...
 
-@final
-class Function:
-    """A bound kernel: its overloads, dispatched on the arguments' dtypes."""
+class _Callable:
+    """What a Function and a CudaKernel share: one head (bt_callable.c). A name of
+    this stub only: at run time each type derives from object."""
 
     @property
     def __name__(self) -> str: ...
@@ -181,14 +181,27 @@ class Function:
     def signatures(self) -> tuple[str, ...]:
         """Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'."""
     @property
-    def _call_paths(self) -> tuple[Literal["direct", "ffi"], ...]:
-        """How each overload's kernel is called: 'direct' or 'ffi' (libffi)."""
-    @property
     def _dispatch_info(self) -> dict[str, int]:
         """The dispatch cache: keys cached, and calls that scanned the overloads."""
     @property
     def library(self) -> ModuleType | None:
         """The Library it belongs to (None once that is gone)."""
+    def _repr_html_(self) -> str: ...
+    def _repr_pretty_(self, p: Any, cycle: bool, /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None, /) -> Self: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+    def __copy__(self) -> Self: ...
+    def __deepcopy__(self, memo: Any, /) -> Self: ...
+    def __dask_tokenize__(self) -> tuple[str, ...]: ...
+
+@final
+class Function(_Callable):
+    """A bound kernel: its overloads, dispatched on the arguments' dtypes."""
+
+    @property
+    def _call_paths(self) -> tuple[Literal["direct", "ffi"], ...]:
+        """How each overload's kernel is called: 'direct' or 'ffi' (libffi)."""
     @property
     def gil(self) -> Literal["auto", "release", "keep"]:
         """When calls release the GIL (bindthem.options(gil=...) overrides it)."""
@@ -200,14 +213,6 @@ class Function:
         """Copies its calls made: 'aligned_copies' (unaligned arrays passed as aligned
         temporaries), 'copy_backs' (of those, written ones copied back), 'const_copies'
         (const arrays that are not C-contiguous, copied under copy_const)."""
-    def _repr_html_(self) -> str: ...
-    def _repr_pretty_(self, p: Any, cycle: bool, /) -> None: ...
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
-    def __get__(self, instance: object, owner: type | None = None, /) -> Self: ...
-    def __reduce__(self) -> tuple[Any, ...]: ...
-    def __copy__(self) -> Self: ...
-    def __deepcopy__(self, memo: Any, /) -> Self: ...
-    def __dask_tokenize__(self) -> tuple[str, ...]: ...
 
 @final
 class Handle:
@@ -344,47 +349,14 @@ class CudaModule:
         """The module file."""
 
 @final
-class CudaKernel:
+class CudaKernel(_Callable):
     """A bound __global__ kernel: its overloads, dispatched on the arguments' dtypes."""
 
     # Instances also have __text_signature__: the first overload's parameters,
     # then the launch keywords "(a, x, y, *, grid, block, shared_mem=0,
-    # stream=None)"; left out here for the reason given on Function.
+    # stream=None)"; left out here for the reason given on _Callable.
 
-    # The attributes a Function has too (bt_callable.c): one implementation.
-    @property
-    def __name__(self) -> str: ...
-    @property
-    def __qualname__(self) -> str: ...
-    @property
-    def __module__(self) -> str: ...  # type: ignore[override]
-    @property
-    def overloads(self) -> tuple[str, ...]:
-        """C signatures of the overloads, in YAML order."""
-    @property
-    def symbols(self) -> tuple[str, ...]:
-        """Symbol names of the overloads, in YAML order."""
-    @property
-    def parameters(self) -> tuple[str, ...]:
-        """Python parameter names (the first overload's)."""
-    @property
-    def signatures(self) -> tuple[str, ...]:
-        """Python signatures of the overloads, in YAML order, e.g. 'f(x, omega=1.0)'."""
-    @property
-    def _dispatch_info(self) -> dict[str, int]:
-        """The dispatch cache: keys cached, and calls that scanned the overloads."""
-    @property
-    def library(self) -> ModuleType | None:
-        """The Library it belongs to (None once that is gone)."""
-    def _repr_html_(self) -> str: ...
-    def _repr_pretty_(self, p: Any, cycle: bool, /) -> None: ...
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __getitem__(self, config: Any, /) -> CudaLaunch: ...
-    def __get__(self, instance: object, owner: type | None = None, /) -> Self: ...
-    def __reduce__(self) -> tuple[Any, ...]: ...
-    def __copy__(self) -> Self: ...
-    def __deepcopy__(self, memo: Any, /) -> Self: ...
-    def __dask_tokenize__(self) -> tuple[str, ...]: ...
 
 def cuda_bind(
     image: bytes,
