@@ -580,24 +580,19 @@ static PyMemberDef kernel_members[] = {
 };
 
 static PyType_Slot kernel_slots[] = {
-    {Py_tp_call, PyVectorcall_Call},
+    BT_CALLABLE_SLOTS,
     {Py_tp_repr, kernel_repr},
-    {Py_tp_descr_get, bt_callable_descr_get},
     {Py_tp_methods, kernel_methods},
     {Py_mp_subscript, kernel_getitem},
     {Py_tp_getset, kernel_getset},
     {Py_tp_members, kernel_members},
-    {Py_tp_traverse, bt_callable_traverse},
-    {Py_tp_clear, bt_callable_clear},
-    {Py_tp_dealloc, bt_callable_dealloc},
     {0, NULL},
 };
 
 PyType_Spec bt_cudapy_kernel_spec = {
     .name = "bindthem.cuda.Kernel",
     .basicsize = sizeof(CudaKernel),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-             Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = BT_CALLABLE_FLAGS,
     .slots = kernel_slots,
 };
 

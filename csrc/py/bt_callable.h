@@ -121,4 +121,18 @@ enum {
         "__weaklistoffset__", T_PYSSIZET, offsetof(type, weakreflist), READONLY, NULL              \
     }
 
+/* The slots every callable type has (the call through vectorcall, the
+ * head's descr_get, traverse, clear and dealloc) and its type flags: each
+ * type's slot table starts with the one, its PyType_Spec takes the other. */
+#define BT_CALLABLE_SLOTS                                                                          \
+    {Py_tp_call, PyVectorcall_Call}, {Py_tp_descr_get, bt_callable_descr_get},                     \
+        {Py_tp_traverse, bt_callable_traverse}, {Py_tp_clear, bt_callable_clear},                  \
+    {                                                                                              \
+        Py_tp_dealloc, bt_callable_dealloc                                                         \
+    }
+
+#define BT_CALLABLE_FLAGS                                                                          \
+    (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |                        \
+     Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE)
+
 #endif

@@ -190,18 +190,18 @@ static PyMemberDef function_members[] = {
 };
 
 static PyType_Slot function_slots[] = {
-    {Py_tp_call, PyVectorcall_Call},          {Py_tp_repr, function_repr},
-    {Py_tp_descr_get, bt_callable_descr_get}, {Py_tp_methods, function_methods},
-    {Py_tp_getset, function_getset},          {Py_tp_members, function_members},
-    {Py_tp_traverse, bt_callable_traverse},   {Py_tp_clear, bt_callable_clear},
-    {Py_tp_dealloc, bt_callable_dealloc},     {0, NULL},
+    BT_CALLABLE_SLOTS,
+    {Py_tp_repr, function_repr},
+    {Py_tp_methods, function_methods},
+    {Py_tp_getset, function_getset},
+    {Py_tp_members, function_members},
+    {0, NULL},
 };
 
 PyType_Spec bt_function_spec = {
     .name = "bindthem.Function",
     .basicsize = sizeof(BtFunction),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-             Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = BT_CALLABLE_FLAGS,
     .slots = function_slots,
 };
 
