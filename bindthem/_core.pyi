@@ -236,6 +236,11 @@ def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
     plan: Literal[True],
 ) -> _PlannedMetadata: ...
+@overload
+def parse_header(
+    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
+    plan: bool,
+) -> _Metadata: ...
 
 def bind(
     library: StrOrBytesPath,
