@@ -28,7 +28,7 @@ except ImportError as _e:
 # the stand-ins that unpickling returns (it sits above what it binds with).
 from . import _lazy, cuda  # noqa: E402, F401
 from ._types import StrPath
-from .build import build
+from .build import build, compile_library
 from .errors import (
     BindError,
     BindTypeError,
@@ -42,10 +42,12 @@ from .errors import (
     SymbolError,
 )
 from .library import Library, getsource, info, load, options
+from .package import load_package
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
            "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",
-           "SymbolError", "build", "cuda", "getsource", "info", "load", "options", "parse_header"]
+           "SymbolError", "build", "compile_library", "cuda", "getsource", "info", "load",
+           "load_package", "options", "parse_header"]
 
 Function = _core.Function
 __version__ = "0.1.0"

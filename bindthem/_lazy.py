@@ -33,6 +33,7 @@ from . import _core, _travel
 from .build import _build
 from .cuda import _bind as _bind_cuda
 from .library import Library, _make
+from .package import bind_pickled as _bind_package
 
 __all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "pending"]
 
@@ -67,6 +68,8 @@ def bind(source):
         header, inst = source._materialise()
         return _bind_cuda(source.image, header, inst, source.name, source.strict,
                           source.library, source)
+    if source.kind == "package":
+        return _bind_package(source)
     source.check_library()
     header, inst = source._materialise()
     return _make(source.library, header, inst, source.name, source.strict, source,

@@ -4,7 +4,9 @@ A Library made by :func:`bindthem.build` pickles as its kernel's source: the
 header's text, instantiate.yml's text, the text of every file the compiler
 read from the header's folder (its local includes), the compiler flags and
 options; one made by :func:`bindthem.load` as the header and YAML texts plus
-the shared library's path and SHA-256; a CUDA one (:func:`bindthem.cuda.load`
+the shared library's path and SHA-256; one made by
+:func:`bindthem.load_package` as those texts plus the package's name and the
+library's path in it and SHA-256; a CUDA one (:func:`bindthem.cuda.load`
 or ``build``) as the header and YAML texts plus the module image's bytes. A
 Function or CUDA kernel pickles as that and its name, on its own, whether or
 not its Library object still exists.
@@ -29,7 +31,11 @@ Binding (:func:`bindthem._lazy.bind`) then takes:
    unpickling side is never used in place of the pickled one;
 2. for a load: the library at the pickled path, only if its SHA-256 is the
    pickled one, else a :class:`bindthem.BindError` saying so;
-3. for CUDA: the carried image, loaded as :func:`bindthem.cuda.load` would
+3. for a package (:func:`bindthem.load_package`): this process's installed
+   copy of the package, found without importing it, and its library only if
+   its SHA-256 is the pickled one (a :class:`bindthem.PickleError` when the
+   package is not installed or another version of it is);
+4. for CUDA: the carried image, loaded as :func:`bindthem.cuda.load` would
    (so without a driver, :class:`bindthem.cuda.NoDriverError`).
 
 Every file read on the unpickling side at a carried path (the originals
@@ -138,7 +144,8 @@ def _hash_regular(path, limit):
 class Source:
     """A kernel by value: what a Library's pickle carries.
 
-    kind        "build", "load" or "cuda"
+    kind        "build", "load", "cuda" or "package"
+    package     the installed package whose kernels these are (package; else None)
     name        the module name; strict as given
     header      the header's path on the machine that bound it, and its text
     instantiate the YAML's path (or None) and its text
@@ -146,18 +153,19 @@ class Source:
     cxx, flags  the compiler (None: the unpickling side's $CXX or c++) and all flags (build)
     cache_dir   the build cache given to build(); carried, never used where it is unpickled
     library     the shared library's path and SHA-256 (load; the hash is taken on first
-                need, checked against the file's stat at load time)
+                need, checked against the file's stat at load time); for a package, its
+                path inside the package's folder and its SHA-256
     options     {"gil": ..., "copy_const": ...} as given
     image       the CUDA module's bytes (cuda; library is then its file name, or "<bytes>")
     """
 
     __slots__ = ("kind", "name", "strict", "header", "header_text", "instantiate",
                  "yaml_text", "files", "cxx", "flags", "cache_dir", "library",
-                 "library_hash", "library_stat", "options", "image", "_key")
+                 "library_hash", "library_stat", "options", "image", "package", "_key")
 
     FIELDS = ("kind", "name", "strict", "header", "header_text", "instantiate", "yaml_text",
               "files", "cxx", "flags", "cache_dir", "library", "library_hash", "options",
-              "image")
+              "image", "package")
 
     def __init__(self, **fields):
         for f in self.FIELDS:
@@ -204,7 +212,8 @@ class Source:
         return (self.kind, self.name, bool(self.strict), self.header_text, self.yaml_text,
                 len(files), *[p for item in files for p in item], self.cxx, self.flags,
                 sorted((self.options or {}).items(), key=str),
-                self.library_hash if self.kind == "load" else None, self.image)
+                self.library_hash if self.kind in ("load", "package") else None, self.image,
+                *((self.package,) if self.kind == "package" else ()))
 
     def _digest(self, parts=None):
         """SHA-256 of _parts(), each part length-prefixed and tagged (bytes or
@@ -294,6 +303,7 @@ def _source(fields):
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+KINDS = ("build", "load", "cuda", "package")
 _KEYS = frozenset(Source.FIELDS + ("key",))
 
 
@@ -344,8 +354,8 @@ def check(fields):
                 % (sorted(map(str, fields)) if type(fields) is dict else type(fields),
                    ", ".join(sorted(_KEYS))))
     kind, name = fields["kind"], fields["name"]
-    if type(kind) is not str or kind not in ("build", "load", "cuda"):
-        _refuse("its kind", "is %r, not 'build', 'load' or 'cuda'" % (kind,))
+    if type(kind) is not str or kind not in KINDS:
+        _refuse("its kind", "is %r, not 'build', 'load', 'cuda' or 'package'" % (kind,))
     if not _is_str(name, 255) or not name.isprintable() or "/" in name or "\\" in name:
         _refuse("its name", "is %r, not a module name (1 to 255 printable characters, no "
                 "slash)" % (name,))
@@ -422,8 +432,16 @@ def _check_kind_fields(fields, kind):
     else:
         _check_options(fields["options"])
     library, library_hash = fields["library"], fields["library_hash"]
-    if kind == "load":
-        _path(library, "the shared library's path", absolute=False)
+    package = fields["package"]
+    if kind == "package":
+        if not _is_str(package, 255) or not all(p.isidentifier() for p in package.split(".")):
+            _refuse("the package", "is %r, not a dotted package name" % (package,))
+        _plain_path(library, "the library's path in the package")
+    elif package is not None:
+        _refuse("package", "is %r: only a packaged Library carries one" % (package,))
+    if kind in ("load", "package"):
+        if kind == "load":
+            _path(library, "the shared library's path", absolute=False)
         if type(library_hash) is not str or not _HEX64.match(library_hash):
             _refuse("the shared library's SHA-256", "is %r, not 64 hex digits" % (library_hash,))
     elif kind == "cuda":
@@ -431,8 +449,8 @@ def _check_kind_fields(fields, kind):
         _text(fields["image"], "the CUDA module image", LIBRARY_LIMIT)
     elif library is not None:
         _refuse("library", "is %r: a built Library carries its source, not a library" % (library,))
-    if kind != "load" and library_hash is not None:
-        _refuse("library_hash", "is present: only a loaded Library carries one")
+    if kind not in ("load", "package") and library_hash is not None:
+        _refuse("library_hash", "is present: only a loaded or packaged Library carries one")
     if kind != "cuda" and fields["image"] is not None:
         _refuse("image", "is present: only a CUDA Library carries one")
 

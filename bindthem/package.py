@@ -1,0 +1,293 @@
+"""Kernels shipped inside a Python package: compiled when the wheel is built,
+bound at import with no compiler.
+
+:func:`package_library` (what :mod:`bindthem.setuptools` runs when a wheel or
+an editable install is built) puts beside a package's header:
+
+- ``lib<stem>.so``, the kernel library, compiled by
+  :func:`bindthem.compile_library` with the flags, OpenMP option and warnings
+  of :func:`bindthem.build` (it links no Python: one library serves every
+  CPython, so the wheel is ``py3-none-<platform>``);
+- ``<stem>.pyi``, the stub of the module ``<package>.<stem>``
+  (:mod:`bindthem.stubs`);
+- ``<stem>.bindthem.json``, the manifest: the header's, the YAML's and the
+  library's file names, the flags, and two SHA-256s: of the header text, the
+  YAML text, the flags and ``strict`` together (``sources_sha256``), and of
+  the library (``library_sha256``).
+
+:func:`load_package` finds them in the installed package, recomputes both
+hashes, and binds the library with :func:`bindthem.load` only when both are
+the recorded ones: a header or YAML edited after the build, or a library
+replaced, is a :class:`bindthem.BindError` naming the files and the remedy,
+never calls with the wrong signatures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import json
+import os
+import shutil
+import sys
+import warnings
+from typing import Any
+
+from . import _travel
+from ._types import Flags, GilOption, StrPath
+from .build import compile_library, resolve_flags
+from .errors import BindError, PickleError
+from .library import Library, _make, load
+from .stubs import _write, render
+
+__all__ = ["MANIFEST_SUFFIX", "load_package", "manifest_name", "package_folder",
+           "package_library", "sources_hash"]
+
+MANIFEST_SUFFIX = ".bindthem.json"
+MANIFEST_FORMAT = 1
+MANIFEST_LIMIT = 1 << 20  # bytes of a manifest read at import
+
+
+def manifest_name(header: str) -> str:
+    """``kernels.h`` -> ``kernels.bindthem.json`` (same folder)."""
+    return os.path.splitext(header)[0] + MANIFEST_SUFFIX
+
+
+def library_name(header: str) -> str:
+    """``kernels.h`` -> ``libkernels.so`` (same folder). Not ``kernels.so``:
+    Python would take that for the extension module ``<package>.kernels``."""
+    folder, base = os.path.split(header)
+    return os.path.join(folder, "lib" + os.path.splitext(base)[0] + ".so")
+
+
+def sources_hash(header_text: bytes, yaml_text: bytes | None, flags: list[str],
+                 strict: bool) -> str:
+    """SHA-256 of what a packaged library was built from, each part
+    length-prefixed so that no bytes can move from one part into the next."""
+    h = hashlib.sha256()
+    parts = [header_text, b"" if yaml_text is None else b"y" + yaml_text,
+             "\0".join(flags).encode(), b"strict" if strict else b""]
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()
+
+
+def _rel(path, what):
+    """A path inside the package: relative, plain names, '/'-separated."""
+    rel = os.fspath(path)
+    parts = rel.split("/")
+    if os.path.isabs(rel) or "\\" in rel or any(p in ("", ".", "..") for p in parts):
+        raise BindError("%s %r is not a path inside the package: give it relative to the "
+                        "package's folder, e.g. 'kernels.h' or 'src/kernels.h'" % (what, rel))
+    return rel
+
+
+def package_library(folder: StrPath, header: str, instantiate: str | None = None, *,
+                    module: str, source_folder: StrPath | None = None, cxx: str | None = None,
+                    cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
+                    openmp: bool = False, strict: bool = False) -> list[str]:
+    """Compile ``header`` (and ``instantiate``), paths relative to
+    ``source_folder`` (default ``folder``), into ``folder``: the header, the
+    YAML, the library, the stub of ``module`` and the manifest. Returns the
+    paths written. Flags as :func:`bindthem.build`'s."""
+    folder = os.fspath(folder)
+    src = os.fspath(source_folder) if source_folder is not None else folder
+    header = _rel(header, "the header")
+    if instantiate is not None:
+        instantiate = _rel(instantiate, "instantiate.yml")
+    with warnings.catch_warnings():  # compile_library warns, once
+        warnings.simplefilter("ignore")
+        flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    written = []
+    for rel in [header] + ([instantiate] if instantiate else []):
+        s, d = os.path.join(src, rel), os.path.join(folder, rel)
+        if not os.path.exists(s):
+            raise BindError("cannot build the kernels of package module %s: %s does not exist "
+                            "(the paths are relative to the package's folder %s)"
+                            % (module, s, src))
+        if os.path.abspath(s) != os.path.abspath(d):
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            shutil.copyfile(s, d)
+        written.append(d)
+    h_path = os.path.join(folder, header)
+    y_path = os.path.join(folder, instantiate) if instantiate else None
+    lib_rel = library_name(header)
+    lib_path = os.path.join(folder, lib_rel)
+    compile_library(h_path, y_path, output=lib_path, cxx=cxx, cxxflags=cxxflags,
+                    extra_cxxflags=extra_cxxflags, openmp=openmp, strict=strict)
+    stub = os.path.splitext(h_path)[0] + ".pyi"
+    _write(stub, render(h_path, y_path, module, strict=strict))
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "module": module,
+        "header": header,
+        "instantiate": instantiate,
+        "library": lib_rel,
+        "stub": os.path.splitext(header)[0] + ".pyi",
+        "flags": flags,
+        "strict": strict,
+        "sources_sha256": sources_hash(_travel._read(h_path),
+                                       _travel._read(y_path) if y_path else None, flags, strict),
+        "library_sha256": _travel._sha(_travel._read(lib_path)),
+    }
+    m_path = os.path.join(folder, manifest_name(header))
+    _write(m_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return written + [lib_path, stub, m_path]
+
+
+def package_folder(package: str) -> str | None:
+    """The folder of an installed package, found without importing it (nor
+    its parents): None when this Python has no such package."""
+    parts = package.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    loaded = sys.modules.get(package)
+    locations = list(getattr(loaded, "__path__", None) or [])
+    if not locations:
+        path = None
+        for i in range(len(parts)):
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), path)
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            path = list(spec.submodule_search_locations)
+        locations = path or []
+    for loc in locations:
+        if os.path.isdir(loc):
+            return loc
+    return None
+
+
+def _remedy(package=None):
+    return ("rebuild and reinstall the package (`pip install .`, or `pip install -e .` for an "
+            "editable install: that runs bindthem's build step, bindthem.setuptools); never edit "
+            "an installed package's header or YAML")
+
+
+def _manifest(package, folder, header, instantiate):
+    path = os.path.join(folder, manifest_name(header))
+    try:
+        data = _travel._read_regular(path, MANIFEST_LIMIT)
+    except FileNotFoundError:
+        raise BindError(
+            "package %s has no compiled kernel library for %s: %s does not exist. The package "
+            "was installed without bindthem's build step; list the header in setup.py with "
+            "bindthem.setuptools.cmdclass(KernelLibrary(%r, %r, %r)) and %s"
+            % (package, header, path, package, header, instantiate, _remedy(package))) from None
+    except OSError as e:
+        raise BindError("cannot read %s: %s" % (path, e.strerror)) from None
+    try:
+        m = json.loads(data)
+        ok = (type(m) is dict and m.get("format") == MANIFEST_FORMAT
+              and isinstance(m.get("flags"), list) and isinstance(m.get("strict"), bool)
+              and all(isinstance(m.get(k), str) for k in ("library", "sources_sha256",
+                                                            "library_sha256")))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise BindError("%s is not a bindthem kernel manifest of format %d (damaged, or written "
+                        "by another bindthem version); %s"
+                        % (path, MANIFEST_FORMAT, _remedy(package)))
+    if m.get("header") != header or m.get("instantiate") != instantiate:
+        raise BindError(
+            "package %s's kernel library was built from header %r and instantiate.yml %r (%s), "
+            "but load_package asks for %r and %r: pass the files it was built from, or change "
+            "the KernelLibrary in setup.py and %s" % (package, m.get("header"),
+                                                      m.get("instantiate"), path, header,
+                                                      instantiate, _remedy(package)))
+    library = _rel(m["library"], "the manifest's library")
+    return m, path, os.path.join(folder, library)
+
+
+def load_package(package: str, header: str, instantiate: str | None = None, *,
+                 name: str | None = None, gil: GilOption = "auto",
+                 copy_const: bool = False) -> Library:
+    """Bind the kernel library that bindthem's build step
+    (:mod:`bindthem.setuptools`) compiled into ``package`` for ``header`` and
+    ``instantiate`` (paths relative to the package's folder). No compiler is
+    needed, nor run.
+
+    Checks first that the header, the YAML and the library are the ones the
+    library was built from (the SHA-256s in ``<stem>.bindthem.json``): any
+    difference is a :class:`bindthem.BindError` naming the files and the
+    remedy (rebuild the package). ``name`` (default ``<package>.<stem>``) is
+    the module name; the Library is also put in ``sys.modules`` under it, so
+    ``from <package> import <stem>`` works and is typed by the stub
+    ``<stem>.pyi`` the build wrote. ``gil``, ``copy_const``: as
+    :func:`bindthem.load`.
+
+    The Library pickles as the package name, the library's path in the
+    package and its SHA-256 (plus the header and YAML texts): a process that
+    unpickles it binds its own installed copy of the same package, and only
+    if that library has the same SHA-256.
+    """
+    if not isinstance(package, str) or not package:
+        raise TypeError("load_package() takes the package's name (__name__ in its __init__.py),"
+                        " not %r" % (package,))
+    header = _rel(header, "the header")
+    if instantiate is not None:
+        instantiate = _rel(instantiate, "instantiate.yml")
+    folder = package_folder(package)
+    if folder is None:
+        raise BindError("load_package: no installed package %r (with a folder on disk) on "
+                        "sys.path" % (package,))
+    m, m_path, lib_path = _manifest(package, folder, header, instantiate)
+    h_path = os.path.join(folder, header)
+    y_path = os.path.join(folder, instantiate) if instantiate else None
+    try:
+        h_text = _travel._read_regular(h_path, _travel.TEXT_LIMIT)
+        y_text = _travel._read_regular(y_path, _travel.TEXT_LIMIT) if y_path else None
+        lib_hash = _travel._hash_regular(lib_path, _travel.LIBRARY_LIMIT)
+    except OSError as e:
+        raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
+                        % (package, e.filename, e.strerror, _remedy(package))) from None
+    if sources_hash(h_text, y_text, m["flags"], m["strict"]) != m["sources_sha256"]:
+        raise BindError(
+            "package %s's kernel library %s is stale: %s%s changed since it was built (their "
+            "SHA-256 is no longer the one %s records), so its calls could not be trusted to "
+            "match the header; %s" % (package, lib_path, h_path, " or " + y_path if y_path else "",
+                                      m_path, _remedy(package)))
+    if lib_hash != m["library_sha256"]:
+        raise BindError(
+            "package %s's kernel library %s is not the one built with it (SHA-256 %s..., %s "
+            "records %s...): it was replaced or damaged; %s"
+            % (package, lib_path, lib_hash[:12], m_path, m["library_sha256"][:12],
+               _remedy(package)))
+    if name is None:
+        name = package + "." + os.path.splitext(os.path.basename(header))[0]
+    lib = load(lib_path, h_path, y_path, name=name, strict=m["strict"], gil=gil,
+               copy_const=copy_const)
+    info = lib._bindthem_
+    info.source = _travel.Source(
+        kind="package", package=package, name=name, strict=m["strict"], header=h_path,
+        header_text=h_text, instantiate=y_path, yaml_text=y_text, library=m["library"],
+        library_hash=lib_hash, options=info.source.options)
+    sys.modules[name] = lib
+    return lib
+
+
+def bind_pickled(source: Any) -> Library:
+    """The Library for an unpickled kind "package" Source: this process's
+    installed copy of the package, checked to hold the same library."""
+    folder = package_folder(source.package)
+    if folder is None:
+        raise PickleError(
+            "cannot unpickle %r: it binds the kernels of package %s, which is not installed "
+            "here (sys.path has no such package). Install the same version of %s where the "
+            "pickle is loaded" % (source.name, source.package, source.package))
+    path = os.path.join(folder, source.library)
+    try:
+        now = _travel._hash_regular(path, _travel.LIBRARY_LIMIT)
+    except OSError as e:
+        raise PickleError("cannot unpickle %r: package %s is installed in %s, but its kernel "
+                          "library %s cannot be read (%s): install the same version of %s"
+                          % (source.name, source.package, folder, path, e.strerror,
+                             source.package)) from None
+    if now != source.library_hash:
+        raise PickleError(
+            "cannot unpickle %r: package %s's kernel library %s here is not the one pickled "
+            "(SHA-256 %s..., pickled %s...): another version of %s is installed; install the "
+            "pickling side's version" % (source.name, source.package, path, now[:12],
+                                        source.library_hash[:12], source.package))
+    header, inst = source._materialise()
+    return _make(path, header, inst, source.name, source.strict, source, source.options)

@@ -1,0 +1,5 @@
+from setuptools import setup
+
+from bindthem.setuptools import KernelLibrary, cmdclass
+
+setup(cmdclass=cmdclass(KernelLibrary("kernelpkg", "kernels.h", "instantiate.yml")))
