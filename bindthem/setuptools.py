@@ -103,8 +103,10 @@ def cmdclass(*libraries: KernelLibrary, base: dict[str, type] | None = None) -> 
     if wheel_base is not None:
         class bdist_wheel(wheel_base):  # type: ignore[misc, valid-type]
             def finalize_options(self) -> None:
+                # a platform wheel: it holds a shared library. The distribution says so
+                # (bdist_wheel and install read it), so the files go to platlib
+                self.distribution.has_ext_modules = lambda: True  # type: ignore[method-assign]
                 super().finalize_options()
-                self.root_is_pure = False  # a platform wheel: it holds a shared library
 
             def get_tag(self) -> tuple[str, str, str]:
                 _, _, plat = super().get_tag()

@@ -1,7 +1,6 @@
 """kernelpkg's own tests: run against the installed package."""
 
 import numpy as np
-
 from kernelpkg import kernels
 
 

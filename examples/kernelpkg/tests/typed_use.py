@@ -2,7 +2,6 @@
 
 import numpy as np
 import numpy.typing as npt
-
 from kernelpkg import kernels
 
 x: npt.NDArray[np.float64] = np.zeros(3)
