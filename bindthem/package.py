@@ -38,7 +38,6 @@ from ._types import Flags, GilOption, StrPath
 from .build import compile_library, resolve_flags
 from .errors import BindError, PickleError
 from .library import Library, _make, load
-from .stubs import _write, render
 
 __all__ = ["MANIFEST_SUFFIX", "load_package", "manifest_name", "package_folder",
            "package_library", "sources_hash"]
@@ -91,6 +90,10 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     ``source_folder`` (default ``folder``), into ``folder``: the header, the
     YAML, the library, the stub of ``module`` and the manifest. Returns the
     paths written. Flags as :func:`bindthem.build`'s."""
+    # imported here: bindthem imports this module, and `python -m bindthem.stubs`
+    # must find bindthem.stubs not yet imported
+    from .stubs import _write, render
+
     folder = os.fspath(folder)
     src = os.fspath(source_folder) if source_folder is not None else folder
     header = _rel(header, "the header")
