@@ -53,12 +53,13 @@ def members(sdist):
 
 
 def _rel(pattern):
-    return {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, pattern))}
+    return {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, pattern), recursive=True)}
 
 
 def test_sdist_has_sources(members):
     want = _rel("csrc/*/*.c") | _rel("csrc/*/*.cpp") | _rel("csrc/*/*.h") | _rel("csrc/*.md")
-    want |= _rel("bindthem/*.py") | _rel("examples/*")
+    want |= _rel("bindthem/*.py") | {p for p in _rel("examples/**/*") if os.path.isfile(
+        os.path.join(ROOT, p)) and "__pycache__" not in p}
     want |= _rel("bindthem/cuda/*.py") | {"bindthem/cuda/prelude.cuh"}
     want |= {"bindthem/py.typed", "README.rst", "pyproject.toml", "setup.py", "MANIFEST.in"}
     assert len(_rel("csrc/*/*.c")) >= 15 and "examples/myheader.h" in want
