@@ -16,8 +16,6 @@ static const uint8_t stack_sizes[] = {0, 2, 4, 8, 16};
 #define N_STACK_SIZES ((int)(sizeof stack_sizes / sizeof stack_sizes[0]))
 
 #ifdef BT_DIRECT_SYSV
-_Static_assert((char)-1 < 0, "char is signed in the x86-64 psABI");
-
 /* Parameter type t: how many xmm registers it takes (0: an INTEGER-class
  * argument). Returns 0, or -1 for a type with no direct call. */
 static int classify(BtTypeId t, int *sse)

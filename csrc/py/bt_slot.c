@@ -503,7 +503,7 @@ static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *na
                      name, o);
         return -1;
     }
-    out->i64 = (int8_t)(unsigned char)c;
+    out->i64 = (char)(unsigned char)c; /* the value a char holds: signed or not */
     return 0;
 }
 
