@@ -52,9 +52,12 @@ _Static_assert(LONG_MAX == INT64_MAX || LONG_MAX == INT32_MAX, "long is 4 or 8 b
 #define FFI_u2 &ffi_type_uint16
 #define FFI_u4 &ffi_type_uint32
 #define FFI_u8 &ffi_type_uint64
-#define INT_ROW_(id, cname, mangle, npy, type, sign, bytes, min, max)                              \
+/* clang-format off */
+#define INT_ROW_(id, cname, mangle, npy, type, sign, bytes, min, max)                               \
     {id, cname, mangle, npy, KIND_##sign, sizeof(type), _Alignof(type), "int", NPNAME_##sign##bytes, \
      FFI_##sign##bytes, DL_##sign, TYPESTR_##sign##bytes, BT_VOID, min, max}
+/* clang-format on */
+/* (sign and bytes may be macros: CHAR_SIGN, LONG_BYTES; expanded before pasting) */
 #define INT_ROW(id, cname, mangle, npy, type, sign, bytes, min, max)                               \
     INT_ROW_(id, cname, mangle, npy, type, sign, bytes, min, max)
 
@@ -98,6 +101,7 @@ static const BtType table[BT_NTYPES] = {
 /* clang-format on */
 
 /* The row of an integer typedef: the standard integer type it names. */
+/* clang-format off */
 #define INT_ID(type)                                                                               \
     _Generic((type)0,                                                                              \
         char: BT_CHAR,                                                                             \
@@ -111,6 +115,7 @@ static const BtType table[BT_NTYPES] = {
         unsigned long: BT_ULONG,                                                                   \
         long long: BT_LLONG,                                                                       \
         unsigned long long: BT_ULLONG)
+/* clang-format on */
 
 typedef struct Alias {
     const char *spelling; /* normalized */
