@@ -87,4 +87,4 @@ done | tar --null -T - -c | tar -x -C "$ROOT/src"
 bind_mounts
 in_root /bin/sh -c "cd /src && /venv/bin/python setup.py -q build_ext --inplace >/dev/null &&
     uname -m && BINDTHEM_CACHE=/tmp/bt-cache PYTHONPATH=/src /venv/bin/python -m pytest -q \
-    -p no:cacheprovider $(echo $TESTS)"
+    -p no:cacheprovider -rs $(echo $TESTS)"

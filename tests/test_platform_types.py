@@ -165,9 +165,11 @@ def _lib_of_g(tmp_path):
 
 @pytest.mark.skipif(CFLAGS != [] or not shutil.which(os.environ.get("CC", "gcc")),
                     reason="the child run itself, or no C compiler")
-def test_unsigned_char_build(tmp_path):
+def test_unsigned_char_build(tmp_path, facts):
     """This file, against an extension and a kernel library built with
     gcc -funsigned-char (aarch64's char on x86-64)."""
+    if facts["CHAR_MIN"] == 0:
+        pytest.skip("char is unsigned here already: the run itself is that build")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the source tree
     build = tmp_path / "uc"
     env = python_env(CFLAGS="-funsigned-char")
