@@ -29,6 +29,52 @@ def python_env(base=None, **extra):
     return env
 
 
+_C_FACTS = r"""
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <wchar.h>
+#define NAME(x) _Generic((x)0, char: "char", signed char: "signed char", \
+    unsigned char: "unsigned char", short: "short", unsigned short: "unsigned short", \
+    int: "int", unsigned: "unsigned int", long: "long", unsigned long: "unsigned long", \
+    long long: "long long", unsigned long long: "unsigned long long")
+#define TYPEDEF(t) printf("typedef %s %s\n", #t, NAME(t))
+int main(void)
+{
+    printf("CHAR_MIN %d\nCHAR_MAX %d\nWCHAR_MIN %lld\n", CHAR_MIN, CHAR_MAX, (long long)WCHAR_MIN);
+    printf("sizeof_long %zu\nsizeof_long_double %zu\nsizeof_wchar_t %zu\n", sizeof(long),
+           sizeof(long double), sizeof(wchar_t));
+    printf("LONG_MIN %ld\nLONG_MAX %ld\nULONG_MAX %lu\n", LONG_MIN, LONG_MAX, ULONG_MAX);
+    TYPEDEF(int8_t); TYPEDEF(uint8_t); TYPEDEF(int16_t); TYPEDEF(uint16_t);
+    TYPEDEF(int32_t); TYPEDEF(uint32_t); TYPEDEF(int64_t); TYPEDEF(uint64_t);
+    TYPEDEF(size_t); TYPEDEF(ssize_t); TYPEDEF(ptrdiff_t); TYPEDEF(intptr_t); TYPEDEF(uintptr_t);
+    return 0;
+}
+"""
+
+
+def c_facts(outdir, cflags=()):
+    """The platform's C facts, from a program the system cc compiles (with
+    cflags) and runs: {"CHAR_MIN": -128, "sizeof_long": 8, ...,
+    "typedefs": {"size_t": "unsigned long", ...}}."""
+    src, exe = os.path.join(outdir, "facts.c"), os.path.join(outdir, "facts")
+    with open(src, "w") as f:
+        f.write(_C_FACTS)
+    subprocess.run([os.environ.get("CC", "cc"), "-std=c11", *cflags, src, "-o", exe], check=True)
+    out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+    facts = {"typedefs": {}}
+    for line in out.splitlines():
+        if line.startswith("typedef "):
+            _, alias, target = line.split(" ", 2)
+            facts["typedefs"][alias] = target
+        else:
+            key, v = line.split()
+            facts[key] = int(v)
+    return facts
+
+
 def spin_intervals(spin, n, ms, wrap=None):
     """Runs spin (c_spin) in two threads at once on arrays of n elements;
     returns the two (start, end) intervals. wrap() is entered around the

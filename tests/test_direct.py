@@ -12,22 +12,36 @@ a child interpreter (a wrong call can crash it) through both paths
 (``_core.force_ffi``); the parent compares the paths with each other and
 with what NumPy says the values are.
 
+The direct path is x86-64 System V's; elsewhere (aarch64, until its AAPCS64
+path) every call goes through libffi and the plans say "ffi": the comparison
+is then libffi against itself and against NumPy. char is the platform's (int8
+where signed, uint8 on aarch64), read from a C program (support.c_facts).
+
 Run directly, this file is that child: ``python test_direct.py LIB HEADER
 YML GROUP OUT``.
 """
 
 import os
 import pickle
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
 
+from support import c_facts
+
+with tempfile.TemporaryDirectory() as _d:
+    CHAR_MIN, CHAR_MAX = (c_facts(_d)[k] for k in ("CHAR_MIN", "CHAR_MAX"))
+# the path a call takes where no switch forces libffi: bt_direct.c's platforms
+DIRECT = "direct" if platform.machine() in ("x86_64", "AMD64") else "ffi"
+
 # (C++ spelling, NumPy dtype)
 TYPES = [
-    ("bool", np.bool_), ("char", np.int8), ("signed char", np.int8),
+    ("bool", np.bool_), ("char", np.int8 if CHAR_MIN < 0 else np.uint8), ("signed char", np.int8),
     ("unsigned char", np.uint8), ("short", np.int16), ("unsigned short", np.uint16),
     ("int", np.int32), ("unsigned", np.uint32), ("long", np.int64),
     ("unsigned long", np.uint64), ("long long", np.int64), ("unsigned long long", np.uint64),
@@ -118,7 +132,7 @@ GROUPS = {
     "ret": lambda k: k.startswith(("ret_", "trunc_", "widen_")),
 }
 TRUNC = [0x7EDCBA98F654F381, -0x7EDCBA98F654F381]
-WIDEN = {"bool": [True, False], "char": [-128, 127], "signed char": [-128, -1],
+WIDEN = {"bool": [True, False], "char": [CHAR_MIN, CHAR_MAX], "signed char": [-128, -1],
          "unsigned char": [255, 128], "short": [-32768, -2], "unsigned short": [65535, 32768],
          "int": [-2**31, -3]}
 
@@ -235,7 +249,7 @@ def test_direct_and_ffi_agree(built, group):
             bits = b"".join(arg_bits(t, v) for t, v in zip(ts, args))
             assert out1[:len(bits)] == bits, name
             # only 20 std::complex<double> (32 stack slots) need libffi
-            assert plan == ("ffi" if name == "all_cdouble" else "direct"), name
+            assert plan == ("ffi" if name == "all_cdouble" else DIRECT), name
 
 
 @pytest.mark.parametrize("kind, exc, text", [
@@ -248,7 +262,7 @@ def test_cxx_exception_through_both_paths(built, kind, exc, text):
     for args, path, r, out, plan in run_group(built, "throw")["thrower"]:
         runs.setdefault(args[-1], []).append((path, r, np.frombuffer(out, np.uint64)[0], plan))
     (p1, r1, o1, plan), (p2, r2, o2, _) = runs[kind]
-    assert (p1, p2, plan) == ("direct", "ffi", "direct")
+    assert (p1, p2, plan) == ("direct", "ffi", DIRECT)
     assert r1 == r2 and r1[0] == "exc" and r1[1] == exc and text in r1[2], r1
     assert r1[2].startswith("thrower(): the kernel threw a C++ exception: ")
     assert o1 == o2 == 1  # the kernel ran up to its throw

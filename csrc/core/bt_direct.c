@@ -11,12 +11,10 @@
 enum { N_GP = 6, N_SSE = 8, MAX_STACK = 16, SSE0 = N_GP, STACK0 = N_GP + N_SSE };
 enum { RET_INT, RET_SSE };
 
+#ifdef BT_DIRECT_SYSV
 /* The stack-slot counts with a call site of their own. */
 static const uint8_t stack_sizes[] = {0, 2, 4, 8, 16};
 #define N_STACK_SIZES ((int)(sizeof stack_sizes / sizeof stack_sizes[0]))
-
-#ifdef BT_DIRECT_SYSV
-_Static_assert((char)-1 < 0, "char is signed in the x86-64 psABI");
 
 /* Parameter type t: how many xmm registers it takes (0: an INTEGER-class
  * argument). Returns 0, or -1 for a type with no direct call. */

@@ -1,33 +1,94 @@
-/* bt_types.c - the scalar type table (Linux x86-64, LP64). */
+/* bt_types.c - the scalar type table (Linux LP64: x86-64 and aarch64). */
 #include "bt_types.h"
 
 #include <ctype.h>
 #include <ffi.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
-/* Sizes and alignments are LP64's (bt_slot_init checks them against NumPy's
- * descriptors, and the NumPy type numbers, at import). Columns: id, C++
- * spelling, Itanium code, NumPy number, kind, size, alignment, Python type,
- * NumPy name, libffi type, DLPack code, CAI typestr, parts of a complex,
- * integer range. */
-_Static_assert(sizeof(short) == 2 && sizeof(int) == 4 && sizeof(long) == 8 &&
-                   sizeof(long long) == 8 && sizeof(_Bool) == 1,
-               "the table's sizes are LP64's");
+/* Every platform-defined fact of an integer row (size, signedness, range,
+ * NumPy and libffi types) comes from <limits.h> and sizeof on the compiler
+ * that builds bindthem, the one that builds the kernels: char is signed on
+ * x86-64 (int8) and unsigned on aarch64 Linux (uint8, as gcc
+ * -funsigned-char); long is 8 bytes on LP64. bt_slot_init checks each row
+ * against NumPy's descriptors at import. Columns: id, C++ spelling, Itanium
+ * code, NumPy number, kind, size, alignment, Python type, NumPy name, libffi
+ * type, DLPack code, CAI typestr, parts of a complex, integer range. */
+_Static_assert(sizeof(short) == 2 && sizeof(int) == 4 && sizeof(long long) == 8 &&
+                   sizeof(_Bool) == 1 && CHAR_BIT == 8,
+               "the table knows 8-bit bytes, 2-byte short, 4-byte int, 8-byte long long");
+_Static_assert(LONG_MAX == INT64_MAX || LONG_MAX == INT32_MAX, "long is 4 or 8 bytes");
+
+/* An integer row: sign i or u (the kind), width in bytes 1, 2, 4 or 8, as
+ * tokens, so that the NumPy name, typestr and libffi type follow them. */
+#define KIND_i 'i'
+#define KIND_u 'u'
+#define DL_i 0 /* kDLInt */
+#define DL_u 1 /* kDLUInt */
+#define NPNAME_i1 "int8"
+#define NPNAME_i2 "int16"
+#define NPNAME_i4 "int32"
+#define NPNAME_i8 "int64"
+#define NPNAME_u1 "uint8"
+#define NPNAME_u2 "uint16"
+#define NPNAME_u4 "uint32"
+#define NPNAME_u8 "uint64"
+#define TYPESTR_i1 "|i1"
+#define TYPESTR_i2 "<i2"
+#define TYPESTR_i4 "<i4"
+#define TYPESTR_i8 "<i8"
+#define TYPESTR_u1 "|u1"
+#define TYPESTR_u2 "<u2"
+#define TYPESTR_u4 "<u4"
+#define TYPESTR_u8 "<u8"
+#define FFI_i1 &ffi_type_sint8
+#define FFI_i2 &ffi_type_sint16
+#define FFI_i4 &ffi_type_sint32
+#define FFI_i8 &ffi_type_sint64
+#define FFI_u1 &ffi_type_uint8
+#define FFI_u2 &ffi_type_uint16
+#define FFI_u4 &ffi_type_uint32
+#define FFI_u8 &ffi_type_uint64
+/* clang-format off */
+#define INT_ROW_(id, cname, mangle, npy, type, sign, bytes, min, max)                               \
+    {id, cname, mangle, npy, KIND_##sign, sizeof(type), _Alignof(type), "int", NPNAME_##sign##bytes, \
+     FFI_##sign##bytes, DL_##sign, TYPESTR_##sign##bytes, BT_VOID, min, max}
+/* clang-format on */
+/* (sign and bytes may be macros: CHAR_SIGN, LONG_BYTES; expanded before pasting) */
+#define INT_ROW(id, cname, mangle, npy, type, sign, bytes, min, max)                               \
+    INT_ROW_(id, cname, mangle, npy, type, sign, bytes, min, max)
+
+/* char: NumPy's byte (signed char, 1) or ubyte (unsigned char, 2) */
+#if CHAR_MIN < 0
+#define CHAR_SIGN i
+#define CHAR_NPY 1
+#else
+#define CHAR_SIGN u
+#define CHAR_NPY 2
+#endif
+#if LONG_MAX == INT64_MAX
+#define LONG_BYTES 8
+#else
+#define LONG_BYTES 4
+#endif
+_Static_assert(sizeof(long) == LONG_BYTES, "LONG_MAX and sizeof(long) agree");
 
 /* clang-format off */
 static const BtType table[BT_NTYPES] = {
     {BT_VOID,    "void",                 "v",             -1, 'v', 0,            1, "None",    "None",       &ffi_type_void,           -1, "",     BT_VOID,   0,         0},
     {BT_BOOL,    "bool",                 "b",             0,  'b', 1,            1, "bool",    "bool_",      &ffi_type_uint8,          6,  "|b1",  BT_VOID,   0,         1},
-    {BT_CHAR,    "char",                 "c",             1,  'i', 1,            1, "int",     "int8",       &ffi_type_sint8,          0,  "|i1",  BT_VOID,   SCHAR_MIN, SCHAR_MAX},
-    {BT_SCHAR,   "signed char",          "a",             1,  'i', 1,            1, "int",     "int8",       &ffi_type_sint8,          0,  "|i1",  BT_VOID,   SCHAR_MIN, SCHAR_MAX},
-    {BT_UCHAR,   "unsigned char",        "h",             2,  'u', 1,            1, "int",     "uint8",      &ffi_type_uint8,          1,  "|u1",  BT_VOID,   0,         UCHAR_MAX},
-    {BT_SHORT,   "short",                "s",             3,  'i', 2,            2, "int",     "int16",      &ffi_type_sint16,         0,  "<i2",  BT_VOID,   SHRT_MIN,  SHRT_MAX},
-    {BT_USHORT,  "unsigned short",       "t",             4,  'u', 2,            2, "int",     "uint16",     &ffi_type_uint16,         1,  "<u2",  BT_VOID,   0,         USHRT_MAX},
-    {BT_INT,     "int",                  "i",             5,  'i', 4,            4, "int",     "int32",      &ffi_type_sint32,         0,  "<i4",  BT_VOID,   INT_MIN,   INT_MAX},
-    {BT_UINT,    "unsigned int",         "j",             6,  'u', 4,            4, "int",     "uint32",     &ffi_type_uint32,         1,  "<u4",  BT_VOID,   0,         UINT_MAX},
-    {BT_LONG,    "long",                 "l",             7,  'i', 8,            8, "int",     "int64",      &ffi_type_sint64,         0,  "<i8",  BT_VOID,   LONG_MIN,  LONG_MAX},
-    {BT_ULONG,   "unsigned long",        "m",             8,  'u', 8,            8, "int",     "uint64",     &ffi_type_uint64,         1,  "<u8",  BT_VOID,   0,         ULONG_MAX},
+    INT_ROW(BT_CHAR,   "char",               "c", CHAR_NPY, char,               CHAR_SIGN, 1,          CHAR_MIN,  CHAR_MAX),
+    INT_ROW(BT_SCHAR,  "signed char",        "a", 1,        signed char,        i,         1,          SCHAR_MIN, SCHAR_MAX),
+    INT_ROW(BT_UCHAR,  "unsigned char",      "h", 2,        unsigned char,      u,         1,          0,         UCHAR_MAX),
+    INT_ROW(BT_SHORT,  "short",              "s", 3,        short,              i,         2,          SHRT_MIN,  SHRT_MAX),
+    INT_ROW(BT_USHORT, "unsigned short",     "t", 4,        unsigned short,     u,         2,          0,         USHRT_MAX),
+    INT_ROW(BT_INT,    "int",                "i", 5,        int,                i,         4,          INT_MIN,   INT_MAX),
+    INT_ROW(BT_UINT,   "unsigned int",       "j", 6,        unsigned int,       u,         4,          0,         UINT_MAX),
+    INT_ROW(BT_LONG,   "long",               "l", 7,        long,               i,         LONG_BYTES, LONG_MIN,  LONG_MAX),
+    INT_ROW(BT_ULONG,  "unsigned long",      "m", 8,        unsigned long,      u,         LONG_BYTES, 0,         ULONG_MAX),
     {BT_LLONG,   "long long",            "x",             9,  'i', 8,            8, "int",     "longlong",   &ffi_type_sint64,         0,  "<i8",  BT_VOID,   LLONG_MIN, LLONG_MAX},
     {BT_ULLONG,  "unsigned long long",   "y",             10, 'u', 8,            8, "int",     "ulonglong",  &ffi_type_uint64,         1,  "<u8",  BT_VOID,   0,         ULLONG_MAX},
     {BT_FLOAT,   "float",                "f",             11, 'f', 4,            4, "float",   "float32",    &ffi_type_float,          2,  "<f4",  BT_VOID,   0,         0},
@@ -37,6 +98,23 @@ static const BtType table[BT_NTYPES] = {
     {BT_HALF,    "__half",               "6__half",       23, 'f', 2,            2, "float",   "float16",    &ffi_type_uint16,         2,  "<f2",  BT_VOID,   0,         0},
     {BT_BF16,    "__nv_bfloat16",        "13__nv_bfloat16", -1, 'f', 2,          2, "float",   "bfloat16",   &ffi_type_uint16,         4,  "<V2",  BT_VOID,   0,         0},
 };
+/* clang-format on */
+
+/* The row of an integer typedef: the standard integer type it names. */
+/* clang-format off */
+#define INT_ID(type)                                                                               \
+    _Generic((type)0,                                                                              \
+        char: BT_CHAR,                                                                             \
+        signed char: BT_SCHAR,                                                                     \
+        unsigned char: BT_UCHAR,                                                                   \
+        short: BT_SHORT,                                                                           \
+        unsigned short: BT_USHORT,                                                                 \
+        int: BT_INT,                                                                               \
+        unsigned int: BT_UINT,                                                                     \
+        long: BT_LONG,                                                                             \
+        unsigned long: BT_ULONG,                                                                   \
+        long long: BT_LLONG,                                                                       \
+        unsigned long long: BT_ULLONG)
 /* clang-format on */
 
 typedef struct Alias {
@@ -87,20 +165,21 @@ static const Alias aliases[] = {
     /* cuda_bf16.h: nv_bfloat16 is a typedef of the class __nv_bfloat16 */
     {"__nv_bfloat16", BT_BF16},
     {"nv_bfloat16", BT_BF16},
-    /* <stdint.h> / <cstdint> on glibc x86-64 */
-    {"int8_t", BT_SCHAR},
-    {"uint8_t", BT_UCHAR},
-    {"int16_t", BT_SHORT},
-    {"uint16_t", BT_USHORT},
-    {"int32_t", BT_INT},
-    {"uint32_t", BT_UINT},
-    {"int64_t", BT_LONG},
-    {"uint64_t", BT_ULONG},
-    {"size_t", BT_ULONG},
-    {"ssize_t", BT_LONG},
-    {"ptrdiff_t", BT_LONG},
-    {"intptr_t", BT_LONG},
-    {"uintptr_t", BT_ULONG},
+    /* <stdint.h>, <stddef.h>, <sys/types.h> (and <cstdint>): each typedef resolves to
+     * the row of the type the C library declares it as (int64_t is long on LP64 glibc) */
+    {"int8_t", INT_ID(int8_t)},
+    {"uint8_t", INT_ID(uint8_t)},
+    {"int16_t", INT_ID(int16_t)},
+    {"uint16_t", INT_ID(uint16_t)},
+    {"int32_t", INT_ID(int32_t)},
+    {"uint32_t", INT_ID(uint32_t)},
+    {"int64_t", INT_ID(int64_t)},
+    {"uint64_t", INT_ID(uint64_t)},
+    {"size_t", INT_ID(size_t)},
+    {"ssize_t", INT_ID(ssize_t)},
+    {"ptrdiff_t", INT_ID(ptrdiff_t)},
+    {"intptr_t", INT_ID(intptr_t)},
+    {"uintptr_t", INT_ID(uintptr_t)},
 };
 
 const BtType *bt_type(BtTypeId id) { return (unsigned)id < BT_NTYPES ? &table[id] : NULL; }

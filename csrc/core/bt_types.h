@@ -1,7 +1,8 @@
 /* bt_types.h - the one table of scalar types bindthem understands.
  *
  * Pure C (libffi's ffi.h, no Python.h). Each row (BtType) is everything
- * bindthem knows of one type, for the Linux x86-64 (LP64) ABI. Other files
+ * bindthem knows of one type, for the platform that builds it (Linux LP64:
+ * x86-64, aarch64; char's signedness and long's size from <limits.h>). Other files
  * read rows rather than list types: conversions go by a row's kind and
  * size (char taking a 1-character str is the one rule for a type). Aliases (int64_t, size_t, long int, ...) resolve to
  * a row, so int64_t *is* long, as on the C++ side. */

@@ -476,7 +476,14 @@ static int store_int(BtValue *out, const BtType *ty, PyObject *o, const char *fn
     Py_XDECREF(idx);
     return 0;
 range:
-    does_not_fit(fname, name, o, ty->cname);
+    if (ty->id == BT_CHAR) { /* the platform's range (bt_types.c): say which */
+        char what[80];
+        snprintf(what, sizeof what, "char (%lld..%llu: char is %s on this platform)", ty->min,
+                 ty->max, ty->min < 0 ? "signed" : "unsigned");
+        does_not_fit(fname, name, o, what);
+    } else {
+        does_not_fit(fname, name, o, ty->cname);
+    }
 error:
     Py_XDECREF(idx);
     return -1;
@@ -503,7 +510,7 @@ static int store_char(BtValue *out, PyObject *o, const char *fname, PyObject *na
                      name, o);
         return -1;
     }
-    out->i64 = (int8_t)(unsigned char)c;
+    out->i64 = (char)(unsigned char)c; /* the value a char holds: signed or not */
     return 0;
 }
 
