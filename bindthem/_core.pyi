@@ -231,6 +231,11 @@ def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
     plan: Literal[True],
 ) -> _PlannedMetadata: ...
+@overload
+def parse_header(
+    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
+    plan: bool,
+) -> _Metadata: ...  # a plan only when plan is true at run time
 
 def bind(
     library: StrOrBytesPath,
