@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import compile_cxx, kernel
-from support import python_env
+from support import ASSERT_TYPE_IMPORT, python_env
 
 import bindthem
 from bindthem import stubs
@@ -163,7 +163,7 @@ def test_stub_has_an_overload_per_list(tmp_path):
     assert "def half(n: int) -> int:" in text
     (tmp_path / "ovl.pyi").write_text(text)
     (tmp_path / "use.py").write_text(
-        "from typing import assert_type\nimport numpy\nimport ovl\n"
+        ASSERT_TYPE_IMPORT + "\nimport numpy\nimport ovl\n"
         "x = numpy.zeros(2)\nidx = numpy.zeros(2, dtype=numpy.int32)\n"
         "assert_type(ovl.summary(x), float)\nassert_type(ovl.summary(x, w=x), float)\n"
         "assert_type(ovl.summary(v=x), float)\nassert_type(ovl.summary(idx=idx), float)\n"
