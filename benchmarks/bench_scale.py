@@ -3,7 +3,7 @@ quadratic (tests/test_scale.py checks them with generous bounds).
 
     .venv/bin/python benchmarks/bench_scale.py      # about a minute
 
-The C stages run in tests/c/scale.c (-O2, no sanitizers): "peak" is the
+The C stages run in tests/c/scale.c (-O2, no sanitizers; CPU seconds): "peak" is the
 most bytes the metadata arena held at once, "x input" that over the input's
 bytes. The Python rows start a fresh interpreter with the private -O2 build
 of bindthem (common.py) and report its peak RSS, the interpreter and NumPy

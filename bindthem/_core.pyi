@@ -240,7 +240,7 @@ def parse_header(
 def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
     plan: bool,
-) -> _Metadata: ...
+) -> _Metadata: ...  # a plan only when plan is true at run time
 
 def bind(
     library: StrOrBytesPath,

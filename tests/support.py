@@ -11,6 +11,7 @@ PYTHONPATH, and must not run with the source folder as its working directory
 import os
 import pickle
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -18,6 +19,10 @@ import numpy as np
 import bindthem
 
 BINDTHEM_PATH = os.path.dirname(os.path.dirname(os.path.abspath(bindthem.__file__)))
+# typing.assert_type is new in 3.11; mypy reads typing_extensions' (a mypy
+# dependency) as the same function on 3.10
+ASSERT_TYPE_IMPORT = ("from typing import assert_type" if sys.version_info >= (3, 11)
+                      else "from typing_extensions import assert_type")
 
 
 def python_env(base=None, **extra):

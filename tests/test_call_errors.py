@@ -173,20 +173,31 @@ def python_message(*a, **kw):
     lambda J, x, y: ((J,), {"y": y}),
     lambda J, x, y: ((J, x, y, 1.0, 2.0), {}),
     lambda J, x, y: ((J, x, y, 1.0, 2.0, 3.0), {"a": 1}),
-    lambda J, x, y: ((J, x, y, 1.0, 2.0, 3.0), {"b": 1}),
     lambda J, x, y: ((J, x, y, 1.0), {"a": 2.0}),
     lambda J, x, y: ((J, x, y), {"J": J, "a": 1.0}),
-    lambda J, x, y: ((J, x, y, 1.0), {"b": 1}),
-    lambda J, x, y: ((J, x, y), {"a": 1.0, "x_size": 3}),
-    lambda J, x, y: ((J, x, y), {"A": 1.0}),
-], ids=["none", "J", "J,x", "J,x,y", "a=", "J,y=", "5 args", "6 args+kw", "6 args+unknown",
-        "dup a", "dup J", "unknown b", "unknown x_size", "unknown A"])
+], ids=["none", "J", "J,x", "J,x,y", "a=", "J,y=", "5 args", "6 args+kw", "dup a", "dup J"])
 def test_arity_and_keywords_match_python(abi, args, call):
     J, x, y = args
     a, kw = call(J, x, y)
     expected = python_message(*a, **kw)
     msg = raises(TypeError, abi.errfunc, *a, **kw)
     assert msg == expected
+
+
+@pytest.mark.parametrize("call, kw", [
+    (lambda J, x, y: ((J, x, y, 1.0), {"b": 1}), "b"),
+    (lambda J, x, y: ((J, x, y, 1.0, 2.0, 3.0), {"b": 1}), "b"),  # before the arity, as CPython
+    (lambda J, x, y: ((J, x, y), {"a": 1.0, "x_size": 3}), "x_size"),
+    (lambda J, x, y: ((J, x, y), {"A": 1.0}), "A"),
+    (lambda J, x, y: ((), {"J": J, "x": x, "y": y, "a": 1.0, "alpha": 2.0}), "alpha"),
+], ids=["unknown b", "6 args+unknown", "unknown x_size", "unknown A", "unknown alpha"])
+def test_unknown_keyword_names_the_keywords_taken(abi, args, call, kw):
+    # bindthem's own text, the same on every CPython (3.13's adds "Did you mean ...?")
+    J, x, y = args
+    a, kws = call(J, x, y)
+    msg = raises(TypeError, abi.errfunc, *a, **kws)
+    assert msg == (f"errfunc() got an unexpected keyword argument '{kw}'; the keywords it takes "
+                   "are 'J', 'x', 'y', 'a' (spelled exactly, case included)")
 
 
 def neg_int(x):
@@ -198,19 +209,21 @@ def big_uchar():
 
 
 def test_arity_with_one_parameter(abi):
-    for a, kw in [((), {}), ((1, 2), {}), ((1,), {"x": 1}), ((), {"y": 1})]:
+    for a, kw in [((), {}), ((1, 2), {}), ((1,), {"x": 1})]:
         with pytest.raises(TypeError) as e:
             neg_int(*a, **kw)
         assert raises(TypeError, abi.neg_int, *a, **kw) == str(e.value)
+    assert raises(TypeError, abi.neg_int, y=1) == (
+        "neg_int() got an unexpected keyword argument 'y'; the keyword it takes is 'x' "
+        "(spelled exactly, case included)")
 
 
 def test_arity_with_no_parameters(abi):
     with pytest.raises(TypeError) as e:
         big_uchar(1)
     assert raises(TypeError, abi.big_uchar, 1) == str(e.value)
-    with pytest.raises(TypeError) as e:
-        big_uchar(x=1)
-    assert raises(TypeError, abi.big_uchar, x=1) == str(e.value)
+    assert raises(TypeError, abi.big_uchar, x=1) == (
+        "big_uchar() got an unexpected keyword argument 'x'; it takes no arguments")
 
 
 def test_keyword_names_are_compared_by_value(abi, args):

@@ -317,7 +317,9 @@ def test_launch_configuration_as_keywords_everywhere(lib, clean):
         lib.axpy[1, 4, 0, None](1, x, y, stream=None)
     with pytest.raises(ValueError, match=r"shared_mem must be an int .* not float"):
         lib.axpy[1, 4](1, x, y, shared_mem=8.0)
-    with pytest.raises(TypeError, match=r"unexpected keyword argument 'shared'"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'shared'; the keywords it "
+                                        r"takes are 'a', 'x', 'y', 'grid', 'block', 'shared_mem', "
+                                        r"'stream' \("):
         lib.axpy[1, 4](1, x, y, shared=8)
 
 

@@ -68,6 +68,9 @@ def test_modern_header_builds_and_computes(cxx, tmp_path):
     assert lib.second(1, b=3.5) == 3.5
     with pytest.raises(TypeError, match="positional-only arguments passed as keyword"):
         lib.second(arg0=1, b=2.0)
+    with pytest.raises(TypeError, match=r"^second\(\) got an unexpected keyword argument 'c'; the "
+                                        r"keyword it takes is 'b' \(spelled exactly"):
+        lib.second(1, c=2.0)                                      # arg0 is not a keyword
     assert "def second(arg0: int, /, b: float) -> float" in stubs.render(HEADER, YAML)
 
 

@@ -1,9 +1,12 @@
 """Hostile inputs at scale: the shapes that cost quadratic time or memory
 before (10^5 functions, 10^5 YAML entries, aliases, deep nesting, 10^5
-namespace names, 5 MB of ';'), each with a generous bound: ten times the
-target, so that a loaded machine passes and a quadratic regression does not
-(it took 15 s to 5 min and gigabytes). benchmarks/bench_scale.py prints the
-same measurements; tests/scale_inputs.py makes the inputs."""
+namespace names, 5 MB of ';'), each with a bound about complexity, not
+speed: memory as a multiple of the input's bytes, and time as the process's
+own CPU seconds (time.process_time, CLOCK_PROCESS_CPUTIME_ID in scale.c),
+which other processes' load does not inflate as it does the wall clock, at
+ten times the target, so that a slow machine passes and a quadratic
+regression does not (it took 15 s to 5 min and gigabytes). Speed itself is
+shown by benchmarks/bench_scale.py; tests/scale_inputs.py makes the inputs."""
 
 import os
 import subprocess
@@ -20,7 +23,7 @@ from support import python_env
 import bindthem
 
 N = 100_000
-SLACK = 10  # bounds are this many times the targets
+SLACK = 10  # bounds are this many times the targets, in CPU seconds
 
 
 @pytest.fixture(scope="module")
@@ -111,10 +114,10 @@ def test_mangler_is_linear_in_namespace_names(scale):
 def test_namespace_names_count_against_the_nesting_limit(tmp_path):
     names = "::".join("a%d" % i for i in range(N))
     h = write(tmp_path / "ns.h", "namespace %s {\nvoid f(int a);\n}\n" % names)
-    t = time.perf_counter()
+    t = time.process_time()
     with pytest.raises(bindthem.HeaderError, match="namespaces nested too deeply") as e:
         bindthem.parse_header(h, strict=True)
-    assert time.perf_counter() - t < 1 * SLACK
+    assert time.process_time() - t < 1 * SLACK
     assert (e.value.lineno, e.value.colno) == (1, len("namespace ") + len(names) + 2)
     ok = write(tmp_path / "ok.h", "namespace %s {\nvoid f(int a);\n}\n"
                % "::".join("a%d" % i for i in range(200)))
@@ -135,11 +138,11 @@ def test_aliases_are_counted_each_time_they_are_used(tmp_path):
     # one entry of 200 functions x 4 tuples, used 1000 times: 10^6 pairs
     y = write(tmp_path / "alias.yml", alias_yaml(200, 1000))
     h = write(tmp_path / "g.h", alias_header(200))
-    t = time.perf_counter()
+    t = time.process_time()
     with pytest.raises(bindthem.InstantiateError, match=r"\[\d+\] \(an alias of the node here\) "
                        r"takes instantiate.yml past 1000000") as e:
         bindthem.parse_header(h, y)
-    assert time.perf_counter() - t < 1 * SLACK
+    assert time.process_time() - t < 1 * SLACK
     assert (e.value.lineno, e.value.colno) == (1, 3)  # where the anchored entry is
     # the same under the limit: 100 uses, repeats kept once
     meta = bindthem.parse_header(h, write(tmp_path / "under.yml", alias_yaml(200, 100)))
@@ -154,10 +157,10 @@ def test_aliases_are_counted_each_time_they_are_used(tmp_path):
 def test_nesting_depth_is_checked_before_libyaml_loads(tmp_path, text, where):
     h = write(tmp_path / "one.h", "void f0(int a);\n")
     y = write(tmp_path / "deep.yml", text)
-    t = time.perf_counter()
+    t = time.process_time()
     with pytest.raises(bindthem.InstantiateError, match="nests deeper than 64 levels") as e:
         bindthem.parse_header(h, y)
-    assert time.perf_counter() - t < 0.5 * SLACK  # 18 s before
+    assert time.process_time() - t < 0.5 * SLACK  # 18 s before
     assert (e.value.lineno, e.value.colno) == where
 
 
@@ -178,10 +181,10 @@ def test_nodes_are_limited(tmp_path):
     h = write(tmp_path / "one.h", "void f0(int a);\n")
     y = write(tmp_path / "big.yml", "- types: null\n  functions: [%s]\n" % ",".join(
         ["f0"] * 2_000_000))
-    t = time.perf_counter()
+    t = time.process_time()
     with pytest.raises(bindthem.InstantiateError, match="more than 2000000 nodes") as e:
         bindthem.parse_header(h, y)
-    assert time.perf_counter() - t < 1 * SLACK
+    assert time.process_time() - t < 1 * SLACK
     assert e.value.lineno == 2
 
 
@@ -191,9 +194,9 @@ BIND = textwrap.dedent("""
     import sys, time, resource
     import numpy, bindthem
     lib, header, yml = sys.argv[1:4]
-    t = time.perf_counter()
+    t = time.process_time()
     m = bindthem.load(lib, header, yml if yml != "-" else None)
-    print(time.perf_counter() - t, len(m.__all__), m.f7(numpy.zeros(3), 2.0))
+    print(time.process_time() - t, len(m.__all__), m.f7(numpy.zeros(3), 2.0))
 """)
 
 

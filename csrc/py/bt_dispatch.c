@@ -347,6 +347,62 @@ static int name_index(PyObject *names, PyObject *kw)
     return -1;
 }
 
+/* Appends repr(s) to list unless s is a positional-only name. 0 or -1. */
+static int append_keyword(const BtDispatch *d, PyObject *list, PyObject *s)
+{
+    int c = d->posonly ? PySet_Contains(d->posonly, s) : 0;
+    PyObject *r;
+
+    if (c != 0)
+        return c < 0 ? -1 : 0;
+    r = PyObject_Repr(s);
+    c = r ? PyList_Append(list, r) : -1;
+    Py_XDECREF(r);
+    return c;
+}
+
+/* The TypeError for a keyword kw that names no parameter: bindthem's own
+ * text (CPython's differs across versions), with every keyword the call
+ * takes: the parameters' names (every group's), then extra's. */
+static void unknown_keyword(const BtDispatch *d, PyObject *kw, const BtDispatchExtra *extra)
+{
+    PyObject *names = d->all_names ? d->all_names : d->names, *list = PyList_New(0);
+    PyObject *sep = NULL, *joined = NULL;
+    Py_ssize_t j;
+
+    if (!list)
+        return;
+    for (j = 0; j < PyTuple_GET_SIZE(names); j++)
+        if (append_keyword(d, list, PyTuple_GET_ITEM(names, j)) < 0)
+            goto done;
+    for (j = 0; extra && j < extra->n; j++) {
+        PyObject *s = PyUnicode_FromString(extra->names[j]);
+        int rc = s ? append_keyword(d, list, s) : -1;
+        Py_XDECREF(s);
+        if (rc < 0)
+            goto done;
+    }
+    if (PyList_GET_SIZE(list) == 0) {
+        PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'; it takes %s",
+                     d->qualname, kw,
+                     PyTuple_GET_SIZE(names) ? "no keyword arguments (pass them by position)"
+                                             : "no arguments");
+        goto done;
+    }
+    sep = PyUnicode_FromString(", ");
+    joined = sep ? PyUnicode_Join(sep, list) : NULL;
+    if (joined)
+        PyErr_Format(PyExc_TypeError,
+                     "%U() got an unexpected keyword argument '%S'; the keyword%s it takes %s %U "
+                     "(spelled exactly, case included)",
+                     d->qualname, kw, PyList_GET_SIZE(list) == 1 ? "" : "s",
+                     PyList_GET_SIZE(list) == 1 ? "is" : "are", joined);
+done:
+    Py_DECREF(list);
+    Py_XDECREF(sep);
+    Py_XDECREF(joined);
+}
+
 /* A keyword that names no parameter: extra's, or the TypeError. 0 or -1. */
 static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
                          const BtDispatchExtra *extra)
@@ -359,14 +415,15 @@ static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
             return 0;
         }
     }
-    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'", d->qualname, kw);
+    unknown_keyword(d, kw, extra);
     return -1;
 }
 
 /* One group: binds args[nargs] and the keywords named by kwnames into
  * slots[n_py] (NULL where an argument with a default is left out), or
- * raises TypeError with CPython's message. extra may be NULL; src gets the
- * given number j of each, or -1. Returns 0 or -1. */
+ * raises TypeError with CPython's message (bindthem's for an unknown
+ * keyword). extra may be NULL; src gets the given number j of each, or -1.
+ * Returns 0 or -1. */
 static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames, PyObject **slots, const BtDispatchExtra *extra,
                           int *src)

@@ -16,6 +16,8 @@ types (and again without the arguments that have defaults) and
 - ``missing``: an argument without a default left out.
 """
 
+from support import ASSERT_TYPE_IMPORT
+
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "longlong", "ulonglong")
 DTYPES = ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
@@ -53,7 +55,7 @@ def _header(module):
 
 
 def good(module, meta):
-    lines = _header(module) + ["from typing import assert_type", ""]
+    lines = _header(module) + [ASSERT_TYPE_IMPORT, ""]
     for fn in meta["functions"]:
         for ov in fn["overloads"]:
             ret = ov["return"]["python"]

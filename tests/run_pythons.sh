@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The core suite under every other CPython the machine's pyenv has (3.10 to 3.13;
+# the one CI's own venv runs is left out, as the full suite covers it).
+#
+#   tests/run_pythons.sh [VERSION...]      # default: 3.10 3.11 3.12 3.13
+#
+# Each version gets a venv with the `test` extra's packages, cached under
+# ~/.cache/bindthem-ci/py<VERSION> (made again when pyproject.toml's test extra
+# changes), and pip's wheels under ~/.cache/bindthem-ci/pip; bindthem itself is
+# built and installed afresh each run, warnings as errors. The tests run from
+# an empty folder, so that they import the installed bindthem. A version pyenv
+# lacks is skipped, and said so; 3.14 is not in pyenv here.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}
+PYENV_VERSIONS=${PYENV_ROOT:-$HOME/.pyenv}/versions
+CORE="test_call.py test_call_errors.py test_dispatch.py test_sizes.py test_defaults.py
+      test_overloads.py test_types.py test_direct.py test_stubs.py test_packaging.py"
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(3.10 3.11 3.12 3.13)
+own=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
+# the test extra's text: a change to it makes the cached venvs again
+extra_key=$(sed -n '/^\[project.optional-dependencies\]/,/^\[/p' "$ROOT/pyproject.toml" \
+            | sha256sum | cut -c1-16)
+export PIP_CACHE_DIR=$CACHE/pip PIP_DISABLE_PIP_VERSION_CHECK=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=()
+for v in "${versions[@]}"; do
+    if [ "$v" = "$own" ] && [ $# -eq 0 ]; then
+        echo "run_pythons: $v: skipped, CI's own venv runs the full suite on it"
+        continue
+    fi
+    py=$(ls -d "$PYENV_VERSIONS/$v".*/bin/python 2>/dev/null | sort -V | tail -n1 || true)
+    if [ -z "$py" ]; then
+        echo "run_pythons: $v: skipped, not in $PYENV_VERSIONS"
+        continue
+    fi
+    venv=$CACHE/py$v
+    start=$SECONDS
+    if [ "$(cat "$venv/.extra_key" 2>/dev/null)" != "$extra_key" ]; then
+        rm -rf "$venv"
+        "$py" -m venv "$venv"
+        "$venv/bin/python" -m pip install -q --upgrade pip
+        # the extra's packages (bindthem's own dependencies among them), not bindthem
+        "$venv/bin/python" - "$ROOT/pyproject.toml" > "$work/reqs-$v.txt" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+deps = re.search(r'^dependencies = \[(.*?)\]$', text, re.M | re.S).group(1)
+test = re.search(r'^test = \[(.*?)\]$', text, re.M | re.S).group(1)
+print("\n".join(re.findall(r'"([^"]+)"', deps + test)))
+EOF
+        "$venv/bin/python" -m pip install -q -r "$work/reqs-$v.txt"
+        echo "$extra_key" > "$venv/.extra_key"
+    fi
+    # bindthem from the source folder, as `pip install .` builds it (no isolation:
+    # the venv has setuptools and NumPy), into a folder of its own
+    BINDTHEM_WERROR=1 "$venv/bin/python" -m pip install -q --no-deps --no-build-isolation \
+        --force-reinstall "$ROOT"
+    mkdir -p "$work/cwd-$v"
+    echo "run_pythons: $v: $("$venv/bin/python" -V) ready in $((SECONDS - start)) s"
+    tests=()
+    for t in $CORE; do tests+=("$ROOT/tests/$t"); done
+    if (cd "$work/cwd-$v" && BINDTHEM_CACHE="$work/cache-$v" \
+            "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"); then
+        echo "run_pythons: $v: passed in $((SECONDS - start)) s"
+    else
+        failed+=("$v")
+    fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "run_pythons: the core suite failed under ${failed[*]}" >&2
+    exit 1
+fi
