@@ -28,16 +28,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from setuptools.command.build_py import build_py as _build_py
+from setuptools.command.build_py import build_py as _build_py  # type: ignore[import-untyped, unused-ignore]
 
 from ._types import Flags
 from .package import package_library
 
 try:  # setuptools >= 70.1 has its own; older ones use the wheel package's
-    from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
+    from setuptools.command.bdist_wheel import (  # type: ignore[import-untyped, unused-ignore]
+        bdist_wheel as _bdist_wheel,
+    )
 except ImportError:  # pragma: no cover - depends on the build environment
     try:
-        from wheel.bdist_wheel import bdist_wheel as _bdist_wheel
+        from wheel.bdist_wheel import (  # type: ignore[import-not-found, no-redef, unused-ignore]
+            bdist_wheel as _bdist_wheel,
+        )
     except ImportError:
         _bdist_wheel = None
 

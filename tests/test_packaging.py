@@ -53,7 +53,8 @@ def members(sdist):
 
 
 def _rel(pattern):
-    return {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, pattern), recursive=True)}
+    return {os.path.relpath(p, ROOT)
+            for p in glob.glob(os.path.join(ROOT, pattern), recursive=True)}
 
 
 def test_sdist_has_sources(members):
