@@ -56,7 +56,7 @@ from . import _status
 from .errors import BuildError, BuildWarning, warn
 
 __all__ = ["cache_root", "cache_limit", "compile_cached", "entries", "evict", "flag_list",
-           "group_entry", "hash_file", "remove_entry", "resolve", "write_once"]
+           "group_entry", "hash_file", "remove_entry", "resolve", "run_commands", "write_once"]
 
 DEFAULT_LIMIT = 1 << 30
 DEPS = "deps.json"
@@ -509,6 +509,27 @@ def write_once(folder, rel, data):
 # --- building and hitting --------------------------------------------------------
 
 
+def run_commands(cmds, what, status):
+    """Runs the compiler commands ``cmds`` (lists) in parallel; returns what
+    each printed, in order. The first that failed (in order) raises
+    BuildError naming ``what``, with its output and command; a full disk
+    raises OSError(ENOSPC), which the build reports as a full cache."""
+    try:
+        procs = _status.run_all(cmds, status)
+    except OSError as e:
+        raise BuildError("cannot run %r: %s" % (cmds[0][0], e), output=str(e),
+                         command=cmds[0]) from None
+    texts = [proc.stdout + proc.stderr for proc in procs]
+    for proc, text in zip(procs, texts):
+        if proc.returncode != 0:
+            if "No space left on device" in text or "Disk quota exceeded" in text:
+                raise OSError(errno.ENOSPC, text.strip())
+            raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
+                             % (what, proc.returncode, text.strip(), shlex.join(proc.args)),
+                             output=text, command=proc.args)
+    return texts
+
+
 def _parse_depfile(text):
     _, _, deps = text.replace("\\\n", " ").partition(":")
     return [d.replace("\0", " ") for d in shlex.split(deps.replace("\\ ", "\0")) if d]
@@ -613,22 +634,8 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
         _write_new(tfd, stem + suffix, source.encode(), root.file_mode)
         writing = ("the compiler's output", None)
         cmd = command(src, dep, os.path.join(tmpdir, out))
-        if isinstance(cmd, str):
-            text = cmd  # compiled in-process (NVRTC): what it printed
-        else:
-            try:
-                proc = _status.run(cmd, status)
-            except OSError as e:
-                raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e),
-                                 command=cmd) from None
-            text = proc.stdout + proc.stderr
-            if proc.returncode != 0:
-                if "No space left on device" in text or "Disk quota exceeded" in text:
-                    full = OSError(errno.ENOSPC, text.strip())
-                    raise _disk_full(full, folder, writing[0], _size(tmpdir)) from None
-                raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
-                                 % (what, proc.returncode, text.strip(), shlex.join(cmd)),
-                                 output=text, command=cmd)
+        # a string: compiled by the command itself (NVRTC, several units): what it printed
+        text = cmd if isinstance(cmd, str) else run_commands([cmd], what, status)[0]
         fd = os.open(out, _O_READ, dir_fd=tfd)
         try:
             st = os.fstat(fd)
