@@ -132,6 +132,37 @@ def _compiler_id(cxx):
     return ident
 
 
+_system_dirs_of: dict[Any, tuple[str, ...]] = {}
+_INCLUDE_OPTIONS = ("-isystem", "-idirafter", "-iquote", "-I")
+
+
+def _system_dirs(cxx, flags):
+    """The compiler's own include folders (its ``#include <...>`` search list,
+    without those the flags or $CPATH name: the user's may be edited), asked
+    once per compiler, flags and process; () when it cannot say."""
+    key = (tuple(cxx), tuple(flags), os.environ.get("PATH"))
+    dirs = _system_dirs_of.get(key)
+    if dirs is None:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")}
+        try:
+            out = subprocess.run(cxx + flags + ["-x", "c++", "-E", "-v", "-"], env=env,
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                 timeout=60).stderr
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        _, _, listed = out.partition("#include <...> search starts here:\n")
+        listed, end, _ = listed.partition("End of search list.")
+        named = {os.path.abspath(f[len(o):]) for f in flags for o in _INCLUDE_OPTIONS
+                 if f.startswith(o) and len(f) > len(o)}
+        named |= {os.path.abspath(f) for f in flags if os.path.isdir(f)}
+        dirs = tuple(d for d in (os.path.abspath(line.split(" (")[0].strip())
+                                 for line in listed.splitlines() if line.strip())
+                     if d not in named) if end else ()
+        _system_dirs_of[key] = dirs
+    return dirs
+
+
 def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
     """The flags a build passes before ``-fPIC -shared``: ``cxxflags``
     (default ``-O3``), which replaces the default, then, appended,
@@ -175,7 +206,7 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
                    _compiler_id(cxx), "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
         suffix=".cpp", what=what, output=output, record=record, load=load, status=status,
-        command=command)
+        command=command, system_dirs=lambda: _system_dirs(cxx, flags))
 
 
 # Data with internal linkage that is harmless in every unit: <iostream>'s initialiser.
@@ -376,10 +407,10 @@ def _local_files(header, deps):
     """{path relative to the header's folder: text} of the files the compiler
     read from that folder or below it, other than the header (its local
     includes: they travel in pickles)."""
-    folder = os.path.dirname(header)
+    folder = os.path.join(os.path.dirname(header), "")
     files = {}
-    for p in sorted(deps):
-        if p == header or os.path.commonpath([folder, p]) != folder:
+    for p in sorted(deps):  # absolute and normalised (bindthem._cache._record_deps)
+        if p == header or not p.startswith(folder):
             continue
         try:
             files[os.path.relpath(p, folder)] = _travel._read(p)

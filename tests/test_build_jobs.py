@@ -6,6 +6,7 @@ call does (state of internal linkage, definitions that are not inline) are
 built as one unit."""
 
 import importlib
+import json
 import os
 import re
 import subprocess
@@ -222,3 +223,46 @@ def test_magic_jobs(tmp_path):
                        cwd=str(tmp_path), env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["[2,", "1]", "6.0"]
+
+
+def test_a_warm_build_stats_system_headers_by_folder(tmp_path, monkeypatch):
+    import bindthem._cache as cachemod
+    h, y = write(tmp_path)
+    cache = str(tmp_path / "c")
+    bindthem.build(h, y, cache_dir=cache, jobs=1)
+    (manifest,) = [os.path.join(cache, d, "deps.json") for d in os.listdir(cache)
+                   if d.startswith("kernels-")]
+    with open(manifest) as f:
+        rec = json.load(f)
+    assert len(rec["deps"]) > 50 and rec["dirs"] and list(rec["stat"]) == [h]
+    statted = []
+    real = cachemod._stat_key
+    monkeypatch.setattr(cachemod, "_stat_key", lambda p: statted.append(p) or real(p))
+    bindthem.build(h, y, cache_dir=cache, jobs=1)
+    assert sorted(statted) == sorted([h] + list(rec["dirs"]))
+
+
+def test_a_system_header_replaced_by_its_package_rebuilds(tmp_path, monkeypatch):
+    """A folder of the compiler's own (here a stand-in): a file renamed in
+    over a header (as dpkg and rpm install) is seen, the same text again
+    is not a rebuild."""
+    bb = importlib.import_module("bindthem.build")
+    sysdir = tmp_path / "sys"
+    sysdir.mkdir()
+    (sysdir / "k.h").write_text("#define K 1\n")
+    monkeypatch.setattr(bb, "_system_dirs", lambda cxx, flags: (str(sysdir),))
+    h, y = write(tmp_path, '#include "k.h"\n// K.\nint k();\nint k() { return K; }\n')
+    kw = dict(cache_dir=str(tmp_path / "c"), jobs=1, extra_cxxflags="-idirafter " + str(sysdir))
+    assert bindthem.build(h, y, **kw).k() == 1
+
+    def install(text):
+        new = sysdir / "k.h.dpkg-new"
+        new.write_text(text)
+        os.rename(new, sysdir / "k.h")
+    install("#define K 2\n")
+    assert bindthem.build(h, y, **kw).k() == 2
+    install("#define K 2\n")
+    cachemod = importlib.import_module("bindthem._cache")
+    compiles, real = [], cachemod._compile
+    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
+    assert bindthem.build(h, y, **kw).k() == 2 and compiles == []
