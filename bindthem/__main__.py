@@ -7,7 +7,7 @@ import warnings
 
 from . import parse_header
 from ._cache import cache_limit, entries, remove_entry, resolve, sweep
-from .build import compile_library
+from .build import JOBS_HELP, compile_library, jobs_argument
 from .errors import BindError
 from .library import plan_message
 
@@ -63,7 +63,8 @@ def build(args):
         warnings.simplefilter("always")
         path = compile_library(args.header, args.instantiate, output=args.output, cxx=args.cxx,
                                cxxflags=args.cxxflags, extra_cxxflags=args.extra_cxxflags,
-                               openmp=args.openmp, cache_dir=args.cache_dir, strict=args.strict)
+                               openmp=args.openmp, cache_dir=args.cache_dir, strict=args.strict,
+                               jobs=args.jobs)
     for w in caught:
         print("warning: %s" % w.message, file=sys.stderr)
     print(path)
@@ -132,6 +133,10 @@ def _strict_argument(parser):
                         help="a YAML function the header lacks is an error")
 
 
+def _jobs_argument(parser):
+    parser.add_argument("-j", "--jobs", type=jobs_argument, metavar="N", help=JOBS_HELP)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m bindthem",
                                 description="Bind C/C++ kernels from a header at run time.")
@@ -161,6 +166,7 @@ def main(argv=None):
     b.add_argument("--openmp", action="store_true", help="append -fopenmp (compile and link)")
     b.add_argument("--cache-dir", metavar="DIR",
                    help="the build cache (default: $BINDTHEM_CACHE or ~/.cache/bindthem)")
+    _jobs_argument(b)
     _strict_argument(b)
     b.set_defaults(run=build)
     c = sub.add_parser(

@@ -7,7 +7,10 @@ SHA-256, the entry's full key, a SHA-256 of every file the compiler read (its
 ``-MD`` depfile), so editing an included header rebuilds, and what the
 compiler printed (its warnings, replayed on a cache hit). A dependency whose
 size, mtime, ctime and inode are those recorded is not re-hashed: a cache hit
-costs a ``stat`` per header, not a read. The output's name carries a hash of
+costs a ``stat`` per header, not a read; and the headers under the compiler's
+own include folders (``system_dirs``) a ``stat`` per folder: a package
+manager replaces a file by renaming a new one in, which changes the folder
+(a file of those folders edited in place is not seen). The output's name carries a hash of
 those files: the dynamic loader hands back an already loaded library for a
 path it has seen, so a rebuild must not reuse the old name.
 
@@ -56,7 +59,7 @@ from . import _status
 from .errors import BuildError, BuildWarning, warn
 
 __all__ = ["cache_root", "cache_limit", "compile_cached", "entries", "evict", "flag_list",
-           "group_entry", "hash_file", "remove_entry", "resolve", "write_once"]
+           "group_entry", "hash_file", "remove_entry", "resolve", "run_commands", "write_once"]
 
 DEFAULT_LIMIT = 1 << 30
 DEPS = "deps.json"
@@ -509,6 +512,27 @@ def write_once(folder, rel, data):
 # --- building and hitting --------------------------------------------------------
 
 
+def run_commands(cmds, what, status):
+    """Runs the compiler commands ``cmds`` (lists) in parallel; returns what
+    each printed, in order. The first that failed (in order) raises
+    BuildError naming ``what``, with its output and command; a full disk
+    raises OSError(ENOSPC), which the build reports as a full cache."""
+    try:
+        procs = _status.run_all(cmds, status)
+    except OSError as e:
+        raise BuildError("cannot run %r: %s" % (cmds[0][0], e), output=str(e),
+                         command=cmds[0]) from None
+    texts = [proc.stdout + proc.stderr for proc in procs]
+    for proc, text in zip(procs, texts):
+        if proc.returncode != 0:
+            if "No space left on device" in text or "Disk quota exceeded" in text:
+                raise OSError(errno.ENOSPC, text.strip())
+            raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
+                             % (what, proc.returncode, text.strip(), shlex.join(proc.args)),
+                             output=text, command=proc.args)
+    return texts
+
+
 def _parse_depfile(text):
     _, _, deps = text.replace("\\\n", " ").partition(":")
     return [d.replace("\0", " ") for d in shlex.split(deps.replace("\\ ", "\0")) if d]
@@ -519,14 +543,23 @@ def _stat_key(path):
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _record_deps(paths):
-    """({path: sha256}, {path: stat key}) of the files a build read."""
-    deps, stats = {}, {}
+def _record_deps(paths, system_dirs=()):
+    """({path: sha256}, {path: stat key}, {folder: stat key}) of the files a
+    build read: a file under one of ``system_dirs`` (the compiler's own
+    include folders) is checked by its folder's stat, the others each by
+    their own."""
+    deps, stats, dirs = {}, {}, {}
+    prefixes = tuple(os.path.join(d, "") for d in system_dirs)
     for p in paths:
         p = os.path.abspath(p)
-        stats[p] = _stat_key(p)
+        if p.startswith(prefixes):
+            d = os.path.dirname(p)
+            if d not in dirs:
+                dirs[d] = _stat_key(d)
+        else:
+            stats[p] = _stat_key(p)
         deps[p] = hash_file(p)
-    return deps, stats
+    return deps, stats, dirs
 
 
 def _sha_at(dfd, name, st):
@@ -561,15 +594,24 @@ def _hit(root, efd, folder, key):
         if (not stat.S_ISREG(st.st_mode) or _untrusted(st, root.gid)
                 or st.st_size != rec["size"]):
             return None
-        stats = rec.setdefault("stat", {})
-        touched = False
+        stats, dirs = rec.setdefault("stat", {}), rec.get("dirs") or {}
+        touched, same = False, {}
         for p, h in rec["deps"].items():
+            d = os.path.dirname(p)
+            if d in dirs:  # a system header: its folder changes when a package replaces it
+                if d not in same:
+                    same[d] = _stat_key(d) == dirs[d]
+                if same[d]:
+                    continue
             now = _stat_key(p)
             if stats.get(p) == now:
                 continue
             if hash_file(p) != h:
                 return None
             stats[p], touched = now, True
+        for d, unchanged in same.items():
+            if not unchanged:  # its files were checked one by one: the folder is trusted again
+                dirs[d], touched = _stat_key(d), True
         path = os.path.join(folder, name)
         seen = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         if seen not in _verified:
@@ -598,7 +640,8 @@ def _clean(efd, folder):
             _remove_at(efd, folder, name)
 
 
-def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, status):
+def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, status,
+             system_dirs):
     """Builds the entry (we hold its exclusive lock): the compiler writes into
     a private folder made inside the entry; its output, checked to be a
     regular file of ours, is hashed, fsync-ed and renamed in, then the
@@ -613,22 +656,8 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
         _write_new(tfd, stem + suffix, source.encode(), root.file_mode)
         writing = ("the compiler's output", None)
         cmd = command(src, dep, os.path.join(tmpdir, out))
-        if isinstance(cmd, str):
-            text = cmd  # compiled in-process (NVRTC): what it printed
-        else:
-            try:
-                proc = _status.run(cmd, status)
-            except OSError as e:
-                raise BuildError("cannot run %r: %s" % (cmd[0], e), output=str(e),
-                                 command=cmd) from None
-            text = proc.stdout + proc.stderr
-            if proc.returncode != 0:
-                if "No space left on device" in text or "Disk quota exceeded" in text:
-                    full = OSError(errno.ENOSPC, text.strip())
-                    raise _disk_full(full, folder, writing[0], _size(tmpdir)) from None
-                raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
-                                 % (what, proc.returncode, text.strip(), shlex.join(cmd)),
-                                 output=text, command=cmd)
+        # a string: compiled by the command itself (NVRTC, several units): what it printed
+        text = cmd if isinstance(cmd, str) else run_commands([cmd], what, status)[0]
         fd = os.open(out, _O_READ, dir_fd=tfd)
         try:
             st = os.fstat(fd)
@@ -651,11 +680,11 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
         if text_dep is not None:
             deps = [p for p in _parse_depfile(text_dep.decode(errors="surrogateescape"))
                     if not p.startswith(tmpdir + os.sep) and p != src and os.path.exists(p)]
-        deps, stats = _record_deps(deps)
+        deps, stats, dirs = _record_deps(deps, system_dirs() if system_dirs else ())
         digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
         target = "%s-%s%s" % (stem, digest, ext)
         rec = {"key": key, "file": target, "size": st.st_size, "sha256": h.hexdigest(),
-               "deps": deps, "stat": stats,
+               "deps": deps, "stat": stats, "dirs": dirs,
                "output": text.replace(src, "<generated %s>" % suffix.lstrip("."))}
         data = json.dumps(rec).encode()
         writing = ("the manifest %s" % DEPS, len(data))
@@ -724,7 +753,7 @@ class _Entry:
 
 
 def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suffix, command,
-                   what, status=None, output=None, record=None, load=None):
+                   what, status=None, output=None, record=None, load=None, system_dirs=None):
     """Path of the output built from ``source`` (compiled by
     ``command(src, depfile, out)``, a list run as a process; or a function
     that compiles in-process, writes ``out`` and ``depfile`` itself and
@@ -735,7 +764,10 @@ def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suff
     ``what`` names the step in errors, ``status`` in the status line that a
     long build shows (see bindthem._status). A dict passed as ``record`` is
     filled with ``output`` (what the compiler printed), ``deps`` ({path:
-    sha256} of the files it read) and ``fresh`` (whether it compiled now)."""
+    sha256} of the files it read) and ``fresh`` (whether it compiled now).
+    ``system_dirs``: a function that returns the compiler's own include
+    folders (called after a compile); a cache hit checks the files read from
+    them by a stat of their folder, not of each file."""
     h = hashlib.sha256()
     for part in key_parts:
         h.update(part.encode() + b"\0")
@@ -757,7 +789,7 @@ def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suff
                 hit = _hit(root, entry.fd, entry.path, key)
                 fresh = not hit
                 hit = hit or _compile(root, entry.fd, entry.path, key, command, source,
-                                      suffix, stem, ext, what, status or what)
+                                      suffix, stem, ext, what, status or what, system_dirs)
             target, rec = hit
             if record is not None:
                 record.update(output=rec.get("output", ""), deps=rec["deps"], fresh=fresh)

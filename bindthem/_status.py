@@ -8,9 +8,10 @@ else (scripts with redirected output, CI, subprocesses) nothing is printed.
 
 import subprocess
 import sys
+import threading
 import time
 
-__all__ = ["run"]
+__all__ = ["run", "run_all"]
 
 AFTER = 1.0   # seconds a build runs silently
 POLL = 0.25   # seconds between looks at the clock
@@ -77,19 +78,38 @@ def run(cmd, what):
     """``subprocess.run(cmd, capture_output=True, text=True)`` that shows a
     status line (``what``, elapsed time) once it has run for ``AFTER`` s in an
     interactive session. The process is killed if the wait is interrupted."""
+    return run_all([cmd], what)[0]
+
+
+def run_all(cmds, what):
+    """:func:`run` for several commands at once, run in parallel under one
+    status line: their CompletedProcess, in order. All are killed if the
+    wait is interrupted."""
     status = _Status(what)
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as proc:
-        try:
-            while True:
-                try:
-                    out, err = proc.communicate(timeout=POLL)
-                    break
-                except subprocess.TimeoutExpired:
-                    status.tick()
-        except BaseException:
+    procs, results, readers = [], [None] * len(cmds), []
+    try:
+        for cmd in cmds:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True))
+        for i, proc in enumerate(procs):  # a reader each: no pipe fills while another waits
+            t = threading.Thread(target=_collect, args=(proc, results, i), daemon=True)
+            t.start()
+            readers.append(t)
+        for t in readers:
+            while t.is_alive():
+                t.join(POLL)
+                status.tick()
+    except BaseException:
+        for proc in procs:
             proc.kill()
-            status.done(False)
-            raise
-    status.done(proc.returncode == 0)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        for proc in procs:
+            proc.wait()
+        status.done(False)
+        raise
+    status.done(all(r.returncode == 0 for r in results))
+    return results
+
+
+def _collect(proc, results, i):
+    out, err = proc.communicate()
+    results[i] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

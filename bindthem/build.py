@@ -19,15 +19,17 @@ then, appended, ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` for
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import itertools
 import os
+import re
 import shlex
 import subprocess
 from typing import Any
 
 from . import _core, _travel
-from ._cache import compile_cached, flag_list
+from ._cache import compile_cached, flag_list, run_commands
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
@@ -52,11 +54,64 @@ def instantiation_source(header, instantiate=None, *, strict=False):
     return _source_of(header, meta)
 
 
-def _source_of(header, meta):
+def _source_of(header, meta, share=None):
+    """The one translation unit, or, given ``share`` (instantiation lines),
+    one of several that each include the header and instantiate their share."""
     lines = [PRELUDE.rstrip("\n"), '#include "%s"' % os.path.abspath(header), ""]
-    lines += [ov["instantiation"] for fn in meta["functions"] for ov in fn["overloads"]
-              if ov["instantiation"]]
+    lines += _instantiations(meta) if share is None else share
     return "\n".join(lines) + "\n"
+
+
+def _instantiations(meta):
+    return [ov["instantiation"] for fn in meta["functions"] for ov in fn["overloads"]
+            if ov["instantiation"]]
+
+
+def default_jobs():
+    """The compiler processes a cold build runs at once: the cores this
+    process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform (macOS)
+        return os.cpu_count() or 1
+
+
+def _check_jobs(jobs):
+    if jobs is None:
+        return default_jobs()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError("jobs=%r: expected a number of compiler processes, 1 or more "
+                         "(default: the %d cores this process may use)" % (jobs, default_jobs()))
+    return jobs
+
+
+JOBS_HELP = ("compiler processes a cold build runs at once, each compiling a share of the "
+             "instantiations (default: the cores this process may use)")
+
+
+def jobs_argument(text):
+    """--jobs N of the command line and %%bindthem: a number, 1 or more."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError("%r: expected a number of compiler processes, 1 or "
+                                         "more" % text)
+    return int(text)
+
+
+def _shares(meta, n):
+    """The header's instantiation lines in ``n`` shares of about equal work
+    (work: the template's length in the header; longest first to the
+    lightest share), each share in the header's order. Depends only on the
+    metadata and ``n``."""
+    decls = meta["declarations"]
+    items = [(ov["instantiation"], decls[ov["declaration"]]) for fn in meta["functions"]
+             for ov in fn["overloads"] if ov["instantiation"]]
+    cost = [d["last_line"] - d["first_line"] + 1 for _, d in items]
+    loads, shares = [0] * n, [[] for _ in range(n)]
+    for i in sorted(range(len(items)), key=lambda i: (-cost[i], i)):
+        k = min(range(n), key=lambda k: (loads[k], k))
+        shares[k].append(i)
+        loads[k] += cost[i]
+    return [[items[i][0] for i in sorted(share)] for share in shares]
 
 
 _compiler_ids: dict[Any, str] = {}
@@ -75,6 +130,37 @@ def _compiler_id(cxx):
                              output=str(e), command=cxx) from None
         ident = _compiler_ids[key] = out.stdout + out.stderr
     return ident
+
+
+_system_dirs_of: dict[Any, tuple[str, ...]] = {}
+_INCLUDE_OPTIONS = ("-isystem", "-idirafter", "-iquote", "-I")
+
+
+def _system_dirs(cxx, flags):
+    """The compiler's own include folders (its ``#include <...>`` search list,
+    without those the flags or $CPATH name: the user's may be edited), asked
+    once per compiler, flags and process; () when it cannot say."""
+    key = (tuple(cxx), tuple(flags), os.environ.get("PATH"))
+    dirs = _system_dirs_of.get(key)
+    if dirs is None:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")}
+        try:
+            out = subprocess.run(cxx + flags + ["-x", "c++", "-E", "-v", "-"], env=env,
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                 timeout=60).stderr
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        _, _, listed = out.partition("#include <...> search starts here:\n")
+        listed, end, _ = listed.partition("End of search list.")
+        named = {os.path.abspath(f[len(o):]) for f in flags for o in _INCLUDE_OPTIONS
+                 if f.startswith(o) and len(f) > len(o)}
+        named |= {os.path.abspath(f) for f in flags if os.path.isdir(f)}
+        dirs = tuple(d for d in (os.path.abspath(line.split(" (")[0].strip())
+                                 for line in listed.splitlines() if line.strip())
+                     if d not in named) if end else ()
+        _system_dirs_of[key] = dirs
+    return dirs
 
 
 def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
@@ -97,19 +183,115 @@ def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
 
 
 def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-             output=None, record=None, load=None):
+             output=None, record=None, load=None, jobs=None):
     cxx = shlex.split(cxx or os.environ.get("CXX") or "c++")
     source = _source_of(header, meta)
     stem = os.path.splitext(os.path.basename(header))[0]
+    what = "compiling the kernels"
+    status = "compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1]))
+
+    def one_unit(src, dep, out):
+        return cxx + flags + list(REQUIRED_FLAGS) + ["-MD", "-MF", dep, src, "-o", out]
+
+    units = min(_check_jobs(jobs), len(_instantiations(meta)))
+    command = one_unit
+    if units > 1:
+        def command(src, dep, out):
+            return _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit,
+                                  what, status)
+    # the key names the one-unit source whatever ``jobs`` is: every split calls the same
     return compile_cached(
         key_parts=(header, hashlib.sha256(header_text).hexdigest(), instantiate or "",
                    hashlib.sha256(yaml_text).hexdigest() if instantiate else "", source,
                    _compiler_id(cxx), "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
-        suffix=".cpp", what="compiling the kernels", output=output, record=record, load=load,
-        status="compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1])),
-        command=lambda src, dep, out: (cxx + flags + list(REQUIRED_FLAGS)
-                                       + ["-MD", "-MF", dep, src, "-o", out]))
+        suffix=".cpp", what=what, output=output, record=record, load=load, status=status,
+        command=command, system_dirs=lambda: _system_dirs(cxx, flags))
+
+
+# Data with internal linkage that is harmless in every unit: <iostream>'s initialiser.
+_PER_UNIT = frozenset(["_ZStL8__ioinit"])
+
+
+def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, what, status):
+    """Compiles ``units`` translation units in parallel (each includes the
+    header and instantiates its share), in the private folder of ``src``,
+    then links them into ``out``; returns what the compiler printed, merged.
+    The header's own definitions are in every unit, so where that would
+    change what a call does, the one unit is built instead: a header whose
+    objects hold writable data of internal linkage (``static`` or unnamed
+    namespace variables: each unit would have its own copy), or whose
+    objects do not link (a definition that is not inline: defined twice)."""
+    folder = os.path.dirname(src)
+    cmds, objs = [], []
+    for i, share in enumerate(_shares(meta, units)):
+        unit, obj = (os.path.join(folder, "unit%d%s" % (i, ext)) for ext in (".cpp", ".o"))
+        with open(unit, "x") as f:
+            f.write(_source_of(header, meta, share))
+        cmds.append(cxx + flags + ["-fPIC", "-c"] + (["-MD", "-MF", dep] if i == 0 else [])
+                    + [unit, "-o", obj])
+        objs.append(obj)
+    texts = [t.replace(c[-3], src) for t, c in zip(run_commands(cmds, what, status), cmds)]
+    if not _per_unit_state(objs):
+        try:
+            texts += run_commands([cxx + flags + list(REQUIRED_FLAGS) + objs + ["-o", out]],
+                                  what, status)
+            return _merge_outputs(texts)
+        except BuildError:
+            pass
+    return run_commands([one_unit(src, dep, out)], what, status)[0]
+
+
+def _per_unit_state(objs):
+    """Whether the objects hold writable data of internal linkage (``nm``
+    types b, d, g, s), or cannot be read: the one unit is then built."""
+    try:
+        proc = subprocess.run(["nm"] + objs, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    if proc.returncode != 0:
+        return True
+    for line in proc.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in ("b", "d", "g", "s") and f[2] not in _PER_UNIT:
+            return True
+    return False
+
+
+_CONTEXT = re.compile(r"^(In file included from |\s+from |.*: In |.*: At global scope"
+                      r"|.*:\d+:\d+:\s+required from )")
+
+
+def _merge_outputs(texts):
+    """What several units' compilers printed, each diagnostic once: a
+    diagnostic (a warning or error line, the notes and lines after it, the
+    context lines before it) is dropped when one with the same text, its
+    context aside, was kept already."""
+    seen, kept = set(), []
+    for text in texts:
+        blocks, context, cur = [], [], None
+        for line in text.splitlines():
+            if _CONTEXT.match(line):
+                if cur is not None:
+                    blocks.append(cur)
+                    cur = None
+                context.append(line)
+            elif cur is None or (not line[:1].isspace() and ": note:" not in line):
+                if cur is not None:
+                    blocks.append(cur)
+                cur, context = (context, [line]), []
+            else:
+                cur[1].append(line)
+        if cur is not None:
+            blocks.append(cur)
+        if context:
+            blocks.append((context, []))
+        for ctx, body in blocks:
+            key = "\n".join(body or ctx)
+            if key not in seen:
+                seen.add(key)
+                kept += ctx + body
+    return "\n".join(kept) + ("\n" if kept else "")
 
 
 def _read_sources(header, instantiate):
@@ -122,7 +304,7 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
                     output: StrPath | None = None, cxx: str | None = None,
                     cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
                     openmp: bool = False, cache_dir: StrPath | None = None,
-                    strict: bool = False) -> str:
+                    strict: bool = False, jobs: int | None = None) -> str:
     """Compile ``header``'s kernels (and instantiations) into a shared library.
 
     Returns its path: ``output`` when given, else the cached library.
@@ -130,7 +312,7 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
     ``cxxflags`` *replaces* the default ``-O3``; ``$CXXFLAGS``,
     ``extra_cxxflags`` and, with ``openmp=True``, ``-fopenmp`` are *appended*
     to it; ``-fPIC -shared`` are always added. The compiler's warnings become
-    :class:`bindthem.BuildWarning` warnings.
+    :class:`bindthem.BuildWarning` warnings. ``jobs``: as :func:`build`'s.
     """
     header = os.path.abspath(os.fspath(header))
     if instantiate is not None:
@@ -143,7 +325,7 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
     header_text, yaml_text = _read_sources(header, instantiate)
     record: dict[str, Any] = {}
     path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-                    output=output, record=record)
+                    output=output, record=record, jobs=jobs)
     _build_warnings(header, record, flags, _local_files(header, record["deps"]), meta)
     return path
 
@@ -152,7 +334,7 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
           cxx: str | None = None, cxxflags: Flags | None = None,
           extra_cxxflags: Flags | None = None, openmp: bool = False,
           cache_dir: StrPath | None = None, strict: bool = False, gil: GilOption = "auto",
-          copy_const: bool = False) -> Library:
+          copy_const: bool = False, jobs: int | None = None) -> Library:
     """Compile ``header``'s untemplated functions and the explicit
     instantiations ``instantiate`` lists with the system C++ compiler, then
     bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`
@@ -173,6 +355,11 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
     are :func:`bindthem.load`'s. ``cache_dir`` (default ``$BINDTHEM_CACHE``
     or ``~/.cache/bindthem``) is bounded, see ``python -m bindthem cache``.
 
+    ``jobs``: how many compiler processes a cold build runs at once (default:
+    the cores this process may use). The instantiations are split over that
+    many translation units, compiled in parallel and linked; the library
+    calls the same whatever ``jobs`` is, and its cache entry is shared.
+
     The Library and its functions pickle by value (the header, YAML and local
     includes' text, the flags and options): unpickling builds that text where
     the files differ or are missing, never an edited file in its place.
@@ -185,11 +372,11 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
     opts = _options(gil, copy_const)
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
     return _build(header, instantiate, name=name, cxx=cxx, flags=flags, cache_dir=cache_dir,
-                  strict=strict, options=opts)
+                  strict=strict, options=opts, jobs=jobs)
 
 
 def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options, source=None,
-           quiet=False):
+           quiet=False, jobs=None):
     """build() with resolved flags. With ``source`` (unpickling), that is the
     Library's source and nothing is warned: the author saw the warnings."""
     meta = _core.parse_header(header, instantiate, strict=strict, plan=True)  # the one parse
@@ -208,7 +395,7 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
         return _make(path, header, instantiate, name, strict, source, options, meta)
 
     lib = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-                   record=record, load=load)
+                   record=record, load=load, jobs=jobs)
     if not quiet:
         _build_warnings(header, record, flags, source.files, meta)
     if not quiet:
@@ -220,10 +407,10 @@ def _local_files(header, deps):
     """{path relative to the header's folder: text} of the files the compiler
     read from that folder or below it, other than the header (its local
     includes: they travel in pickles)."""
-    folder = os.path.dirname(header)
+    folder = os.path.join(os.path.dirname(header), "")
     files = {}
-    for p in sorted(deps):
-        if p == header or os.path.commonpath([folder, p]) != folder:
+    for p in sorted(deps):  # absolute and normalised (bindthem._cache._record_deps)
+        if p == header or not p.startswith(folder):
             continue
         try:
             files[os.path.relpath(p, folder)] = _travel._read(p)

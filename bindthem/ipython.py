@@ -1,7 +1,7 @@
 """IPython and Jupyter integration: ``%load_ext bindthem``.
 
 ``%%bindthem NAME [-t TYPES]... [-i instantiate.yml] [--cxxflags=FLAGS] [--extra-cxxflags=FLAGS]
-[--openmp] [--cxx CXX]``
+[--openmp] [--cxx CXX] [--jobs N]``
 compiles the cell (a kernel header in bindthem's dialect) with
 :func:`bindthem.build` and binds it as the Library ``NAME`` in the user's
 namespace. The extension also makes ``f?`` and ``f??`` on a bound function
@@ -25,7 +25,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import _core, _display
 from ._cache import flag_list, group_entry, write_once
-from .build import build
+from .build import JOBS_HELP, build, jobs_argument
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
 from .library import Library, getsource, left_out_message
 
@@ -140,6 +140,7 @@ class BindthemMagics(Magics):
     @argument("--openmp", action="store_true",
               help="compile and link with -fopenmp, as build(openmp=True) does.")
     @argument("--cxx", help="the C++ compiler (default $CXX or c++).")
+    @argument("-j", "--jobs", type=jobs_argument, metavar="N", help=JOBS_HELP + ".")
     @cell_magic
     def bindthem(self, line, cell):
         """Compile the cell, a kernel header in bindthem's dialect, and bind it.
@@ -168,7 +169,7 @@ class BindthemMagics(Magics):
                 warnings.simplefilter("always", BuildWarning)
                 warnings.simplefilter("always", BindWarning)
                 lib = build(header, yml, name=args.name, cxx=args.cxx, cxxflags=args.cxxflags,
-                            extra_cxxflags=extra, openmp=args.openmp)
+                            extra_cxxflags=extra, openmp=args.openmp, jobs=args.jobs)
             for w in caught:
                 if issubclass(w.category, BindWarning) and not lib.__all__:
                     continue  # said below, as a UsageError

@@ -73,8 +73,9 @@ def recording_cxx(tmp_path):
     cxx.chmod(0o755)
 
     def argv():
-        return [json.loads(line) for line in log.read_text().splitlines()
-                if "--version" not in line]
+        # the compiles: not the identity (--version) nor the include search list (-E -v)
+        return [a for a in map(json.loads, log.read_text().splitlines())
+                if "--version" not in a and "-E" not in a]
     return str(cxx), argv
 
 

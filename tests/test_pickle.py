@@ -277,11 +277,13 @@ def test_the_compiler_identity_is_asked_once_per_process(project, cache_dir, mon
         return real(cmd, *a, **kw)
 
     monkeypatch.setattr(bb, "_compiler_ids", {})
+    monkeypatch.setattr(bb, "_system_dirs_of", {})
     monkeypatch.setattr(bb.subprocess, "run", counting)
     for _ in range(3):
         bindthem.build(str(project / "travel.h"), str(project / "travel.yml"),
                        cache_dir=cache_dir)
-    assert [c[-1] for c in runs] == ["--version"]
+    assert [c[-1] for c in runs if "-E" not in c and c[0] != "nm"] == ["--version"]
+    assert sum("-E" in c for c in runs) == 1  # the include search list: once too
 
 
 def test_a_cache_hit_does_not_rehash_the_system_headers(project, cache_dir, monkeypatch):
