@@ -19,6 +19,8 @@ import zipfile
 
 import pytest
 
+from support import BINDTHEM_PATH, python_env
+
 import bindthem
 from bindthem import _travel
 
@@ -50,7 +52,11 @@ def run(cmd, ok=True, **kw):
 
 
 def env_with(path, **extra):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([path, ROOT]), **extra)
+    """os.environ with path, then the folder this bindthem is imported from
+    (the checkout's in-place build, an installed copy or an ASan build), first
+    on PYTHONPATH."""
+    env = python_env(**extra)
+    env["PYTHONPATH"] = os.pathsep.join([path, env["PYTHONPATH"]])
     return env
 
 
@@ -263,7 +269,7 @@ def test_wheel_installs_and_runs_on_two_pythons_without_a_compiler(tmp_path):
     shutil.copytree(EXAMPLE, src)
     dist = tmp_path / "dist"
     run([_venv_python(tools), "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
-         "-w", str(dist), str(src)], env=dict(env, PYTHONPATH=ROOT), timeout=600)
+         "-w", str(dist), str(src)], env=dict(env, PYTHONPATH=BINDTHEM_PATH), timeout=600)
     (wheel,) = glob.glob(str(dist / "*.whl"))
     assert os.path.basename(wheel) == "kernelpkg-0.1.0-py3-none-linux_x86_64.whl"
     with zipfile.ZipFile(wheel) as z:
