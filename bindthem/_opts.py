@@ -25,6 +25,4 @@ def _options(gil, copy_const):
 
 def _check_gil(policy, what):
     if policy not in GIL_POLICIES:
-        raise BindValueError("%s=%r: expected 'auto' (release the GIL when the arrays hold %d "
-                             "elements or more), 'release' (always) or 'keep' (never)"
-                             % (what, policy, _core.GIL_RELEASE_MIN_ELEMENTS))
+        raise BindValueError("%s=%r: expected %s" % (what, policy, _core.GIL_POLICY_TEXT))

@@ -224,3 +224,16 @@ def test_nvrtc_local_includes_skip_commented_ones(tmp_path):
     assert [i["name"] for i in meta["includes"]] == ["real.h"]
     got = _nvrtc._local_includes(h, meta, [])
     assert got == [h, str(tmp_path / "real.h"), str(tmp_path / "deeper.h")]
+
+
+def test_gil_policy_text_is_the_c_table():
+    """Python's messages, bind()'s and the gil docstring say the same, from
+    one C text naming each policy of the table in order."""
+    text = _core.GIL_POLICY_TEXT
+    at = [text.index("'%s'" % p) for p in _core.GIL_POLICIES]
+    assert at == sorted(at)
+    assert str(_core.GIL_RELEASE_MIN_ELEMENTS) in text
+    with pytest.raises(ValueError) as py_side:
+        bindthem.options(gil="sometimes")
+    assert str(py_side.value).endswith("expected " + text)
+    assert text in _core.Function.gil.__doc__

@@ -102,7 +102,7 @@ static int configure(BtFunction *f, PyObject *options)
             break;
     if (gil && i > BT_GIL_KEEP) {
         PyErr_Format(PyExc_ValueError,
-                     "bind(): gil=%R for %U: expected 'auto', 'release' or 'keep'", gil, f->d.name);
+                     "bind(): gil=%R for %U: expected " BT_GIL_POLICY_TEXT, gil, f->d.name);
         return -1;
     }
     f->opts.gil = (uint8_t)(gil ? i : BT_GIL_AUTO);
@@ -169,8 +169,8 @@ static PyGetSetDef function_getset[] = {
     {"_call_paths", (getter)get_call_paths, NULL,
      "How each overload's kernel is called: 'direct' or 'ffi' (libffi).", NULL},
     {"gil", (getter)get_gil, NULL,
-     "When calls release the GIL: 'auto' (arrays of 2048 elements or more), 'release' "
-     "(always) or 'keep' (never); bindthem.options(gil=...) overrides it per call.",
+     "When calls release the GIL: " BT_GIL_POLICY_TEXT
+     "; bindthem.options(gil=...) overrides it per call.",
      NULL},
     {"copy_const", (getter)get_copy_const, NULL,
      "Whether const array arguments that are not C-contiguous are copied (True) or refused "

@@ -25,6 +25,15 @@ BT_HIDDEN int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyOb
  * _core.GIL_POLICIES, the one list Python reads. */
 BT_HIDDEN extern const char *const bt_opts_gil_names[];
 
+/* The policies with what each means, for messages and docstrings (and
+ * _core.GIL_POLICY_TEXT, which Python's messages read): beside the names
+ * above, so the two are written in one place. */
+#define BT_GIL_STR_(x) #x
+#define BT_GIL_STR(x) BT_GIL_STR_(x)
+#define BT_GIL_POLICY_TEXT                                                                         \
+    "'auto' (release the GIL when the arrays hold " BT_GIL_STR(                                    \
+        BT_GIL_RELEASE_MIN) " elements or more), 'release' (always) or 'keep' (never)"
+
 /* "auto", "release" or "keep". */
 BT_HIDDEN const char *bt_opts_gil_name(int gil);
 
