@@ -101,8 +101,8 @@ static int configure(BtFunction *f, PyObject *options)
         if (PyUnicode_Check(gil) && PyUnicode_CompareWithASCIIString(gil, bt_opts_gil_name(i)) == 0)
             break;
     if (gil && i > BT_GIL_KEEP) {
-        PyErr_Format(PyExc_ValueError,
-                     "bind(): gil=%R for %U: expected " BT_GIL_POLICY_TEXT, gil, f->d.name);
+        PyErr_Format(PyExc_ValueError, "bind(): gil=%R for %U: expected " BT_GIL_POLICY_TEXT, gil,
+                     f->d.name);
         return -1;
     }
     f->opts.gil = (uint8_t)(gil ? i : BT_GIL_AUTO);
