@@ -33,8 +33,8 @@ misses build into the private cache.
 
 The cache is bounded: after each compile, the least recently used entries
 (build folders, ``cells/*`` of the notebook magic, ``sources/*`` written when
-unpickling) are removed until it holds at most ``$BINDTHEM_CACHE_SIZE``
-(default 1G; ``0`` or ``none``: unbounded), and what killed processes left
+unpickling, ``compilers/*``: what a compiler binary's ``--version`` printed)
+are removed until it holds at most ``$BINDTHEM_CACHE_SIZE`` (default 1G; ``0`` or ``none``: unbounded), and what killed processes left
 (temporary files, ``*.removed-*`` folders) is removed. A cache hit marks its
 entry used. ``python -m bindthem cache list|size|clear`` inspects and empties it.
 """
@@ -59,12 +59,14 @@ from . import _status
 from .errors import BuildError, BuildWarning, warn
 
 __all__ = ["cache_root", "cache_limit", "compile_cached", "entries", "evict", "flag_list",
-           "group_entry", "hash_file", "remove_entry", "resolve", "run_commands", "write_once"]
+           "group_entry", "group_read", "group_write", "hash_file", "remove_entry", "resolve",
+           "run_commands", "write_once"]
 
 DEFAULT_LIMIT = 1 << 30
 DEPS = "deps.json"
 LOCK = ".lock"
-GROUPS = ("cells", "sources")  # folders whose subfolders are entries of their own
+# folders whose subfolders are entries of their own
+GROUPS = ("cells", "sources", "compilers")
 TEMP_PREFIX = ".build-"  # a build's private folder inside its entry
 REMOVED = ".removed-"  # <entry>.removed-<pid>-<ns>: an entry being removed
 MAX_MANIFEST = 16 << 20
@@ -472,6 +474,40 @@ def group_entry(cache_dir, group, name):
         finally:
             os.close(efd)
         return os.path.join(root.path, group, name)
+
+
+def group_read(cache_dir, group, name, file, limit=MAX_MANIFEST):
+    """The bytes of ``<cache>/<group>/<name>/<file>``, a trusted regular file
+    reached without following links, or None (missing, untrusted, or too
+    large). Writes nothing: a read-only cache serves it too."""
+    if not all(_plain(x) for x in (group, name, file)):
+        raise ValueError("cache file %r/%r/%r: expected plain names" % (group, name, file))
+    with open_root(cache_dir) as root:
+        gfd = _open_dir(root, root.fd, root.path, group, False)
+        if gfd is None:
+            return None
+        try:
+            efd = _open_dir(root, gfd, os.path.join(root.path, group), name, False)
+        finally:
+            os.close(gfd)
+        if efd is None:
+            return None
+        try:
+            data = _read_at(efd, file, root, limit)
+        finally:
+            os.close(efd)
+        return data if data is not None and len(data) <= limit else None
+
+
+def group_write(cache_dir, group, name, file, data):
+    """Writes ``<cache>/<group>/<name>/<file>`` (:func:`write_once`) when the
+    cache can be written; a read-only one (and its private stand-in) is left
+    as it is. Returns whether it was written."""
+    with open_root(cache_dir) as root:
+        if not root.writable:
+            return False
+    write_once(group_entry(cache_dir, group, name), file, data)
+    return True
 
 
 def write_once(folder, rel, data):
@@ -887,7 +923,7 @@ def _isdir(path):
 
 def entries(root):
     """The cache's entries, least recently used first: dicts with ``path``,
-    ``kind`` ("build", "cells", "sources", or "removed": a folder a killed
+    ``kind`` ("build", "cells", "sources", "compilers", or "removed": a folder a killed
     process was removing), ``size`` (bytes, leftovers included), ``used``
     (seconds since the epoch), ``file`` (the built output, or None) and
     ``leftovers`` (temporary files killed builds left in it)."""

@@ -230,18 +230,18 @@ class _PlannedMetadata(_Metadata):
 @overload
 def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
-    plan: Literal[False] = False,
+    plan: Literal[False] = False, brief: bool = False,
 ) -> _Metadata:
     """Read a kernel header (and an instantiate.yml) into plain Python objects."""
 @overload
 def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
-    plan: Literal[True],
+    plan: Literal[True], brief: bool = False,
 ) -> _PlannedMetadata: ...
 @overload
 def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
-    plan: bool,
+    plan: bool, brief: bool = False,
 ) -> _Metadata: ...  # a plan only when plan is true at run time
 
 def bind(

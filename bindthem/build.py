@@ -25,11 +25,12 @@ import itertools
 import os
 import re
 import shlex
+import shutil
 import subprocess
 from typing import Any
 
 from . import _core, _travel
-from ._cache import compile_cached, flag_list, run_commands
+from ._cache import compile_cached, flag_list, group_read, group_write, run_commands
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
@@ -50,7 +51,7 @@ PRELUDE = "".join("#include <%s>\n" % h for h in (
 def instantiation_source(header, instantiate=None, *, strict=False):
     """The C++ source bindthem.build compiles for ``header``: the header and an
     explicit instantiation of every templated overload."""
-    meta = _core.parse_header(header, instantiate, strict=strict)
+    meta = _core.parse_header(header, instantiate, strict=strict, brief=True)
     return _source_of(header, meta)
 
 
@@ -117,10 +118,24 @@ def _shares(meta, n):
 _compiler_ids: dict[Any, str] = {}
 
 
-def _compiler_id(cxx):
-    """What ``cxx --version`` prints, run once per compiler and process."""
+def _compiler_id(cxx, cache_dir=None):
+    """What ``cxx --version`` prints: run once per compiler and process, and
+    kept in the cache (``compilers/<hash>/version``) under the identity of
+    the compiler's executable (its resolved path, device, inode, size,
+    mtime and ctime), so a warm build in a new process runs no compiler. A
+    compiler given with arguments (``ccache g++``) or that is not an ELF
+    binary (a wrapper script: what it runs can change under it) is asked
+    every process."""
     key = (tuple(cxx), os.environ.get("PATH"))
     ident = _compiler_ids.get(key)
+    if ident is not None:
+        return ident
+    name = _compiler_identity(cxx)
+    data = group_read(cache_dir, "compilers", name, "version") if name else None
+    try:
+        ident = data.decode() if data is not None else None
+    except UnicodeDecodeError:
+        ident = None
     if ident is None:
         try:
             out = subprocess.run(cxx + ["--version"], capture_output=True, text=True,
@@ -128,8 +143,34 @@ def _compiler_id(cxx):
         except (OSError, subprocess.SubprocessError) as e:
             raise BuildError("cannot run the C++ compiler %r: %s" % (" ".join(cxx), e),
                              output=str(e), command=cxx) from None
-        ident = _compiler_ids[key] = out.stdout + out.stderr
+        ident = out.stdout + out.stderr
+        if name and out.returncode == 0:
+            try:
+                group_write(cache_dir, "compilers", name, "version", ident.encode())
+            except OSError:  # a full disk: asked again next time
+                pass
+    _compiler_ids[key] = ident
     return ident
+
+
+def _compiler_identity(cxx):
+    """A hash of a one-word ELF compiler's executable identity, or None."""
+    if len(cxx) != 1:
+        return None
+    exe = shutil.which(cxx[0])
+    if exe is None:
+        return None
+    real = os.path.realpath(exe)
+    try:
+        with open(real, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return None
+            st = os.fstat(f.fileno())
+    except OSError:
+        return None
+    ident = "\0".join(map(str, (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                 st.st_ctime_ns)))
+    return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 
 _system_dirs_of: dict[Any, tuple[str, ...]] = {}
@@ -203,7 +244,7 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
     return compile_cached(
         key_parts=(header, hashlib.sha256(header_text).hexdigest(), instantiate or "",
                    hashlib.sha256(yaml_text).hexdigest() if instantiate else "", source,
-                   _compiler_id(cxx), "\0".join(cxx + flags)),
+                   _compiler_id(cxx, cache_dir), "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
         suffix=".cpp", what=what, output=output, record=record, load=load, status=status,
         command=command, system_dirs=lambda: _system_dirs(cxx, flags))
@@ -379,7 +420,8 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
            quiet=False, jobs=None):
     """build() with resolved flags. With ``source`` (unpickling), that is the
     Library's source and nothing is warned: the author saw the warnings."""
-    meta = _core.parse_header(header, instantiate, strict=strict, plan=True)  # the one parse
+    # the one parse; brief: the overloads' dicts hold what the source needs
+    meta = _core.parse_header(header, instantiate, strict=strict, plan=True, brief=True)
     header_text, yaml_text = _read_sources(header, instantiate)
     record = {}
 

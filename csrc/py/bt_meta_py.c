@@ -300,7 +300,15 @@ PyObject *bt_meta_names(const char *const *names)
     return str_tuple(names, n);
 }
 
-PyObject *bt_meta_to_py(const BtMeta *m)
+/* New reference: a brief overload dict, what a build's source needs. */
+static PyObject *overload_brief(const BtOverload *ov, int decl)
+{
+    PyObject *inst = plan_text(ov, bt_plan_put_instantiation, 1);
+
+    return inst ? Py_BuildValue("{s:i,s:N}", "declaration", decl, "instantiation", inst) : NULL;
+}
+
+PyObject *bt_meta_to_py(const BtMeta *m, int brief)
 {
     BtArena scratch;
     PyObject *decls = NULL, *funcs = NULL, *skipped = NULL, *missing = NULL, *r = NULL;
@@ -325,8 +333,9 @@ PyObject *bt_meta_to_py(const BtMeta *m)
         if (!ovs)
             goto error;
         for (j = 0; j < f->n_ovs; j++) {
-            PyObject *o = overload_dict(&f->ovs[j], (int)(f->ovs[j].decl - m->header.decls),
-                                        &scratch);
+            int decl = (int)(f->ovs[j].decl - m->header.decls);
+            PyObject *o = brief ? overload_brief(&f->ovs[j], decl)
+                                : overload_dict(&f->ovs[j], decl, &scratch);
             if (!o) {
                 Py_DECREF(ovs);
                 goto error;
@@ -403,7 +412,7 @@ PyObject *bt_meta_capsule_to_py(PyObject *module, PyObject *capsule)
 {
     BtMeta *m = PyCapsule_GetPointer(capsule, META_CAPSULE);
 
-    return m ? bt_meta_to_py(m) : NULL;
+    return m ? bt_meta_to_py(m, 0) : NULL;
 }
 
 /* fsencoded path from str/bytes/PathLike into *out (new reference), or None. */

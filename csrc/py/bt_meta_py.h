@@ -6,8 +6,11 @@
 #include "bt_state.h"
 
 /* New reference: {"header", "instantiate", "declarations", "functions",
- * "skipped", "missing", "openmp", "includes"} built from a loaded BtMeta. */
-BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m);
+ * "skipped", "missing", "openmp", "includes"} built from a loaded BtMeta.
+ * brief: each overload's dict holds only "declaration" and "instantiation"
+ * (what a build's translation units need; the full ones cost most of a
+ * warm build). */
+BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m, int brief);
 
 /* New reference: {"name", "line", "reason", "deliberate"}: declaration d,
  * left out for `reason`; deliberate when that is the header's or the YAML's

@@ -14,35 +14,37 @@
 #include "bt_slot.h"
 #include "bt_types.h"
 
-PyDoc_STRVAR(parse_header_doc,
-             "parse_header(header, instantiate=None, *, strict=False, plan=False)\n--\n\n"
-             "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
-             "Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
-             "the header declares, bindable or not, with the reason), 'functions' (the\n"
-             "Python callables to make: name, doc and concrete overloads with their C\n"
-             "signature and symbol), 'skipped' (header functions not bound, and why) and\n"
-             "'missing' (instantiate.yml names that this header lacks; with strict=True\n"
-             "any such name is an error instead). With plan=True it also holds 'plan', the\n"
-             "parsed plan, which bind() and cuda_bind() take in place of the header path\n"
-             "so that a build parses once.");
+PyDoc_STRVAR(
+    parse_header_doc,
+    "parse_header(header, instantiate=None, *, strict=False, plan=False, brief=False)\n--\n\n"
+    "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
+    "Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
+    "the header declares, bindable or not, with the reason), 'functions' (the\n"
+    "Python callables to make: name, doc and concrete overloads with their C\n"
+    "signature and symbol), 'skipped' (header functions not bound, and why) and\n"
+    "'missing' (instantiate.yml names that this header lacks; with strict=True\n"
+    "any such name is an error instead). With plan=True it also holds 'plan', the\n"
+    "parsed plan, which bind() and cuda_bind() take in place of the header path\n"
+    "so that a build parses once. brief=True: each overload's dict holds only\n"
+    "'declaration' and 'instantiation' (what a build's source needs).");
 
 static PyObject *parse_header(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"header", "instantiate", "strict", "plan", NULL};
+    static char *kwlist[] = {"header", "instantiate", "strict", "plan", "brief", NULL};
     PyObject *header = NULL, *inst = NULL, *cap = NULL, *r = NULL;
-    int strict = 0, plan = 0;
+    int strict = 0, plan = 0, brief = 0;
     BtMeta meta;
 
     memset(&meta, 0, sizeof meta);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$pp:parse_header", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$ppp:parse_header", kwlist,
                                      PyUnicode_FSConverter, &header, bt_path_converter, &inst,
-                                     &strict, &plan))
+                                     &strict, &plan, &brief))
         goto error;
     if (!inst)
         inst = Py_NewRef(Py_None);
     if (bt_meta_load_py(bt_state(module), &meta, header, inst, strict) < 0)
         goto error;
-    r = bt_meta_to_py(&meta);
+    r = bt_meta_to_py(&meta, brief);
     if (!r || !plan)
         goto error;
     cap = bt_meta_capsule(&meta);

@@ -1,0 +1,98 @@
+"""A warm build (every library a cache hit) in a new process does what load
+does plus the cache's checks: it parses the header once, briefly (the
+overloads' full dicts are not built), and runs no compiler: what the
+compiler's ``--version`` printed is kept in the cache under the identity of
+its executable, asked again when that executable changes."""
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from test_build_jobs import write
+
+from bindthem import _core
+
+build = importlib.import_module("bindthem.build")  # the module (bindthem.build is the function)
+
+CHILD = textwrap.dedent("""
+    import subprocess, sys
+    import numpy as np
+    real = subprocess.run
+    ran = []
+    def spy(cmd, *a, **k):
+        ran.append(list(cmd))
+        return real(cmd, *a, **k)
+    subprocess.run = spy
+    import bindthem
+    lib = bindthem.build(sys.argv[1], sys.argv[2], cache_dir=sys.argv[3])
+    assert lib.total(np.arange(4.0)) == 6.0
+    print(repr([c for c in ran if "--version" in c]))
+""")
+
+
+def _ran_version(tmp_path, cxx):
+    env = dict(os.environ, CXX=cxx)
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "k.h"),
+                           str(tmp_path / "k.yml"), str(tmp_path / "cache")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return eval(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def kernels(tmp_path):
+    write(tmp_path, name="k")
+    return tmp_path
+
+
+def test_warm_build_runs_no_compiler(kernels):
+    cxx = os.path.realpath(shutil.which(os.environ.get("CXX") or "c++"))
+    assert _ran_version(kernels, cxx) == [[cxx, "--version"]]
+    assert _ran_version(kernels, cxx) == []  # warm, in a new process: nothing run
+    entries = os.listdir(kernels / "cache" / "compilers")
+    assert len(entries) == 1
+    version = (kernels / "cache" / "compilers" / entries[0] / "version").read_text()
+    assert version == subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+
+
+def test_compiler_identity_follows_the_executable(kernels):
+    """The remembered text is found by the executable's identity: a new
+    executable at the same path (an upgrade) is another compiler."""
+    exe = kernels / "bin" / "cxx"
+    exe.parent.mkdir()
+    shutil.copy2(sys.executable, exe)  # any ELF executable
+    first = build._compiler_identity([str(exe)])
+    assert first and first == build._compiler_identity([str(exe)])
+    link = kernels / "bin" / "c++"
+    link.symlink_to(exe)
+    assert build._compiler_identity([str(link)]) == first  # resolved, not named
+    exe.unlink()
+    shutil.copy2(sys.executable, exe)
+    assert build._compiler_identity([str(exe)]) not in (None, first)
+    assert build._compiler_identity([str(exe), "-m64"]) is None  # with arguments: asked
+
+
+def test_wrapper_script_is_asked_every_process(kernels):
+    cxx = shutil.which(os.environ.get("CXX") or "c++")
+    wrap = kernels / "wrapcxx"
+    wrap.write_text("#!/bin/sh\nexec %s \"$@\"\n" % cxx)
+    wrap.chmod(0o755)
+    assert _ran_version(kernels, str(wrap)) == [[str(wrap), "--version"]]
+    # what a script runs can change under it: never remembered
+    assert _ran_version(kernels, str(wrap)) == [[str(wrap), "--version"]]
+
+
+def test_brief_metadata_holds_what_a_build_needs(kernels):
+    full = _core.parse_header(str(kernels / "k.h"), str(kernels / "k.yml"))
+    brief = _core.parse_header(str(kernels / "k.h"), str(kernels / "k.yml"), brief=True)
+    overloads = [set(ov) for fn in brief["functions"] for ov in fn["overloads"]]
+    assert overloads == [{"declaration", "instantiation"}] * 12
+    assert [(ov["declaration"], ov["instantiation"]) for fn in brief["functions"]
+            for ov in fn["overloads"]] == [(ov["declaration"], ov["instantiation"])
+                                           for fn in full["functions"] for ov in fn["overloads"]]
+    assert {k: v for k, v in brief.items() if k != "functions"} == {
+        k: v for k, v in full.items() if k != "functions"}
