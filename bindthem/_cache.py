@@ -35,8 +35,9 @@ The cache is bounded: after each compile, the least recently used entries
 (build folders, ``cells/*`` of the notebook magic, ``sources/*`` written when
 unpickling, ``compilers/*``: what a compiler binary's ``--version`` printed)
 are removed until it holds at most ``$BINDTHEM_CACHE_SIZE`` (default 1G;
-``0`` or ``none``: unbounded), and what killed processes left (temporary files, ``*.removed-*`` folders) is removed. A cache hit marks its
-entry used. ``python -m bindthem cache list|size|clear`` inspects and empties it.
+``0`` or ``none``: unbounded), and what killed processes left (temporary
+files, ``*.removed-*`` folders) is removed. A cache hit marks its entry used.
+``python -m bindthem cache list|size|clear`` inspects and empties it.
 """
 
 import errno
