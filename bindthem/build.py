@@ -102,11 +102,10 @@ def _shares(meta, n):
     """The header's instantiation lines in ``n`` shares of about equal work
     (work: the template's length in the header; longest first to the
     lightest share), each share in the header's order. Depends only on the
-    metadata and ``n``."""
-    decls = meta["declarations"]
-    items = [(ov["instantiation"], decls[ov["declaration"]]) for fn in meta["functions"]
+    metadata (``parse_header(..., brief=True)``'s) and ``n``."""
+    items = [(ov["instantiation"], ov["lines"]) for fn in meta["functions"]
              for ov in fn["overloads"] if ov["instantiation"]]
-    cost = [d["last_line"] - d["first_line"] + 1 for _, d in items]
+    cost = [lines for _, lines in items]
     loads, shares = [0] * n, [[] for _ in range(n)]
     for i in sorted(range(len(items)), key=lambda i: (-cost[i], i)):
         k = min(range(n), key=lambda k: (loads[k], k))
@@ -359,8 +358,10 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
-    meta = _core.parse_header(header, instantiate, strict=strict)
-    why = plan_message(meta)
+    meta = _core.parse_header(header, instantiate, strict=strict, brief=True)
+    # why nothing binds reads the declarations, which a brief dict leaves out
+    why = plan_message(meta if meta["functions"] or instantiate
+                       else _core.parse_header(header, None, strict=strict))
     if why:
         warn(why)
     header_text, yaml_text = _read_sources(header, instantiate)
@@ -473,8 +474,8 @@ def _build_warnings(header, record, flags, files, meta):
     if any(f.startswith(("-fopenmp", "-qopenmp", "-fiopenmp")) or f in ("-openmp", "-mp")
            for f in flags):
         return
-    found = ((rel, _core.header_directives(text)["openmp"])
-             for rel, text in sorted((files or {}).items()))
+    found = ((rel, _core.header_directives(text)["openmp"])  # only a text that could have one
+             for rel, text in sorted((files or {}).items()) if b"omp" in text)
     for rel, pragmas in itertools.chain([(os.path.basename(header), meta["openmp"])], found):
         if pragmas:
             warn("%s:%d: %r has no effect: the build has no OpenMP flag, so the kernels run on "

@@ -89,10 +89,14 @@ def test_wrapper_script_is_asked_every_process(kernels):
 def test_brief_metadata_holds_what_a_build_needs(kernels):
     full = _core.parse_header(str(kernels / "k.h"), str(kernels / "k.yml"))
     brief = _core.parse_header(str(kernels / "k.h"), str(kernels / "k.yml"), brief=True)
-    overloads = [set(ov) for fn in brief["functions"] for ov in fn["overloads"]]
-    assert overloads == [{"declaration", "instantiation"}] * 12
-    assert [(ov["declaration"], ov["instantiation"]) for fn in brief["functions"]
-            for ov in fn["overloads"]] == [(ov["declaration"], ov["instantiation"])
-                                           for fn in full["functions"] for ov in fn["overloads"]]
-    assert {k: v for k, v in brief.items() if k != "functions"} == {
-        k: v for k, v in full.items() if k != "functions"}
+    overloads = [ov for fn in brief["functions"] for ov in fn["overloads"]]
+    assert [set(ov) for ov in overloads] == [{"instantiation", "lines"}] * 12
+    decls = full["declarations"]
+    assert [(ov["instantiation"], ov["lines"]) for ov in overloads] == [
+        (ov["instantiation"], decls[ov["declaration"]]["last_line"]
+         - decls[ov["declaration"]]["first_line"] + 1)
+        for fn in full["functions"] for ov in fn["overloads"]]
+    assert brief["declarations"] == [] and decls
+    same = ("header", "instantiate", "skipped", "missing", "openmp", "includes")
+    assert {k: brief[k] for k in same} == {k: full[k] for k in same}
+    assert [fn["name"] for fn in brief["functions"]] == [fn["name"] for fn in full["functions"]]

@@ -300,12 +300,15 @@ PyObject *bt_meta_names(const char *const *names)
     return str_tuple(names, n);
 }
 
-/* New reference: a brief overload dict, what a build's source needs. */
-static PyObject *overload_brief(const BtOverload *ov, int decl)
+/* New reference: a brief overload dict, what a build's units need: its
+ * instantiation line and its template's length in lines (the work). */
+static PyObject *overload_brief(const BtOverload *ov)
 {
     PyObject *inst = plan_text(ov, bt_plan_put_instantiation, 1);
 
-    return inst ? Py_BuildValue("{s:i,s:N}", "declaration", decl, "instantiation", inst) : NULL;
+    return inst ? Py_BuildValue("{s:N,s:i}", "instantiation", inst, "lines",
+                                ov->decl->last_line - ov->decl->first_line + 1)
+                : NULL;
 }
 
 PyObject *bt_meta_to_py(const BtMeta *m, int brief)
@@ -315,13 +318,13 @@ PyObject *bt_meta_to_py(const BtMeta *m, int brief)
     int i, j;
 
     bt_arena_init(&scratch);
-    decls = PyList_New(m->header.n_decls);
+    decls = PyList_New(brief ? 0 : m->header.n_decls);
     funcs = PyList_New(m->plan.n_funcs);
     skipped = PyList_New(m->plan.n_skipped);
     missing = PyList_New(m->plan.n_missing);
     if (!decls || !funcs || !skipped || !missing)
         goto error;
-    for (i = 0; i < m->header.n_decls; i++) {
+    for (i = 0; i < (brief ? 0 : m->header.n_decls); i++) {
         PyObject *d = decl_dict(&m->header.decls[i]);
         if (!d)
             goto error;
@@ -334,7 +337,7 @@ PyObject *bt_meta_to_py(const BtMeta *m, int brief)
             goto error;
         for (j = 0; j < f->n_ovs; j++) {
             int decl = (int)(f->ovs[j].decl - m->header.decls);
-            PyObject *o = brief ? overload_brief(&f->ovs[j], decl)
+            PyObject *o = brief ? overload_brief(&f->ovs[j])
                                 : overload_dict(&f->ovs[j], decl, &scratch);
             if (!o) {
                 Py_DECREF(ovs);

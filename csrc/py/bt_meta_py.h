@@ -7,9 +7,9 @@
 
 /* New reference: {"header", "instantiate", "declarations", "functions",
  * "skipped", "missing", "openmp", "includes"} built from a loaded BtMeta.
- * brief: each overload's dict holds only "declaration" and "instantiation"
- * (what a build's translation units need; the full ones cost most of a
- * warm build). */
+ * brief: each overload's dict holds only "instantiation" and "lines" (its
+ * template's length: what a build's translation units need), and
+ * "declarations" is empty (the full dicts cost most of a warm build). */
 BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m, int brief);
 
 /* New reference: {"name", "line", "reason", "deliberate"}: declaration d,
