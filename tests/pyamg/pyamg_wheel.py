@@ -29,6 +29,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -147,12 +148,16 @@ def venv(path, packages, env):
 def add_bindthem(python, bindthem_folder, site):
     """Make the bindthem under test (the package folder ``bindthem_folder``:
     in place, installed or an ASan build) importable by ``python``'s venv,
-    and nothing else of its folder: ``site`` gets a link to it, and the
-    venv a .pth file naming ``site``."""
-    os.makedirs(site, exist_ok=True)
-    link = os.path.join(site, "bindthem")
-    if not os.path.lexists(link):
-        os.symlink(bindthem_folder, link)
+    and nothing else of its folder: ``site`` gets a copy of it, compiled to
+    bytecode as pip leaves an installed package (the import times would
+    otherwise count compiling bindthem's sources), and the venv a .pth file
+    naming ``site``."""
+    dest = os.path.join(site, "bindthem")
+    if not os.path.exists(dest):
+        shutil.copytree(bindthem_folder, dest,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        run([python, "-m", "compileall", "-q", dest],
+            env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
     purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
                   ).stdout.strip()
     with open(os.path.join(purelib, "bindthem_under_test.pth"), "w") as f:
