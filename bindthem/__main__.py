@@ -1,6 +1,7 @@
-"""Command line: ``python -m bindthem show|build|cache ...``."""
+"""Command line: ``python -m bindthem show|build|package|cache ...``."""
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -10,6 +11,7 @@ from ._cache import cache_limit, entries, remove_entry, resolve, sweep
 from .build import JOBS_HELP, compile_library, jobs_argument
 from .errors import BindError
 from .library import plan_message
+from .package import package_built_library, package_flags, package_sources
 
 
 def _first_line(doc):
@@ -68,6 +70,36 @@ def build(args):
     for w in caught:
         print("warning: %s" % w.message, file=sys.stderr)
     print(path)
+    return 0
+
+
+def package(args):
+    module = args.module or "%s.%s" % (args.package, os.path.splitext(
+        os.path.basename(args.header))[0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        flags = package_flags(args.header, args.instantiate, cxxflags=args.cxxflags,
+                              extra_cxxflags=args.extra_cxxflags, openmp=args.openmp,
+                              strict=args.strict)
+    if args.action == "flags":
+        for w in caught:
+            print("warning: %s" % w.message, file=sys.stderr)
+        print("\n".join(flags))
+        return 0
+    if not args.output:
+        print("error: package %s writes files: give the folder with -o/--output" % args.action,
+              file=sys.stderr)
+        return 2
+    if args.action == "sources":
+        package_sources(args.output, args.header, args.instantiate, module=module,
+                        strict=args.strict)
+        return 0
+    if not args.built:
+        print("error: package library copies the library the build system linked: give it "
+              "with --built", file=sys.stderr)
+        return 2
+    package_built_library(args.output, args.built, args.header, args.instantiate,
+                          module=module, flags=flags, strict=args.strict)
     return 0
 
 
@@ -133,6 +165,16 @@ def _strict_argument(parser):
                         help="a YAML function the header lacks is an error")
 
 
+def _flag_arguments(parser):
+    parser.add_argument("--cxxflags", metavar="FLAGS",
+                        help='flags that REPLACE the default -O3, e.g. --cxxflags="-O2 -g"')
+    parser.add_argument("--extra-cxxflags", metavar="FLAGS",
+                        help='flags APPENDED after -O3 (or --cxxflags) and $CXXFLAGS, e.g. '
+                        '--extra-cxxflags="-march=native"')
+    parser.add_argument("--openmp", action="store_true",
+                        help="append -fopenmp (compile and link)")
+
+
 def _jobs_argument(parser):
     parser.add_argument("-j", "--jobs", type=jobs_argument, metavar="N", help=JOBS_HELP)
 
@@ -158,17 +200,34 @@ def main(argv=None):
     _header_arguments(b)
     b.add_argument("-o", "--output", help="where to write the library (default: the cache)")
     b.add_argument("--cxx", help="the C++ compiler (default: $CXX or c++)")
-    b.add_argument("--cxxflags", metavar="FLAGS",
-                   help='flags that REPLACE the default -O3, e.g. --cxxflags="-O2 -g"')
-    b.add_argument("--extra-cxxflags", metavar="FLAGS",
-                   help='flags APPENDED after -O3 (or --cxxflags) and $CXXFLAGS, e.g. '
-                   '--extra-cxxflags="-march=native"')
-    b.add_argument("--openmp", action="store_true", help="append -fopenmp (compile and link)")
+    _flag_arguments(b)
     b.add_argument("--cache-dir", metavar="DIR",
                    help="the build cache (default: $BINDTHEM_CACHE or ~/.cache/bindthem)")
     _jobs_argument(b)
     _strict_argument(b)
     b.set_defaults(run=build)
+    k = sub.add_parser(
+        "package", help="the steps of a build system (meson) that ships kernels in a package",
+        description="For a package built by a build system that compiles the kernel library "
+        "itself (meson-python's shared_library(); README.rst, 'Kernels in a package'): flags "
+        "prints the flags to compile and link with, one a line (bindthem.build's, before "
+        "-fPIC -shared), and warns as a build would; sources writes <stem>.bindthem.cpp (the "
+        "header and its explicit instantiations) and the stub <stem>.pyi into --output; "
+        "library copies the linked library (--built) into --output as lib<stem>.so and "
+        "writes the manifest <stem>.bindthem.json that bindthem.load_package checks. Give "
+        "each step the same header, YAML and options.")
+    k.add_argument("action", choices=("flags", "sources", "library"))
+    _header_arguments(k)
+    k.add_argument("--package", required=True, metavar="NAME",
+                   help="the package the header ships in (its __name__)")
+    k.add_argument("--module", metavar="NAME",
+                   help="the module the stub describes (default: <package>.<header stem>, the "
+                   "name load_package gives the Library)")
+    k.add_argument("-o", "--output", metavar="DIR", help="sources, library: the folder to write")
+    k.add_argument("--built", metavar="LIB", help="library: the shared library the build linked")
+    _flag_arguments(k)
+    _strict_argument(k)
+    k.set_defaults(run=package)
     c = sub.add_parser(
         "cache", help="list, measure or clear the build cache",
         description="bindthem.build's cache: $BINDTHEM_CACHE or ~/.cache/bindthem. After each "

@@ -33,14 +33,16 @@ import sys
 import warnings
 from typing import Any
 
-from . import _travel
+from . import _core, _travel
 from ._types import Flags, GilOption, StrPath
-from .build import compile_library, resolve_flags
+from .build import _build_warnings, compile_library, instantiation_source, resolve_flags
 from .errors import BindError, PickleError
-from .library import Library, _make, load
+from .errors import warn as _warn
+from .library import Library, _make, load, plan_message
 
-__all__ = ["MANIFEST_SUFFIX", "load_package", "manifest_name", "package_folder",
-           "package_library", "sources_hash"]
+__all__ = ["MANIFEST_SUFFIX", "load_package", "manifest_name", "package_built_library",
+           "package_flags", "package_folder", "package_library", "package_sources",
+           "sources_hash", "write_manifest"]
 
 MANIFEST_SUFFIX = ".bindthem.json"
 MANIFEST_FORMAT = 1
@@ -121,6 +123,22 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
                     extra_cxxflags=extra_cxxflags, openmp=openmp, strict=strict)
     stub = os.path.splitext(h_path)[0] + ".pyi"
     _write(stub, render(h_path, y_path, module, strict=strict))
+    m_path = write_manifest(folder, header, instantiate, module=module, flags=flags,
+                            strict=strict, header_path=h_path, instantiate_path=y_path)
+    return written + [lib_path, stub, m_path]
+
+
+def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, module: str,
+                   flags: list[str], strict: bool, header_path: StrPath,
+                   instantiate_path: StrPath | None) -> str:
+    """Writes ``<stem>.bindthem.json`` into ``folder``, which holds the
+    library ``lib<stem>.so`` already: what :func:`load_package` checks.
+    ``header`` and ``instantiate`` are the names inside the package; their
+    text is read from ``header_path`` and ``instantiate_path`` (the build's
+    copies, or the source files). Returns the manifest's path."""
+    from .stubs import _write
+
+    lib_rel = library_name(header)
     manifest = {
         "format": MANIFEST_FORMAT,
         "module": module,
@@ -130,13 +148,74 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
         "stub": os.path.splitext(header)[0] + ".pyi",
         "flags": flags,
         "strict": strict,
-        "sources_sha256": sources_hash(_travel._read(h_path),
-                                       _travel._read(y_path) if y_path else None, flags, strict),
-        "library_sha256": _travel._sha(_travel._read(lib_path)),
+        "sources_sha256": sources_hash(_travel._read(header_path),
+                                       _travel._read(instantiate_path)
+                                       if instantiate_path else None, flags, strict),
+        "library_sha256": _travel._sha(_travel._read(os.path.join(folder, lib_rel))),
     }
-    m_path = os.path.join(folder, manifest_name(header))
+    m_path = os.path.join(os.fspath(folder), manifest_name(header))
     _write(m_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return written + [lib_path, stub, m_path]
+    return m_path
+
+
+# The three steps of a build system that compiles the library itself (meson's
+# shared_library(); README.rst, "Kernels in a package"), run as
+# ``python -m bindthem package flags|sources|library``: the same files and
+# checks as package_library, which does all three with bindthem's compiler.
+
+def package_flags(header: StrPath, instantiate: StrPath | None = None, *,
+                  cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
+                  openmp: bool = False, strict: bool = False) -> list[str]:
+    """The flags :func:`bindthem.build` would pass for these options, before
+    ``-fPIC -shared`` (a build system adds those itself), to compile and to
+    link. Warns (:class:`bindthem.BuildWarning`) as the build would before
+    compiling: a ``#pragma omp`` without an OpenMP flag, functions left
+    out."""
+    header = os.path.abspath(os.fspath(header))
+    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    meta = _core.parse_header(header, instantiate, strict=strict)
+    why = plan_message(meta)
+    if why:
+        _warn(why)
+    _build_warnings(header, {}, flags, {}, meta)
+    return flags
+
+
+def package_sources(folder: StrPath, header: StrPath, instantiate: StrPath | None = None, *,
+                    module: str, strict: bool = False) -> list[str]:
+    """Writes into ``folder`` the C++ source to compile into ``lib<stem>.so``
+    (``<stem>.bindthem.cpp``: the header and its explicit instantiations, as
+    :func:`bindthem.build` compiles) and the stub ``<stem>.pyi`` of
+    ``module``. Returns their paths."""
+    from .stubs import _write, render
+
+    stem = os.path.splitext(os.path.basename(os.fspath(header)))[0]
+    cpp = os.path.join(os.fspath(folder), stem + ".bindthem.cpp")
+    stub = os.path.join(os.fspath(folder), stem + ".pyi")
+    _write(cpp, instantiation_source(header, instantiate, strict=strict))
+    _write(stub, render(header, instantiate, module, strict=strict))
+    return [cpp, stub]
+
+
+def package_built_library(folder: StrPath, built: StrPath, header: StrPath,
+                          instantiate: StrPath | None = None, *, module: str,
+                          flags: list[str], strict: bool = False) -> list[str]:
+    """Copies ``built`` (the library a build system linked from
+    :func:`package_sources`' source with :func:`package_flags`' flags) into
+    ``folder`` as ``lib<stem>.so`` and writes the manifest beside it, for a
+    package whose header and YAML are installed at its top, beside them.
+    One step writes both, so the library the manifest describes is the file
+    installed. Returns their paths."""
+    folder = os.fspath(folder)
+    name = os.path.basename(os.fspath(header))
+    yaml_name = os.path.basename(os.fspath(instantiate)) if instantiate is not None else None
+    lib = os.path.join(folder, library_name(name))
+    tmp = "%s.tmp%d" % (lib, os.getpid())
+    shutil.copyfile(built, tmp)
+    os.replace(tmp, lib)
+    return [lib, write_manifest(folder, name, yaml_name, module=module, flags=flags,
+                                strict=strict, header_path=header,
+                                instantiate_path=instantiate)]
 
 
 def package_folder(package: str) -> str | None:
