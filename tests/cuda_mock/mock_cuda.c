@@ -305,7 +305,7 @@ CUresult cuCtxGetDevice(int *dev)
     return OK;
 }
 
-static volatile int in_sync;
+static volatile int in_sync, in_jit;
 
 /* A synchronize that takes MOCK_CUDA_SLEEP_MS: long enough for a test to
  * see whether other Python threads run meanwhile (the GIL released). */
@@ -693,7 +693,9 @@ static CUresult get_kernel(void **k, Module *m, const char *name)
     int i;
     FORK_GUARD();
     if (m->jit_error[0]) { /* lazy loading: the JIT runs now, and fails */
+        in_jit = 1;
         sync_sleep();
+        in_jit = 0;
         if (m->log)
             snprintf(m->log, m->log_size, "ptxas fatal   : %s", m->jit_error);
         return E_INVALID_PTX;
@@ -1494,6 +1496,8 @@ unsigned long long mock_malloc(size_t n, int device, int managed)
 }
 void mock_free(unsigned long long p) { cuMemFree_v2(p); }
 int mock_in_sync(void) { return in_sync; }
+/* 1 while a JIT deferred by lazy loading runs (MOCK_CUDA_SLEEP_MS long). */
+int mock_in_jit(void) { return in_jit; }
 /* Calls made in a child of fork() (all refused), cuPointerGetAttributes
  * calls, cuKernelGetFunction calls. */
 int mock_calls_after_fork(void) { return calls_after_fork; }
