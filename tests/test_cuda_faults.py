@@ -31,9 +31,11 @@ def test_a_fault_is_sticky_named_and_blamed_on_no_later_kernel(mock_path):
     lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
     assert "queued" in out
     for what in ("launch", "sync", "again"):
-        assert lines[what].startswith("700 | an earlier kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), out
+        sticky = "700 | an earlier kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS"
+        assert lines[what].startswith(sticky), out
         assert "the CUDA context is unusable until the process restarts" in lines[what], out
-        assert "axpy<float>" not in lines[what], out  # the innocent launch is not named as the cause
+        # the innocent launch is not named as the cause
+        assert "axpy<float>" not in lines[what], out
     # remembered: the first report is named in every later one
     first = lines["launch"].split("first reported by ")[1].split(")")[0]
     assert first in lines["sync"] and first in lines["again"], out

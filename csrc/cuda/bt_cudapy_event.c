@@ -24,7 +24,8 @@ static PyObject *event_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
         return NULL;
     self->timing = timing;
     bt_diag_init(&e);
-    if (bt_cuda_event_create(timing, &self->ev, &e) < 0 || bt_cuda_current_ctx(&self->ctx, &e) < 0) {
+    if (bt_cuda_event_create(timing, &self->ev, &e) < 0 ||
+        bt_cuda_current_ctx(&self->ctx, &e) < 0) {
         Py_DECREF(self);
         return bt_raise_diag(st, &e);
     }

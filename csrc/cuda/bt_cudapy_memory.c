@@ -158,8 +158,7 @@ int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag
     waiter = waiter ? waiter : BT_CUDA_STREAM_LEGACY;
     /* (a write on the launch's own stream is ordered already) */
     if (a->stream && (a->stream != waiter || a->has_event) &&
-        bt_cuda_wait_in(a->device, waiter, a->stream, a->has_event ? a->event : NULL,
-                                     e) < 0)
+        bt_cuda_wait_in(a->device, waiter, a->stream, a->has_event ? a->event : NULL, e) < 0)
         return -1;
     for (i = 0; write && i < a->n_readers; i++) {
         const BtCudaReader *r = &a->readers[i];

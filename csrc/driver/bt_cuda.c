@@ -833,8 +833,8 @@ void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtD
         r = drv.cuLibraryGetKernel(&k, m->lib, name);
     else
         r = drv.cuModuleGetFunction(&k, m->mod, name);
-    if (r != CUDA_SUCCESS_ && deferred_jit(m, r, m->lib ? "cuLibraryGetKernel" : "cuModuleGetFunction",
-                                           name, e))
+    if (r != CUDA_SUCCESS_ &&
+        deferred_jit(m, r, m->lib ? "cuLibraryGetKernel" : "cuModuleGetFunction", name, e))
         return NULL;
     if (r == CUDA_ERROR_NOT_FOUND_) {
         *missing = 1;
@@ -922,9 +922,8 @@ int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3]
         return fork_fail(e);
     if (drv.sticky) /* no kernel is launched into a context a fault broke */
         return sticky_fail(e, "cuLaunchKernel");
-    r = drv.cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1],
-                                      block[2], shared, (BtCUstream)(uintptr_t)stream, params,
-                                      NULL);
+    r = drv.cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                           (BtCUstream)(uintptr_t)stream, params, NULL);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuLaunchKernel(grid=(%u, %u, %u), block=(%u, %u, %u), shared=%u)",
                        grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
@@ -1129,8 +1128,7 @@ void bt_cuda_host_free(void *p)
         drv.cuMemFreeHost(p);
 }
 
-int bt_cuda_kernel_function(BtCudaModule *m, void *kernel, const char *name, void **func,
-                            BtDiag *e)
+int bt_cuda_kernel_function(BtCudaModule *m, void *kernel, const char *name, void **func, BtDiag *e)
 {
     BtCUresult r;
 
