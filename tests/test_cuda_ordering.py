@@ -148,3 +148,14 @@ def test_waits_and_events_in_the_arrays_context(mock_path):
     """, mock_path, MOCK_CUDA_DEVICES=2)
     assert rc == 0, out
     assert "dlpack PyCapsule" in out and "elapsed True True" in out and "back True" in out, out
+
+
+def test_a_destroyed_streams_handle_is_refused_not_run(lib, clean):
+    """The mock, as a driver, knows only the streams it made: a handle kept
+    past its stream's destruction fails (a real driver may crash)."""
+    s = cuda.Stream.create(non_blocking=True)
+    handle = s.handle
+    del s
+    y = cuda.to_device(np.ones(4, np.float32))
+    with pytest.raises(cuda.CudaError, match="CUDA_ERROR_INVALID_HANDLE"):
+        lib.scale[1, 4, 0, cuda.Stream(handle)](2.0, y)

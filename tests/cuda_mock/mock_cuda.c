@@ -889,14 +889,19 @@ static Stream *per_thread(void)
     return ptds[i].s;
 }
 
+/* Handles the tests make up (mock_stream_adopt): work on them runs at once. */
+static uintptr_t adopted[32];
+static int n_adopted;
+
 /* The queue of a stream: a cuStreamCreate stream, or the calling thread's
- * per-thread stream (2); NULL for the legacy stream (0, 1) and for handles
- * the mock did not make (the tests' made-up handles), which run work at
- * once. */
+ * per-thread stream (2); NULL for the legacy stream (0, 1) and for adopted
+ * handles, which run work at once. Any other handle (never made, or
+ * destroyed) is invalid (*ok = 0), as a real driver says or crashes. */
 static Stream *stream_of(void *h, int *ok)
 {
     uintptr_t v = (uintptr_t)h;
     Stream *s;
+    int i;
     *ok = 1;
     if (v == 2) {
         s = per_thread();
@@ -909,7 +914,16 @@ static Stream *stream_of(void *h, int *ok)
     for (s = streams; s && s != h; s = s->next)
         ;
     pthread_mutex_unlock(&qlock);
+    for (i = 0; !s && i < n_adopted && adopted[i] != v; i++)
+        ;
+    *ok = s || i < n_adopted;
     return s;
+}
+
+void mock_stream_adopt(unsigned long long h)
+{
+    if (n_adopted < 32)
+        adopted[n_adopted++] = (uintptr_t)h;
 }
 
 /* Queues op on stream h, or runs it now (legacy: after the blocking streams). */
