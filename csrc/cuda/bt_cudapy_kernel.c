@@ -541,10 +541,11 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
      * stream) and, when the launch writes it, its pending reads on other
      * streams (DLPack producers did it) */
     for (i = 0; i < call->n_py; i++) {
-        const BtCudaArg *a = &r.a[p.src[i]];
+        const BtCudaArg *a;
         int writes = !call->slots[i].is_const;
-        if (!call->slots[i].is_array)
+        if (!call->slots[i].is_array || p.src[i] < 0) /* (< 0: a scalar's default) */
             continue;
+        a = &r.a[p.src[i]];
         if (a->array ? bt_cudapy_wait_for(a->array, ours, writes, &e) < 0
                      : a->has_stream && bt_cuda_stream_wait(ours, a->stream, &e) < 0) {
             bt_raise_diag(r.st, &e);
@@ -556,8 +557,8 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
         goto done;
     }
     for (i = 0; i < call->n_py; i++) {
-        PyObject *o = r.a[p.src[i]].array;
-        if (!call->slots[i].is_array || !o)
+        PyObject *o = call->slots[i].is_array && p.src[i] >= 0 ? r.a[p.src[i]].array : NULL;
+        if (!o)
             continue;
         if (call->slots[i].is_const ? bt_cudapy_devarray_read(o, ours, cfg->stream_obj) < 0
                                     : bt_cudapy_devarray_wrote(o, ours, cfg->stream_obj) < 0)
