@@ -44,6 +44,12 @@ def mock_path_fixture(tmp_path_factory):
     return cuda_mock_path(tmp_path_factory, MOCK_SRC, CC)
 
 
+# Stream handles the tests make up (cuda.Stream(0x4000), a CAI stream 77,
+# protocol objects): the mock runs work on them at once; any other handle it
+# did not make is invalid, as on a real driver.
+FAKE_STREAMS = (77, 0x4000, 0x5000, 0x6000, 0x7000, 2 ** 64 - 1)
+
+
 @pytest.fixture(scope="session", name="mock")
 def mock_fixture(mock_path):
     """The mock, loaded as this process's driver; its ctypes handle."""
@@ -55,7 +61,10 @@ def mock_fixture(mock_path):
         pytest.skip("this process already uses the driver %s; run the test_cuda_*.py files "
                     "on their own"
                     % info["path"])
-    return mock_handle(mock_path)
+    lib = mock_handle(mock_path)
+    for h in FAKE_STREAMS:
+        lib.mock_stream_adopt(h)
+    return lib
 
 
 def mock_handle(path):
@@ -70,6 +79,7 @@ def mock_handle(path):
     lib.mock_ctx_create.restype = ctypes.c_void_p
     lib.mock_ctx_current.restype = ctypes.c_void_p
     lib.mock_ctx_set.argtypes = [ctypes.c_void_p]
+    lib.mock_stream_adopt.argtypes = [ctypes.c_ulonglong]
     return lib
 
 

@@ -37,6 +37,7 @@ typedef struct BtCudaArg {
     const char *via; /* "__cuda_array_interface__", "DLPack", ... */
     PyObject *keep;  /* DLPack capsule, released after the launch */
     PyObject *array; /* borrowed: the DeviceArray, else NULL */
+    int device;      /* the DeviceArray's */
 } BtCudaArg;
 
 enum { BT_CUDA_ARG_SCALAR = 0, BT_CUDA_ARG_DEVICE, BT_CUDA_ARG_HOST };
@@ -52,10 +53,18 @@ BT_HIDDEN int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, cons
                                  PyObject *name, BtCudaArg *a);
 
 /* Records that a launch or copy queued on `stream` writes DeviceArray o:
- * later launches on other streams, copies and consumers wait for it.
- * owner: the stream argument as given (None, an int or a stream object,
- * which o then keeps alive, and with it the CUstream). */
-BT_HIDDEN void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner);
+ * later launches on other streams, copies and consumers wait for it (a
+ * write on the per-thread stream through an event recorded now, in this
+ * thread). owner: the stream argument as given (None, an int or a stream
+ * object, which o then keeps alive, and with it the CUstream). 0, or -1
+ * with an exception set. */
+BT_HIDDEN int bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner);
+/* Records that a launch or copy queued on `stream` reads DeviceArray o:
+ * a later write on another stream waits for it. 0, or -1 with an exception. */
+BT_HIDDEN int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner);
+/* bt_cudapy_devarray_wait (bt_cudapy_array.h) for any object: 0 for what
+ * is not a DeviceArray. */
+BT_HIDDEN int bt_cudapy_wait_for(PyObject *o, uint64_t waiter, int write, BtDiag *e);
 
 /* ValueError "who[grid, block]: ..." (launch: a launch's configuration) or
  * "who(): ..."; fmt is PyUnicode_FromFormat's. Always -1. */
@@ -91,11 +100,12 @@ BT_HIDDEN extern PyType_Spec bt_cudapy_launch_spec;
  * were found, with calls[i] prepared (slots only) for ovs[i] and kernels[i]
  * its CUkernel / CUfunction. The kernel takes over `arena`, which holds
  * calls and kernels; owner (the CudaModule) keeps the module loaded; info
- * is its Library's LibraryInfo (or NULL); module_device is the device of a
- * context-bound module, else -1. */
+ * is its Library's LibraryInfo (or NULL); m is the loaded module (owner's),
+ * which resolves each kernel's CUfunction per context at its first launch
+ * there. */
 BT_HIDDEN PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs,
                                          BtCall *calls, void **kernels, int n, BtArena *arena,
                                          PyObject *owner, PyObject *modname, PyObject *info,
-                                         int module_device);
+                                         BtCudaModule *m);
 
 #endif

@@ -5,10 +5,16 @@
 static void devarray_dealloc(BtDeviceArray *a)
 {
     PyTypeObject *tp = Py_TYPE(a);
+    int i;
     /* cuMemFree waits for the device's work on the memory */
     Py_BEGIN_ALLOW_THREADS
     bt_cuda_free(a->device, a->ptr);
     Py_END_ALLOW_THREADS
+    bt_cuda_event_destroy(a->event);
+    for (i = 0; i < BT_CUDA_MAX_READERS; i++) {
+        bt_cuda_event_destroy(a->readers[i].event);
+        Py_CLEAR(a->readers[i].owner);
+    }
     Py_CLEAR(a->stream_owner);
     Py_CLEAR(a->shape);
     Py_CLEAR(a->dtype);

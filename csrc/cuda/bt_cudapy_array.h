@@ -37,6 +37,21 @@ typedef struct BtDLManagedTensor {
 } BtDLManagedTensor;
 enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
 
+/* A pending read of an array, queued by bindthem (a launch that takes it
+ * const, an async copy_to_host) on `stream`: a later write on another
+ * stream waits for it. event: recorded after a read on the per-thread
+ * stream (whose handle means another stream in each thread), else NULL. */
+typedef struct BtCudaReader {
+    uint64_t stream;
+    void *event;
+    unsigned long thread; /* the reading thread, for the per-thread stream */
+    PyObject *owner;      /* the stream object, kept alive while it may be waited on */
+} BtCudaReader;
+
+/* Readers remembered per array; a read on one more stream makes that stream
+ * wait for the oldest reader, which it then replaces (waiting on it waits for both). */
+#define BT_CUDA_MAX_READERS 4
+
 typedef struct BtDeviceArray {
     PyObject_HEAD
     uint64_t ptr;
@@ -48,6 +63,14 @@ typedef struct BtDeviceArray {
     PyArray_Descr *dtype;
     uint64_t stream; /* the stream of the last write (a launch, async copy, zeros), 0: none */
     PyObject *stream_owner; /* the object that gave `stream` (it keeps the CUstream alive) */
+    /* a last write on the per-thread stream (2) is marked by this event,
+     * recorded after it in the writing thread (`writer`): other threads wait
+     * for the event, never for a raw 2, which names their own stream */
+    void *event;
+    int has_event;
+    unsigned long writer;
+    int n_readers; /* pending reads since the last write */
+    BtCudaReader readers[BT_CUDA_MAX_READERS];
 } BtDeviceArray;
 
 /* bt_cudapy_memory.c. New reference: an uninitialized device array (dtype is stolen). shape is
@@ -62,6 +85,12 @@ BT_HIDDEN PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray
 BT_HIDDEN PyObject *bt_cudapy_devarray_cai(BtDeviceArray *a, void *c);
 BT_HIDDEN PyObject *bt_cudapy_devarray_dlpack(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
 BT_HIDDEN PyObject *bt_cudapy_devarray_dlpack_device(BtDeviceArray *a, PyObject *unused);
+
+/* Makes `waiter` (a stream of the array's device; the array's context is
+ * made current meanwhile) wait for a's last write (its event, else its
+ * stream) and, for a write (`write` set), for its pending reads. 0, or -1
+ * with e set. */
+BT_HIDDEN int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e);
 
 /* DeviceArray.copy_to_host(*, stream, out) (bt_cudapy_memory.c): new reference. */
 BT_HIDDEN PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args,

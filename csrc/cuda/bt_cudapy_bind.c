@@ -101,12 +101,18 @@ static void *cuda_resolve(void *ctx, const char *symbol, int *missing)
     void *kernel;
 
     bt_diag_init(&e);
+    /* lazy loading may run the module's JIT here: without the GIL */
+    Py_BEGIN_ALLOW_THREADS
     kernel = bt_cuda_module_kernel(b->handle->m, symbol, missing, &e);
+    Py_END_ALLOW_THREADS
     if (!kernel && *missing) {
         bt_arena_init(&arena);
         renamed = rdc_static_name(b, symbol, &arena);
-        if (renamed)
+        if (renamed) {
+            Py_BEGIN_ALLOW_THREADS
             kernel = bt_cuda_module_kernel(b->handle->m, renamed, missing, &e);
+            Py_END_ALLOW_THREADS
+        }
         bt_arena_free(&arena);
     }
     if (!kernel && !*missing)
@@ -148,8 +154,7 @@ static PyObject *cuda_make(void *ctx, const BtFunc *f, BtCall *calls, void **ker
     CudaBind *b = ctx;
 
     return bt_cudapy_kernel_new(b->st, f, f->ovs, calls, kernels, f->n_ovs, arena,
-                                (PyObject *)b->handle, b->modname, b->info,
-                                bt_cuda_module_device(b->handle->m));
+                                (PyObject *)b->handle, b->modname, b->info, b->handle->m);
 }
 
 static const BtBackend cuda_backend = {

@@ -4,6 +4,7 @@
 typedef struct CudaEvent {
     PyObject_HEAD
     void *ev;     /* CUevent */
+    void *ctx;    /* the context ev was made in */
     int timing;   /* created without CU_EVENT_DISABLE_TIMING */
     int recorded; /* record() was called */
 } CudaEvent;
@@ -23,7 +24,8 @@ static PyObject *event_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
         return NULL;
     self->timing = timing;
     bt_diag_init(&e);
-    if (bt_cuda_event_create(timing, &self->ev, &e) < 0) {
+    if (bt_cuda_event_create(timing, &self->ev, &e) < 0 ||
+        bt_cuda_current_ctx(&self->ctx, &e) < 0) {
         Py_DECREF(self);
         return bt_raise_diag(st, &e);
     }
@@ -55,9 +57,23 @@ static PyObject *event_record(CudaEvent *self, PyObject *args, PyObject *kwargs)
     uint64_t stream;
     BtDiag e;
 
+    void *ctx, *ev;
+
     if (stream_param(args, kwargs, "|O:record", "Event.record", &stream) < 0)
         return NULL;
     bt_diag_init(&e);
+    /* an event is recorded only on a stream of its own context: one on
+     * another device's stream is made anew there (a record replaces the
+     * previous one; waits already queued on the old event stay valid) */
+    if (bt_cuda_stream_ctx(stream, &ctx, &e) < 0)
+        return bt_raise_diag(bt_state_from_type(Py_TYPE(self)), &e);
+    if (ctx != self->ctx) {
+        if (bt_cuda_event_create_in(ctx, self->timing, &ev, &e) < 0)
+            return bt_raise_diag(bt_state_from_type(Py_TYPE(self)), &e);
+        bt_cuda_event_destroy(self->ev);
+        self->ev = ev;
+        self->ctx = ctx;
+    }
     if (bt_cuda_event_record(self->ev, stream, &e) < 0)
         return bt_raise_diag(bt_state_from_type(Py_TYPE(self)), &e);
     self->recorded = 1;
@@ -162,7 +178,8 @@ static PyType_Slot event_slots[] = {
     {Py_tp_methods, event_methods},
     {Py_tp_getset, event_getset},
     {Py_tp_doc, "Event(*, timing=True)\n--\n\nA CUDA event, in the current context (device 0's "
-                "primary one when none is current): record it on a stream, wait for it, time "
+                "primary one when none is current), moved to a stream's context when recorded "
+                "on a stream of another one: record it on a stream, wait for it, time "
                 "the work between two of them."},
     {0, NULL},
 };

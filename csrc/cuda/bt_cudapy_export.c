@@ -2,16 +2,31 @@
 
 #include "bt_cudapy_array.h"
 
+#include "pythread.h"
+
 PyObject *bt_cudapy_devarray_cai(BtDeviceArray *a, void *c)
 {
-    PyObject *typestr = PyObject_GetAttrString((PyObject *)a->dtype, "str"), *r;
+    PyObject *typestr, *r;
+    uint64_t stream = a->stream;
+    BtDiag e;
+
+    /* a write on the per-thread stream, read in another thread: the handle 2
+     * would name the reader's own stream there, so the legacy stream is made
+     * to wait for the write's event and is exported instead */
+    if (a->has_event && a->writer != PyThread_get_thread_ident()) {
+        bt_diag_init(&e);
+        if (bt_cuda_wait_in(a->device, BT_CUDA_STREAM_LEGACY, 0, a->event, &e) < 0)
+            return bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
+        stream = BT_CUDA_STREAM_LEGACY;
+    }
+    typestr = PyObject_GetAttrString((PyObject *)a->dtype, "str");
     if (!typestr)
         return NULL;
     /* the stream of the last write: a consumer orders its work after it */
-    if (a->stream)
+    if (stream)
         r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:K}", "shape", a->shape, "typestr", typestr,
                           "data", (unsigned long long)a->ptr, Py_False, "version", 3, "strides",
-                          Py_None, "stream", (unsigned long long)a->stream);
+                          Py_None, "stream", (unsigned long long)stream);
     else
         r = Py_BuildValue("{s:O,s:N,s:(KO),s:i,s:O,s:O}", "shape", a->shape, "typestr", typestr,
                           "data", (unsigned long long)a->ptr, Py_False, "version", 3, "strides",
@@ -103,7 +118,9 @@ PyObject *bt_cudapy_devarray_dlpack(BtDeviceArray *a, PyObject *args, PyObject *
         }
     }
     bt_diag_init(&e);
-    if (wait && a->stream && bt_cuda_stream_wait(s, a->stream, &e) < 0)
+    /* in the array's context (its device's, whichever is current), through
+     * the write's event for the per-thread stream */
+    if (wait && bt_cudapy_devarray_wait(a, s, 0, &e) < 0)
         return bt_raise_diag(st, &e);
     x = PyMem_RawCalloc(1, sizeof *x);
     if (!x)

@@ -134,6 +134,10 @@ typedef struct CudaKernel {
         void **kernels;  /* CUkernel / CUfunction per overload */
     unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
     int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
+    /* per overload and device: the CUfunction launched (cuKernelGetFunction)
+     * and the context it belongs to, resolved once per (kernel, context) */
+    void **funcs, **func_ctx;
+    BtCudaModule *cmod; /* the loaded module (owner keeps it), which resolves them */
 } CudaKernel;
 
 typedef struct CudaLaunch {
@@ -257,7 +261,17 @@ static int check_device(BtState *st, const CudaKernel *k, PyObject *name, const 
     if (a->n == 0 && a->ptr == 0)
         return 0;
     bt_diag_init(&e);
-    if (bt_cuda_pointer_info(a->ptr, &info, &e) < 0) {
+    if (a->array) {
+        /* bindthem's own DeviceArray: device memory of its device's primary
+         * context, known without asking the driver */
+        memset(&info, 0, sizeof info);
+        info.memtype = 2;
+        info.device = a->device;
+        if (bt_cuda_primary_ctx(a->device, &info.ctx, &e) < 0) {
+            bt_raise_diag(st, &e);
+            return -1;
+        }
+    } else if (bt_cuda_pointer_info(a->ptr, &info, &e) < 0) {
         bt_raise_diag(st, &e);
         return -1;
     }
@@ -357,6 +371,10 @@ static void raise_launch(BtState *st, const CudaKernel *k, int ov, const LaunchC
     char label[1024];
     size_t n;
 
+    if (bt_cuda_is_sticky(e->code)) { /* an earlier kernel's fault: this launch is innocent */
+        bt_raise_diag(st, e);
+        return;
+    }
     launch_label(k, ov, c, label, sizeof label);
     n = strlen(label) + 2; /* "label: message", the message's tail cut if need be */
     memmove(e->message + n, e->message, sizeof e->message - n);
@@ -427,6 +445,33 @@ static int device_arg(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
                         &ar->ctx, &ar->dev_name);
 }
 
+/* The CUfunction of overload ov in the current context ctx (on device
+ * dev), resolved once per (kernel, context): cuKernelGetFunction loads the
+ * kernel into the context and may run a JIT deferred by lazy loading, so it
+ * runs without the GIL. NULL with an exception set. */
+static void *function_in(CudaKernel *k, int ov, int dev, void *ctx, const LaunchConfig *c)
+{
+    size_t i = (size_t)ov * BT_CUDA_MAX_DEVICES + (size_t)dev;
+    void *f = NULL, *kernel = k->kernels[ov];
+    const char *name = k->d.cname;
+    BtDiag e;
+    int rc;
+
+    if (k->funcs[i] && k->func_ctx[i] == ctx)
+        return k->funcs[i];
+    bt_diag_init(&e);
+    Py_BEGIN_ALLOW_THREADS
+    rc = bt_cuda_kernel_function(k->cmod, kernel, name, &f, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        raise_launch(bt_state_from_type(Py_TYPE(k)), k, ov, c, &e);
+        return NULL;
+    }
+    k->funcs[i] = f;
+    k->func_ctx[i] = ctx;
+    return f;
+}
+
 /* Binds, checks, marshals and queues a launch of k with cfg; given: the
  * items a Launch's brackets fixed (0 for kernel(..., grid=, block=)). */
 static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -447,7 +492,7 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     Py_ssize_t total = 0;
     BtDiag e;
     int i, dev, at = 0, entered = 0;
-    void *ctx, *prev = NULL;
+    void *ctx, *prev = NULL, *func;
     uint64_t ours;
 
     r.st = bt_state_from_type(Py_TYPE(k));
@@ -489,22 +534,36 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     entered = 1;
     if (allow_shared(r.st, k, p.ov, dev, cfg) < 0)
         goto done;
+    if (!(func = function_in(k, p.ov, dev, ctx, cfg)))
+        goto done;
     /* the launch's stream waits for each array's producer: a CAI v3
-     * stream, a DeviceArray's last write (DLPack producers did it) */
-    for (i = 0; i < BT_MAX_PARAMS; i++) {
-        if (r.read[i] && r.a[i].has_stream && bt_cuda_stream_wait(ours, r.a[i].stream, &e) < 0) {
+     * stream; a DeviceArray's last write (its event for the per-thread
+     * stream) and, when the launch writes it, its pending reads on other
+     * streams (DLPack producers did it) */
+    for (i = 0; i < call->n_py; i++) {
+        const BtCudaArg *a;
+        int writes = !call->slots[i].is_const;
+        if (!call->slots[i].is_array || p.src[i] < 0) /* (< 0: a scalar's default) */
+            continue;
+        a = &r.a[p.src[i]];
+        if (a->array ? bt_cudapy_wait_for(a->array, ours, writes, &e) < 0
+                     : a->has_stream && bt_cuda_stream_wait(ours, a->stream, &e) < 0) {
             bt_raise_diag(r.st, &e);
             goto done;
         }
     }
-    if (bt_cuda_launch(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
-                       &e) < 0) {
+    if (bt_cuda_launch(func, cfg->grid, cfg->block, cfg->shared, cfg->stream, params, &e) < 0) {
         raise_launch(r.st, k, p.ov, cfg, &e);
         goto done;
     }
-    for (i = 0; i < call->n_py; i++)
-        if (call->slots[i].is_array && !call->slots[i].is_const && r.a[p.src[i]].array)
-            bt_cudapy_devarray_wrote(r.a[p.src[i]].array, ours, cfg->stream_obj);
+    for (i = 0; i < call->n_py; i++) {
+        PyObject *o = call->slots[i].is_array && p.src[i] >= 0 ? r.a[p.src[i]].array : NULL;
+        if (!o)
+            continue;
+        if (call->slots[i].is_const ? bt_cudapy_devarray_read(o, ours, cfg->stream_obj) < 0
+                                    : bt_cudapy_devarray_wrote(o, ours, cfg->stream_obj) < 0)
+            goto done;
+    }
     res = Py_NewRef(Py_None);
 done:
     if (entered)
@@ -716,9 +775,10 @@ static PyObject *text_signature(PyObject *params)
 
 PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *ovs, BtCall *calls,
                                void **kernels, int n, BtArena *arena, PyObject *owner,
-                               PyObject *modname, PyObject *info, int module_device)
+                               PyObject *modname, PyObject *info, BtCudaModule *m)
 {
     size_t shared = sizeof(unsigned) * BT_CUDA_MAX_DEVICES * (size_t)n;
+    size_t funcs = sizeof(void *) * BT_CUDA_MAX_DEVICES * (size_t)n;
     CudaKernel *k;
 
     k = (CudaKernel *)bt_callable_new(st, st->CudaKernelType, kernel_vectorcall, f, ovs, calls, n,
@@ -726,13 +786,18 @@ PyObject *bt_cudapy_kernel_new(BtState *st, const BtFunc *f, const BtOverload *o
     if (!k)
         return NULL;
     k->kernels = kernels;
-    k->module_device = module_device;
+    k->cmod = m;
+    k->module_device = bt_cuda_module_device(m);
     k->shared_ok = bt_arena_alloc(&k->arena, shared);
-    if (!k->shared_ok) {
+    k->funcs = bt_arena_alloc(&k->arena, funcs);
+    k->func_ctx = bt_arena_alloc(&k->arena, funcs);
+    if (!k->shared_ok || !k->funcs || !k->func_ctx) {
         PyErr_NoMemory();
         goto error;
     }
     memset(k->shared_ok, 0, shared);
+    memset(k->funcs, 0, funcs);
+    memset(k->func_ctx, 0, funcs);
     Py_SETREF(k->text_sig, text_signature(k->d.text_sig));
     if (!k->text_sig)
         goto error;

@@ -2,6 +2,10 @@
 
 #include "bt_cudapy_array.h"
 
+#include "pythread.h"
+
+#include <string.h>
+
 PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
 {
     BtDeviceArray *a = NULL;
@@ -45,6 +49,11 @@ PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dt
     a->ptr = 0;
     a->stream = 0;
     a->stream_owner = NULL;
+    a->event = NULL;
+    a->has_event = 0;
+    a->writer = 0;
+    a->n_readers = 0;
+    memset(a->readers, 0, sizeof a->readers);
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
@@ -62,16 +71,113 @@ error:
     return NULL;
 }
 
-void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
+/* A stream object (bindthem's, CuPy's, PyTorch's) destroys its CUstream
+ * when it goes: held while an array may still be waited on for it. */
+static PyObject *stream_owner(PyObject *owner)
+{
+    return owner && owner != Py_None && !PyLong_Check(owner) ? Py_NewRef(owner) : NULL;
+}
+
+/* The pending reads are waited for (or done): forgotten, events kept. */
+static void forget_readers(BtDeviceArray *a)
+{
+    int i;
+
+    for (i = 0; i < a->n_readers; i++) {
+        a->readers[i].stream = 0;
+        Py_CLEAR(a->readers[i].owner);
+    }
+    a->n_readers = 0;
+}
+
+int bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
 {
     BtDeviceArray *a = (BtDeviceArray *)o;
     PyObject *old = a->stream_owner;
+    BtDiag e;
 
     a->stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
-    /* a stream object (bindthem's, CuPy's, PyTorch's) destroys its CUstream
-     * when it goes: held while the array may still be waited on */
-    a->stream_owner = owner && owner != Py_None && !PyLong_Check(owner) ? Py_NewRef(owner) : NULL;
+    a->stream_owner = stream_owner(owner);
     Py_XDECREF(old);
+    forget_readers(a); /* the write waited for them */
+    a->has_event = 0;
+    if (stream != BT_CUDA_STREAM_PER_THREAD)
+        return 0;
+    bt_diag_init(&e);
+    if (bt_cuda_record_in(a->device, &a->event, stream, &e) < 0) {
+        a->stream = 0; /* nothing to wait on that means the same in every thread */
+        bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
+        return -1;
+    }
+    a->has_event = 1;
+    a->writer = PyThread_get_thread_ident();
+    return 0;
+}
+
+int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
+{
+    BtDeviceArray *a = (BtDeviceArray *)o;
+    BtCudaReader *r = NULL;
+    unsigned long me = PyThread_get_thread_ident();
+    int i, ptds;
+    BtDiag e;
+
+    stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
+    ptds = stream == BT_CUDA_STREAM_PER_THREAD;
+    for (i = 0; i < a->n_readers && !r; i++)
+        if (a->readers[i].stream == stream && (!ptds || a->readers[i].thread == me))
+            r = &a->readers[i];
+    bt_diag_init(&e);
+    if (!r && a->n_readers == BT_CUDA_MAX_READERS) {
+        /* this stream waits for the oldest reader and stands for both */
+        if (bt_cuda_wait_in(a->device, stream, a->readers[0].stream, a->readers[0].event, &e) < 0)
+            goto error;
+        r = &a->readers[0];
+        Py_CLEAR(r->owner);
+    } else if (!r) {
+        r = &a->readers[a->n_readers++];
+    } else if (!ptds) {
+        return 0; /* a later wait on the stream waits for this read too */
+    }
+    r->stream = stream;
+    r->thread = me;
+    if (!r->owner)
+        r->owner = stream_owner(owner);
+    if (ptds && bt_cuda_record_in(a->device, &r->event, stream, &e) < 0)
+        goto error;
+    return 0;
+error:
+    bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
+    return -1;
+}
+
+int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
+{
+    int i;
+
+    waiter = waiter ? waiter : BT_CUDA_STREAM_LEGACY;
+    /* (a write on the launch's own stream is ordered already) */
+    if (a->stream && (a->stream != waiter || a->has_event) &&
+        bt_cuda_wait_in(a->device, waiter, a->stream, a->has_event ? a->event : NULL, e) < 0)
+        return -1;
+    for (i = 0; write && i < a->n_readers; i++) {
+        const BtCudaReader *r = &a->readers[i];
+        /* a read on the per-thread stream is waited for through its event */
+        if ((r->stream != waiter || r->stream == BT_CUDA_STREAM_PER_THREAD) &&
+            bt_cuda_wait_in(a->device, waiter, r->stream,
+                            r->stream == BT_CUDA_STREAM_PER_THREAD ? r->event : NULL, e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int bt_cudapy_wait_for(PyObject *o, uint64_t waiter, int write, BtDiag *e)
+{
+    BtState *st = bt_state_from_type(Py_TYPE(o));
+
+    if (Py_TYPE(o) != st->DeviceArrayType)
+        return 0;
+    return bt_cudapy_devarray_wait((BtDeviceArray *)o, waiter, write, e);
 }
 
 /* Copies a's bytes into host memory dst (len a->nbytes). stream: the
@@ -80,7 +186,7 @@ void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
  * `async`. The GIL is released while it waits. */
 static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, int async)
 {
-    uint64_t s = a->stream, after = 0;
+    uint64_t s = a->stream;
     BtDiag e;
     int rc;
 
@@ -88,12 +194,16 @@ static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, 
     if (stream && stream != Py_None) {
         if (bt_cudapy_stream_arg(stream, "copy_to_host", 0, &s) < 0)
             return -1;
-        after = a->stream;
     } else {
         async = 0;
     }
+    /* after the last write: its event (per-thread stream) or its stream */
+    if (bt_cudapy_devarray_wait(a, s, 0, &e) < 0) {
+        bt_raise_diag(st, &e);
+        return -1;
+    }
     Py_BEGIN_ALLOW_THREADS
-    rc = bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, dst, a->nbytes, s, after, !async, &e);
+    rc = bt_cuda_copy(a->device, BT_CUDA_DTOH, a->ptr, dst, a->nbytes, s, 0, !async, &e);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         bt_raise_diag(st, &e);
@@ -101,9 +211,11 @@ static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, 
     }
     if (!async) { /* the last write is done: nothing left to wait for */
         a->stream = 0;
+        a->has_event = 0;
         Py_CLEAR(a->stream_owner);
+        return 0;
     }
-    return 0;
+    return bt_cudapy_devarray_read((PyObject *)a, s, stream);
 }
 
 PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
@@ -237,8 +349,8 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
     if (rc < 0) {
         Py_CLEAR(out);
         bt_raise_diag(st, &e);
-    } else if (streamo != Py_None) {
-        bt_cudapy_devarray_wrote(out, stream, streamo);
+    } else if (streamo != Py_None && bt_cudapy_devarray_wrote(out, stream, streamo) < 0) {
+        Py_CLEAR(out);
     }
 done:
     Py_XDECREF(arr);
@@ -299,8 +411,8 @@ static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, 
         if (bt_cuda_memset(dev, a->ptr, a->nbytes, stream, &e) < 0) {
             Py_CLEAR(out);
             bt_raise_diag(st, &e);
-        } else {
-            bt_cudapy_devarray_wrote(out, stream, streamo);
+        } else if (bt_cudapy_devarray_wrote(out, stream, streamo) < 0) {
+            Py_CLEAR(out);
         }
     }
 done:

@@ -10,6 +10,7 @@
 #include "bt_cuda.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,8 @@ typedef BtCUresult (*PFN_cuKernelGetAttribute_v12000)(int *, BtCUfunction_attrib
                                                       BtCUdevice);
 typedef BtCUresult (*PFN_cuKernelSetAttribute_v12000)(BtCUfunction_attribute, int, BtCUkernel,
                                                       BtCUdevice);
+typedef BtCUresult (*PFN_cuKernelGetFunction_v12000)(BtCUfunction *, BtCUkernel);
+typedef BtCUresult (*PFN_cuStreamGetCtx_v9020)(BtCUstream, BtCUcontext *);
 
 typedef struct Driver {
     void *dl;
@@ -179,10 +182,19 @@ typedef struct Driver {
     PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute;
     PFN_cuKernelGetAttribute_v12000 cuKernelGetAttribute;
     PFN_cuKernelSetAttribute_v12000 cuKernelSetAttribute;
+    PFN_cuKernelGetFunction_v12000 cuKernelGetFunction;
+    PFN_cuStreamGetCtx_v9020 cuStreamGetCtx;
     BtCUcontext primary[BT_CUDA_MAX_DEVICES];
+    int forked;          /* this is a child of fork() after init: no call may be made */
+    BtCUresult sticky;   /* the first sticky error seen: the context is unusable */
+    char sticky_at[256]; /* the call that first reported it */
 } Driver;
 
 static Driver drv;
+
+/* Whether driver calls may be made: initialized, and not in a child of
+ * fork() (which must not free what its parent allocated). */
+#define LIVE() (drv.ready && !drv.forked)
 
 typedef struct EntryPoint {
     const char *name;
@@ -247,6 +259,8 @@ static const EntryPoint entry_points[] = {
     EP(cuFuncSetAttribute, 9000, 0),
     EP(cuKernelGetAttribute, 12000, 1),
     EP(cuKernelSetAttribute, 12000, 1),
+    EP(cuKernelGetFunction, 12000, 1),
+    EP(cuStreamGetCtx, 9020, 0),
 };
 #undef EP
 
@@ -260,6 +274,10 @@ struct BtCudaModule {
     BtCUmodule mod;  /* cuModuleLoadDataEx, in device's primary context */
     int device;
     char *image; /* our NUL-terminated copy, alive as long as the module */
+    /* the PTX JIT's log buffer, given at load time and alive as long as the
+     * module: with lazy loading (CUDA_MODULE_LOADING=LAZY, the default since
+     * 12.2) the JIT may run later, at cuLibraryGetKernel or the first launch */
+    char log[4096];
 };
 
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" */
@@ -279,6 +297,44 @@ static void describe(BtCUresult r, char *buf, size_t size)
         snprintf(buf, size, "CUresult %d", r);
 }
 
+int bt_cuda_is_sticky(int code)
+{
+    /* ILLEGAL_ADDRESS, LAUNCH_TIMEOUT, ASSERT, HARDWARE_STACK_ERROR,
+     * ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS, INVALID_ADDRESS_SPACE,
+     * INVALID_PC, LAUNCH_FAILED: a kernel faulted, and the driver says so to
+     * every later call in the context (cuda.h: "the context cannot be used") */
+    return code == 700 || code == 702 || code == 710 || (code >= 714 && code <= 719);
+}
+
+/* The remembered sticky error, reported for `what` (the call that met it,
+ * not its cause). Always -1. */
+static int sticky_fail(BtDiag *e, const char *what)
+{
+    char why[512];
+
+    describe(drv.sticky, why, sizeof why);
+    return bt_diag_fail(e, BT_DIAG_CUDA, drv.sticky,
+                        "an earlier kernel faulted: %s (a sticky error, first reported by %s); "
+                        "the CUDA context is unusable until the process restarts: %s was "
+                        "refused, and every later CUDA call will be (find the faulting kernel "
+                        "with compute-sanitizer, or CUDA_LAUNCH_BLOCKING=1)",
+                        why, drv.sticky_at, what);
+}
+
+/* A child of fork() made after bt_cuda_init: it shares no CUDA state with
+ * its parent, so nothing may be called (nor freed). Always -1. */
+static int fork_fail(BtDiag *e)
+{
+    return bt_diag_fail(e, BT_DIAG_CUDA, 0,
+                        "CUDA was initialized before this process was forked: a child of "
+                        "fork() cannot use its parent's CUDA driver state (its memory, "
+                        "streams, modules); use CUDA in the child only after a fresh start: "
+                        "multiprocessing.get_context('spawn') or 'forkserver', or "
+                        "concurrent.futures with mp_context=that context");
+}
+
+static void forked_child(void) { drv.forked = 1; }
+
 /* Records a failed driver call: "cuMemAlloc(64 bytes): CUDA_ERROR_..." */
 static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...) BT_PRINTF(3, 4);
 
@@ -291,6 +347,13 @@ static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     describe(r, why, sizeof why);
+    if (bt_cuda_is_sticky(r)) {
+        if (!drv.sticky) {
+            drv.sticky = r;
+            snprintf(drv.sticky_at, sizeof drv.sticky_at, "%.255s", what);
+        }
+        return sticky_fail(e, what);
+    }
     if (r == CUDA_ERROR_STUB_LIBRARY_)
         return bt_diag_fail(
             e, BT_DIAG_NODRIVER, r,
@@ -362,7 +425,7 @@ int bt_cuda_init(BtDiag *e)
     char have[32];
 
     if (drv.ready)
-        return 0;
+        return drv.forked ? fork_fail(e) : 0;
     if (!path || !*path)
         path = "libcuda.so.1";
     if (!drv.dl) {
@@ -416,6 +479,8 @@ int bt_cuda_init(BtDiag *e)
     /* the library API comes as a set; without one of them, use modules */
     if (!drv.cuLibraryLoadData || !drv.cuLibraryGetKernel || !drv.cuLibraryUnload)
         drv.cuLibraryLoadData = NULL;
+    if (pthread_atfork(NULL, NULL, forked_child) != 0)
+        return bt_diag_fail(e, BT_DIAG_NOMEM, 0, "pthread_atfork: out of memory");
     drv.ready = 1;
     return 0;
 }
@@ -503,6 +568,8 @@ int bt_cuda_enter(void *ctx, void **prev, BtDiag *e)
     BtCUresult r;
 
     *prev = NULL;
+    if (drv.forked)
+        return fork_fail(e);
     r = drv.cuCtxGetCurrent(&cur);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuCtxGetCurrent");
@@ -589,7 +656,7 @@ void bt_cuda_free(int dev, uint64_t ptr)
     BtDiag e;
 
     bt_diag_init(&e);
-    if (!drv.ready || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES || !(ctx = drv.primary[dev]))
+    if (!LIVE() || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES || !(ctx = drv.primary[dev]))
         return;
     if (bt_cuda_enter(ctx, &prev, &e) < 0)
         return;
@@ -672,7 +739,6 @@ int bt_cuda_pointer_info(uint64_t ptr, BtCudaPtrInfo *out, BtDiag *e)
 BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag *e)
 {
     BtCudaModule *m = NULL;
-    char log[4096];
     BtCUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER_, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES_};
     void *vals[2];
     BtCUresult r;
@@ -689,9 +755,8 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag
     }
     memcpy(m->image, image, len);
     m->image[len] = '\0'; /* PTX is text the driver reads up to a NUL */
-    log[0] = '\0';
-    vals[0] = log;
-    vals[1] = (void *)(uintptr_t)sizeof log;
+    vals[0] = m->log;
+    vals[1] = (void *)(uintptr_t)sizeof m->log;
     if (drv.cuLibraryLoadData) {
         m->device = -1;
         r = drv.cuLibraryLoadData(&m->lib, m->image, opts, vals, 2, NULL, NULL, 0);
@@ -704,10 +769,11 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag
         bt_cuda_leave(ctx, prev);
     }
     if (r != CUDA_SUCCESS_) {
-        log[sizeof log - 1] = '\0';
-        if (log[0])
+        m->log[sizeof m->log - 1] = '\0';
+        if (m->log[0])
             bt_diag_fail(e, BT_DIAG_CUDA, r, "%s failed (PTX JIT log follows):\n%s",
-                         drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx", log);
+                         drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx",
+                         m->log);
         else
             cu_fail(e, r, "%s", drv.cuLibraryLoadData ? "cuLibraryLoadData" : "cuModuleLoadDataEx");
         goto error;
@@ -723,9 +789,9 @@ void bt_cuda_module_unload(BtCudaModule *m)
 {
     if (!m)
         return;
-    if (drv.ready && m->lib)
+    if (LIVE() && m->lib)
         drv.cuLibraryUnload(m->lib);
-    if (drv.ready && m->mod)
+    if (LIVE() && m->mod)
         drv.cuModuleUnload(m->mod);
     free(m->image);
     free(m);
@@ -733,16 +799,43 @@ void bt_cuda_module_unload(BtCudaModule *m)
 
 int bt_cuda_module_device(const BtCudaModule *m) { return m->lib ? -1 : m->device; }
 
+/* A call that met a JIT deferred by lazy loading: its log, written into the
+ * module's buffer since the load, said with the error (a "not found"
+ * included). 1 when it was (e set), else 0. */
+static int deferred_jit(BtCudaModule *m, BtCUresult r, const char *call, const char *name,
+                        BtDiag *e)
+{
+    char why[512];
+
+    m->log[sizeof m->log - 1] = '\0';
+    if (!m->log[0])
+        return 0;
+    describe(r, why, sizeof why);
+    bt_diag_fail(e, BT_DIAG_CUDA, r,
+                 "%s(\"%s\") failed: %s; the PTX JIT ran late (lazy loading: "
+                 "CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) and failed; its log "
+                 "follows:\n%s",
+                 call, name, why, m->log);
+    return 1;
+}
+
 void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtDiag *e)
 {
     void *k = NULL;
     BtCUresult r;
 
     *missing = 0;
+    if (drv.forked) {
+        fork_fail(e);
+        return NULL;
+    }
     if (m->lib)
         r = drv.cuLibraryGetKernel(&k, m->lib, name);
     else
         r = drv.cuModuleGetFunction(&k, m->mod, name);
+    if (r != CUDA_SUCCESS_ &&
+        deferred_jit(m, r, m->lib ? "cuLibraryGetKernel" : "cuModuleGetFunction", name, e))
+        return NULL;
     if (r == CUDA_ERROR_NOT_FOUND_) {
         *missing = 1;
         return NULL;
@@ -821,11 +914,16 @@ int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset, 
 int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared,
                    uint64_t stream, void **params, BtDiag *e)
 {
-    /* a CUkernel (12.0+) is accepted where a CUfunction is, in the current
-     * context */
-    BtCUresult r = drv.cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1],
-                                      block[2], shared, (BtCUstream)(uintptr_t)stream, params,
-                                      NULL);
+    /* a CUfunction (bt_cuda_kernel_function); a CUkernel (12.0+) is
+     * accepted too, resolved by the driver in the current context */
+    BtCUresult r;
+
+    if (drv.forked)
+        return fork_fail(e);
+    if (drv.sticky) /* no kernel is launched into a context a fault broke */
+        return sticky_fail(e, "cuLaunchKernel");
+    r = drv.cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                           (BtCUstream)(uintptr_t)stream, params, NULL);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuLaunchKernel(grid=(%u, %u, %u), block=(%u, %u, %u), shared=%u)",
                        grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
@@ -864,7 +962,11 @@ int bt_cuda_kernel_shared(void *kernel, int dev, unsigned bytes, unsigned *optin
 
 int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
 {
-    BtCUresult r = drv.cuStreamSynchronize((BtCUstream)(uintptr_t)stream);
+    BtCUresult r;
+
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuStreamSynchronize((BtCUstream)(uintptr_t)stream);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuStreamSynchronize(0x%llx)", (unsigned long long)stream);
     return 0;
@@ -899,13 +1001,17 @@ int bt_cuda_event_create(int timing, void **ev, BtDiag *e)
 
 void bt_cuda_event_destroy(void *ev)
 {
-    if (drv.ready && ev)
+    if (LIVE() && ev)
         drv.cuEventDestroy(ev);
 }
 
 int bt_cuda_event_record(void *ev, uint64_t stream, BtDiag *e)
 {
-    BtCUresult r = drv.cuEventRecord(ev, (BtCUstream)(uintptr_t)stream);
+    BtCUresult r;
+
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuEventRecord(ev, (BtCUstream)(uintptr_t)stream);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuEventRecord(stream 0x%llx)", (unsigned long long)stream);
     return 0;
@@ -913,7 +1019,11 @@ int bt_cuda_event_record(void *ev, uint64_t stream, BtDiag *e)
 
 int bt_cuda_event_sync(void *ev, BtDiag *e)
 {
-    BtCUresult r = drv.cuEventSynchronize(ev);
+    BtCUresult r;
+
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuEventSynchronize(ev);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuEventSynchronize");
     return 0;
@@ -921,8 +1031,12 @@ int bt_cuda_event_sync(void *ev, BtDiag *e)
 
 int bt_cuda_event_query(void *ev, int *done, BtDiag *e)
 {
-    BtCUresult r = drv.cuEventQuery(ev);
+    BtCUresult r;
 
+    *done = 0;
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuEventQuery(ev);
     *done = r == CUDA_SUCCESS_;
     if (r != CUDA_SUCCESS_ && r != CUDA_ERROR_NOT_READY_)
         return cu_fail(e, r, "cuEventQuery");
@@ -940,7 +1054,11 @@ int bt_cuda_event_elapsed(void *start, void *end, float *ms, BtDiag *e)
 
 int bt_cuda_stream_wait_event(uint64_t stream, void *ev, BtDiag *e)
 {
-    BtCUresult r = drv.cuStreamWaitEvent((BtCUstream)(uintptr_t)stream, ev, 0);
+    BtCUresult r;
+
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuStreamWaitEvent((BtCUstream)(uintptr_t)stream, ev, 0);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuStreamWaitEvent(stream 0x%llx)", (unsigned long long)stream);
     return 0;
@@ -983,7 +1101,7 @@ int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e
 
 void bt_cuda_stream_destroy(uint64_t stream)
 {
-    if (drv.ready && stream > BT_CUDA_STREAM_PER_THREAD)
+    if (LIVE() && stream > BT_CUDA_STREAM_PER_THREAD)
         drv.cuStreamDestroy((BtCUstream)(uintptr_t)stream);
 }
 
@@ -1006,6 +1124,85 @@ void bt_cuda_host_free(void *p)
     BtDiag e;
 
     bt_diag_init(&e);
-    if (drv.ready && p && some_ctx(&e) == 0)
+    if (LIVE() && p && some_ctx(&e) == 0)
         drv.cuMemFreeHost(p);
+}
+
+int bt_cuda_kernel_function(BtCudaModule *m, void *kernel, const char *name, void **func, BtDiag *e)
+{
+    BtCUresult r;
+
+    *func = kernel;
+    if (!m->lib || !drv.cuKernelGetFunction) /* a module's kernel is a CUfunction */
+        return 0;
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuKernelGetFunction(func, kernel);
+    if (r != CUDA_SUCCESS_) {
+        *func = NULL;
+        if (!deferred_jit(m, r, "cuKernelGetFunction", name, e))
+            cu_fail(e, r, "cuKernelGetFunction(\"%s\")", name);
+        return -1;
+    }
+    return 0;
+}
+
+int bt_cuda_stream_ctx(uint64_t stream, void **ctx, BtDiag *e)
+{
+    BtCUcontext c = NULL;
+    BtCUresult r;
+
+    *ctx = NULL;
+    if (stream <= BT_CUDA_STREAM_PER_THREAD && some_ctx(e) < 0)
+        return -1;
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuStreamGetCtx((BtCUstream)(uintptr_t)stream, &c);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuStreamGetCtx(0x%llx)", (unsigned long long)stream);
+    *ctx = c;
+    return 0;
+}
+
+int bt_cuda_event_create_in(void *ctx, int timing, void **ev, BtDiag *e)
+{
+    void *prev;
+    BtCUresult r;
+
+    *ev = NULL;
+    if (bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    r = drv.cuEventCreate((BtCUevent *)ev, timing ? 0 : CU_EVENT_DISABLE_TIMING_);
+    bt_cuda_leave(ctx, prev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuEventCreate");
+    return 0;
+}
+
+int bt_cuda_record_in(int dev, void **ev, uint64_t stream, BtDiag *e)
+{
+    void *ctx, *prev;
+    int rc = -1;
+
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0)
+        return -1;
+    if (!*ev && bt_cuda_event_create_in(ctx, 0, ev, e) < 0)
+        return -1;
+    if (bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    rc = bt_cuda_event_record(*ev, stream, e);
+    bt_cuda_leave(ctx, prev);
+    return rc;
+}
+
+int bt_cuda_wait_in(int dev, uint64_t waiter, uint64_t producer, void *ev, BtDiag *e)
+{
+    void *ctx, *prev;
+    int rc;
+
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    rc = ev ? bt_cuda_stream_wait_event(waiter, ev, e) : bt_cuda_stream_wait(waiter, producer, e);
+    bt_cuda_leave(ctx, prev);
+    return rc;
 }

@@ -14,7 +14,11 @@
  * event and context syncs, frees, module loads). CUresult is translated here
  * and nowhere else: functions return 0/-1 (or a pointer/NULL) and fill a
  * BtDiag (BT_DIAG_CUDA with the CUresult as code, BT_DIAG_NODRIVER,
- * BT_DIAG_UNSUPPORTED, BT_DIAG_NOMEM). */
+ * BT_DIAG_UNSUPPORTED, BT_DIAG_NOMEM).
+ *
+ * In a child of fork() made after bt_cuda_init every call fails with a
+ * message saying so (pthread_atfork), and frees make no driver call: the
+ * parent's pointers are not the child's to free. */
 #ifndef BT_CUDA_H
 #define BT_CUDA_H
 
@@ -135,6 +139,31 @@ BT_HIDDEN int bt_cuda_event_sync(void *ev, BtDiag *e);
 BT_HIDDEN int bt_cuda_event_query(void *ev, int *done, BtDiag *e);
 BT_HIDDEN int bt_cuda_event_elapsed(void *start, void *end, float *ms, BtDiag *e);
 BT_HIDDEN int bt_cuda_stream_wait_event(uint64_t stream, void *ev, BtDiag *e);
+
+/* Events of context ctx (made current meanwhile). */
+BT_HIDDEN int bt_cuda_event_create_in(void *ctx, int timing, void **ev, BtDiag *e);
+/* The context a stream belongs to (cuStreamGetCtx; 0, 1 and 2 name the
+ * current context's, dev 0's primary one made current if none is). */
+BT_HIDDEN int bt_cuda_stream_ctx(uint64_t stream, void **ctx, BtDiag *e);
+/* In dev's primary context: records *ev (made there, without timing, when
+ * NULL) on stream: how a write on the per-thread stream (2) is marked, a
+ * handle that means another stream in every other thread. */
+BT_HIDDEN int bt_cuda_record_in(int dev, void **ev, uint64_t stream, BtDiag *e);
+/* In dev's primary context: `waiter` waits for event ev, or (ev NULL) for
+ * the work queued so far on `producer` (bt_cuda_stream_wait). */
+BT_HIDDEN int bt_cuda_wait_in(int dev, uint64_t waiter, uint64_t producer, void *ev, BtDiag *e);
+
+/* The CUfunction to launch CUkernel `kernel` (of m; name for messages) with
+ * in the current context: cuKernelGetFunction, which loads the kernel there
+ * and may run a JIT deferred by lazy loading (call it without the GIL, and
+ * cache the result per context); a cuModuleLoadDataEx kernel is its own. */
+BT_HIDDEN int bt_cuda_kernel_function(BtCudaModule *m, void *kernel, const char *name, void **func,
+                                      BtDiag *e);
+
+/* Whether a CUresult is sticky: a kernel faulted and the context can make no
+ * more calls. The first one is remembered: every later launch is refused
+ * with it (never blamed on the launch), and every message says so. */
+BT_HIDDEN int bt_cuda_is_sticky(int code);
 
 /* cuCtxSynchronize on the current context (dev's primary one made current
  * if none is). */

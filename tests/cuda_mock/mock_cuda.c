@@ -40,6 +40,22 @@
  *   MOCK_CUDA_STATIC_SHARED=0      every kernel's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
  *   MOCK_CUDA_LAUNCH_ERROR=0       a CUresult every cuLaunchKernel returns
  *   MOCK_CUDA_RETAIN_ERROR=0       a CUresult every cuDevicePrimaryCtxRetain returns
+ *   MOCK_CUDA_FAULT_KERNEL=name    a kernel whose name contains this faults when it runs:
+ *                                  its context gets the sticky CUDA_ERROR_ILLEGAL_ADDRESS,
+ *                                  which every later call in that context returns (the
+ *                                  launch itself succeeds: the fault is asynchronous)
+ *   CUDA_MODULE_LOADING=LAZY       as the real driver: a module's JIT runs late, at
+ *                                  cuLibraryGetKernel, which then fails (INVALID_PTX) and
+ *                                  writes the log into the buffer given at load time
+ *
+ * As a real driver: the per-thread stream (2) is each thread's own queue (in
+ * each context), a blocking stream; events and streams belong to the context
+ * current when they were made, and an event recorded on a stream of another
+ * context fails with CUDA_ERROR_INVALID_HANDLE (a wait on one works across
+ * contexts); after fork() every call in the child fails with
+ * CUDA_ERROR_NOT_INITIALIZED and is counted (mock_calls_after_fork).
+ * cuKernelGetFunction makes one CUfunction per kernel and context (counted);
+ * cuPointerGetAttributes calls are counted too.
  *
  * As a real driver does, a launch with more than 48 KiB of dynamic shared
  * memory fails unless CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES was
@@ -53,6 +69,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int CUresult;
 #define OK 0
@@ -67,6 +84,7 @@ typedef int CUresult;
 #define E_NOT_FOUND 500
 #define E_NOT_READY 600
 #define E_ILLEGAL_ADDRESS 700
+#define FUNC_MAGIC 0x46554e43
 
 #define MAXK 32
 #define MAXP 32
@@ -80,6 +98,7 @@ typedef struct Kernel {
     char run[32];
     struct Module *owner;
     int max_dyn_shared[MAXDEV]; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; 0: 48 KiB */
+    struct Func *funcs[MAXDEV * 2]; /* cuKernelGetFunction's, per context */
 } Kernel;
 
 typedef struct Module {
@@ -88,11 +107,22 @@ typedef struct Module {
     int nk;
     Kernel k[MAXK];
     void *ctx; /* cuModuleLoadDataEx: the context it was loaded in */
+    char jit_error[256]; /* lazy loading: the JIT error cuLibraryGetKernel reports */
+    char *log;           /* lazy loading: the log buffer given at load time */
+    size_t log_size;
 } Module;
 
 typedef struct Ctx {
     int device;
+    int sticky; /* a faulted kernel's CUresult: every later call returns it */
 } Ctx;
+
+/* cuKernelGetFunction's CUfunction: a kernel in one context. */
+typedef struct Func {
+    unsigned magic;
+    struct Kernel *k;
+    Ctx *ctx;
+} Func;
 
 static void flush_all(void);
 static void sync_sleep(void);
@@ -112,6 +142,23 @@ static Ctx primaries[MAXDEV];
 static int retained[MAXDEV];
 static __thread Ctx *current;
 static int initialized;
+static long init_pid;
+static int calls_after_fork, ptr_queries, get_functions;
+
+/* A child of fork() cannot use the parent's driver state: every call fails. */
+#define FORK_GUARD()                                                                               \
+    do {                                                                                           \
+        if (init_pid && getpid() != init_pid) {                                                    \
+            calls_after_fork++;                                                                    \
+            return E_NOT_INITIALIZED;                                                              \
+        }                                                                                          \
+    } while (0)
+/* The current context's sticky error, if a kernel of it faulted. */
+#define STICKY()                                                                                   \
+    do {                                                                                           \
+        if (current && current->sticky)                                                            \
+            return current->sticky;                                                                \
+    } while (0)
 static Alloc *allocs;
 static int live_allocs;
 
@@ -168,6 +215,7 @@ CUresult cuInit(unsigned flags)
     if (env_int("MOCK_CUDA_DEVICES", 1) == 0)
         return E_NO_DEVICE;
     initialized = 1;
+    init_pid = getpid();
     return OK;
 }
 
@@ -238,6 +286,7 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 
 CUresult cuCtxGetCurrent(void **ctx)
 {
+    FORK_GUARD();
     *ctx = current;
     return OK;
 }
@@ -256,7 +305,7 @@ CUresult cuCtxGetDevice(int *dev)
     return OK;
 }
 
-static volatile int in_sync;
+static volatile int in_sync, in_jit;
 
 /* A synchronize that takes MOCK_CUDA_SLEEP_MS: long enough for a test to
  * see whether other Python threads run meanwhile (the GIL released). */
@@ -274,15 +323,17 @@ static void sync_sleep(void)
 CUresult cuCtxSynchronize(void)
 {
     char line[64];
+    FORK_GUARD();
     if (!current)
         return E_INVALID_CONTEXT;
+    STICKY();
     snprintf(line, sizeof line, "ctx %d\n", current->device);
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
     flush_all();
     sync_sleep();
-    return OK;
+    return current->sticky; /* a kernel that faulted meanwhile */
 }
 
 static CUresult stream_sync(void *s);
@@ -290,12 +341,16 @@ static CUresult stream_sync(void *s);
 CUresult cuStreamSynchronize(void *s)
 {
     char line[64];
+    FORK_GUARD();
+    STICKY();
     snprintf(line, sizeof line, "stream %llu\n", (unsigned long long)(uintptr_t)s);
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
+    CUresult r;
     sync_sleep();
-    return stream_sync(s);
+    r = stream_sync(s);
+    return r == OK && current ? current->sticky : r; /* a kernel that faulted meanwhile */
 }
 
 static void *track(size_t n, int device, int managed)
@@ -326,8 +381,10 @@ static Alloc *find(uintptr_t p)
 
 CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
 {
+    FORK_GUARD();
     if (!current)
         return E_INVALID_CONTEXT;
+    STICKY();
     *p = (uintptr_t)track(n, current->device, 0);
     return OK;
 }
@@ -335,6 +392,7 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
 CUresult cuMemFree_v2(unsigned long long p)
 {
     Alloc **pp, *a;
+    FORK_GUARD();
     flush_all(); /* as on a device: a free waits for the work queued before it */
     sync_sleep();
     pthread_mutex_lock(&lock);
@@ -376,7 +434,9 @@ CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigned lo
 {
     Alloc *a;
     unsigned i;
+    FORK_GUARD();
     pthread_mutex_lock(&lock);
+    ptr_queries++;
     a = find(ptr);
     pthread_mutex_unlock(&lock);
     for (i = 0; i < n; i++) {
@@ -539,6 +599,16 @@ static CUresult parse_module(Module *m, const char *text, void **jit_vals, int i
         memcpy(line, p, len);
         line[len] = '\0';
         if (strncmp(line, "jit-error ", 10) == 0) {
+            const char *mode = getenv("CUDA_MODULE_LOADING");
+            if (is_library && mode && strcmp(mode, "LAZY") == 0) {
+                /* deferred: cuLibraryGetKernel runs the JIT */
+                snprintf(m->jit_error, sizeof m->jit_error, "%s", line + 10);
+                if (jit_vals) {
+                    m->log = jit_vals[0];
+                    m->log_size = (size_t)(uintptr_t)jit_vals[1];
+                }
+                continue;
+            }
             if (jit_vals && jit_vals[0])
                 snprintf(jit_vals[0], (size_t)(uintptr_t)jit_vals[1], "ptxas fatal   : %s",
                          line + 10);
@@ -621,6 +691,15 @@ CUresult cuModuleUnload(void *mod)
 static CUresult get_kernel(void **k, Module *m, const char *name)
 {
     int i;
+    FORK_GUARD();
+    if (m->jit_error[0]) { /* lazy loading: the JIT runs now, and fails */
+        in_jit = 1;
+        sync_sleep();
+        in_jit = 0;
+        if (m->log)
+            snprintf(m->log, m->log_size, "ptxas fatal   : %s", m->jit_error);
+        return E_INVALID_PTX;
+    }
     for (i = 0; i < m->nk; i++) {
         if (strcmp(m->k[i].name, name) == 0) {
             *k = &m->k[i];
@@ -679,6 +758,7 @@ enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_EVENT };
 
 typedef struct Event {
     unsigned magic;
+    Ctx *ctx; /* the context current at cuEventCreate */
     unsigned flags; /* 2: CU_EVENT_DISABLE_TIMING */
     int recorded, pending, destroyed;
     struct Stream *stream; /* where a pending record waits */
@@ -688,6 +768,7 @@ typedef struct Event {
 
 typedef struct Op {
     int kind;
+    Ctx *ctx; /* launch: the context it was queued in */
     const Kernel *k;
     unsigned long long threads;
     unsigned char *blob; /* launch: parameter bytes; copy: staged source */
@@ -701,6 +782,7 @@ typedef struct Op {
 typedef struct Stream {
     unsigned magic;
     unsigned flags; /* 1: CU_STREAM_NON_BLOCKING */
+    Ctx *ctx;       /* the context current at cuStreamCreate (per-thread: its context) */
     Op *head, *tail;
     struct Stream *next;
 } Stream;
@@ -728,6 +810,11 @@ static void run_op(Op *op)
         }
         run(op->k, ptrs, op->threads);
         clock_ms += 1.0;
+        {
+            const char *fault = getenv("MOCK_CUDA_FAULT_KERNEL");
+            if (fault && *fault && strstr(op->k->name, fault) && op->ctx)
+                op->ctx->sticky = E_ILLEGAL_ADDRESS;
+        }
         break;
     case OP_COPY: memcpy(op->dst, op->blob ? op->blob : op->src, op->n); break;
     case OP_MEMSET: memset(op->dst, 0, op->n); break;
@@ -774,21 +861,69 @@ static void flush_all(void)
     pthread_mutex_unlock(&qlock);
 }
 
-/* The queue of a cuStreamCreate stream; NULL for the legacy (0, 1) and
- * per-thread (2) streams and for handles the mock did not make (the tests'
- * made-up handles), which all run work at once. */
+/* The calling thread's per-thread stream in the current context (made on
+ * first use, a blocking stream); NULL without a current context. */
+static __thread struct {
+    Ctx *ctx;
+    Stream *s;
+} ptds[MAXDEV * 2];
+
+static Stream *per_thread(void)
+{
+    int i;
+    if (!current)
+        return NULL;
+    for (i = 0; i < MAXDEV * 2 && ptds[i].ctx; i++)
+        if (ptds[i].ctx == current)
+            return ptds[i].s;
+    if (i == MAXDEV * 2)
+        return NULL;
+    ptds[i].ctx = current;
+    ptds[i].s = calloc(1, sizeof *ptds[i].s);
+    ptds[i].s->magic = STREAM_MAGIC;
+    ptds[i].s->ctx = current;
+    pthread_mutex_lock(&qlock);
+    ptds[i].s->next = streams;
+    streams = ptds[i].s;
+    pthread_mutex_unlock(&qlock);
+    return ptds[i].s;
+}
+
+/* Handles the tests make up (mock_stream_adopt): work on them runs at once. */
+static uintptr_t adopted[32];
+static int n_adopted;
+
+/* The queue of a stream: a cuStreamCreate stream, or the calling thread's
+ * per-thread stream (2); NULL for the legacy stream (0, 1) and for adopted
+ * handles, which run work at once. Any other handle (never made, or
+ * destroyed) is invalid (*ok = 0), as a real driver says or crashes. */
 static Stream *stream_of(void *h, int *ok)
 {
     uintptr_t v = (uintptr_t)h;
     Stream *s;
+    int i;
     *ok = 1;
+    if (v == 2) {
+        s = per_thread();
+        *ok = s != NULL;
+        return s;
+    }
     if (v <= 2)
         return NULL;
     pthread_mutex_lock(&qlock);
     for (s = streams; s && s != h; s = s->next)
         ;
     pthread_mutex_unlock(&qlock);
+    for (i = 0; !s && i < n_adopted && adopted[i] != v; i++)
+        ;
+    *ok = s || i < n_adopted;
     return s;
+}
+
+void mock_stream_adopt(unsigned long long h)
+{
+    if (n_adopted < 32)
+        adopted[n_adopted++] = (uintptr_t)h;
 }
 
 /* Queues op on stream h, or runs it now (legacy: after the blocking streams). */
@@ -838,8 +973,12 @@ static CUresult stream_sync(void *h)
 CUresult cuStreamCreate(void **h, unsigned flags)
 {
     Stream *s = calloc(1, sizeof *s);
+    FORK_GUARD();
+    if (!current)
+        return E_INVALID_CONTEXT;
     s->magic = STREAM_MAGIC;
     s->flags = flags;
+    s->ctx = current;
     pthread_mutex_lock(&qlock);
     s->next = streams;
     streams = s;
@@ -852,8 +991,9 @@ CUresult cuStreamDestroy_v2(void *h)
 {
     Stream **pp;
     int ok;
-    Stream *s = stream_of(h, &ok);
-    if (!s)
+    Stream *s;
+    FORK_GUARD();
+    if ((uintptr_t)h <= 2 || !(s = stream_of(h, &ok)))
         return E_INVALID_HANDLE;
     (void)ok;
     flush(s);
@@ -863,6 +1003,21 @@ CUresult cuStreamDestroy_v2(void *h)
     *pp = s->next;
     pthread_mutex_unlock(&qlock);
     free(s);
+    return OK;
+}
+
+/* The context of a stream (0, 1, 2: the current one). */
+CUresult cuStreamGetCtx(void *h, void **ctx)
+{
+    int ok;
+    Stream *s;
+    FORK_GUARD();
+    s = stream_of(h, &ok);
+    if (!ok)
+        return E_INVALID_HANDLE;
+    if (!s && !current)
+        return E_INVALID_CONTEXT;
+    *ctx = s ? s->ctx : current;
     return OK;
 }
 
@@ -876,6 +1031,8 @@ static Op *new_op(int kind)
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n, void *h)
 {
     Op *op;
+    FORK_GUARD();
+    STICKY();
     if (!find(dst))
         return E_INVALID_VALUE;
     op = new_op(OP_COPY);
@@ -889,6 +1046,8 @@ CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n,
 CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void *h)
 {
     Op *op;
+    FORK_GUARD();
+    STICKY();
     if (!find(src))
         return E_INVALID_VALUE;
     op = new_op(OP_COPY);
@@ -912,10 +1071,13 @@ CUresult cuMemsetD8Async_v2(unsigned long long dst, unsigned char c, size_t n, v
 CUresult cuEventCreate(void **ev, unsigned flags)
 {
     Event *e;
+    FORK_GUARD();
     if (!current)
         return E_INVALID_CONTEXT;
+    STICKY();
     e = calloc(1, sizeof *e);
     e->magic = EVENT_MAGIC;
+    e->ctx = current;
     e->flags = flags;
     *ev = e;
     return OK;
@@ -926,7 +1088,14 @@ CUresult cuEventRecord(void *ev, void *h)
     Event *e = ev;
     Op *op;
     int ok;
+    Stream *s;
+    FORK_GUARD();
     if (!e || e->magic != EVENT_MAGIC)
+        return E_INVALID_HANDLE;
+    STICKY();
+    /* the stream must be of the event's context (0, 1, 2: the current one's) */
+    s = stream_of(h, &ok);
+    if (!ok || (s ? s->ctx : current) != e->ctx)
         return E_INVALID_HANDLE;
     op = new_op(OP_EVENT);
     op->ev = e;
@@ -942,12 +1111,15 @@ CUresult cuEventRecord(void *ev, void *h)
 CUresult cuEventSynchronize(void *ev)
 {
     Event *e = ev;
+    FORK_GUARD();
     if (!e || e->magic != EVENT_MAGIC)
         return E_INVALID_HANDLE;
+    if (e->ctx->sticky)
+        return e->ctx->sticky;
     sync_sleep();
     if (e->pending && e->stream)
         flush(e->stream);
-    return OK;
+    return e->ctx->sticky;
 }
 
 CUresult cuEventQuery(void *ev)
@@ -973,6 +1145,7 @@ CUresult cuEventElapsedTime(float *ms, void *a, void *b)
 CUresult cuEventDestroy_v2(void *ev)
 {
     Event *e = ev;
+    FORK_GUARD();
     if (!e || e->magic != EVENT_MAGIC)
         return E_INVALID_HANDLE;
     pthread_mutex_lock(&qlock);
@@ -991,6 +1164,9 @@ CUresult cuStreamWaitEvent(void *h, void *ev, unsigned flags)
     char line[96];
     int ok;
     (void)flags;
+    FORK_GUARD();
+    STICKY();
+    /* the event may be of another context than the stream */
     if (!e || e->magic != EVENT_MAGIC || (stream_of(h, &ok), !ok))
         return E_INVALID_HANDLE;
     snprintf(line, sizeof line, "wait %llu %llu\n", (unsigned long long)(uintptr_t)h,
@@ -1045,13 +1221,21 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra)
 {
     Kernel *k = f;
+    Func *fn = f;
     char buf[4096];
     size_t len;
     int i, j;
     Op *op;
 
+    FORK_GUARD();
     if (!current)
         return E_INVALID_CONTEXT;
+    STICKY();
+    if (fn && fn->magic == FUNC_MAGIC) { /* cuKernelGetFunction's: of one context */
+        if (fn->ctx != current)
+            return E_INVALID_HANDLE;
+        k = fn->k;
+    }
     if (!k || k->magic != 0x4b45524e)
         return E_INVALID_HANDLE;
     if (!k->owner->is_library && k->owner->ctx != current)
@@ -1065,9 +1249,11 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         return E_INVALID_VALUE;
     len = (size_t)snprintf(buf, sizeof buf,
                            "{\"kernel\": \"%s\", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
-                           "\"shared\": %u, \"stream\": %llu, \"device\": %d, \"params\": [",
+                           "\"shared\": %u, \"stream\": %llu, \"device\": %d, \"function\": %d, "
+                           "\"params\": [",
                            k->name, gx, gy, gz, bx, by, bz, shared,
-                           (unsigned long long)(uintptr_t)stream, current->device);
+                           (unsigned long long)(uintptr_t)stream, current->device,
+                           fn->magic == FUNC_MAGIC);
     for (i = 0; i < k->nparams; i++) {
         const unsigned char *b = params[i];
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"", i ? ", " : "");
@@ -1096,6 +1282,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     pthread_mutex_unlock(&lock);
     op = new_op(OP_LAUNCH);
     op->k = k;
+    op->ctx = current;
     op->threads = (unsigned long long)gx * gy * gz * bx * by * bz;
     for (i = 0, len = 0; i < k->nparams; i++)
         len += (k->size[i] + 7) / 8 * 8;
@@ -1105,6 +1292,34 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         len += (k->size[i] + 7) / 8 * 8;
     }
     return submit(stream, op);
+}
+
+/* A CUkernel's CUfunction in the current context: one per context. */
+CUresult cuKernelGetFunction(void **f, void *kernel)
+{
+    Kernel *k = kernel;
+    int i;
+    FORK_GUARD();
+    if (!current)
+        return E_INVALID_CONTEXT;
+    STICKY();
+    if (!k || k->magic != 0x4b45524e || !k->owner->is_library)
+        return E_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    get_functions++;
+    for (i = 0; i < MAXDEV * 2 && k->funcs[i] && k->funcs[i]->ctx != current; i++)
+        ;
+    if (i < MAXDEV * 2 && !k->funcs[i]) {
+        k->funcs[i] = calloc(1, sizeof *k->funcs[i]);
+        k->funcs[i]->magic = FUNC_MAGIC;
+        k->funcs[i]->k = k;
+        k->funcs[i]->ctx = current;
+    }
+    pthread_mutex_unlock(&lock);
+    if (i == MAXDEV * 2)
+        return E_INVALID_VALUE;
+    *f = k->funcs[i];
+    return OK;
 }
 
 /* ---- attributes ---- */
@@ -1226,6 +1441,8 @@ static const Sym syms[] = {
     S("cuFuncSetAttribute", 9000, cuFuncSetAttribute),
     S("cuKernelGetAttribute", 12000, cuKernelGetAttribute),
     S("cuKernelSetAttribute", 12000, cuKernelSetAttribute),
+    S("cuKernelGetFunction", 12000, cuKernelGetFunction),
+    S("cuStreamGetCtx", 9020, cuStreamGetCtx),
 };
 #undef S
 
@@ -1293,6 +1510,15 @@ unsigned long long mock_malloc(size_t n, int device, int managed)
 }
 void mock_free(unsigned long long p) { cuMemFree_v2(p); }
 int mock_in_sync(void) { return in_sync; }
+/* 1 while a JIT deferred by lazy loading runs (MOCK_CUDA_SLEEP_MS long). */
+int mock_in_jit(void) { return in_jit; }
+/* Calls made in a child of fork() (all refused), cuPointerGetAttributes
+ * calls, cuKernelGetFunction calls. */
+int mock_calls_after_fork(void) { return calls_after_fork; }
+int mock_ptr_queries(void) { return ptr_queries; }
+int mock_get_functions(void) { return get_functions; }
+/* The sticky error of the current context (0: none). */
+int mock_sticky(void) { return current ? current->sticky : 0; }
 /* Work held on streams, not yet run. */
 int mock_pending(void) { return n_pending; }
 /* A context that is not a device's primary one (as cuCtxCreate makes), and
