@@ -82,16 +82,20 @@
 #include "bt_parse.h"
 #include "bt_types.h"
 
-/* The ABIs with a direct call, and their general registers for arguments. */
+/* The ABIs with a direct call: their general registers for arguments, and
+ * the name _core.DIRECT_ABI gives (NULL: None, no direct call here). */
 #if defined(__x86_64__) && defined(__LP64__) && !defined(_WIN32)
 #define BT_DIRECT_SYSV 1
 #define BT_DIRECT_GP 6
+#define BT_DIRECT_ABI "x86-64 System V"
 #elif defined(__aarch64__) && defined(__AARCH64EL__) && defined(__LP64__) && \
     !defined(__APPLE__) && !defined(_WIN32)
 #define BT_DIRECT_AAPCS64 1
 #define BT_DIRECT_GP 8
+#define BT_DIRECT_ABI "AAPCS64"
 #else
 #define BT_DIRECT_GP 6 /* none: every plan says "libffi" */
+#define BT_DIRECT_ABI NULL
 #endif
 
 /* Most words a direct call passes: the general registers, 8 floating-point
