@@ -39,30 +39,31 @@
  * classification of aggregates; GCC and Clang agree).
  *
  * AAPCS64 (Arm's "Procedure Call Standard for the Arm 64-bit Architecture",
- * IHI 0055, github.com/ARM-software/abi-aa: "Parameter Passing Rules",
- * stage C, rules C.1-C.17; the Linux/ELF variant, little-endian, LP64, not
+ * IHI 0055, github.com/ARM-software/abi-aa: "Parameter Passing Rules", stage
+ * C, rules C.1-C.17; the Linux/ELF variant, little-endian, LP64, not
  * Apple's, which packs stack arguments at their own size): integers, bool
- * and pointers take x0-x7
- * (rules C.9-C.10: NGRN), float and double v0-v7 (C.1: NSRN), each in the
- * low bits of its register; a value narrower than 8 bytes on the stack takes
- * a whole 8-byte slot, in its low bytes (C.5, C.16). std::complex<float> and
- * std::complex<double> are homogeneous floating-point aggregates (HFAs) of
- * two members ("Homogeneous Aggregates"; GCC and Clang pass _Complex and
- * std::complex alike, tests/test_direct.py checks both): two consecutive v registers, one member in the low bits of each,
- * when both are free (C.2); otherwise the whole aggregate goes to the stack
- * and NSRN is set to 8, so that no later float, double or complex argument
- * takes a register (C.3); on the stack the members are packed at their own
- * size, rounded up to 8 bytes (C.3-C.6): one slot for a complex<float>, two
- * for a complex<double>. A complex<float> is stored as it is everywhere (one
- * word, both parts packed), so the plan marks the register pairs that take
- * one (BtDirect.split) and the call moves the imaginary part (the word's
- * upper half) into the next register's word. Returns ("Result Return"):
- * the registers the value would take as the first argument: x0 for
- * integers, bool and pointers (read at the declared width), v0 for float and
- * double, v0:v1 for the complexes, which the call reads as the HFA
- * struct {double, double} (d0, d1); for a complex<float> the parts are s0
- * and s1, the low halves of those two, and are packed back into one 8-byte
- * value (BtDirect.ret_split) as libffi's rvalue and bt_call.c read it.
+ * and pointers take x0-x7 (rules C.9-C.10: NGRN), float and double v0-v7
+ * (C.1: NSRN), each in the low bits of its register; a value narrower than 8
+ * bytes on the stack takes a whole 8-byte slot, in its low bytes (C.5,
+ * C.16). std::complex<float> and std::complex<double> are homogeneous
+ * floating-point aggregates (HFAs) of two members ("Homogeneous Aggregates";
+ * compilers pass std::complex as _Complex: tests/test_direct.py checks
+ * against libffi's complex types with g++, and clang++ where there is one):
+ * two consecutive v registers, one member in the low bits of each, when both
+ * are free (C.2); otherwise the whole aggregate goes to the stack and NSRN
+ * is set to 8, so that no later float, double or complex argument takes a
+ * register (C.3); on the stack the members are packed at their own size,
+ * rounded up to 8 bytes (C.3-C.6): one slot for a complex<float>, two for a
+ * complex<double>. A complex<float> is stored as it is everywhere (one word,
+ * both parts packed), so the plan marks the register pairs that take one
+ * (BtDirect.split) and the call moves the imaginary part (the word's upper
+ * half) into the next register's word. Returns ("Result Return"): the
+ * registers the value would take as the first argument: x0 for integers,
+ * bool and pointers (read at the declared width), v0 for float and double,
+ * v0:v1 for the complexes, which the call reads as the HFA struct {double,
+ * double} (d0, d1); for a complex<float> the parts are s0 and s1, the low
+ * halves of those two, and are packed back into one 8-byte value
+ * (BtDirect.ret_split) as libffi's rvalue and bt_call.c read it.
  *
  * Calling through a function pointer of another type is undefined in ISO C;
  * it is defined by the ABI, which is what this file relies on, and only
@@ -88,7 +89,7 @@
 #define BT_DIRECT_SYSV 1
 #define BT_DIRECT_GP 6
 #define BT_DIRECT_ABI "x86-64 System V"
-#elif defined(__aarch64__) && defined(__AARCH64EL__) && defined(__LP64__) && \
+#elif defined(__aarch64__) && defined(__AARCH64EL__) && defined(__LP64__) &&                       \
     !defined(__APPLE__) && !defined(_WIN32)
 #define BT_DIRECT_AAPCS64 1
 #define BT_DIRECT_GP 8

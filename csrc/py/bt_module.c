@@ -123,8 +123,7 @@ static int core_exec(PyObject *module)
         goto done;
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0 ||
         add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 ||
-        add_names(module, "PYTHON_KEYWORDS", bt_pyname_keywords) < 0 ||
-        add_direct_abi(module) < 0)
+        add_names(module, "PYTHON_KEYWORDS", bt_pyname_keywords) < 0 || add_direct_abi(module) < 0)
         goto done;
     if (bt_cudapy_add(module) < 0)
         goto done;
