@@ -46,6 +46,9 @@ def _options_pop(token: Any, /) -> None: ...
 def _options_get() -> tuple[str | None, bool | None]: ...
 # calls through libffi only (also BINDTHEM_FFI=1 at import); returns the old setting
 def force_ffi(flag: bool | None = None, /) -> bool: ...
+# the ABI of the direct call (csrc/core/bt_direct.h): "x86-64 System V",
+# "AAPCS64", or None where every call goes through libffi
+DIRECT_ABI: Final[str | None]
 
 # What parse_header() returns (csrc/py/bt_meta_py.c). The dicts exist only at
 # type-checking time, hence the private names.

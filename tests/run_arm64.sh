@@ -4,6 +4,7 @@
 #
 #   tests/run_arm64.sh            build the root if it is missing (once, ~15 min), then test
 #   tests/run_arm64.sh --if-cached  test only when the root is already built, else say so and exit 0
+#   BINDTHEM_ARM64_TESTS="tests/test_direct.py -k ret" tests/run_arm64.sh   other pytest arguments
 #
 # Needs root, debootstrap, chroot, mount and an aarch64 binfmt_misc entry with the F flag
 # (Debian's qemu-user-static registers one). The root is cached in BINDTHEM_ARM64_ROOT
@@ -16,8 +17,8 @@ cd "$(dirname "$0")/.."
 ROOT=${BINDTHEM_ARM64_ROOT:-$HOME/.cache/bindthem-ci/arm64-root}
 SUITE=${BINDTHEM_ARM64_SUITE:-bookworm}
 MIRROR=${BINDTHEM_ARM64_MIRROR:-http://deb.debian.org/debian}
-TESTS="tests/test_call.py tests/test_dispatch.py tests/test_sizes.py tests/test_types.py
-       tests/test_direct.py tests/test_platform_types.py"
+TESTS=${BINDTHEM_ARM64_TESTS:-"tests/test_call.py tests/test_dispatch.py tests/test_sizes.py
+       tests/test_types.py tests/test_direct.py tests/test_platform_types.py"}
 
 if [ "${1:-}" = "--if-cached" ]; then
     if [ ! -e "$ROOT/.bindthem-ready" ]; then
@@ -89,5 +90,7 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
 done | tar --null -T - -c | tar -x -C "$ROOT/src"
 bind_mounts
 in_root /bin/sh -c "cd /src && /venv/bin/python setup.py -q build_ext --inplace >/dev/null &&
-    uname -m && BINDTHEM_CACHE=/tmp/bt-cache PYTHONPATH=/src /venv/bin/python -m pytest -q \
+    uname -m && PYTHONPATH=/src /venv/bin/python -c \
+    'from bindthem import _core; print(\"direct call:\", _core.DIRECT_ABI or \"none (libffi)\")' &&
+    BINDTHEM_CACHE=/tmp/bt-cache PYTHONPATH=/src /venv/bin/python -m pytest -q \
     -p no:cacheprovider -rs $(echo $TESTS)"

@@ -3,19 +3,24 @@
 A generated C++ library (compiled with g++, and with clang++ when there is
 one) has kernels that copy the bits of every argument they receive into an
 output array and return one of them: every scalar type in every position of
-16, 20 arguments of one type (stack-passed integers, floats past xmm7),
-mixed float/double registers, a std::complex<double> that no longer fits in
-the xmm registers, returns of every type (negative narrow integers, bool,
-char, float, double, complex, 64-bit), narrow returns with dirty upper bits,
-narrow arguments widened by the callee, and C++ exceptions. Each group runs in
-a child interpreter (a wrong call can crash it) through both paths
+16, 20 arguments of one type (stack-passed integers, floats past the last
+floating-point register, 16 std::complex<float> packed on the stack), mixed
+float/double/complex registers (a std::complex<float> in two registers at an
+even and an odd one on aarch64), a complex that no longer fits in the
+registers (on aarch64 it closes them: the floats after it go to the stack
+too), 24 mixed arguments that spill both register classes, returns of every
+type (negative narrow integers, bool, char, float, double, both complexes,
+64-bit), narrow returns with dirty upper bits, narrow arguments widened by the
+callee, and C++ exceptions through a call with stack arguments. Each group
+runs in a child interpreter (a wrong call can crash it) through both paths
 (``_core.force_ffi``); the parent compares the paths with each other and
 with what NumPy says the values are.
 
-The direct path is x86-64 System V's; elsewhere (aarch64, until its AAPCS64
-path) every call goes through libffi and the plans say "ffi": the comparison
-is then libffi against itself and against NumPy. char is the platform's (int8
-where signed, uint8 on aarch64), read from a C program (support.c_facts).
+The direct path is x86-64 System V's and AAPCS64's (Linux aarch64;
+csrc/core/bt_direct.h); elsewhere every call goes through libffi and the
+plans say "ffi": the comparison is then libffi against itself and against
+NumPy. char is the platform's (int8 where signed, uint8 on aarch64), read
+from a C program (support.c_facts).
 
 Run directly, this file is that child: ``python test_direct.py LIB HEADER
 YML GROUP OUT``.
@@ -36,8 +41,15 @@ from support import c_facts
 
 with tempfile.TemporaryDirectory() as _d:
     CHAR_MIN, CHAR_MAX = (c_facts(_d)[k] for k in ("CHAR_MIN", "CHAR_MAX"))
-# the path a call takes where no switch forces libffi: bt_direct.c's platforms
-DIRECT = "direct" if platform.machine() in ("x86_64", "AMD64") else "ffi"
+# the ABI of the direct call on this machine (bt_direct.h's platforms), and
+# the path a call takes where no switch forces libffi
+if platform.machine() == "x86_64" and sys.platform != "win32":
+    ABI = "x86-64 System V"
+elif platform.machine() == "aarch64" and sys.platform.startswith("linux"):
+    ABI = "AAPCS64"
+else:
+    ABI = None
+DIRECT = "direct" if ABI else "ffi"
 
 # (C++ spelling, NumPy dtype)
 TYPES = [
@@ -53,6 +65,13 @@ INTEGERS = [t for t, dt in TYPES if np.dtype(dt).kind in "iu"]
 MIX = ["float", "int", "double", "char", "std::complex<float>", "bool", "double",
        "unsigned short", "float", "std::complex<double>", "long", "float", "double", "float",
        "unsigned char", "double", "float", "short"]
+# 12 integers (4 on the stack on aarch64, 6 on x86-64), complexes at the first
+# and the last pair of floating-point registers on aarch64, then floats,
+# doubles and complexes on the stack: 12 stack slots on either
+MIX2 = ["int", "std::complex<float>", "long", "float", "short", "std::complex<double>",
+        "unsigned", "double", "char", "std::complex<float>", "bool", "float", "long long",
+        "double", "signed char", "std::complex<float>", "unsigned long", "float", "int",
+        "std::complex<double>", "unsigned short", "double", "long", "float"]
 
 
 def ident(t):
@@ -82,10 +101,19 @@ def kernels():
     for t, _ in TYPES:
         k["all_" + ident(t)] = ([t] * 20, t, "a19")  # past the registers
     k["mix"] = (MIX, "double", "a15")
+    k["mix2"] = (MIX2, "std::complex<float>", "a9")
     # 7 doubles, then a complex<double> that must go whole to the stack, a
     # float that still gets xmm7, and stack arguments after them
     k["split"] = (["double"] * 7 + ["std::complex<double>", "float", "int",
                                     "std::complex<double>", "double"], "float", "a8")
+    # 7 floats, then a complex<float> that takes xmm7 on x86-64 but needs two
+    # registers on aarch64: there it goes to the stack (one packed slot) and
+    # the float and complex after it follow it there
+    k["cfsplit"] = (["float"] * 7 + ["std::complex<float>", "float", "std::complex<float>",
+                                     "double", "int"], "std::complex<float>", "a9")
+    # 6 doubles and a complex<double> in the last two registers, a float after
+    k["cdfit"] = (["double"] * 6 + ["std::complex<double>", "float"],
+                  "std::complex<double>", "a6")
     for t, _ in TYPES:
         op = {"b": "!a0", "f": "a0 * -2", "c": "a0 * %s(0, 1)" % t}.get(
             np.dtype(DTYPE[t]).kind, "(%s)~a0" % t)
@@ -128,7 +156,7 @@ def yml():
 
 GROUPS = {
     "rot": lambda k: k.startswith("rot"),
-    "all": lambda k: k.startswith("all_") or k in ("mix", "split"),
+    "all": lambda k: k.startswith("all_") or k in ("mix", "mix2", "split", "cfsplit", "cdfit"),
     "ret": lambda k: k.startswith(("ret_", "trunc_", "widen_")),
 }
 TRUNC = [0x7EDCBA98F654F381, -0x7EDCBA98F654F381]
@@ -208,7 +236,7 @@ def run_group(built, group):
         return pickle.load(fh)
 
 
-def expected_return(name, ts, ret, args):
+def expected_return(name, ret, what, args):
     dt = np.dtype(DTYPE[ret])
     if name.startswith("ret_"):
         x = np.array(args[0], dt)
@@ -223,8 +251,7 @@ def expected_return(name, ts, ret, args):
         return np.array(args[0], np.int64).astype(dt).item()
     if name.startswith("widen_"):
         return int(args[0])
-    which = {"rot": 0, "all": 19, "mix": 15, "split": 8}[name.split("_")[0].rstrip("0123456789")]
-    return np.array(args[which], dt).item()
+    return np.array(args[int(what[1:])], dt).item()  # the kernel returns argument `what`
 
 
 def arg_bits(t, v):
@@ -237,14 +264,14 @@ def test_direct_and_ffi_agree(built, group):
     ks = kernels()
     assert set(got) == {n for n, _ in calls(group)}
     for name, runs in got.items():
-        ts, ret, _ = ks[name]
+        ts, ret, what = ks[name]
         # pairs of (direct, ffi) per argument list
         for (args, p1, r1, out1, plan), (args2, p2, r2, out2, _) in zip(runs[::2], runs[1::2]):
             assert (p1, p2, args) == ("direct", "ffi", args2)
             assert r1 == r2 and repr(r1) == repr(r2), (name, r1, r2)
             assert out1 == out2, name
             assert r1[0] == "ret", (name, r1)
-            want = expected_return(name, ts, ret, args)
+            want = expected_return(name, ret, what, args)
             assert r1[1] == want and type(r1[1]) is type(want), (name, r1[1], want)
             bits = b"".join(arg_bits(t, v) for t, v in zip(ts, args))
             assert out1[:len(bits)] == bits, name
@@ -268,6 +295,13 @@ def test_cxx_exception_through_both_paths(built, kind, exc, text):
     assert o1 == o2 == 1  # the kernel ran up to its throw
     (_, r0, _, _), (_, r0f, _, _) = runs[0]
     assert r0 == r0f == ("ret", 9 + 4)
+
+
+def test_direct_abi():
+    """_core.DIRECT_ABI names this machine's direct call (None: libffi only)."""
+    from bindthem import _core
+
+    assert _core.DIRECT_ABI == ABI
 
 
 def test_force_ffi_switch():

@@ -1,4 +1,4 @@
-/* bt_direct.h - kernel calls without libffi on x86-64 System V.
+/* bt_direct.h - kernel calls without libffi on x86-64 System V and AAPCS64.
  *
  * ffi_call classifies every argument again on every call (~1900 of ~3400
  * instructions of a 13-parameter call). When every parameter and the return
@@ -6,20 +6,21 @@
  * done once, at bind time, and the call made through an ordinary C function
  * pointer of a fixed, wider type:
  *
- *     ret (*)(u64 g0..g5, double x0..x7, u64 s0..s(K-1))
+ *     ret (*)(u64 g0..g(G-1), double v0..v7, u64 s0..s(K-1))
  *
- * In the System V AMD64 ABI (psABI 1.0, section 3.2.3 "Parameter Passing"),
+ * with G = 6 on x86-64, 8 on aarch64. On both ABIs each register class is
+ * counted on its own and an argument with no register of its class left goes
+ * to the next 8-byte stack slot, in argument order; G u64 and eight double
+ * parameters therefore fill exactly the argument registers, and the K u64
+ * after them are the first K stack slots. Slots the kernel does not use hold
+ * zeros it never reads; the caller pops the stack, so extra stack slots are
+ * harmless. K is rounded up to 0, 2, 4, 8 or 16 to keep the number of call
+ * sites small; more than 16 stack slots uses libffi.
+ *
+ * x86-64 System V (psABI 1.0, section 3.2.3 "Parameter Passing"):
  * INTEGER-class arguments take rdi, rsi, rdx, rcx, r8, r9 in order, SSE-class
- * ones xmm0-xmm7, and an argument with no register of its class left goes to
- * the next 8-byte stack slot, in argument order; each class is counted on
- * its own. Six u64 and eight double parameters therefore fill exactly those
- * registers, and the K u64 after them are the first K stack slots. A kernel
- * `f(int a, double b, float c, long d)` called this way finds a in edi, b in
- * xmm0, c in the low 32 bits of xmm1, d in rcx. Slots the kernel does not
- * use hold zeros it never reads; the caller pops the stack (cdecl), so extra
- * stack slots are harmless. K is rounded up to 0, 2, 4, 8 or 16 to keep the
- * number of call sites small; more than 16 stack slots uses libffi.
- *
+ * ones xmm0-xmm7. A kernel `f(int a, double b, float c, long d)` called this
+ * way finds a in edi, b in xmm0, c in the low 32 bits of xmm1, d in rcx.
  * Values: a float sits in the low 32 bits of its xmm register or stack slot,
  * an int or unsigned in the low 32 bits of its register or slot; the psABI
  * leaves the upper halves undefined (no compiler reads them) and they carry
@@ -37,13 +38,41 @@
  * the last register to later arguments (psABI 3.2.3, rule 4 of the
  * classification of aggregates; GCC and Clang agree).
  *
+ * AAPCS64 (Arm's "Procedure Call Standard for the Arm 64-bit Architecture",
+ * IHI 0055, github.com/ARM-software/abi-aa: "Parameter Passing Rules", stage
+ * C, rules C.1-C.17; the Linux/ELF variant, little-endian, LP64, not
+ * Apple's, which packs stack arguments at their own size): integers, bool
+ * and pointers take x0-x7 (rules C.9-C.10: NGRN), float and double v0-v7
+ * (C.1: NSRN), each in the low bits of its register; a value narrower than 8
+ * bytes on the stack takes a whole 8-byte slot, in its low bytes (C.5,
+ * C.16). std::complex<float> and std::complex<double> are homogeneous
+ * floating-point aggregates (HFAs) of two members ("Homogeneous Aggregates";
+ * compilers pass std::complex as _Complex: tests/test_direct.py checks
+ * against libffi's complex types with g++, and clang++ where there is one):
+ * two consecutive v registers, one member in the low bits of each, when both
+ * are free (C.2); otherwise the whole aggregate goes to the stack and NSRN
+ * is set to 8, so that no later float, double or complex argument takes a
+ * register (C.3); on the stack the members are packed at their own size,
+ * rounded up to 8 bytes (C.3-C.6): one slot for a complex<float>, two for a
+ * complex<double>. A complex<float> is stored as it is everywhere (one word,
+ * both parts packed), so the plan marks the register pairs that take one
+ * (BtDirect.split) and the call moves the imaginary part (the word's upper
+ * half) into the next register's word. Returns ("Result Return"): the
+ * registers the value would take as the first argument: x0 for integers,
+ * bool and pointers (read at the declared width), v0 for float and double,
+ * v0:v1 for the complexes, which the call reads as the HFA struct {double,
+ * double} (d0, d1); for a complex<float> the parts are s0 and s1, the low
+ * halves of those two, and are packed back into one 8-byte value
+ * (BtDirect.ret_split) as libffi's rvalue and bt_call.c read it.
+ *
  * Calling through a function pointer of another type is undefined in ISO C;
  * it is defined by the ABI, which is what this file relies on, and only
- * where the ABI is the one described (__x86_64__ with LP64, not Windows).
- * Elsewhere bt_direct_plan says "not applicable" and libffi is used.
+ * where the ABI is one described (__x86_64__ with LP64, not Windows;
+ * __aarch64__ little-endian with LP64, not Apple or Windows). Elsewhere
+ * bt_direct_plan says "not applicable" and libffi is used.
  * Unwinding: a C++ exception thrown by the kernel unwinds through
- * bt_direct_call's frame (x86-64 compilers emit unwind tables for C by
- * default) to bt_guard_direct's catch.
+ * bt_direct_call's frame (GCC and Clang emit unwind tables for C by default
+ * on both: -fasynchronous-unwind-tables) to bt_guard_direct's catch.
  *
  * Pure C: no Python.h. */
 #ifndef BT_DIRECT_H
@@ -54,15 +83,38 @@
 #include "bt_parse.h"
 #include "bt_types.h"
 
-/* Most words a direct call passes: 6 + 8 registers, 16 stack slots. */
-#define BT_DIRECT_WORDS 30
+/* The ABIs with a direct call: their general registers for arguments, and
+ * the name _core.DIRECT_ABI gives (NULL: None, no direct call here). */
+#if defined(__x86_64__) && defined(__LP64__) && !defined(_WIN32)
+#define BT_DIRECT_SYSV 1
+#define BT_DIRECT_GP 6
+#define BT_DIRECT_ABI "x86-64 System V"
+#elif defined(__aarch64__) && defined(__AARCH64EL__) && defined(__LP64__) &&                       \
+    !defined(__APPLE__) && !defined(_WIN32)
+#define BT_DIRECT_AAPCS64 1
+#define BT_DIRECT_GP 8
+#define BT_DIRECT_ABI "AAPCS64"
+#else
+#define BT_DIRECT_GP 6 /* none: every plan says "libffi" */
+#define BT_DIRECT_ABI NULL
+#endif
+
+/* Most words a direct call passes: the general registers, 8 floating-point
+ * ones, 16 stack slots. */
+#define BT_DIRECT_WORDS (BT_DIRECT_GP + 8 + 16)
 
 /* A direct-call plan for one overload; variant 0: use libffi. */
 typedef struct BtDirect {
     uint8_t variant; /* call site: return class x stack slots (bt_direct.c) */
-    /* C parameter i goes in word pos[i] (0-5 a general register, 6-13 an
-     * xmm register, 14 + j stack slot j); a std::complex<double> takes
-     * pos[i] and pos[i] + 1 (two xmm registers or two stack slots) */
+    /* AAPCS64: bit r set when floating-point register r takes the real part
+     * of a std::complex<float> (its word, packed) and r + 1 its imaginary
+     * part; the call splits the word. Zero on x86-64. */
+    uint8_t split;
+    uint8_t ret_split; /* AAPCS64: a std::complex<float> return (s0, s1) */
+    /* C parameter i goes in word pos[i] (0 to G-1 a general register, G to
+     * G+7 a floating-point one, G + 8 + j stack slot j, G = BT_DIRECT_GP);
+     * a std::complex<double> takes pos[i] and pos[i] + 1 (two registers or
+     * two stack slots), a std::complex<float> one word (packed) */
     uint8_t pos[BT_MAX_PARAMS];
 } BtDirect;
 
@@ -77,9 +129,11 @@ BT_HIDDEN int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *
  * word(s) plan->pos names: pointers and 8-byte integers as they are,
  * narrower integers and bool extended to 64 bits (sign or zero, by their
  * type: bt_slot's conversions store them so), a float or int in the low 4
- * bytes (the upper ones are never read), complexes by parts. Words no
- * argument fills go to registers the kernel never reads. rvalue (16 bytes)
- * receives rax, or xmm0 and xmm1. plan->variant must be non-zero. */
+ * bytes (the upper ones are never read), complexes as they are in memory
+ * (a std::complex<float> packed in one word). Words no argument fills go to
+ * registers the kernel never reads. rvalue (16 bytes) receives the integer
+ * return register, or the two floating-point ones (a complex<float> packed
+ * in the first 8 bytes). plan->variant must be non-zero. */
 BT_HIDDEN void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *words,
                               void *rvalue);
 

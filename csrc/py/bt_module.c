@@ -87,6 +87,18 @@ static int add_names(PyObject *module, const char *name, const char *const *name
     return rc;
 }
 
+/* module.DIRECT_ABI: the ABI of the direct call (bt_direct.h), or None
+ * where every call goes through libffi. 0 or -1. */
+static int add_direct_abi(PyObject *module)
+{
+    const char *abi = BT_DIRECT_ABI;
+    PyObject *o = abi ? PyUnicode_FromString(abi) : Py_NewRef(Py_None);
+    int rc = o ? PyModule_AddObjectRef(module, "DIRECT_ABI", o) : -1;
+
+    Py_XDECREF(o);
+    return rc;
+}
+
 static int core_exec(PyObject *module)
 {
     BtState *st = bt_state(module);
@@ -114,7 +126,7 @@ static int core_exec(PyObject *module)
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0 ||
         add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 ||
         PyModule_AddStringConstant(module, "GIL_POLICY_TEXT", BT_GIL_POLICY_TEXT) < 0 ||
-        add_names(module, "PYTHON_KEYWORDS", bt_pyname_keywords) < 0)
+        add_names(module, "PYTHON_KEYWORDS", bt_pyname_keywords) < 0 || add_direct_abi(module) < 0)
         goto done;
     if (bt_cudapy_add(module) < 0)
         goto done;

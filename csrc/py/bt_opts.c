@@ -161,7 +161,8 @@ PyMethodDef bt_opts_methods[] = {
     {"_options_get", options_get, METH_NOARGS, NULL},
     {"force_ffi", (PyCFunction)(void (*)(void))force_ffi, METH_FASTCALL,
      "force_ffi(flag=None) -> bool\n\nWith True, every call goes through libffi, also where "
-     "bindthem calls the kernel directly (x86-64 System V); False restores the direct calls. "
+     "bindthem calls the kernel directly (the ABI DIRECT_ABI names); False restores the direct "
+     "calls. "
      "Returns the setting before the call. BINDTHEM_FFI=1 in the environment at import sets "
      "it. For tests and debugging: both paths give the same results."},
     {NULL, NULL, 0, NULL},
