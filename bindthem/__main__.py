@@ -216,7 +216,10 @@ def main(argv=None):
         "library copies the linked library (--built) into --output as lib<stem>.so and "
         "writes the manifest <stem>.bindthem.json that bindthem.load_package checks. Give "
         "each step the same header, YAML and options.")
-    k.add_argument("action", choices=("flags", "sources", "library"))
+    k.add_argument("action", choices=("flags", "sources", "library"),
+                   help="flags: print the compile and link flags; sources: write the "
+                   "instantiation source and the stub; library: place the linked library and "
+                   "write its manifest")
     _header_arguments(k)
     k.add_argument("--package", required=True, metavar="NAME",
                    help="the package the header ships in (its __name__)")

@@ -267,7 +267,7 @@ def test_every_cli_option_has_help(capsys):
         argparse.ArgumentParser.parse_args = real
     capsys.readouterr()
     opts = list(_options(seen[0]))
-    assert {name for name, _, _ in opts} == {"show", "build", "cache"}
+    assert {name for name, _, _ in opts} == {"show", "build", "cache", "package"}
     assert [o for o in opts if not o[2]] == []
 
 
