@@ -62,7 +62,8 @@ def mock_handle(path):
     """The mock at path through ctypes, its logs, memory and context calls
     typed (also for a subprocess: mock_handle(os.environ["BINDTHEM_LIBCUDA"]))."""
     lib = ctypes.CDLL(path)
-    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log", "mock_attr_log"):
+    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log", "mock_attr_log",
+              "mock_mem_log", "mock_ex_log"):
         getattr(lib, f).restype = ctypes.c_char_p
     lib.mock_malloc.restype = ctypes.c_ulonglong
     lib.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]

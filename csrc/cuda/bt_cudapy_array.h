@@ -48,6 +48,8 @@ typedef struct BtDeviceArray {
     PyArray_Descr *dtype;
     uint64_t stream; /* the stream of the last write (a launch, async copy, zeros), 0: none */
     PyObject *stream_owner; /* the object that gave `stream` (it keeps the CUstream alive) */
+    PyObject *base; /* a view's owner of the memory (a DeviceArray, a CudaModule), else NULL */
+    int pooled;     /* from the stream-ordered pool: freed with cuMemFreeAsync */
 } BtDeviceArray;
 
 /* bt_cudapy_memory.c. New reference: an uninitialized device array (dtype is stolen). shape is
@@ -56,6 +58,17 @@ typedef struct BtDeviceArray {
  * Py_ssize_t. */
 BT_HIDDEN PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype,
                                            int device);
+/* The same, its memory allocated stream-ordered on `stream` (0: legacy;
+ * bt_cuda_alloc_async) and, when pooled, recorded as written there so
+ * that other streams are ordered after the allocation; `owner` as for
+ * bt_cudapy_devarray_wrote. */
+BT_HIDDEN PyObject *bt_cudapy_devarray_new_on(BtState *st, PyObject *shape, PyArray_Descr *dtype,
+                                              int device, uint64_t stream, PyObject *owner);
+
+/* DeviceArray.copy_from(src, *, stream) and .copy(*, stream) (bt_cudapy_memory.c). */
+BT_HIDDEN PyObject *bt_cudapy_devarray_copy_from(BtDeviceArray *a, PyObject *args,
+                                                 PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_devarray_copy(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
 
 /* The DeviceArray's export (bt_cudapy_export.c): the __cuda_array_interface__
  * getter, __dlpack__ and __dlpack_device__. New references. */

@@ -2,14 +2,13 @@
 
 #include "bt_cudapy_array.h"
 
-PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
+/* A DeviceArray of shape and dtype (stolen) on device, without memory yet. */
+static BtDeviceArray *devarray_make(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
 {
     BtDeviceArray *a = NULL;
     PyObject *dims = NULL;
-    BtDiag e;
     Py_ssize_t i, n = 1, nd = PyTuple_GET_SIZE(shape), elsize = PyDataType_ELSIZE(dtype);
 
-    bt_diag_init(&e);
     if (nd > NPY_MAXDIMS) {
         PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; arrays have at most %d", nd,
                      NPY_MAXDIMS);
@@ -45,21 +44,80 @@ PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dt
     a->ptr = 0;
     a->stream = 0;
     a->stream_owner = NULL;
+    a->base = NULL;
+    a->pooled = 0;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
     a->code = bt_slot_descr_code((PyObject *)dtype);
     a->shape = dims;
     a->dtype = dtype;
-    if (bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
-        Py_DECREF(a);
-        return bt_raise_diag(st, &e);
-    }
-    return (PyObject *)a;
+    return a;
 error:
     Py_XDECREF(dims);
     Py_XDECREF(dtype);
     return NULL;
+}
+
+PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
+{
+    BtDeviceArray *a = devarray_make(st, shape, dtype, device);
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (a && bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
+        Py_DECREF(a);
+        return bt_raise_diag(st, &e);
+    }
+    return (PyObject *)a;
+}
+
+PyObject *bt_cudapy_devarray_new_on(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device,
+                                    uint64_t stream, PyObject *owner)
+{
+    BtDeviceArray *a = devarray_make(st, shape, dtype, device);
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (!a)
+        return NULL;
+    if (bt_cuda_alloc_async(device, a->nbytes, stream, &a->ptr, &a->pooled, &e) < 0) {
+        Py_DECREF(a);
+        return bt_raise_diag(st, &e);
+    }
+    if (a->pooled)
+        bt_cudapy_devarray_wrote((PyObject *)a, stream, owner);
+    return (PyObject *)a;
+}
+
+PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr, size_t nbytes,
+                                  PyObject *dtype, int device)
+{
+    PyArray_Descr *d = (PyArray_Descr *)dtype;
+    Py_ssize_t elsize = PyDataType_ELSIZE(d);
+    PyObject *shape, *n;
+    BtDeviceArray *a;
+
+    if (elsize <= 0 || nbytes % (size_t)elsize) {
+        PyErr_Format(PyExc_ValueError, "%zu bytes are not a whole number of %S elements", nbytes,
+                     dtype);
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    n = PyLong_FromSize_t(nbytes / (size_t)elsize);
+    shape = n ? PyTuple_Pack(1, n) : NULL;
+    Py_XDECREF(n);
+    if (!shape) {
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    a = devarray_make(st, shape, d, device);
+    Py_DECREF(shape);
+    if (!a)
+        return NULL;
+    a->ptr = ptr;
+    a->base = Py_NewRef(base);
+    return (PyObject *)a;
 }
 
 void bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
@@ -156,6 +214,117 @@ PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyOb
     return (PyObject *)out;
 }
 
+/* ================= copies into a DeviceArray ================= */
+
+/* Copies src (a DeviceArray: device to device; else anything NumPy reads,
+ * safely cast to a's dtype: host to device) into a, same shape. stream=None:
+ * synchronous; else queued on stream after the last writes of a and src,
+ * and recorded as a's write. The GIL is released while it waits. */
+static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *streamo)
+{
+    BtDeviceArray *d = NULL;
+    PyArrayObject *h = NULL;
+    uint64_t stream = 0, after_a, after_d;
+    PyObject *shape = NULL;
+    BtDiag e;
+    int rc = -1, same, sync = streamo == NULL || streamo == Py_None;
+
+    bt_diag_init(&e);
+    if (!sync && bt_cudapy_stream_arg(streamo, "copy_from", 0, &stream) < 0)
+        return -1;
+    if (Py_IS_TYPE(src, st->DeviceArrayType)) {
+        d = (BtDeviceArray *)src;
+        shape = Py_NewRef(d->shape);
+        if (!PyArray_EquivTypes(d->dtype, a->dtype)) {
+            PyErr_Format(PyExc_TypeError,
+                         "copy_from(): the source is a device array of %S, this one holds %S; "
+                         "a device-to-device copy does not convert (copy to the host and back, "
+                         "or run a kernel that converts)",
+                         d->dtype, a->dtype);
+            goto done;
+        }
+    } else {
+        Py_INCREF(a->dtype);
+        h = (PyArrayObject *)PyArray_FromAny(src, a->dtype, 0, 0,
+                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
+        if (!h)
+            goto done;
+        shape = PyObject_GetAttrString((PyObject *)h, "shape");
+        if (!shape)
+            goto done;
+    }
+    same = PyObject_RichCompareBool(shape, a->shape, Py_EQ);
+    if (same < 0)
+        goto done;
+    if (!same) {
+        PyErr_Format(PyExc_ValueError,
+                     "copy_from(): the source has shape %R, this device array %R; shapes must "
+                     "match",
+                     shape, a->shape);
+        goto done;
+    }
+    after_a = a->stream;
+    after_d = d ? d->stream : 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* after the last writes of both (the wait is nothing on one stream) */
+    if (after_a && bt_cuda_stream_wait(stream, after_a, &e) < 0)
+        rc = -1;
+    else if (after_d && bt_cuda_stream_wait(stream, after_d, &e) < 0)
+        rc = -1;
+    else if (d)
+        rc = bt_cuda_copy_d2d(a->device, a->ptr, d->ptr, a->nbytes, stream, &e) < 0 ||
+                     (sync && bt_cuda_stream_sync(stream, &e) < 0)
+                 ? -1
+                 : 0;
+    else
+        rc = bt_cuda_copy(a->device, BT_CUDA_HTOD, a->ptr, PyArray_DATA(h), a->nbytes, stream, 0,
+                          sync, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        bt_raise_diag(st, &e);
+        goto done;
+    }
+    if (sync) {
+        a->stream = 0;
+        Py_CLEAR(a->stream_owner);
+    } else {
+        bt_cudapy_devarray_wrote((PyObject *)a, stream, streamo);
+    }
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(h);
+    return rc;
+}
+
+PyObject *bt_cudapy_devarray_copy_from(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"src", "stream", NULL};
+    PyObject *src, *stream = Py_None;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:copy_from", kwlist, &src, &stream))
+        return NULL;
+    if (copy_into(bt_state_from_type(Py_TYPE(a)), a, src, stream) < 0)
+        return NULL;
+    return Py_NewRef(a);
+}
+
+PyObject *bt_cudapy_devarray_copy(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", NULL};
+    BtState *st = bt_state_from_type(Py_TYPE(a));
+    PyObject *stream = Py_None, *out;
+    uint64_t s = 0;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:copy", kwlist, &stream) ||
+        bt_cudapy_stream_arg(stream, "copy", 0, &s) < 0)
+        return NULL;
+    Py_INCREF(a->dtype);
+    out = bt_cudapy_devarray_new_on(st, a->shape, a->dtype, a->device, s, stream);
+    if (out && copy_into(st, (BtDeviceArray *)out, (PyObject *)a, stream) < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
 /* ================= to_device, empty ================= */
 
 static int device_arg(BtState *st, PyObject *o, int *dev)
@@ -225,7 +394,7 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
         PyTuple_SET_ITEM(shape, i, d);
     }
     Py_INCREF(PyArray_DESCR(arr));
-    out = bt_cudapy_devarray_new(st, shape, PyArray_DESCR(arr), dev);
+    out = bt_cudapy_devarray_new_on(st, shape, PyArray_DESCR(arr), dev, stream, streamo);
     if (!out)
         goto done;
     /* stream=None: synchronous; else queued on the stream, which the array
@@ -239,6 +408,9 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
         bt_raise_diag(st, &e);
     } else if (streamo != Py_None) {
         bt_cudapy_devarray_wrote(out, stream, streamo);
+    } else { /* synchronous: the allocation and the copy are done */
+        ((BtDeviceArray *)out)->stream = 0;
+        Py_CLEAR(((BtDeviceArray *)out)->stream_owner);
     }
 done:
     Py_XDECREF(arr);
@@ -268,11 +440,10 @@ static int dtype_arg(PyObject *dto, const char *who, PyArray_Descr **out)
     return 0;
 }
 
-/* empty(shape, dtype, *, device) and zeros(..., stream): zero is set. */
+/* empty(shape, dtype, *, device, stream) and zeros(...): zero is set. */
 static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, int zero)
 {
     static char *kwlist[] = {"shape", "dtype", "device", "stream", NULL};
-    static char *kwlist3[] = {"shape", "dtype", "device", NULL};
     BtState *st = bt_state(module);
     PyObject *shapeo, *dto = NULL, *devo = NULL, *shape = NULL, *out = NULL, *streamo = Py_None;
     PyArray_Descr *dtype = NULL;
@@ -280,18 +451,16 @@ static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, 
     BtDiag e;
     int dev;
 
-    if (zero ? !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:zeros", kwlist, &shapeo, &dto,
-                                            &devo, &streamo)
-             : !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist3, &shapeo, &dto,
-                                            &devo))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, zero ? "O|O$OO:zeros" : "O|O$OO:empty", kwlist,
+                                     &shapeo, &dto, &devo, &streamo))
         return NULL;
-    if (bt_cudapy_stream_arg(streamo, "zeros", 0, &stream) < 0 ||
+    if (bt_cudapy_stream_arg(streamo, zero ? "zeros" : "empty", 0, &stream) < 0 ||
         dtype_arg(dto, zero ? "zeros" : "empty", &dtype) < 0)
         return NULL;
     shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
     if (!shape || device_arg(st, devo, &dev) < 0)
         goto done;
-    out = bt_cudapy_devarray_new(st, shape, dtype, dev);
+    out = bt_cudapy_devarray_new_on(st, shape, dtype, dev, stream, streamo);
     dtype = NULL;
     if (out && zero) {
         BtDeviceArray *a = (BtDeviceArray *)out;
