@@ -43,7 +43,8 @@ def test_default_dtype_is_bytes(glib, clean):
 def test_errors(glib, clean):
     with pytest.raises(KeyError, match="no __device__ or __constant__ variable named .*nope"):
         cuda.get_global(glib, "nope", np.float32)
-    with pytest.raises(ValueError, match=r"16 bytes are not a whole number of \(.<f8., \(3,\)\) elements"
+    with pytest.raises(ValueError,
+                       match=r"16 bytes are not a whole number of \(.<f8., \(3,\)\) elements"
                        ) as e:
         cuda.get_global(glib, "coef", np.dtype((np.float64, 3)))
     del e

@@ -46,7 +46,8 @@ def test_cooperative_and_priority(lib, clean):
     x, y = arrays()
     lib.axpy(2.0, x, y, grid=2, block=32, cooperative=True, priority=-1)
     (rec,) = ex_log(clean)
-    assert (rec["has_cluster"], rec["cooperative"], rec["priority"], rec["n_attrs"]) == (0, 1, -1, 2)
+    got = (rec["has_cluster"], rec["cooperative"], rec["priority"], rec["n_attrs"])
+    assert got == (0, 1, -1, 2)
     clean.mock_clear_logs()
     lib.axpy[2, 32](2.0, x, y, cooperative=False, cluster=None, priority=None)
     assert ex_log(clean) == []  # nothing asked: the plain launch
@@ -76,7 +77,8 @@ def test_attribute_types_refused(lib, clean, kw, msg):
 def test_cooperative_grid_too_large_says_the_limit(lib, clean):
     x, y = arrays()
     per_sm = lib.axpy.max_active_blocks_per_sm(1024, overload=0)
-    with pytest.raises(cuda.CudaError, match="max_active_blocks_per_sm.*COOPERATIVE_LAUNCH_TOO_LARGE"):
+    with pytest.raises(cuda.CudaError,
+                       match="max_active_blocks_per_sm.*COOPERATIVE_LAUNCH_TOO_LARGE"):
         lib.axpy[per_sm * 132 + 1, 1024](2.0, x, y, cooperative=True)
     lib.axpy[per_sm * 132, 1024](2.0, x, y, cooperative=True)  # exactly fits
 

@@ -73,8 +73,7 @@ PyObject *bt_cudapy_global(PyObject *module, PyObject *args)
     if (mdev >= 0 && devo == Py_None)
         dev = mdev;
     if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES || (mdev >= 0 && dev != mdev)) {
-        PyErr_Format(PyExc_ValueError,
-                     "get_global(%s): device=%d %s", name, dev,
+        PyErr_Format(PyExc_ValueError, "get_global(%s): device=%d %s", name, dev,
                      mdev >= 0 ? "is not the device this module was loaded on (drivers before "
                                  "12.0 load into one device's context)"
                                : "is not a device ordinal");

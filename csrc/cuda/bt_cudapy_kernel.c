@@ -549,8 +549,8 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
     }
     if ((cfg->ex ? bt_cuda_launch_ex(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared,
                                      cfg->stream, params, &cfg->attrs, &e)
-                 : bt_cuda_launch(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared,
-                                  cfg->stream, params, &e)) < 0) {
+                 : bt_cuda_launch(k->kernels[p.ov], cfg->grid, cfg->block, cfg->shared, cfg->stream,
+                                  params, &e)) < 0) {
         raise_launch(r.st, k, p.ov, cfg, &e);
         goto done;
     }
@@ -692,9 +692,14 @@ static PyObject *kernel_attributes(CudaKernel *k, PyObject *args, PyObject *kwar
         const char *name;
         int attr;
     } attrs[] = {
-        {"max_threads_per_block", 0},       {"shared_size_bytes", 1}, {"const_size_bytes", 2},
-        {"local_size_bytes", 3},            {"num_regs", 4},          {"ptx_version", 5},
-        {"binary_version", 6},              {"max_dynamic_shared_size_bytes", 8},
+        {"max_threads_per_block", 0},
+        {"shared_size_bytes", 1},
+        {"const_size_bytes", 2},
+        {"local_size_bytes", 3},
+        {"num_regs", 4},
+        {"ptx_version", 5},
+        {"binary_version", 6},
+        {"max_dynamic_shared_size_bytes", 8},
     };
     BtState *st = bt_state_from_type(Py_TYPE(k));
     PyObject *ov = Py_None, *devo = Py_None, *out, *v;

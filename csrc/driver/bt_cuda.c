@@ -136,12 +136,14 @@ typedef struct BtCUlaunchConfig { /* CUlaunchConfig, CUDA 11.6 */
     unsigned n_attrs;
 } BtCUlaunchConfig;
 typedef void *BtCUmemoryPool;
+typedef int BtCUmemPool_attribute;           /* enum CUmemPool_attribute, CUDA 11.2 */
+typedef size_t (*BtCUoccupancyB2DSize)(int); /* CUDA 6.5 */
 typedef BtCUresult (*PFN_cuLaunchKernelEx_v11060)(const BtCUlaunchConfig *, BtCUfunction, void **,
                                                   void **);
 typedef BtCUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)(int *, BtCUfunction,
                                                                             int, size_t);
 typedef BtCUresult (*PFN_cuOccupancyMaxPotentialBlockSize_v6050)(int *, int *, BtCUfunction,
-                                                                 void *, size_t, int);
+                                                                 BtCUoccupancyB2DSize, size_t, int);
 typedef BtCUresult (*PFN_cuModuleGetGlobal_v3020)(BtCUdeviceptr *, size_t *, BtCUmodule,
                                                   const char *);
 typedef BtCUresult (*PFN_cuLibraryGetGlobal_v12000)(BtCUdeviceptr *, size_t *, BtCUlibrary,
@@ -149,7 +151,8 @@ typedef BtCUresult (*PFN_cuLibraryGetGlobal_v12000)(BtCUdeviceptr *, size_t *, B
 typedef BtCUresult (*PFN_cuMemAllocAsync_v11020)(BtCUdeviceptr *, size_t, BtCUstream);
 typedef BtCUresult (*PFN_cuMemFreeAsync_v11020)(BtCUdeviceptr, BtCUstream);
 typedef BtCUresult (*PFN_cuDeviceGetDefaultMemPool_v11020)(BtCUmemoryPool *, BtCUdevice);
-typedef BtCUresult (*PFN_cuMemPoolSetAttribute_v11020)(BtCUmemoryPool, int, void *);
+typedef BtCUresult (*PFN_cuMemPoolSetAttribute_v11020)(BtCUmemoryPool, BtCUmemPool_attribute,
+                                                       void *);
 typedef BtCUresult (*PFN_cuMemcpyAsync_v4000)(BtCUdeviceptr, BtCUdeviceptr, size_t, BtCUstream);
 
 typedef struct Driver {
@@ -214,7 +217,8 @@ typedef struct Driver {
     PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute;
     PFN_cuKernelGetAttribute_v12000 cuKernelGetAttribute;
     PFN_cuKernelSetAttribute_v12000 cuKernelSetAttribute;
-    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 cuOccupancyMaxActiveBlocksPerMultiprocessor;
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050
+        cuOccupancyMaxActiveBlocksPerMultiprocessor;
     PFN_cuOccupancyMaxPotentialBlockSize_v6050 cuOccupancyMaxPotentialBlockSize;
     PFN_cuModuleGetGlobal_v3020 cuModuleGetGlobal;
     PFN_cuMemcpyAsync_v4000 cuMemcpyAsync;
@@ -1073,13 +1077,13 @@ static int unsupported(BtDiag *e, const char *what, const char *since)
     char have[32];
 
     version_text(drv.version, have, sizeof have);
-    return bt_diag_fail(e, BT_DIAG_UNSUPPORTED, 0, "%s needs a CUDA %s or newer driver (this one is %s)",
-                        what, since, have);
+    return bt_diag_fail(e, BT_DIAG_UNSUPPORTED, 0,
+                        "%s needs a CUDA %s or newer driver (this one is %s)", what, since, have);
 }
 
 int bt_cuda_launch_ex(void *kernel, const unsigned grid[3], const unsigned block[3],
-                      unsigned shared, uint64_t stream, void **params,
-                      const BtCudaLaunchAttrs *a, BtDiag *e)
+                      unsigned shared, uint64_t stream, void **params, const BtCudaLaunchAttrs *a,
+                      BtDiag *e)
 {
     enum { COOPERATIVE = 2, CLUSTER_DIMENSION = 4, PRIORITY = 8 };
     BtCUlaunchAttribute attrs[3];
@@ -1088,8 +1092,8 @@ int bt_cuda_launch_ex(void *kernel, const unsigned grid[3], const unsigned block
     unsigned n = 0;
 
     if (!drv.cuLaunchKernelEx)
-        return unsupported(e, "a launch with cluster=, cooperative= or priority= (cuLaunchKernelEx)",
-                           "11.6");
+        return unsupported(
+            e, "a launch with cluster=, cooperative= or priority= (cuLaunchKernelEx)", "11.6");
     memset(attrs, 0, sizeof attrs);
     if (a->cluster[0]) {
         attrs[n].id = CLUSTER_DIMENSION;
@@ -1174,7 +1178,7 @@ int bt_cuda_occupancy_block(void *kernel, size_t shared, int limit, int *min_gri
                             BtDiag *e)
 {
     BtCUresult r = drv.cuOccupancyMaxPotentialBlockSize(min_grid, block, kernel, NULL, shared,
-                                                         limit);
+                                                        limit);
     if (r != CUDA_SUCCESS_)
         return cu_fail(e, r, "cuOccupancyMaxPotentialBlockSize(shared=%zu, limit=%d)", shared,
                        limit);

@@ -160,8 +160,8 @@ BT_HIDDEN int bt_cuda_occupancy_block(void *kernel, size_t shared, int limit, in
 /* A __device__ / __constant__ variable of module m: its address and size,
  * in the current context (cuLibraryGetGlobal, cuModuleGetGlobal); *missing
  * = 1 (0 returned, e not set) when the module has no such variable. */
-BT_HIDDEN int bt_cuda_module_global(BtCudaModule *m, const char *name, uint64_t *ptr,
-                                    size_t *size, int *missing, BtDiag *e);
+BT_HIDDEN int bt_cuda_module_global(BtCudaModule *m, const char *name, uint64_t *ptr, size_t *size,
+                                    int *missing, BtDiag *e);
 /* Stream-ordered allocation on dev, queued on `stream`, from dev's default
  * memory pool (cuMemAllocAsync; the pool keeps freed memory) where the
  * device and driver have pools (11.2+, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_
