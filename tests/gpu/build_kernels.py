@@ -21,6 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(HERE, "gpu_kernels.cuh")
 YAML = os.path.join(HERE, "gpu_kernels.yml")
 PREBUILT = os.path.join(HERE, "prebuilt")
+FEATURES = os.path.join(HERE, "gpu_features.cuh")
+FEATURES_YAML = os.path.join(HERE, "gpu_features.yml")
 ARCHS = (75, 80, 90)
 
 
@@ -75,6 +77,17 @@ def build(outdir):
                  "can compile the kernels")
     for key in ("cubin_sm75", "cubin_sm90", "ptx"):
         man[key] = os.path.join(outdir, names[key])
+    # launch attributes and module globals (test_gpu_features.py): built here,
+    # so that a compile error fails the build step
+    if nvcc:
+        man["features"] = cuda.compile_fatbin(FEATURES, FEATURES_YAML, arch=ARCHS,
+                                              cache_dir=cache,
+                                              output=os.path.join(outdir, "gpu_features.fatbin"))
+    elif nvrtc:
+        man["features"] = cuda.compile_nvrtc(FEATURES, FEATURES_YAML, cache_dir=cache,
+                                             output=os.path.join(outdir, "gpu_features.ptx"))
+    else:
+        sys.exit("build: FAILED: gpu_features.cuh needs nvcc or NVRTC")
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     man["launch_floor"] = None
     if cc:

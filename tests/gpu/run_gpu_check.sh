@@ -92,10 +92,15 @@ fi
 
 step "tests"
 set +e
+# per-test limit where pytest-timeout is installed; the whole run 420 s
+per_test=()
+"$PY" -c 'import pytest_timeout' 2>/dev/null && per_test=(--timeout=60)
 BINDTHEM_GPU_BUILD=$WORK BINDTHEM_GPU_FIGURES=$WORK/figures.json \
-    timeout 420 "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs \
-    --junitxml="$WORK/junit.xml" tests/gpu "$@"
-rc=$?
+    timeout 420 "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs "${per_test[@]}" \
+    --junitxml="$WORK/junit.xml" tests/gpu "$@" 2>&1 | tee "$WORK/pytest.log"
+rc=${PIPESTATUS[0]}
+# what was made so far reaches $OUT even if a later step fails
+[ -n "${OUT:-}" ] && cp -f "$WORK"/*.log "$WORK"/*.xml "$WORK"/*.json "$OUT"/ 2>/dev/null || true
 set -e
 
 step "summary"
