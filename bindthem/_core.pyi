@@ -309,11 +309,16 @@ class DeviceArray:
     @property
     def ptr(self) -> int: ...
     @property
+    def base(self) -> Any:
+        """What owns the memory of a view (a module's global), else None."""
+    @property
     def stream(self) -> int | None:
         """The CUstream value of the last write bindthem queued (None: none pending)."""
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]: ...
     def copy_to_host(self, *, stream: Any = None, out: Any = None) -> Any: ...
+    def copy_from(self, src: Any, /, *, stream: Any = None) -> DeviceArray: ...
+    def copy(self, *, stream: Any = None) -> DeviceArray: ...
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...
@@ -364,9 +369,18 @@ class CudaKernel(_Callable):
 
     # Instances also have __text_signature__: the first overload's parameters,
     # then the launch keywords "(a, x, y, *, grid, block, shared_mem=0,
-    # stream=None)"; left out here for the reason given on _Callable.
+    # stream=None, cluster=None, cooperative=False, priority=None)"; left out
+    # here for the reason given on _Callable.
 
     def __getitem__(self, config: Any, /) -> CudaLaunch: ...
+    def attributes(self, overload: int | str | None = None, *,
+                   device: int | None = None) -> dict[str, int]: ...
+    def max_active_blocks_per_sm(self, block: int | tuple[int, ...], *, shared_mem: int = 0,
+                                 overload: int | str | None = None,
+                                 device: int | None = None) -> int: ...
+    def max_potential_block_size(self, *, shared_mem: int = 0, block_size_limit: int = 0,
+                                 overload: int | str | None = None,
+                                 device: int | None = None) -> tuple[int, int]: ...
 
 def cuda_bind(
     image: bytes,
@@ -387,8 +401,12 @@ def cuda_device_count() -> int:
 def cuda_driver() -> dict[str, Any]:
     """Load the driver; {'version', 'path', 'library_api'}."""
 
-def cuda_empty(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None) -> Any:
+def cuda_empty(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None,
+               stream: Any = None) -> Any:
     """An uninitialized DeviceArray."""
+
+def cuda_global(handle: CudaModule, name: str, dtype: Any, device: int | None, /) -> DeviceArray:
+    """A DeviceArray view of a module variable."""
 
 def cuda_zeros(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None,
                stream: Any = None) -> Any:

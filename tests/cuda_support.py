@@ -71,7 +71,8 @@ def mock_handle(path):
     """The mock at path through ctypes, its logs, memory and context calls
     typed (also for a subprocess: mock_handle(os.environ["BINDTHEM_LIBCUDA"]))."""
     lib = ctypes.CDLL(path)
-    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log", "mock_attr_log"):
+    for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log", "mock_attr_log",
+              "mock_mem_log", "mock_ex_log"):
         getattr(lib, f).restype = ctypes.c_char_p
     lib.mock_malloc.restype = ctypes.c_ulonglong
     lib.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
@@ -89,6 +90,25 @@ def launches(mock):
 
 def last_launch(mock):
     return launches(mock)[-1]
+
+
+def raw(ptr, n=8):
+    """n float32 of mock device memory at ptr as they are now, read past
+    bindthem (pending work shows as stale data)."""
+    import numpy as np
+
+    out = np.empty(n, np.float32)
+    ctypes.memmove(out.ctypes.data, ptr, out.nbytes)
+    return out
+
+
+def in_thread(fn, *args):
+    """fn(*args) in a new thread, joined."""
+    import threading
+
+    t = threading.Thread(target=fn, args=args)
+    t.start()
+    t.join()
 
 
 def module_text(header=HEADER, instantiate=YAML, edit=None, drop=(), extra=()):

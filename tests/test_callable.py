@@ -106,10 +106,12 @@ def test_each_type_keeps_its_own_call(cpu, gpu):
     assert repr(k).startswith("<bindthem.cuda kernel ")
     # the text signature is how each is called: a Kernel also takes the launch keywords
     assert f.__text_signature__ == "(a, x, y)"
-    assert k.__text_signature__ == "(a, x, y, *, grid, block, shared_mem=0, stream=None)"
+    assert k.__text_signature__ == ("(a, x, y, *, grid, block, shared_mem=0, stream=None, "
+                                    "cluster=None, cooperative=False, priority=None)")
     assert str(inspect.signature(f)) == "(a, x, y)"
-    assert list(inspect.signature(k).parameters)[-4:] == ["grid", "block", "shared_mem",
-                                                          "stream"]
+    assert list(inspect.signature(k).parameters)[-7:] == ["grid", "block", "shared_mem",
+                                                          "stream", "cluster", "cooperative",
+                                                          "priority"]
     assert f.gil == "auto" and not hasattr(k, "gil")
     assert hasattr(k, "__getitem__") and not hasattr(f, "__getitem__")
 

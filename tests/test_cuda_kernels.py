@@ -319,7 +319,7 @@ def test_launch_configuration_as_keywords_everywhere(lib, clean):
         lib.axpy[1, 4](1, x, y, shared_mem=8.0)
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'shared'; the keywords it "
                                         r"takes are 'a', 'x', 'y', 'grid', 'block', 'shared_mem', "
-                                        r"'stream' \("):
+                                        r"'stream', 'cluster', 'cooperative', 'priority' \("):
         lib.axpy[1, 4](1, x, y, shared=8)
 
 
@@ -375,7 +375,8 @@ def test_missing_arguments_read_as_for_cpu_functions(lib):
 def test_kernel_signature_and_descriptor(lib):
     import inspect
     sig = inspect.signature(lib.axpy)
-    assert str(sig) == "(a, x, y, *, grid, block, shared_mem=0, stream=None)"
+    assert str(sig) == ("(a, x, y, *, grid, block, shared_mem=0, stream=None, cluster=None, "
+                        "cooperative=False, priority=None)")
     assert lib.axpy.__text_signature__ == str(sig)
 
     class Holder:

@@ -7,12 +7,10 @@ and an event recorded on another context's stream fails. Each test first
 shows the data still pending, so a missing wait shows as stale data.
 """
 
-import ctypes
-import threading
 
 import numpy as np
 import pytest
-from cuda_support import PRELUDE, run_py
+from cuda_support import PRELUDE, in_thread, raw, run_py
 
 import bindthem.cuda as cuda
 
@@ -21,19 +19,6 @@ import bindthem.cuda as cuda
 def clean(clean):
     yield clean
     cuda.synchronize()
-
-
-def raw(ptr, n=8):
-    """The mock device memory at ptr now, read past bindthem."""
-    out = np.empty(n, np.float32)
-    ctypes.memmove(out.ctypes.data, ptr, out.nbytes)
-    return out
-
-
-def in_thread(fn):
-    t = threading.Thread(target=fn)
-    t.start()
-    t.join()
 
 
 def per_thread_write(lib):

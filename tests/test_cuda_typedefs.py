@@ -53,8 +53,11 @@ CANON = {
     "size_t": "size_t", "int": "int", "char": "char", "void": "void", "float": "float",
     "CUdevice_attribute": "int", "BtCUdevice_attribute": "int",
     "CUfunction_attribute": "int", "BtCUfunction_attribute": "int",
+    "CUmemPool_attribute": "int", "BtCUmemPool_attribute": "int",
+    "CUlaunchConfig": "launch_config", "BtCUlaunchConfig": "launch_config",
+    "CUoccupancyB2DSize": "b2d_fn", "BtCUoccupancyB2DSize": "b2d_fn",
 }
-HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event")
+HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event", "memoryPool")
 for _h in HANDLES:
     CANON["CU" + _h] = CANON["BtCU" + _h] = "handle"
 

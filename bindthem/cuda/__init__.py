@@ -55,7 +55,8 @@ from ._nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
 
 __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
            "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
-           "device_count", "driver", "empty", "find_nvrtc", "is_available", "kernel_source",
+           "device_count", "driver", "empty", "find_nvrtc", "get_global", "is_available",
+           "kernel_source",
            "load", "pinned_empty", "synchronize", "to_device", "zeros"]
 
 DeviceArray = _core.DeviceArray
@@ -334,9 +335,26 @@ def to_device(array: Any, *, device: int | None = None, stream: Any = None) -> A
     return _core.cuda_to_device(array, device=device, stream=stream)
 
 
-def empty(shape, dtype=float, *, device=None):
-    """An uninitialized :class:`DeviceArray`."""
-    return _core.cuda_empty(shape, dtype, device=device)
+def empty(shape, dtype=float, *, device=None, stream=None):
+    """An uninitialized :class:`DeviceArray`, allocated stream-ordered on
+    ``stream`` (None: the legacy stream) from the device's memory pool where
+    it has one (``cuMemAllocAsync``), else with ``cuMemAlloc``."""
+    return _core.cuda_empty(shape, dtype, device=device, stream=stream)
+
+
+def get_global(lib: Library, name: str, dtype: Any = "uint8", *,
+               device: int | None = None) -> DeviceArray:
+    """A module's ``__device__`` or ``__constant__`` variable ``name`` as a 1-d
+    :class:`DeviceArray` of ``dtype`` (its size in bytes a multiple of the
+    dtype's) on ``device`` (None: the module's device, else the current one).
+
+    The array is a view (``.base`` is the module, which it keeps loaded):
+    ``copy_from(host_array)`` writes the variable (a ``__constant__`` too:
+    kernels launched after the write read the new value), ``copy_to_host()``
+    reads it. ``cuLibraryGetGlobal`` (``cuModuleGetGlobal`` before 12.0).
+    A name the module lacks raises ``KeyError``.
+    """
+    return _core.cuda_global(_library.info(lib).handle, name, dtype, device)
 
 
 def zeros(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,

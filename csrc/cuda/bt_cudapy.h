@@ -19,6 +19,9 @@
 BT_HIDDEN extern PyType_Spec bt_cudapy_handle_spec;
 BT_HIDDEN extern const char bt_cudapy_bind_doc[];
 BT_HIDDEN PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs);
+/* _core.cuda_global(handle, name, dtype, device): a DeviceArray view of a
+ * module variable (cuLibraryGetGlobal / cuModuleGetGlobal). */
+BT_HIDDEN PyObject *bt_cudapy_global(PyObject *module, PyObject *args);
 
 /* ---- the array files (bt_cudapy_array.h says which is which) ---- */
 
@@ -86,6 +89,12 @@ BT_HIDDEN PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObje
 BT_HIDDEN PyObject *bt_cudapy_empty(PyObject *module, PyObject *args, PyObject *kwargs);
 BT_HIDDEN PyObject *bt_cudapy_zeros(PyObject *module, PyObject *args, PyObject *kwargs);
 BT_HIDDEN PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* New reference: a DeviceArray over nbytes of device memory at ptr on
+ * device that `base` owns (kept alive by the view, never freed by it), as
+ * a 1-d array of dtype (stolen; nbytes a multiple of its size). */
+BT_HIDDEN PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr,
+                                            size_t nbytes, PyObject *dtype, int device);
 
 /* ---- bt_cudapy_event.c ---- */
 

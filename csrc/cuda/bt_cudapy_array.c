@@ -6,10 +6,24 @@ static void devarray_dealloc(BtDeviceArray *a)
 {
     PyTypeObject *tp = Py_TYPE(a);
     int i;
-    /* cuMemFree waits for the device's work on the memory */
-    Py_BEGIN_ALLOW_THREADS
-    bt_cuda_free(a->device, a->ptr);
-    Py_END_ALLOW_THREADS
+
+    /* a view frees nothing; cuMemFree waits for the device's work on the
+     * memory; a pooled free is queued on the legacy stream after the last
+     * write and the pending reads (their events, for the per-thread
+     * stream). In a child of fork() neither makes a driver call. */
+    if (!a->base) {
+        BtDiag e;
+        bt_diag_init(&e);
+        if (a->pooled && bt_cudapy_devarray_wait(a, BT_CUDA_STREAM_LEGACY, 1, &e) < 0)
+            a->pooled = 0; /* the order is unknown: cuMemFree waits for everything */
+        Py_BEGIN_ALLOW_THREADS
+        if (a->pooled)
+            bt_cuda_free_async(a->device, a->ptr);
+        else
+            bt_cuda_free(a->device, a->ptr);
+        Py_END_ALLOW_THREADS
+    }
+    Py_CLEAR(a->base);
     bt_cuda_event_destroy(a->event);
     for (i = 0; i < BT_CUDA_MAX_READERS; i++) {
         bt_cuda_event_destroy(a->readers[i].event);
@@ -45,6 +59,11 @@ static PyObject *devarray_get_ptr(BtDeviceArray *a, void *c)
     return PyLong_FromUnsignedLongLong(a->ptr);
 }
 
+static PyObject *devarray_get_base(BtDeviceArray *a, void *c)
+{
+    return Py_NewRef(a->base ? a->base : Py_None);
+}
+
 static PyObject *devarray_get_stream(BtDeviceArray *a, void *c)
 {
     if (!a->stream)
@@ -78,6 +97,17 @@ static PyMethodDef devarray_methods[] = {
      "unless out= is given too: then it returns at once, and `out` (best\n"
      "pinned: bindthem.cuda.pinned_empty) holds the data once the stream\n"
      "reaches the copy (Event.record(stream).synchronize())."},
+    {"copy_from", (PyCFunction)(void (*)(void))bt_cudapy_devarray_copy_from,
+     METH_VARARGS | METH_KEYWORDS,
+     "copy_from($self, src, /, *, stream=None)\n--\n\n"
+     "Copies src into this array (same shape) and returns it: a DeviceArray of\n"
+     "the same dtype device to device (cuMemcpyAsync; another device's too),\n"
+     "anything else through NumPy (safe casts only) host to device. stream=None\n"
+     "returns when done; with a stream the copy is queued there after the last\n"
+     "writes of both arrays."},
+    {"copy", (PyCFunction)(void (*)(void))bt_cudapy_devarray_copy, METH_VARARGS | METH_KEYWORDS,
+     "copy($self, /, *, stream=None)\n--\n\n"
+     "A new DeviceArray with this one's contents, copied device to device."},
     {"__dlpack__", (PyCFunction)(void (*)(void))bt_cudapy_devarray_dlpack,
      METH_VARARGS | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
@@ -98,6 +128,8 @@ static PyGetSetDef devarray_getset[] = {
     {"nbytes", (getter)devarray_get_nbytes, NULL, NULL, NULL},
     {"device", (getter)devarray_get_device, NULL, "The device ordinal.", NULL},
     {"ptr", (getter)devarray_get_ptr, NULL, "The device address.", NULL},
+    {"base", (getter)devarray_get_base, NULL,
+     "What owns the memory of a view (a module's global), else None.", NULL},
     {"stream", (getter)devarray_get_stream, NULL,
      "The CUstream value of the last write bindthem queued (None: none pending).", NULL},
     {NULL, NULL, NULL, NULL, NULL},

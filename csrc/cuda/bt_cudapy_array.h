@@ -71,14 +71,24 @@ typedef struct BtDeviceArray {
     unsigned long writer;
     int n_readers; /* pending reads since the last write */
     BtCudaReader readers[BT_CUDA_MAX_READERS];
+    PyObject *base; /* a view's owner of the memory (a DeviceArray, a CudaModule), else NULL */
+    int pooled;     /* from the stream-ordered pool: freed with cuMemFreeAsync */
 } BtDeviceArray;
 
-/* bt_cudapy_memory.c. New reference: an uninitialized device array (dtype is stolen). shape is
- * checked here, the one place DeviceArrays are made: at most NPY_MAXDIMS
- * dimensions (copy_to_host relies on it), each an int >= 0, nbytes within
- * Py_ssize_t. */
-BT_HIDDEN PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype,
-                                           int device);
+/* bt_cudapy_memory.c. New reference: an uninitialized device array (dtype
+ * is stolen), its memory allocated stream-ordered on `stream` (0: legacy;
+ * bt_cuda_alloc_async) and, when pooled, recorded as written there so that
+ * other streams are ordered after the allocation; `owner` as for
+ * bt_cudapy_devarray_wrote. shape is checked here, the one place
+ * DeviceArrays are made: at most NPY_MAXDIMS dimensions (copy_to_host
+ * relies on it), each an int >= 0, nbytes within Py_ssize_t. */
+BT_HIDDEN PyObject *bt_cudapy_devarray_new_on(BtState *st, PyObject *shape, PyArray_Descr *dtype,
+                                              int device, uint64_t stream, PyObject *owner);
+
+/* DeviceArray.copy_from(src, *, stream) and .copy(*, stream) (bt_cudapy_memory.c). */
+BT_HIDDEN PyObject *bt_cudapy_devarray_copy_from(BtDeviceArray *a, PyObject *args,
+                                                 PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_devarray_copy(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
 
 /* The DeviceArray's export (bt_cudapy_export.c): the __cuda_array_interface__
  * getter, __dlpack__ and __dlpack_device__. New references. */

@@ -9,6 +9,7 @@
 
 #include "bt_bind.h"
 #include "bt_meta_py.h"
+#include "bt_numpy.h"
 
 #include <string.h>
 
@@ -46,6 +47,64 @@ PyType_Spec bt_cudapy_handle_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = cudamodule_slots,
 };
+
+/* _core.cuda_global(handle, name, dtype, device): a view of the module's
+ * __device__ / __constant__ variable `name` on device (None: the current
+ * one), kept alive with the module. */
+PyObject *bt_cudapy_global(PyObject *module, PyObject *args)
+{
+    BtState *st = bt_state(module);
+    PyObject *h, *dto, *devo;
+    const char *name;
+    PyArray_Descr *dtype = NULL;
+    uint64_t ptr = 0;
+    size_t size = 0;
+    void *ctx, *prev;
+    int dev = 0, missing = 0, rc, mdev;
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTuple(args, "O!sOO:cuda_global", st->CudaModuleType, &h, &name, &dto, &devo))
+        return NULL;
+    if (devo == Py_None ? bt_cuda_current_device(&dev, &e) < 0
+                        : (dev = PyLong_AsLong(devo)) == -1 && PyErr_Occurred())
+        return e.kind ? bt_raise_diag(st, &e) : NULL;
+    mdev = bt_cuda_module_device(((CudaModule *)h)->m);
+    if (mdev >= 0 && devo == Py_None)
+        dev = mdev;
+    if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES || (mdev >= 0 && dev != mdev)) {
+        PyErr_Format(PyExc_ValueError, "get_global(%s): device=%d %s", name, dev,
+                     mdev >= 0 ? "is not the device this module was loaded on (drivers before "
+                                 "12.0 load into one device's context)"
+                               : "is not a device ordinal");
+        return NULL;
+    }
+    if (!PyArray_DescrConverter(dto, &dtype))
+        return NULL;
+    if (PyDataType_REFCHK(dtype)) {
+        Py_DECREF(dtype);
+        PyErr_SetString(PyExc_TypeError, "get_global(): object dtypes cannot be on the device");
+        return NULL;
+    }
+    if (bt_cuda_primary_ctx(dev, &ctx, &e) < 0 || bt_cuda_enter(ctx, &prev, &e) < 0) {
+        Py_DECREF(dtype);
+        return bt_raise_diag(st, &e);
+    }
+    rc = bt_cuda_module_global(((CudaModule *)h)->m, name, &ptr, &size, &missing, &e);
+    bt_cuda_leave(ctx, prev);
+    if (rc < 0 || missing) {
+        Py_DECREF(dtype);
+        if (rc < 0)
+            return bt_raise_diag(st, &e);
+        PyErr_Format(PyExc_KeyError,
+                     "get_global(): the module %R has no __device__ or __constant__ variable "
+                     "named '%s' (a variable in a namespace or of C++ linkage inside a class "
+                     "has a mangled name; declare it at file scope, or extern \"C\")",
+                     ((CudaModule *)h)->path, name);
+        return NULL;
+    }
+    return bt_cudapy_devarray_view(st, h, ptr, size, (PyObject *)dtype, dev);
+}
 
 /* ---- the CUDA back end (bt_bind.h) ---- */
 

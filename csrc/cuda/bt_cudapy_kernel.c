@@ -23,6 +23,8 @@ typedef struct LaunchConfig {
     unsigned shared;
     uint64_t stream;      /* CUstream value; 0 = legacy default stream */
     PyObject *stream_obj; /* borrowed: the stream as given (NULL: none) */
+    int ex;               /* cluster=, cooperative= or priority= given: cuLaunchKernelEx */
+    BtCudaLaunchAttrs attrs;
 } LaunchConfig;
 
 /* grid or block: an int or a tuple/list of 1 to 3 ints, each >= 1. */
@@ -111,6 +113,51 @@ static int parse_shared(PyObject *o, const char *kname, unsigned *out)
     return 0;
 }
 
+/* The launch attributes (each NULL or None: not asked for): cluster= (an
+ * int or 1 to 3 ints dividing the grid), cooperative= (a bool), priority=
+ * (an int); any of them makes the launch a cuLaunchKernelEx. */
+static int parse_attrs(PyObject *cluster, PyObject *coop, PyObject *prio, const char *kname,
+                       LaunchConfig *cfg)
+{
+    BtCudaLaunchAttrs *a = &cfg->attrs;
+    int i, overflow = 0;
+    long v;
+
+    if (cluster && cluster != Py_None) {
+        if (parse_dims(cluster, "cluster", kname, a->cluster) < 0)
+            return -1;
+        for (i = 0; i < 3; i++)
+            if (cfg->grid[i] % a->cluster[i])
+                return bt_cudapy_value_error(kname, 1,
+                                             "cluster=%R does not divide grid=(%u, %u, %u): "
+                                             "each grid dimension must be a multiple of the "
+                                             "cluster's",
+                                             cluster, cfg->grid[0], cfg->grid[1], cfg->grid[2]);
+        cfg->ex = 1;
+    }
+    if (coop && coop != Py_None) {
+        if (!PyBool_Check(coop))
+            return bt_cudapy_value_error(kname, 1, "cooperative must be True or False, not %.100s",
+                                         Py_TYPE(coop)->tp_name);
+        a->cooperative = coop == Py_True;
+        cfg->ex |= a->cooperative;
+    }
+    if (prio && prio != Py_None) {
+        if (PyBool_Check(prio) || !PyLong_Check(prio))
+            return bt_cudapy_value_error(kname, 1, "priority must be an int, not %.100s",
+                                         Py_TYPE(prio)->tp_name);
+        v = PyLong_AsLongAndOverflow(prio, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow || v < INT_MIN || v > INT_MAX)
+            return bt_cudapy_value_error(kname, 1, "priority=%R is out of range", prio);
+        a->has_priority = 1;
+        a->priority = (int)v;
+        cfg->ex = 1;
+    }
+    return 0;
+}
+
 /* grid, block required; shared, stream optional (NULL). */
 static int parse_config(PyObject *grid, PyObject *block, PyObject *shared, PyObject *stream,
                         const char *kname, LaunchConfig *cfg)
@@ -148,8 +195,11 @@ typedef struct CudaLaunch {
     int given; /* bit i: configuration item i was given in the brackets */
 } CudaLaunch;
 
-/* The configuration items, in bracket order; each is also a keyword. */
-static const char *const cfg_names[4] = {"grid", "block", "shared_mem", "stream"};
+/* The configuration items, in bracket order (the first 4), and the launch
+ * attributes, keywords only; each is a keyword. */
+enum { N_CFG = 7 };
+static const char *const cfg_names[N_CFG] = {"grid",    "block",       "shared_mem", "stream",
+                                             "cluster", "cooperative", "priority"};
 
 /* The arguments of one launch as read; j numbers them as bt_dispatch_pick
  * does. cfg_kw: the configuration keywords (grid=, ...); given: the items
@@ -187,7 +237,7 @@ static int read_config(void *ctx)
     const char *kname = r->k->d.cname;
     int i;
 
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < N_CFG; i++)
         if (kw[i] && (r->given >> i & 1)) {
             PyErr_Format(PyExc_TypeError,
                          "%U[...](): %s given both in the brackets and as %s=", r->k->d.name,
@@ -207,7 +257,7 @@ static int read_config(void *ctx)
         return -1;
     if (kw[3])
         r->cfg->stream_obj = kw[3]; /* borrowed from the call's arguments */
-    return 0;
+    return parse_attrs(kw[4], kw[5], kw[6], kname, r->cfg);
 }
 
 /* bt_dispatch_pick's code(): reads argument j as a launch sees it. */
@@ -477,8 +527,8 @@ static void *function_in(CudaKernel *k, int ov, int dev, void *ctx, const Launch
 static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                         LaunchConfig *cfg, int given)
 {
-    PyObject *cfg_kw[4] = {NULL, NULL, NULL, NULL};
-    BtDispatchExtra extra = {cfg_names, 4, cfg_kw};
+    PyObject *cfg_kw[N_CFG] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    BtDispatchExtra extra = {cfg_names, N_CFG, cfg_kw};
     Reading r;
     BtDispatchHow how = {read_config, read_code, describe, wants, &r};
     BtDispatchPick p;
@@ -552,7 +602,10 @@ static PyObject *launch(CudaKernel *k, PyObject *const *args, Py_ssize_t nargs, 
             goto done;
         }
     }
-    if (bt_cuda_launch(func, cfg->grid, cfg->block, cfg->shared, cfg->stream, params, &e) < 0) {
+    if ((cfg->ex ? bt_cuda_launch_ex(func, cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
+                                     &cfg->attrs, &e)
+                 : bt_cuda_launch(func, cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
+                                  &e)) < 0) {
         raise_launch(r.st, k, p.ov, cfg, &e);
         goto done;
     }
@@ -622,9 +675,210 @@ static PyObject *kernel_repr(PyObject *self)
     return bt_callable_repr(self, "bindthem.cuda kernel");
 }
 
+/* ---- what the driver says of a kernel: attributes, occupancy ---- */
+
+/* The overload a query names (None: the only one; an index; a signature
+ * of k.overloads) and the device (None: the module's, else the current
+ * one); 0 or -1 with an exception. */
+static int query_target(CudaKernel *k, const char *who, PyObject *ov, PyObject *devo, int *o,
+                        int *dev)
+{
+    BtState *st = bt_state_from_type(Py_TYPE(k));
+    Py_ssize_t i, n = PyTuple_GET_SIZE(k->d.overloads);
+    BtDiag e;
+
+    bt_diag_init(&e);
+    *o = -1;
+    if (!ov || ov == Py_None) {
+        if (n != 1) {
+            PyErr_Format(PyExc_TypeError,
+                         "%U.%s(): the kernel has %zd overloads; name one with overload= (an "
+                         "index, or one of %R)",
+                         k->d.name, who, n, k->d.overloads);
+            return -1;
+        }
+        *o = 0;
+    } else if (PyLong_Check(ov) && !PyBool_Check(ov)) {
+        i = PyLong_AsSsize_t(ov);
+        if (i == -1 && PyErr_Occurred())
+            return -1;
+        if (i < 0 || i >= n) {
+            PyErr_Format(PyExc_IndexError, "%U.%s(): overload=%zd is out of range (%zd overloads)",
+                         k->d.name, who, i, n);
+            return -1;
+        }
+        *o = (int)i;
+    } else {
+        for (i = 0; i < n && *o < 0; i++) {
+            int eq = PyObject_RichCompareBool(ov, PyTuple_GET_ITEM(k->d.overloads, i), Py_EQ);
+            if (eq < 0)
+                return -1;
+            if (eq)
+                *o = (int)i;
+        }
+        if (*o < 0) {
+            PyErr_Format(PyExc_ValueError, "%U.%s(): overload=%R is not one of %R", k->d.name, who,
+                         ov, k->d.overloads);
+            return -1;
+        }
+    }
+    if (!devo || devo == Py_None) {
+        if (k->module_device >= 0)
+            *dev = k->module_device;
+        else if (bt_cuda_current_device(dev, &e) < 0) {
+            bt_raise_diag(st, &e);
+            return -1;
+        }
+        return 0;
+    }
+    *dev = PyLong_Check(devo) && !PyBool_Check(devo) ? (int)PyLong_AsLong(devo) : -1;
+    if (*dev == -1 && PyErr_Occurred())
+        return -1;
+    if (*dev < 0 || *dev >= BT_CUDA_MAX_DEVICES ||
+        (k->module_device >= 0 && *dev != k->module_device)) {
+        PyErr_Format(PyExc_ValueError, "%U.%s(): device=%R is not %s", k->d.name, who, devo,
+                     k->module_device >= 0 ? "the device this module was loaded on"
+                                           : "a device ordinal");
+        return -1;
+    }
+    return 0;
+}
+
+/* kernel.attributes(overload=None, *, device=None): CU_FUNC_ATTRIBUTE_*. */
+static PyObject *kernel_attributes(CudaKernel *k, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"overload", "device", NULL};
+    static const struct {
+        const char *name;
+        int attr;
+    } attrs[] = {
+        {"max_threads_per_block", 0},
+        {"shared_size_bytes", 1},
+        {"const_size_bytes", 2},
+        {"local_size_bytes", 3},
+        {"num_regs", 4},
+        {"ptx_version", 5},
+        {"binary_version", 6},
+        {"max_dynamic_shared_size_bytes", 8},
+    };
+    BtState *st = bt_state_from_type(Py_TYPE(k));
+    PyObject *ov = Py_None, *devo = Py_None, *out, *v;
+    void *ctx, *prev;
+    int o, dev, val, rc = 0;
+    size_t i;
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$O:attributes", kwlist, &ov, &devo) ||
+        query_target(k, "attributes", ov, devo, &o, &dev) < 0)
+        return NULL;
+    if (!(out = PyDict_New()))
+        return NULL;
+    if (bt_cuda_primary_ctx(dev, &ctx, &e) < 0 || bt_cuda_enter(ctx, &prev, &e) < 0) {
+        Py_DECREF(out);
+        return bt_raise_diag(st, &e);
+    }
+    for (i = 0; i < sizeof attrs / sizeof attrs[0] && rc == 0; i++) {
+        rc = bt_cuda_kernel_attr(k->kernels[o], dev, attrs[i].attr, &val, &e);
+        v = rc == 0 ? PyLong_FromLong(val) : NULL;
+        if (rc == 0 && (!v || PyDict_SetItemString(out, attrs[i].name, v) < 0))
+            rc = -2;
+        Py_XDECREF(v);
+    }
+    bt_cuda_leave(ctx, prev);
+    if (rc < 0) {
+        if (rc == -1)
+            bt_raise_diag(st, &e);
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The occupancy queries share their argument reading and context. */
+static int occupancy(CudaKernel *k, const char *who, PyObject *ov, PyObject *devo, int block,
+                     unsigned long long shared, int limit, int *a, int *b)
+{
+    BtState *st = bt_state_from_type(Py_TYPE(k));
+    void *ctx, *prev;
+    int o, dev, rc;
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (query_target(k, who, ov, devo, &o, &dev) < 0)
+        return -1;
+    if (bt_cuda_primary_ctx(dev, &ctx, &e) < 0 || bt_cuda_enter(ctx, &prev, &e) < 0) {
+        bt_raise_diag(st, &e);
+        return -1;
+    }
+    rc = block ? bt_cuda_occupancy(k->kernels[o], block, (size_t)shared, a, &e)
+               : bt_cuda_occupancy_block(k->kernels[o], (size_t)shared, limit, a, b, &e);
+    bt_cuda_leave(ctx, prev);
+    if (rc < 0)
+        bt_raise_diag(st, &e);
+    return rc;
+}
+
+/* kernel.max_active_blocks_per_sm(block, *, shared_mem=0, overload=None, device=None) */
+static PyObject *kernel_max_active(CudaKernel *k, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"block", "shared_mem", "overload", "device", NULL};
+    PyObject *blocko, *ov = Py_None, *devo = Py_None, *sho = NULL;
+    unsigned dims[3], shared = 0;
+    int n = 0;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:max_active_blocks_per_sm", kwlist,
+                                     &blocko, &sho, &ov, &devo) ||
+        parse_dims(blocko, "block", k->d.cname, dims) < 0 ||
+        (sho && parse_shared(sho, k->d.cname, &shared) < 0) ||
+        occupancy(k, "max_active_blocks_per_sm", ov, devo, (int)(dims[0] * dims[1] * dims[2]),
+                  shared, 0, &n, NULL) < 0)
+        return NULL;
+    return PyLong_FromLong(n);
+}
+
+/* kernel.max_potential_block_size(*, shared_mem=0, block_size_limit=0, overload=None,
+ * device=None) -> (min_grid_size, block_size) */
+static PyObject *kernel_max_block(CudaKernel *k, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shared_mem", "block_size_limit", "overload", "device", NULL};
+    PyObject *ov = Py_None, *devo = Py_None, *sho = NULL;
+    unsigned shared = 0;
+    int limit = 0, grid = 0, block = 0;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OiOO:max_potential_block_size", kwlist, &sho,
+                                     &limit, &ov, &devo) ||
+        (sho && parse_shared(sho, k->d.cname, &shared) < 0))
+        return NULL;
+    if (limit < 0 || limit > 1024) {
+        PyErr_Format(PyExc_ValueError,
+                     "%U.max_potential_block_size(): block_size_limit=%d: give 0 (none) to 1024",
+                     k->d.name, limit);
+        return NULL;
+    }
+    if (occupancy(k, "max_potential_block_size", ov, devo, 0, shared, limit, &grid, &block) < 0)
+        return NULL;
+    return Py_BuildValue("(ii)", grid, block);
+}
+
 /* As a Function's: pickling by value, copies, notebook display. */
 static PyMethodDef kernel_methods[] = {
     BT_CALLABLE_METHODS,
+    {"attributes", (PyCFunction)(void (*)(void))kernel_attributes, METH_VARARGS | METH_KEYWORDS,
+     "attributes($self, /, overload=None, *, device=None)\n--\n\n"
+     "The driver's CU_FUNC_ATTRIBUTE_* of one overload on a device: a dict of\n"
+     "max_threads_per_block, num_regs, shared/const/local_size_bytes,\n"
+     "max_dynamic_shared_size_bytes, ptx_version, binary_version."},
+    {"max_active_blocks_per_sm", (PyCFunction)(void (*)(void))kernel_max_active,
+     METH_VARARGS | METH_KEYWORDS,
+     "max_active_blocks_per_sm($self, /, block, *, shared_mem=0, overload=None, device=None)\n"
+     "--\n\ncuOccupancyMaxActiveBlocksPerMultiprocessor: how many blocks of this size fit\n"
+     "on one multiprocessor at once."},
+    {"max_potential_block_size", (PyCFunction)(void (*)(void))kernel_max_block,
+     METH_VARARGS | METH_KEYWORDS,
+     "max_potential_block_size($self, /, *, shared_mem=0, block_size_limit=0, overload=None, "
+     "device=None)\n--\n\ncuOccupancyMaxPotentialBlockSize: (min_grid_size, block_size) for "
+     "full occupancy."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -762,7 +1016,8 @@ PyType_Spec bt_cudapy_launch_spec = {
  * after them, as kernel(...) takes them. */
 static PyObject *text_signature(PyObject *params)
 {
-    static const char tail[] = "*, grid, block, shared_mem=0, stream=None)";
+    static const char tail[] = "*, grid, block, shared_mem=0, stream=None, cluster=None, "
+                               "cooperative=False, priority=None)";
     Py_ssize_t n = PyUnicode_GET_LENGTH(params);
     PyObject *head = PyUnicode_Substring(params, 0, n - 1), *r;
 

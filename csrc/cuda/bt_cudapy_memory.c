@@ -6,14 +6,13 @@
 
 #include <string.h>
 
-PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
+/* A DeviceArray of shape and dtype (stolen) on device, without memory yet. */
+static BtDeviceArray *devarray_make(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device)
 {
     BtDeviceArray *a = NULL;
     PyObject *dims = NULL;
-    BtDiag e;
     Py_ssize_t i, n = 1, nd = PyTuple_GET_SIZE(shape), elsize = PyDataType_ELSIZE(dtype);
 
-    bt_diag_init(&e);
     if (nd > NPY_MAXDIMS) {
         PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; arrays have at most %d", nd,
                      NPY_MAXDIMS);
@@ -54,17 +53,15 @@ PyObject *bt_cudapy_devarray_new(BtState *st, PyObject *shape, PyArray_Descr *dt
     a->writer = 0;
     a->n_readers = 0;
     memset(a->readers, 0, sizeof a->readers);
+    a->base = NULL;
+    a->pooled = 0;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
     a->code = bt_slot_descr_code((PyObject *)dtype);
     a->shape = dims;
     a->dtype = dtype;
-    if (bt_cuda_alloc(device, a->nbytes, &a->ptr, &e) < 0) {
-        Py_DECREF(a);
-        return bt_raise_diag(st, &e);
-    }
-    return (PyObject *)a;
+    return a;
 error:
     Py_XDECREF(dims);
     Py_XDECREF(dtype);
@@ -88,6 +85,54 @@ static void forget_readers(BtDeviceArray *a)
         Py_CLEAR(a->readers[i].owner);
     }
     a->n_readers = 0;
+}
+
+PyObject *bt_cudapy_devarray_new_on(BtState *st, PyObject *shape, PyArray_Descr *dtype, int device,
+                                    uint64_t stream, PyObject *owner)
+{
+    BtDeviceArray *a = devarray_make(st, shape, dtype, device);
+    BtDiag e;
+
+    bt_diag_init(&e);
+    if (!a)
+        return NULL;
+    if (bt_cuda_alloc_async(device, a->nbytes, stream, &a->ptr, &a->pooled, &e) < 0) {
+        Py_DECREF(a);
+        return bt_raise_diag(st, &e);
+    }
+    if (a->pooled && bt_cudapy_devarray_wrote((PyObject *)a, stream, owner) < 0)
+        Py_CLEAR(a);
+    return (PyObject *)a;
+}
+
+PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr, size_t nbytes,
+                                  PyObject *dtype, int device)
+{
+    PyArray_Descr *d = (PyArray_Descr *)dtype;
+    Py_ssize_t elsize = PyDataType_ELSIZE(d);
+    PyObject *shape, *n;
+    BtDeviceArray *a;
+
+    if (elsize <= 0 || nbytes % (size_t)elsize) {
+        PyErr_Format(PyExc_ValueError, "%zu bytes are not a whole number of %S elements", nbytes,
+                     dtype);
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    n = PyLong_FromSize_t(nbytes / (size_t)elsize);
+    shape = n ? PyTuple_Pack(1, n) : NULL;
+    Py_XDECREF(n);
+    if (!shape) {
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    a = devarray_make(st, shape, d, device);
+    Py_DECREF(shape);
+    if (!a)
+        return NULL;
+    a->ptr = ptr;
+    a->base = Py_NewRef(base);
+    return (PyObject *)a;
 }
 
 int bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
@@ -130,9 +175,10 @@ int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
     bt_diag_init(&e);
     if (!r && a->n_readers == BT_CUDA_MAX_READERS) {
         /* this stream waits for the oldest reader and stands for both */
-        if (bt_cuda_wait_in(a->device, stream, a->readers[0].stream, a->readers[0].event, &e) < 0)
-            goto error;
         r = &a->readers[0];
+        if (bt_cuda_wait_in(a->device, stream, r->stream,
+                            r->stream == BT_CUDA_STREAM_PER_THREAD ? r->event : NULL, &e) < 0)
+            goto error;
         Py_CLEAR(r->owner);
     } else if (!r) {
         r = &a->readers[a->n_readers++];
@@ -162,13 +208,26 @@ int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag
         return -1;
     for (i = 0; write && i < a->n_readers; i++) {
         const BtCudaReader *r = &a->readers[i];
-        /* a read on the per-thread stream is waited for through its event */
+        /* a read on the per-thread stream is waited for through its event;
+         * one on the last writer's stream by the wait for the writer (made
+         * now, so after the read) */
+        if (r->stream == a->stream && !a->has_event && r->stream != BT_CUDA_STREAM_PER_THREAD)
+            continue;
         if ((r->stream != waiter || r->stream == BT_CUDA_STREAM_PER_THREAD) &&
             bt_cuda_wait_in(a->device, waiter, r->stream,
                             r->stream == BT_CUDA_STREAM_PER_THREAD ? r->event : NULL, e) < 0)
             return -1;
     }
     return 0;
+}
+
+/* a's last write is done (a synchronous copy waited for it): nothing to
+ * wait for but its pending reads. */
+static void settled(BtDeviceArray *a)
+{
+    a->stream = 0;
+    a->has_event = 0;
+    Py_CLEAR(a->stream_owner);
 }
 
 int bt_cudapy_wait_for(PyObject *o, uint64_t waiter, int write, BtDiag *e)
@@ -210,9 +269,7 @@ static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, 
         return -1;
     }
     if (!async) { /* the last write is done: nothing left to wait for */
-        a->stream = 0;
-        a->has_event = 0;
-        Py_CLEAR(a->stream_owner);
+        settled(a);
         return 0;
     }
     return bt_cudapy_devarray_read((PyObject *)a, s, stream);
@@ -266,6 +323,132 @@ PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyOb
         return NULL;
     }
     return (PyObject *)out;
+}
+
+/* ================= copies into a DeviceArray ================= */
+
+/* Waits for all work on device dev (its primary context). */
+static int sync_device(int dev, BtDiag *e)
+{
+    void *ctx, *prev;
+    int rc;
+
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    rc = bt_cuda_sync(e);
+    bt_cuda_leave(ctx, prev);
+    return rc;
+}
+
+/* Copies src (a DeviceArray: device to device; else anything NumPy reads,
+ * safely cast to a's dtype: host to device) into a, same shape. stream=None:
+ * synchronous; else queued on stream after a's last write and pending reads
+ * and src's last write (their events for the per-thread stream), recorded
+ * as a write of a and a read of src. A copy from another device's array
+ * is synchronous: that device is synchronized first (src's last write
+ * done), the copy waited for after (src's reader known to be done). The
+ * GIL is released while it waits. */
+static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *streamo)
+{
+    BtDeviceArray *d = NULL;
+    PyArrayObject *h = NULL;
+    uint64_t stream = 0;
+    PyObject *shape = NULL;
+    BtDiag e;
+    int rc = -1, same, sync = streamo == NULL || streamo == Py_None, other, drain;
+
+    bt_diag_init(&e);
+    if (!sync && bt_cudapy_stream_arg(streamo, "copy_from", 0, &stream) < 0)
+        return -1;
+    if (Py_IS_TYPE(src, st->DeviceArrayType)) {
+        d = (BtDeviceArray *)src;
+        shape = Py_NewRef(d->shape);
+        if (!PyArray_EquivTypes(d->dtype, a->dtype)) {
+            PyErr_Format(PyExc_TypeError,
+                         "copy_from(): the source is a device array of %S, this one holds %S; "
+                         "a device-to-device copy does not convert (copy to the host and back, "
+                         "or run a kernel that converts)",
+                         d->dtype, a->dtype);
+            goto done;
+        }
+    } else {
+        Py_INCREF(a->dtype);
+        h = (PyArrayObject *)PyArray_FromAny(src, a->dtype, 0, 0,
+                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
+        if (!h)
+            goto done;
+        shape = PyObject_GetAttrString((PyObject *)h, "shape");
+        if (!shape)
+            goto done;
+    }
+    same = PyObject_RichCompareBool(shape, a->shape, Py_EQ);
+    if (same < 0)
+        goto done;
+    if (!same) {
+        PyErr_Format(PyExc_ValueError,
+                     "copy_from(): the source has shape %R, this device array %R; shapes must "
+                     "match",
+                     shape, a->shape);
+        goto done;
+    }
+    other = d && d->device != a->device;
+    drain = other && d->stream;
+    if (bt_cudapy_devarray_wait(a, stream, 1, &e) < 0 ||
+        (d && !other && bt_cudapy_devarray_wait(d, stream, 0, &e) < 0)) {
+        bt_raise_diag(st, &e);
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = drain ? sync_device(d->device, &e) : 0;
+    if (rc == 0)
+        rc = d ? bt_cuda_copy_d2d(a->device, a->ptr, d->ptr, a->nbytes, stream, sync || other, &e)
+               : bt_cuda_copy(a->device, BT_CUDA_HTOD, a->ptr, PyArray_DATA(h), a->nbytes, stream,
+                              0, sync, &e);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        bt_raise_diag(st, &e);
+        goto done;
+    }
+    if (sync) {
+        settled(a);
+        forget_readers(a); /* the copy waited for them and is done */
+    } else if (bt_cudapy_devarray_wrote((PyObject *)a, stream, streamo) < 0 ||
+               (d && !other && bt_cudapy_devarray_read((PyObject *)d, stream, streamo) < 0)) {
+        rc = -1;
+    }
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(h);
+    return rc;
+}
+
+PyObject *bt_cudapy_devarray_copy_from(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"src", "stream", NULL};
+    PyObject *src, *stream = Py_None;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:copy_from", kwlist, &src, &stream))
+        return NULL;
+    if (copy_into(bt_state_from_type(Py_TYPE(a)), a, src, stream) < 0)
+        return NULL;
+    return Py_NewRef(a);
+}
+
+PyObject *bt_cudapy_devarray_copy(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", NULL};
+    BtState *st = bt_state_from_type(Py_TYPE(a));
+    PyObject *stream = Py_None, *out;
+    uint64_t s = 0;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:copy", kwlist, &stream) ||
+        bt_cudapy_stream_arg(stream, "copy", 0, &s) < 0)
+        return NULL;
+    Py_INCREF(a->dtype);
+    out = bt_cudapy_devarray_new_on(st, a->shape, a->dtype, a->device, s, stream);
+    if (out && copy_into(st, (BtDeviceArray *)out, (PyObject *)a, stream) < 0)
+        Py_CLEAR(out);
+    return out;
 }
 
 /* ================= to_device, empty ================= */
@@ -337,7 +520,7 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
         PyTuple_SET_ITEM(shape, i, d);
     }
     Py_INCREF(PyArray_DESCR(arr));
-    out = bt_cudapy_devarray_new(st, shape, PyArray_DESCR(arr), dev);
+    out = bt_cudapy_devarray_new_on(st, shape, PyArray_DESCR(arr), dev, stream, streamo);
     if (!out)
         goto done;
     /* stream=None: synchronous; else queued on the stream, which the array
@@ -349,7 +532,9 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
     if (rc < 0) {
         Py_CLEAR(out);
         bt_raise_diag(st, &e);
-    } else if (streamo != Py_None && bt_cudapy_devarray_wrote(out, stream, streamo) < 0) {
+    } else if (streamo == Py_None) { /* synchronous: the allocation and the copy are done */
+        settled((BtDeviceArray *)out);
+    } else if (bt_cudapy_devarray_wrote(out, stream, streamo) < 0) {
         Py_CLEAR(out);
     }
 done:
@@ -380,11 +565,10 @@ static int dtype_arg(PyObject *dto, const char *who, PyArray_Descr **out)
     return 0;
 }
 
-/* empty(shape, dtype, *, device) and zeros(..., stream): zero is set. */
+/* empty(shape, dtype, *, device, stream) and zeros(...): zero is set. */
 static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, int zero)
 {
     static char *kwlist[] = {"shape", "dtype", "device", "stream", NULL};
-    static char *kwlist3[] = {"shape", "dtype", "device", NULL};
     BtState *st = bt_state(module);
     PyObject *shapeo, *dto = NULL, *devo = NULL, *shape = NULL, *out = NULL, *streamo = Py_None;
     PyArray_Descr *dtype = NULL;
@@ -392,18 +576,16 @@ static PyObject *make_empty(PyObject *module, PyObject *args, PyObject *kwargs, 
     BtDiag e;
     int dev;
 
-    if (zero ? !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:zeros", kwlist, &shapeo, &dto,
-                                            &devo, &streamo)
-             : !PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist3, &shapeo, &dto,
-                                            &devo))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, zero ? "O|O$OO:zeros" : "O|O$OO:empty", kwlist,
+                                     &shapeo, &dto, &devo, &streamo))
         return NULL;
-    if (bt_cudapy_stream_arg(streamo, "zeros", 0, &stream) < 0 ||
+    if (bt_cudapy_stream_arg(streamo, zero ? "zeros" : "empty", 0, &stream) < 0 ||
         dtype_arg(dto, zero ? "zeros" : "empty", &dtype) < 0)
         return NULL;
     shape = PyLong_Check(shapeo) ? PyTuple_Pack(1, shapeo) : PySequence_Tuple(shapeo);
     if (!shape || device_arg(st, devo, &dev) < 0)
         goto done;
-    out = bt_cudapy_devarray_new(st, shape, dtype, dev);
+    out = bt_cudapy_devarray_new_on(st, shape, dtype, dev, stream, streamo);
     dtype = NULL;
     if (out && zero) {
         BtDeviceArray *a = (BtDeviceArray *)out;

@@ -110,12 +110,16 @@ static PyObject *cuda_driver(PyObject *module, PyObject *unused)
 static PyMethodDef cuda_methods[] = {
     {"cuda_bind", (PyCFunction)(void (*)(void))bt_cudapy_bind, METH_VARARGS | METH_KEYWORDS,
      bt_cudapy_bind_doc},
+    {"cuda_global", bt_cudapy_global, METH_VARARGS,
+     "cuda_global(handle, name, dtype, device)\n--\n\nA DeviceArray view of a module "
+     "variable."},
     {"cuda_to_device", (PyCFunction)(void (*)(void))bt_cudapy_to_device,
      METH_VARARGS | METH_KEYWORDS,
      "cuda_to_device(array, *, device=None, stream=None)\n--\n\nCopy an array to a new "
      "DeviceArray."},
     {"cuda_empty", (PyCFunction)(void (*)(void))bt_cudapy_empty, METH_VARARGS | METH_KEYWORDS,
-     "cuda_empty(shape, dtype=float, *, device=None)\n--\n\nAn uninitialized DeviceArray."},
+     "cuda_empty(shape, dtype=float, *, device=None, stream=None)\n--\n\nAn uninitialized "
+     "DeviceArray."},
     {"cuda_zeros", (PyCFunction)(void (*)(void))bt_cudapy_zeros, METH_VARARGS | METH_KEYWORDS,
      "cuda_zeros(shape, dtype=float, *, device=None, stream=None)\n--\n\nA zeroed DeviceArray "
      "(cuMemsetD8Async on the stream)."},

@@ -37,6 +37,7 @@ enum {
     CUDA_ERROR_INVALID_PTX_ = 218,
     CUDA_ERROR_NOT_FOUND_ = 500,
     CUDA_ERROR_NOT_READY_ = 600,
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE_ = 720,
     CU_EVENT_DISABLE_TIMING_ = 2,
     CU_MEMHOSTALLOC_PORTABLE_ = 1,
     CU_POINTER_ATTRIBUTE_CONTEXT_ = 1,
@@ -119,6 +120,43 @@ typedef BtCUresult (*PFN_cuKernelSetAttribute_v12000)(BtCUfunction_attribute, in
                                                       BtCUdevice);
 typedef BtCUresult (*PFN_cuKernelGetFunction_v12000)(BtCUfunction *, BtCUkernel);
 typedef BtCUresult (*PFN_cuStreamGetCtx_v9020)(BtCUstream, BtCUcontext *);
+/* CUlaunchAttribute (11.6): an id, padding to 8 bytes, a 64-byte value union */
+typedef struct BtCUlaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int cooperative, priority;
+        struct {
+            unsigned x, y, z;
+        } cluster;
+    } value;
+} BtCUlaunchAttribute;
+typedef struct BtCUlaunchConfig { /* CUlaunchConfig, CUDA 11.6 */
+    unsigned grid[3], block[3], shared;
+    BtCUstream stream;
+    BtCUlaunchAttribute *attrs;
+    unsigned n_attrs;
+} BtCUlaunchConfig;
+typedef void *BtCUmemoryPool;
+typedef int BtCUmemPool_attribute;           /* enum CUmemPool_attribute, CUDA 11.2 */
+typedef size_t (*BtCUoccupancyB2DSize)(int); /* CUDA 6.5 */
+typedef BtCUresult (*PFN_cuLaunchKernelEx_v11060)(const BtCUlaunchConfig *, BtCUfunction, void **,
+                                                  void **);
+typedef BtCUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)(int *, BtCUfunction,
+                                                                            int, size_t);
+typedef BtCUresult (*PFN_cuOccupancyMaxPotentialBlockSize_v6050)(int *, int *, BtCUfunction,
+                                                                 BtCUoccupancyB2DSize, size_t, int);
+typedef BtCUresult (*PFN_cuModuleGetGlobal_v3020)(BtCUdeviceptr *, size_t *, BtCUmodule,
+                                                  const char *);
+typedef BtCUresult (*PFN_cuLibraryGetGlobal_v12000)(BtCUdeviceptr *, size_t *, BtCUlibrary,
+                                                    const char *);
+typedef BtCUresult (*PFN_cuMemAllocAsync_v11020)(BtCUdeviceptr *, size_t, BtCUstream);
+typedef BtCUresult (*PFN_cuMemFreeAsync_v11020)(BtCUdeviceptr, BtCUstream);
+typedef BtCUresult (*PFN_cuDeviceGetDefaultMemPool_v11020)(BtCUmemoryPool *, BtCUdevice);
+typedef BtCUresult (*PFN_cuMemPoolSetAttribute_v11020)(BtCUmemoryPool, BtCUmemPool_attribute,
+                                                       void *);
+typedef BtCUresult (*PFN_cuMemcpyAsync_v4000)(BtCUdeviceptr, BtCUdeviceptr, size_t, BtCUstream);
 
 typedef struct Driver {
     void *dl;
@@ -188,6 +226,18 @@ typedef struct Driver {
     int forked;          /* this is a child of fork() after init: no call may be made */
     BtCUresult sticky;   /* the first sticky error seen: the context is unusable */
     char sticky_at[256]; /* the call that first reported it */
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050
+        cuOccupancyMaxActiveBlocksPerMultiprocessor;
+    PFN_cuOccupancyMaxPotentialBlockSize_v6050 cuOccupancyMaxPotentialBlockSize;
+    PFN_cuModuleGetGlobal_v3020 cuModuleGetGlobal;
+    PFN_cuMemcpyAsync_v4000 cuMemcpyAsync;
+    PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx;
+    PFN_cuMemAllocAsync_v11020 cuMemAllocAsync;
+    PFN_cuMemFreeAsync_v11020 cuMemFreeAsync;
+    PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool;
+    PFN_cuMemPoolSetAttribute_v11020 cuMemPoolSetAttribute;
+    PFN_cuLibraryGetGlobal_v12000 cuLibraryGetGlobal;
+    int pools[BT_CUDA_MAX_DEVICES]; /* stream-ordered allocation: 0 not asked, 1 yes, -1 no */
 } Driver;
 
 static Driver drv;
@@ -261,6 +311,16 @@ static const EntryPoint entry_points[] = {
     EP(cuKernelSetAttribute, 12000, 1),
     EP(cuKernelGetFunction, 12000, 1),
     EP(cuStreamGetCtx, 9020, 0),
+    EP(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0),
+    EP(cuOccupancyMaxPotentialBlockSize, 6050, 0),
+    EP(cuModuleGetGlobal, 3020, 0),
+    EP(cuMemcpyAsync, 4000, 0),
+    EP(cuLaunchKernelEx, 11060, 1),
+    EP(cuMemAllocAsync, 11020, 1),
+    EP(cuMemFreeAsync, 11020, 1),
+    EP(cuDeviceGetDefaultMemPool, 11020, 1),
+    EP(cuMemPoolSetAttribute, 11020, 1),
+    EP(cuLibraryGetGlobal, 12000, 1),
 };
 #undef EP
 
@@ -650,7 +710,9 @@ int bt_cuda_alloc(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e)
     return 0;
 }
 
-void bt_cuda_free(int dev, uint64_t ptr)
+/* cuMemFree, or cuMemFreeAsync on the legacy stream, in dev's primary
+ * context; nothing in a child of fork(). */
+static void free_in(int dev, uint64_t ptr, int async)
 {
     void *ctx, *prev;
     BtDiag e;
@@ -660,9 +722,14 @@ void bt_cuda_free(int dev, uint64_t ptr)
         return;
     if (bt_cuda_enter(ctx, &prev, &e) < 0)
         return;
-    drv.cuMemFree(ptr);
+    if (async)
+        drv.cuMemFreeAsync(ptr, (BtCUstream)(uintptr_t)BT_CUDA_STREAM_LEGACY);
+    else
+        drv.cuMemFree(ptr);
     bt_cuda_leave(ctx, prev);
 }
+
+void bt_cuda_free(int dev, uint64_t ptr) { free_in(dev, ptr, 0); }
 
 int bt_cuda_copy(int dev, BtCudaCopyDir dir, uint64_t dptr, void *host, size_t n, uint64_t stream,
                  uint64_t after, int sync, BtDiag *e)
@@ -1203,6 +1270,231 @@ int bt_cuda_wait_in(int dev, uint64_t waiter, uint64_t producer, void *ev, BtDia
     if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
         return -1;
     rc = ev ? bt_cuda_stream_wait_event(waiter, ev, e) : bt_cuda_stream_wait(waiter, producer, e);
+    bt_cuda_leave(ctx, prev);
+    return rc;
+}
+
+/* ---- launch attributes, kernel attributes, occupancy ---- */
+
+static int unsupported(BtDiag *e, const char *what, const char *since)
+{
+    char have[32];
+
+    version_text(drv.version, have, sizeof have);
+    return bt_diag_fail(e, BT_DIAG_UNSUPPORTED, 0,
+                        "%s needs a CUDA %s or newer driver (this one is %s)", what, since, have);
+}
+
+int bt_cuda_launch_ex(void *kernel, const unsigned grid[3], const unsigned block[3],
+                      unsigned shared, uint64_t stream, void **params, const BtCudaLaunchAttrs *a,
+                      BtDiag *e)
+{
+    enum { COOPERATIVE = 2, CLUSTER_DIMENSION = 4, PRIORITY = 8 };
+    BtCUlaunchAttribute attrs[3];
+    BtCUlaunchConfig c;
+    BtCUresult r;
+    unsigned n = 0;
+
+    if (drv.forked)
+        return fork_fail(e);
+    if (drv.sticky)
+        return sticky_fail(e, "cuLaunchKernelEx");
+    if (!drv.cuLaunchKernelEx)
+        return unsupported(
+            e, "a launch with cluster=, cooperative= or priority= (cuLaunchKernelEx)", "11.6");
+    memset(attrs, 0, sizeof attrs);
+    if (a->cluster[0]) {
+        attrs[n].id = CLUSTER_DIMENSION;
+        attrs[n].value.cluster.x = a->cluster[0];
+        attrs[n].value.cluster.y = a->cluster[1];
+        attrs[n++].value.cluster.z = a->cluster[2];
+    }
+    if (a->cooperative) {
+        attrs[n].id = COOPERATIVE;
+        attrs[n++].value.cooperative = 1;
+    }
+    if (a->has_priority) {
+        attrs[n].id = PRIORITY;
+        attrs[n++].value.priority = a->priority;
+    }
+    memcpy(c.grid, grid, sizeof c.grid);
+    memcpy(c.block, block, sizeof c.block);
+    c.shared = shared;
+    c.stream = (BtCUstream)(uintptr_t)stream;
+    c.attrs = attrs;
+    c.n_attrs = n;
+    /* a CUfunction (bt_cuda_kernel_function), as for bt_cuda_launch */
+    r = drv.cuLaunchKernelEx(&c, kernel, params, NULL);
+    if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE_)
+        return cu_fail(e, r,
+                       "cuLaunchKernelEx(cooperative, grid=(%u, %u, %u), block=(%u, %u, %u)) "
+                       "(a cooperative grid must fit on the device at once: at most "
+                       "max_active_blocks_per_sm(block) x the SM count blocks)",
+                       grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r,
+                       "cuLaunchKernelEx(grid=(%u, %u, %u), block=(%u, %u, %u), shared=%u, "
+                       "cluster=(%u, %u, %u), cooperative=%d)",
+                       grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                       a->cluster[0], a->cluster[1], a->cluster[2], a->cooperative);
+    return 0;
+}
+
+int bt_cuda_device_attr(int dev, int attr, int *value, BtDiag *e)
+{
+    BtCUdevice d;
+    BtCUresult r;
+
+    *value = 0;
+    if (bt_cuda_init(e) < 0)
+        return -1;
+    r = drv.cuDeviceGet(&d, dev);
+    if (r == CUDA_SUCCESS_)
+        r = drv.cuDeviceGetAttribute(value, attr, d);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDeviceGetAttribute(%d, device %d)", attr, dev);
+    return 0;
+}
+
+int bt_cuda_kernel_attr(void *kernel, int dev, int attr, int *value, BtDiag *e)
+{
+    int lib = drv.cuLibraryLoadData != NULL;
+    BtCUdevice d;
+    BtCUresult r;
+
+    *value = 0;
+    if (drv.forked)
+        return fork_fail(e);
+    r = drv.cuDeviceGet(&d, dev);
+    if (r == CUDA_SUCCESS_)
+        r = lib ? drv.cuKernelGetAttribute(value, attr, kernel, d)
+                : drv.cuFuncGetAttribute(value, attr, kernel);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s(%d, device %d)",
+                       lib ? "cuKernelGetAttribute" : "cuFuncGetAttribute", attr, dev);
+    return 0;
+}
+
+int bt_cuda_occupancy(void *kernel, int block, size_t shared, int *blocks, BtDiag *e)
+{
+    BtCUresult r = drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block, shared);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor(block=%d, shared=%zu)",
+                       block, shared);
+    return 0;
+}
+
+int bt_cuda_occupancy_block(void *kernel, size_t shared, int limit, int *min_grid, int *block,
+                            BtDiag *e)
+{
+    BtCUresult r = drv.cuOccupancyMaxPotentialBlockSize(min_grid, block, kernel, NULL, shared,
+                                                        limit);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuOccupancyMaxPotentialBlockSize(shared=%zu, limit=%d)", shared,
+                       limit);
+    return 0;
+}
+
+/* ---- module globals ---- */
+
+int bt_cuda_module_global(BtCudaModule *m, const char *name, uint64_t *ptr, size_t *size,
+                          int *missing, BtDiag *e)
+{
+    BtCUdeviceptr p = 0;
+    size_t n = 0;
+    BtCUresult r;
+
+    *ptr = 0;
+    *size = 0;
+    *missing = 0;
+    if (drv.forked)
+        return fork_fail(e);
+    if (m->lib && !drv.cuLibraryGetGlobal)
+        return unsupported(e, "cuLibraryGetGlobal", "12.0");
+    r = m->lib ? drv.cuLibraryGetGlobal(&p, &n, m->lib, name)
+               : drv.cuModuleGetGlobal(&p, &n, m->mod, name);
+    if (r == CUDA_ERROR_NOT_FOUND_) {
+        *missing = 1;
+        return 0;
+    }
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s(\"%s\")", m->lib ? "cuLibraryGetGlobal" : "cuModuleGetGlobal",
+                       name);
+    *ptr = p;
+    *size = n;
+    return 0;
+}
+
+/* ---- stream-ordered allocation, device-to-device copies ---- */
+
+/* Whether dev allocates from a pool (asked once, its primary context
+ * current): the default pool, made to keep what is freed (release
+ * threshold: all) as CuPy's and PyTorch's allocators do. */
+static int pooled(int dev)
+{
+    enum { MEMORY_POOLS_SUPPORTED = 115, RELEASE_THRESHOLD = 4 };
+    BtCUmemoryPool pool = NULL;
+    uint64_t all = UINT64_MAX;
+    BtCUdevice d;
+    int yes = 0;
+
+    if (drv.pools[dev])
+        return drv.pools[dev] > 0;
+    drv.pools[dev] = -1;
+    if (getenv("BINDTHEM_CUDA_NO_POOL") || !drv.cuMemAllocAsync || !drv.cuMemFreeAsync ||
+        drv.cuDeviceGet(&d, dev) != CUDA_SUCCESS_ ||
+        drv.cuDeviceGetAttribute(&yes, MEMORY_POOLS_SUPPORTED, d) != CUDA_SUCCESS_ || !yes)
+        return 0;
+    if (drv.cuDeviceGetDefaultMemPool && drv.cuMemPoolSetAttribute &&
+        drv.cuDeviceGetDefaultMemPool(&pool, d) == CUDA_SUCCESS_)
+        drv.cuMemPoolSetAttribute(pool, RELEASE_THRESHOLD, &all);
+    drv.pools[dev] = 1;
+    return 1;
+}
+
+int bt_cuda_alloc_async(int dev, size_t nbytes, uint64_t stream, uint64_t *ptr, int *is_pooled,
+                        BtDiag *e)
+{
+    BtCUdeviceptr p = 0;
+    void *ctx, *prev;
+    BtCUresult r;
+
+    *ptr = 0;
+    *is_pooled = 0;
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    if (pooled(dev)) {
+        r = drv.cuMemAllocAsync(&p, nbytes ? nbytes : 1, (BtCUstream)(uintptr_t)stream);
+        *is_pooled = r == CUDA_SUCCESS_;
+    } else {
+        r = drv.cuMemAlloc(&p, nbytes ? nbytes : 1);
+    }
+    bt_cuda_leave(ctx, prev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "%s(%zu bytes) on device %d",
+                       drv.pools[dev] > 0 ? "cuMemAllocAsync" : "cuMemAlloc", nbytes, dev);
+    *ptr = p;
+    return 0;
+}
+
+void bt_cuda_free_async(int dev, uint64_t ptr) { free_in(dev, ptr, 1); }
+
+int bt_cuda_copy_d2d(int dev, uint64_t dst, uint64_t src, size_t n, uint64_t stream, int sync,
+                     BtDiag *e)
+{
+    void *ctx, *prev;
+    BtCUresult r;
+    int rc = -1;
+
+    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
+    /* unified addressing: the driver tells the devices apart (peer copies too) */
+    r = n ? drv.cuMemcpyAsync(dst, src, n, (BtCUstream)(uintptr_t)stream) : CUDA_SUCCESS_;
+    if (r != CUDA_SUCCESS_)
+        cu_fail(e, r, "cuMemcpyAsync(0x%llx <- 0x%llx, %zu bytes, stream 0x%llx)",
+                (unsigned long long)dst, (unsigned long long)src, n, (unsigned long long)stream);
+    else if (!sync || bt_cuda_stream_sync(stream, e) == 0)
+        rc = 0;
     bt_cuda_leave(ctx, prev);
     return rc;
 }

@@ -164,6 +164,48 @@ BT_HIDDEN int bt_cuda_kernel_function(BtCudaModule *m, void *kernel, const char 
  * more calls. The first one is remembered: every later launch is refused
  * with it (never blamed on the launch), and every message says so. */
 BT_HIDDEN int bt_cuda_is_sticky(int code);
+/* What a launch asks of cuLaunchKernelEx (11.6+): a thread-block cluster
+ * shape (cluster[0] == 0: none), a cooperative launch, a priority. */
+typedef struct BtCudaLaunchAttrs {
+    unsigned cluster[3];
+    int cooperative;
+    int has_priority, priority;
+} BtCudaLaunchAttrs;
+/* bt_cuda_launch with attributes; BT_DIAG_UNSUPPORTED on drivers before 11.6. */
+BT_HIDDEN int bt_cuda_launch_ex(void *kernel, const unsigned grid[3], const unsigned block[3],
+                                unsigned shared, uint64_t stream, void **params,
+                                const BtCudaLaunchAttrs *a, BtDiag *e);
+/* CU_DEVICE_ATTRIBUTE_* of device dev. */
+BT_HIDDEN int bt_cuda_device_attr(int dev, int attr, int *value, BtDiag *e);
+/* CU_FUNC_ATTRIBUTE_* of kernel on device dev (a cuModuleLoadDataEx
+ * function: its context current). */
+BT_HIDDEN int bt_cuda_kernel_attr(void *kernel, int dev, int attr, int *value, BtDiag *e);
+/* cuOccupancyMaxActiveBlocksPerMultiprocessor and
+ * cuOccupancyMaxPotentialBlockSize (limit 0: none), in the current context. */
+BT_HIDDEN int bt_cuda_occupancy(void *kernel, int block, size_t shared, int *blocks, BtDiag *e);
+BT_HIDDEN int bt_cuda_occupancy_block(void *kernel, size_t shared, int limit, int *min_grid,
+                                      int *block, BtDiag *e);
+/* A __device__ / __constant__ variable of module m: its address and size,
+ * in the current context (cuLibraryGetGlobal, cuModuleGetGlobal); *missing
+ * = 1 (0 returned, e not set) when the module has no such variable. */
+BT_HIDDEN int bt_cuda_module_global(BtCudaModule *m, const char *name, uint64_t *ptr, size_t *size,
+                                    int *missing, BtDiag *e);
+/* Stream-ordered allocation on dev, queued on `stream`, from dev's default
+ * memory pool (cuMemAllocAsync; the pool keeps freed memory) where the
+ * device and driver have pools (11.2+, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_
+ * SUPPORTED; BINDTHEM_CUDA_NO_POOL set: never), else cuMemAlloc.
+ * *pooled says which; a pooled pointer goes back with bt_cuda_free_async,
+ * queued on the legacy stream, which the caller made wait for the work on
+ * the memory (the legacy stream waits for blocking streams only; no call
+ * in a child of fork()). */
+BT_HIDDEN int bt_cuda_alloc_async(int dev, size_t nbytes, uint64_t stream, uint64_t *ptr,
+                                  int *pooled, BtDiag *e);
+BT_HIDDEN void bt_cuda_free_async(int dev, uint64_t ptr);
+/* Queues a copy of n bytes from device address src to dst on stream
+ * (cuMemcpyAsync: either may be on another device), dev's primary context
+ * current; with `sync`, waits for the stream after. */
+BT_HIDDEN int bt_cuda_copy_d2d(int dev, uint64_t dst, uint64_t src, size_t n, uint64_t stream,
+                               int sync, BtDiag *e);
 
 /* cuCtxSynchronize on the current context (dev's primary one made current
  * if none is). */

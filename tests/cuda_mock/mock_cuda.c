@@ -47,6 +47,10 @@
  *   CUDA_MODULE_LOADING=LAZY       as the real driver: a module's JIT runs late, at
  *                                  cuLibraryGetKernel, which then fails (INVALID_PTX) and
  *                                  writes the log into the buffer given at load time
+ *   MOCK_CUDA_POOLS=1              CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+ *   MOCK_CUDA_CC=90                compute capability (clusters need 90)
+ *   MOCK_CUDA_SMS=132              CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+ *   MOCK_CUDA_NUM_REGS=32          every kernel's CU_FUNC_ATTRIBUTE_NUM_REGS
  *
  * As a real driver: the per-thread stream (2) is each thread's own queue (in
  * each context), a blocking stream; events and streams belong to the context
@@ -56,6 +60,19 @@
  * CUDA_ERROR_NOT_INITIALIZED and is counted (mock_calls_after_fork).
  * cuKernelGetFunction makes one CUfunction per kernel and context (counted);
  * cuPointerGetAttributes calls are counted too.
+ *
+ * Module text may also declare variables (cuLibraryGetGlobal /
+ * cuModuleGetGlobal; zeroed, allocated per device on first use):
+ *
+ *     global <name> <bytes>
+ *
+ * cuLaunchKernelEx checks its attributes as a Hopper does (a cluster needs
+ * compute capability 9.0, divides the grid and holds at most 8 blocks; a
+ * cooperative grid fits the device at once: SMs x blocks per SM), logs them
+ * (mock_ex_log) and launches as cuLaunchKernel. Allocations and frees are
+ * logged (mock_mem_log: cuMemAlloc, cuMemFree, cuMemAllocAsync and
+ * cuMemFreeAsync with their stream); a cuMemFreeAsync is queued on its
+ * stream like other work.
  *
  * As a real driver does, a launch with more than 48 KiB of dynamic shared
  * memory fails unless CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES was
@@ -110,6 +127,12 @@ typedef struct Module {
     char jit_error[256]; /* lazy loading: the JIT error cuLibraryGetKernel reports */
     char *log;           /* lazy loading: the log buffer given at load time */
     size_t log_size;
+    int ng;    /* "global" lines */
+    struct {
+        char name[128];
+        size_t n;
+        void *p[MAXDEV];
+    } g[MAXK];
 } Module;
 
 typedef struct Ctx {
@@ -159,6 +182,14 @@ static int calls_after_fork, ptr_queries, get_functions;
         if (current && current->sticky)                                                            \
             return current->sticky;                                                                \
     } while (0)
+/* What every context call checks first: fork, a current context, a fault. */
+#define IN_CONTEXT()                                                                               \
+    do {                                                                                           \
+        FORK_GUARD();                                                                              \
+        if (!current)                                                                              \
+            return E_INVALID_CONTEXT;                                                              \
+        STICKY();                                                                                  \
+    } while (0)
 static Alloc *allocs;
 static int live_allocs;
 
@@ -172,6 +203,11 @@ static char *sync_log;
 static size_t sync_len, sync_cap;
 static char *attr_log;
 static size_t attr_len, attr_cap;
+static char *mem_log; /* allocations and frees */
+static size_t mem_len, mem_cap;
+static char *ex_log; /* cuLaunchKernelEx's attributes */
+static size_t ex_len, ex_cap;
+static void log_mem(const char *op, unsigned long long p, size_t n, void *stream);
 
 static void append(char **buf, size_t *len, size_t *cap, const char *s)
 {
@@ -234,6 +270,9 @@ static const char *err_name(CUresult r)
     case E_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
     case E_NOT_READY: return "CUDA_ERROR_NOT_READY";
     case E_ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case 720: return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE";
+    case 801: return "CUDA_ERROR_NOT_SUPPORTED";
+    case 912: return "CUDA_ERROR_INVALID_CLUSTER_SIZE";
     default: return NULL;
     }
 }
@@ -386,6 +425,7 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
         return E_INVALID_CONTEXT;
     STICKY();
     *p = (uintptr_t)track(n, current->device, 0);
+    log_mem("cuMemAlloc", *p, n, NULL);
     return OK;
 }
 
@@ -393,6 +433,7 @@ CUresult cuMemFree_v2(unsigned long long p)
 {
     Alloc **pp, *a;
     FORK_GUARD();
+    log_mem("cuMemFree", p, 0, NULL);
     flush_all(); /* as on a device: a free waits for the work queued before it */
     sync_sleep();
     pthread_mutex_lock(&lock);
@@ -615,6 +656,12 @@ static CUresult parse_module(Module *m, const char *text, void **jit_vals, int i
             return E_INVALID_PTX;
         }
         tok = strtok_r(line, " ", &save);
+        if (tok && strcmp(tok, "global") == 0 && m->ng < MAXK) {
+            char *n = strtok_r(NULL, " ", &save), *size = strtok_r(NULL, " ", &save);
+            snprintf(m->g[m->ng].name, sizeof m->g[m->ng].name, "%s", n ? n : "?");
+            m->g[m->ng++].n = size ? (size_t)atoi(size) : 4;
+            continue;
+        }
         if (!tok || strcmp(tok, "kernel") != 0 || m->nk == MAXK)
             continue;
         {
@@ -754,7 +801,7 @@ CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) { retu
 
 
 /* ---- streams, events ---- */
-enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_EVENT };
+enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_EVENT, OP_FREE };
 
 typedef struct Event {
     unsigned magic;
@@ -795,6 +842,7 @@ static double clock_ms;
 static int n_pending;
 
 static void run(const Kernel *k, void **params, unsigned long long threads);
+static void mock_release(void *p);
 
 static void run_op(Op *op)
 {
@@ -818,6 +866,7 @@ static void run_op(Op *op)
         break;
     case OP_COPY: memcpy(op->dst, op->blob ? op->blob : op->src, op->n); break;
     case OP_MEMSET: memset(op->dst, 0, op->n); break;
+    case OP_FREE: mock_release(op->dst); break;
     case OP_EVENT:
         op->ev->pending = 0;
         op->ev->time = clock_ms;
@@ -1327,10 +1376,16 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
     if (dev < 0 || dev >= env_int("MOCK_CUDA_DEVICES", 1))
         return E_INVALID_DEVICE;
-    if (attr != 97) /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
-        return E_INVALID_VALUE;
-    *v = env_int("MOCK_CUDA_SHARED_OPTIN", 232448);
-    return OK;
+    switch (attr) {
+    case 97: *v = env_int("MOCK_CUDA_SHARED_OPTIN", 232448); return OK; /* SHARED_..._OPTIN */
+    case 16: *v = env_int("MOCK_CUDA_SMS", 132); return OK;   /* MULTIPROCESSOR_COUNT */
+    case 75: *v = env_int("MOCK_CUDA_CC", 90) / 10; return OK; /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: *v = env_int("MOCK_CUDA_CC", 90) % 10; return OK; /* ..._MINOR */
+    case 95: *v = 1; return OK;                                 /* COOPERATIVE_LAUNCH */
+    case 115: *v = env_int("MOCK_CUDA_POOLS", 1); return OK;    /* MEMORY_POOLS_SUPPORTED */
+    case 120: *v = env_int("MOCK_CUDA_CC", 90) >= 90; return OK; /* CLUSTER_LAUNCH */
+    default: return E_INVALID_VALUE;
+    }
 }
 
 static CUresult get_attr(int *v, int attr, Kernel *k, int dev)
@@ -1341,6 +1396,14 @@ static CUresult get_attr(int *v, int attr, Kernel *k, int dev)
         *v = env_int("MOCK_CUDA_STATIC_SHARED", 0);
     else if (attr == 8) /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
         *v = k->max_dyn_shared[dev] ? k->max_dyn_shared[dev] : 48 * 1024;
+    else if (attr == 0) /* MAX_THREADS_PER_BLOCK */
+        *v = 1024;
+    else if (attr == 4) /* NUM_REGS */
+        *v = env_int("MOCK_CUDA_NUM_REGS", 32);
+    else if (attr == 2 || attr == 3) /* CONST_SIZE_BYTES, LOCAL_SIZE_BYTES */
+        *v = 0;
+    else if (attr == 5 || attr == 6) /* PTX_VERSION, BINARY_VERSION */
+        *v = env_int("MOCK_CUDA_CC", 90);
     else
         return E_INVALID_VALUE;
     return OK;
@@ -1379,6 +1442,232 @@ CUresult cuFuncSetAttribute(void *f, int attr, int v)
 CUresult cuKernelGetAttribute(int *v, int attr, void *k, int dev) { return get_attr(v, attr, k, dev); }
 CUresult cuKernelSetAttribute(int attr, int v, void *k, int dev) { return set_attr(attr, v, k, dev); }
 const char *mock_attr_log(void) { return attr_log ? attr_log : ""; }
+
+/* ---- launch attributes, occupancy, globals, pools, device-to-device ---- */
+typedef struct LaunchAttr { /* CUlaunchAttribute */
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int i;
+        unsigned dim[3];
+    } v;
+} LaunchAttr;
+typedef struct LaunchConfig { /* CUlaunchConfig */
+    unsigned g[3], b[3], shared;
+    void *stream;
+    LaunchAttr *attrs;
+    unsigned n;
+} LaunchConfig;
+
+/* The kernel a CUkernel, CUfunction or cuKernelGetFunction's CUfunction
+ * (of the current context) names; NULL for anything else. */
+static Kernel *kernel_of(void *f)
+{
+    Func *fn = f;
+    if (fn && fn->magic == FUNC_MAGIC)
+        return fn->ctx == current ? fn->k : NULL;
+    return f && ((Kernel *)f)->magic == 0x4b45524e ? f : NULL;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *f, int block, size_t shared)
+{
+    int n;
+    IN_CONTEXT();
+    if (!kernel_of(f))
+        return E_INVALID_HANDLE;
+    if (block < 1 || block > 1024)
+        return E_INVALID_VALUE;
+    n = 2048 / block < 32 ? 2048 / block : 32; /* 2048 threads, 32 blocks per SM */
+    if (shared && (int)(233472 / shared) < n)
+        n = (int)(233472 / shared);
+    *blocks = n;
+    return OK;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f, void *fn,
+                                          size_t shared, int limit)
+{
+    int b = limit > 0 && limit < 1024 ? limit / 32 * 32 : 1024, per;
+    if (fn)
+        return E_INVALID_VALUE; /* the mock takes a fixed size only */
+    if (b < 32)
+        b = limit;
+    if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&per, f, b, shared) != OK)
+        return cuOccupancyMaxActiveBlocksPerMultiprocessor(&per, f, b, shared);
+    *block = b;
+    *min_grid = per * env_int("MOCK_CUDA_SMS", 132);
+    return OK;
+}
+
+CUresult cuLaunchKernelEx(const LaunchConfig *c, void *f, void **params, void **extra)
+{
+    char line[512];
+    unsigned i, cl[3] = {1, 1, 1};
+    int coop = 0, prio = 0, has_cluster = 0, per;
+    unsigned long long blocks = (unsigned long long)c->g[0] * c->g[1] * c->g[2];
+    const Kernel *k = kernel_of(f);
+
+    IN_CONTEXT();
+    if (c->n && !c->attrs)
+        return E_INVALID_VALUE;
+    for (i = 0; i < c->n; i++) {
+        const LaunchAttr *a = &c->attrs[i];
+        if (a->id == 4) { /* CLUSTER_DIMENSION */
+            has_cluster = 1;
+            memcpy(cl, a->v.dim, sizeof cl);
+        } else if (a->id == 2) { /* COOPERATIVE */
+            coop = a->v.i;
+        } else if (a->id == 8) { /* PRIORITY */
+            prio = a->v.i;
+        } else {
+            return E_INVALID_VALUE;
+        }
+    }
+    if (has_cluster) {
+        if (env_int("MOCK_CUDA_CC", 90) < 90)
+            return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+        if (!cl[0] || !cl[1] || !cl[2] || c->g[0] % cl[0] || c->g[1] % cl[1] ||
+            c->g[2] % cl[2] || cl[0] * cl[1] * cl[2] > 8)
+            return 912; /* CUDA_ERROR_INVALID_CLUSTER_SIZE */
+    }
+    if (coop) {
+        if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&per, f, (int)(c->b[0] * c->b[1] * c->b[2]),
+                                                        c->shared) != OK)
+            return E_INVALID_VALUE;
+        if (blocks > (unsigned long long)per * (unsigned)env_int("MOCK_CUDA_SMS", 132))
+            return 720; /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
+    }
+    snprintf(line, sizeof line,
+             "{\"kernel\": \"%s\", \"has_cluster\": %d, \"cluster\": [%u, %u, %u], "
+             "\"cooperative\": %d, \"priority\": %d, \"n_attrs\": %u}\n",
+             k ? k->name : "?", has_cluster,
+             cl[0], cl[1], cl[2], coop, prio, c->n);
+    pthread_mutex_lock(&lock);
+    append(&ex_log, &ex_len, &ex_cap, line);
+    pthread_mutex_unlock(&lock);
+    return cuLaunchKernel(f, c->g[0], c->g[1], c->g[2], c->b[0], c->b[1], c->b[2], c->shared,
+                          c->stream, params, extra);
+}
+
+static CUresult get_global(unsigned long long *p, size_t *n, Module *m, const char *name)
+{
+    int i;
+    IN_CONTEXT();
+    if (!m || m->magic != 0x4d4f44)
+        return E_INVALID_HANDLE;
+    for (i = 0; i < m->ng; i++) {
+        if (strcmp(m->g[i].name, name) != 0)
+            continue;
+        if (!m->g[i].p[current->device]) {
+            m->g[i].p[current->device] = track(m->g[i].n, current->device, 0);
+            memset(m->g[i].p[current->device], 0, m->g[i].n ? m->g[i].n : 1);
+        }
+        if (p)
+            *p = (uintptr_t)m->g[i].p[current->device];
+        if (n)
+            *n = m->g[i].n;
+        return OK;
+    }
+    return E_NOT_FOUND;
+}
+CUresult cuLibraryGetGlobal(unsigned long long *p, size_t *n, void *lib, const char *name)
+{
+    return get_global(p, n, lib, name);
+}
+CUresult cuModuleGetGlobal_v2(unsigned long long *p, size_t *n, void *mod, const char *name)
+{
+    return get_global(p, n, mod, name);
+}
+
+static void log_mem(const char *op, unsigned long long p, size_t n, void *stream)
+{
+    char line[256];
+    snprintf(line, sizeof line, "{\"op\": \"%s\", \"ptr\": %llu, \"bytes\": %zu, \"stream\": %llu}\n",
+             op, p, n, (unsigned long long)(uintptr_t)stream);
+    pthread_mutex_lock(&lock);
+    append(&mem_log, &mem_len, &mem_cap, line);
+    pthread_mutex_unlock(&lock);
+}
+
+/* cuMemFree without its wait (a queued cuMemFreeAsync, when it runs) */
+static void mock_release(void *p)
+{
+    Alloc **pp, *a;
+    pthread_mutex_lock(&lock);
+    for (pp = &allocs; (a = *pp); pp = &a->next) {
+        if (a->p == p) {
+            *pp = a->next;
+            live_allocs--;
+            free(a->p);
+            free(a);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+CUresult cuMemAllocAsync(unsigned long long *p, size_t n, void *h)
+{
+    int ok;
+    IN_CONTEXT();
+    if (!env_int("MOCK_CUDA_POOLS", 1))
+        return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+    stream_of(h, &ok);
+    if (!ok)
+        return E_INVALID_HANDLE;
+    *p = (uintptr_t)track(n, current->device, 0);
+    log_mem("cuMemAllocAsync", *p, n, h);
+    return OK;
+}
+
+CUresult cuMemFreeAsync(unsigned long long p, void *h)
+{
+    Op *op;
+    IN_CONTEXT();
+    if (!find(p))
+        return E_INVALID_VALUE;
+    log_mem("cuMemFreeAsync", p, 0, h);
+    op = new_op(OP_FREE);
+    op->dst = (void *)(uintptr_t)p;
+    return submit(h, op);
+}
+
+static int default_pool;
+CUresult cuDeviceGetDefaultMemPool(void **pool, int dev)
+{
+    if (dev < 0 || dev >= env_int("MOCK_CUDA_DEVICES", 1))
+        return E_INVALID_DEVICE;
+    *pool = &default_pool;
+    return OK;
+}
+CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value)
+{
+    char line[128];
+    if (pool != &default_pool)
+        return E_INVALID_HANDLE;
+    snprintf(line, sizeof line, "{\"op\": \"cuMemPoolSetAttribute\", \"attr\": %d, \"value\": %llu}\n",
+             attr, attr == 4 ? *(unsigned long long *)value : 0ULL);
+    pthread_mutex_lock(&lock);
+    append(&mem_log, &mem_len, &mem_cap, line);
+    pthread_mutex_unlock(&lock);
+    return OK;
+}
+
+CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_t n, void *h)
+{
+    Op *op;
+    IN_CONTEXT();
+    if (!find(dst) || !find(src) || !find(dst + (n ? n - 1 : 0)) || !find(src + (n ? n - 1 : 0)))
+        return E_INVALID_VALUE;
+    op = new_op(OP_COPY);
+    op->dst = (void *)(uintptr_t)dst;
+    op->src = (const void *)(uintptr_t)src; /* read when it runs */
+    op->n = n;
+    return submit(h, op);
+}
+const char *mock_mem_log(void) { return mem_log ? mem_log : ""; }
+const char *mock_ex_log(void) { return ex_log ? ex_log : ""; }
 
 /* ---- cuGetProcAddress ---- */
 typedef struct Sym {
@@ -1443,6 +1732,17 @@ static const Sym syms[] = {
     S("cuKernelSetAttribute", 12000, cuKernelSetAttribute),
     S("cuKernelGetFunction", 12000, cuKernelGetFunction),
     S("cuStreamGetCtx", 9020, cuStreamGetCtx),
+    S("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
+    S("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
+      cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    S("cuOccupancyMaxPotentialBlockSize", 6050, cuOccupancyMaxPotentialBlockSize),
+    S("cuLibraryGetGlobal", 12000, cuLibraryGetGlobal),
+    S("cuModuleGetGlobal", 3020, cuModuleGetGlobal_v2),
+    S("cuMemAllocAsync", 11020, cuMemAllocAsync),
+    S("cuMemFreeAsync", 11020, cuMemFreeAsync),
+    S("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
+    S("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute),
+    S("cuMemcpyAsync", 4000, cuMemcpyAsync),
 };
 #undef S
 
@@ -1500,6 +1800,11 @@ void mock_clear_logs(void)
     attr_len = 0;
     if (attr_log)
         attr_log[0] = '\0';
+    mem_len = ex_len = 0;
+    if (mem_log)
+        mem_log[0] = '\0';
+    if (ex_log)
+        ex_log[0] = '\0';
     n_launches = 0;
     pthread_mutex_unlock(&lock);
 }

@@ -6,9 +6,10 @@ Kernels of gpu_kernels.cuh: with nvcc a fatbin (sm_75/80/90 + PTX), else
 with NVRTC (a PTX the driver JITs for the device), else the fatbin made
 beforehand and carried in tests/gpu/prebuilt/ (make_prebuilt(), run where
 nvcc is). Also a CUBIN for sm_75 and one for sm_90 (the load-error test
-picks the one the device cannot run), PTX for compute_75, and launch_floor
-(gcc). Writes OUTDIR/manifest.json; exits non-zero, saying why, when a
-piece cannot be built.
+picks the one the device cannot run), PTX for compute_75, gpu_features.cuh
+and gpu_launch.cuh (nvcc or NVRTC), and launch_floor.so (gcc: the direct
+cuLaunchKernel loop the overhead test loads). Writes OUTDIR/manifest.json;
+exits non-zero, saying why, when a piece cannot be built.
 """
 
 import json
@@ -21,6 +22,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(HERE, "gpu_kernels.cuh")
 YAML = os.path.join(HERE, "gpu_kernels.yml")
 PREBUILT = os.path.join(HERE, "prebuilt")
+FEATURES = os.path.join(HERE, "gpu_features.cuh")
+FEATURES_YAML = os.path.join(HERE, "gpu_features.yml")
+LAUNCH = os.path.join(HERE, "gpu_launch.cuh")
+LAUNCH_YAML = os.path.join(HERE, "gpu_launch.yml")
 ARCHS = (75, 80, 90)
 
 
@@ -75,11 +80,24 @@ def build(outdir):
                  "can compile the kernels")
     for key in ("cubin_sm75", "cubin_sm90", "ptx"):
         man[key] = os.path.join(outdir, names[key])
+    # launch attributes and module globals (test_gpu_features.py), the launch
+    # API, __half and static kernels (test_gpu.py): built here, so that a
+    # compile error fails the build step (never a skip)
+    for key, header, yml in (("features", FEATURES, FEATURES_YAML),
+                             ("launch", LAUNCH, LAUNCH_YAML)):
+        stem = os.path.join(outdir, os.path.basename(header)[:-4])
+        if nvcc:
+            man[key] = cuda.compile_fatbin(header, yml, arch=ARCHS, cache_dir=cache,
+                                           output=stem + ".fatbin")
+        elif nvrtc:
+            man[key] = cuda.compile_nvrtc(header, yml, cache_dir=cache, output=stem + ".ptx")
+        else:
+            sys.exit("build: FAILED: %s needs nvcc or NVRTC" % os.path.basename(header))
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     man["launch_floor"] = None
     if cc:
-        exe = os.path.join(outdir, "launch_floor")
-        subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Werror",
+        exe = os.path.join(outdir, "launch_floor.so")
+        subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC",
                         os.path.join(HERE, "launch_floor.c"), "-o", exe, "-ldl"], check=True)
         man["launch_floor"] = exe
     else:

@@ -103,3 +103,17 @@ __global__ void row_sums(const T x[], const int x_size0, const long x_size1, T o
         s += x[i * x_size1 + j];
     out[i] = s;
 }
+
+/* Busy-waits about `cycles` clocks in one thread, then copies x into out: a
+ * read of x still running when a write of x is queued on another stream. */
+__global__ void spin_then_copy(const int x[], const int x_size, int out[], const int out_size,
+                               const long long cycles)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+    for (int i = 0; i < x_size && i < out_size; i++)
+        out[i] = x[i];
+}

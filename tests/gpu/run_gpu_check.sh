@@ -4,46 +4,80 @@
 #
 #   bash tests/gpu/run_gpu_check.sh [pytest args]
 #
-# Steps (each with a time limit; the whole fits in 8 minutes on a 16-core
-# machine): build bindthem._core in place; build tests/gpu/gpu_kernels.cuh
-# with nvcc, else NVRTC, else the prebuilt fatbin in tests/gpu/prebuilt/,
-# and launch_floor.c with gcc (build_kernels.py); check that a CUDA device
-# is there; run the gpu tests; summarize (summarize.py) into build/gpu-check/
-# and $OUT when set: summary.json, summary.md (figures: launch overhead
-# against a direct cuLaunchKernel and CuPy RawModule, axpy bandwidth).
+# Steps, all within one budget of $BINDTHEM_GPU_BUDGET seconds (default 480,
+# under the device tool's 600 s command limit; each step's own limit is cut
+# to what is left, and a step that would start with none fails the check):
+# build bindthem._core in place (unless one imports already:
+# prepare_device.sh); build tests/gpu/gpu_kernels.cuh with nvcc, else NVRTC,
+# else the prebuilt fatbin in tests/gpu/prebuilt/, gpu_features.cuh and
+# gpu_launch.cuh with nvcc or NVRTC, and launch_floor.so with gcc
+# (build_kernels.py: any failure fails the check); check that a CUDA device
+# is there; run the gpu tests with pytest-timeout's --timeout=60 (required);
+# summarize (summarize.py) into build/gpu-check/ and $OUT: summary.json,
+# summary.md (figures: launch overhead against a direct cuLaunchKernel and
+# CuPy RawModule, axpy bandwidth, and the tight targets, met or not).
+# Every log, the junit XML and figures.json go into $OUT as they are made
+# (pytest's log line by line), so a run cut short still brings them back.
 #
-# Exit status: 0 only when every test passed, or skipped because CuPy or
-# PyTorch is not installed or a bindthem feature is not built yet (listed in
-# the summary). Non-zero, saying why, when a build step fails (its log is
-# printed), when there is no GPU (3), when a test fails or skips for lack of
-# a build.
+# Logs and build outputs go to $BINDTHEM_GPU_WORK (default build/gpu-check).
+# Python: $PYTHON, else .venv/bin/python, else python3 (on the device image
+# the 3.12 that holds NumPy, pytest, pytest-timeout, CuPy and PyTorch).
+#
+# Exit status: 0 only when every test passed, or skipped because an
+# optional library (CuPy, PyTorch, ml_dtypes) or a second GPU is not
+# installed (listed in the summary). Non-zero, saying why, when a build
+# step fails (its log is printed), when there is no GPU (3: everything is
+# built first, and the tests are listed), when a test fails or skips for
+# any other reason, or when the budget runs out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PY=${PYTHON:-python3}
-[ -x .venv/bin/python ] && PY=.venv/bin/python
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+    if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
+fi
 export PATH="$PATH:/usr/local/cuda/bin"
 unset BINDTHEM_LIBCUDA
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-WORK=$PWD/build/gpu-check
+WORK=${BINDTHEM_GPU_WORK:-$PWD/build/gpu-check}
 mkdir -p "$WORK"
-rm -f "$WORK/junit.xml" "$WORK/figures.json" "$WORK/manifest.json"
+rm -f "$WORK"/*.log "$WORK/junit.xml" "$WORK/figures.json" "$WORK/manifest.json"
 JOBS=$(nproc 2>/dev/null || echo 4)
+BUDGET=${BINDTHEM_GPU_BUDGET:-480}
+RESERVE=15  # kept for the summary
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; fi
 
-step() { echo; echo "== $*"; }
+step() { echo; echo "== $* ($SECONDS s of $BUDGET s used)"; }
+keep() {  # what $WORK holds so far, into $OUT
+    local f
+    if [ -z "${OUT:-}" ]; then return 0; fi
+    for f in "$WORK"/*.log "$WORK"/*.xml "$WORK"/*.json; do
+        if [ -f "$f" ]; then cp -f "$f" "$OUT"/; fi
+    done
+}
 die() {
     echo "run_gpu_check: FAILED: $1" >&2
     if ! "$PY" tests/gpu/summarize.py "$WORK" --failed "$1" >/dev/null; then
         echo "run_gpu_check: (no summary written either)" >&2
     fi
+    keep
     exit "${2:-1}"
 }
+limit() {  # SECONDS: that, or what is left of the budget if less
+    local left=$((BUDGET - SECONDS - RESERVE))
+    if [ "$left" -le 0 ]; then
+        die "the check's budget of $BUDGET s is spent ($SECONDS s) before: $2"
+    fi
+    if [ "$1" -lt "$left" ]; then echo "$1"; else echo "$left"; fi
+}
 run_logged() {  # NAME SECONDS CMD...: runs CMD, its output in $WORK/NAME.log
-    local name=$1 secs=$2
+    local name=$1 secs
+    secs=$(limit "$2" "$name") || exit 1
     shift 2
     if ! timeout "$secs" "$@" >"$WORK/$name.log" 2>&1; then
         tail -n 60 "$WORK/$name.log" >&2
-        die "$name (see $WORK/$name.log)"
+        die "$name (see $WORK/$name.log; limit $secs s)"
     fi
+    keep
 }
 
 step "machine"
@@ -61,12 +95,12 @@ step "build bindthem._core"
 if [ -z "${BINDTHEM_GPU_REBUILD:-}" ] && "$PY" -c 'import bindthem._core' 2>/dev/null; then
     echo "using the prebuilt bindthem._core (BINDTHEM_GPU_REBUILD=1 builds it)"
 else
-    run_logged build_ext 300 "$PY" setup.py build_ext --inplace -q -j "$JOBS"
+    run_logged build_ext 200 "$PY" setup.py build_ext --inplace -q -j "$JOBS"
 fi
 "$PY" -c 'import bindthem._core as c; print("bindthem._core from", c.__file__)'
 
 step "build the kernels"
-run_logged build_kernels 300 "$PY" tests/gpu/build_kernels.py "$WORK"
+run_logged build_kernels 240 "$PY" tests/gpu/build_kernels.py "$WORK"
 tail -n 1 "$WORK/build_kernels.log"
 
 step "device"
@@ -85,18 +119,33 @@ have_gpu=$?
 set -e
 if [ $have_gpu -ne 0 ]; then
     # still show that the tests are collected (they skip: no device)
-    BINDTHEM_GPU_BUILD=$WORK "$PY" -m pytest -p no:cacheprovider -q -m gpu --collect-only \
-        tests/gpu | tail -n 1
+    if ! BINDTHEM_GPU_BUILD=$WORK "$PY" -m pytest -p no:cacheprovider -q -m gpu \
+        --collect-only tests/gpu >"$WORK/collect.log" 2>&1; then
+        tail -n 30 "$WORK/collect.log" >&2
+        die "the gpu tests do not even collect (see $WORK/collect.log)"
+    fi
+    tail -n 1 "$WORK/collect.log"
     die "no GPU on this machine: the device check needs one" 3
 fi
 
 step "tests"
+# a hung test must not take the whole budget: pytest-timeout is required
+if ! "$PY" -c 'import pytest_timeout' 2>/dev/null; then
+    die "pytest-timeout is not installed for $PY (carry its wheel: the device tool's README)"
+fi
+secs=$(limit 420 "the tests") || exit 1
+logs=("$WORK/pytest.log")
+if [ -n "${OUT:-}" ]; then logs+=("$OUT/pytest.log"); fi
 set +e
 BINDTHEM_GPU_BUILD=$WORK BINDTHEM_GPU_FIGURES=$WORK/figures.json \
-    timeout 420 "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs \
-    --junitxml="$WORK/junit.xml" tests/gpu "$@"
-rc=$?
+    timeout "$secs" "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs --timeout=60 \
+    --junitxml="$WORK/junit.xml" tests/gpu "$@" 2>&1 | tee "${logs[@]}"
+rc=${PIPESTATUS[0]}
 set -e
+keep
+if [ "$rc" -eq 124 ]; then
+    echo "run_gpu_check: the tests ran past their $secs s (the budget's rest)" >&2
+fi
 
 step "summary"
 "$PY" tests/gpu/summarize.py "$WORK" --pytest-status "$rc"

@@ -2,8 +2,9 @@
 test_gpu.py; marked `gpu`, skipped as those are without a build or device).
 
 The per-thread stream written in one thread and read in another without a
-sync, the context of waits and events on a second device, a faulting kernel
-(sticky, in a subprocess), a forked child, and a bad PTX under
+sync, a write on one stream after a slow read on another (and a pooled free
+after one), the context of waits and events on a second device, a faulting
+kernel (sticky, in a subprocess), a forked child, and a bad PTX under
 CUDA_MODULE_LOADING=EAGER and LAZY. The mock tests (tests/test_cuda_ordering.py,
 test_cuda_faults.py, test_cuda_traffic.py) show the same on any machine.
 """
@@ -84,6 +85,31 @@ def test_per_thread_write_exported_to_another_thread(lib):
     assert y.__cuda_array_interface__["stream"] != cuda.PER_THREAD.handle
     cuda.LEGACY.synchronize()  # the exported stream: the write is done after it
     assert (y.copy_to_host() == 9).all()
+
+
+def test_write_after_read_on_another_stream(lib):
+    """A slow kernel reads x on stream a; a write of x queued on stream b
+    right after must wait for it (non-blocking streams order nothing by
+    themselves): the read sees the old x."""
+    n = 4096
+    x = cuda.to_device(np.full(n, 3, np.int32))
+    out = cuda.to_device(np.zeros(n, np.int32))
+    a = cuda.Stream.create(non_blocking=True)
+    b = cuda.Stream.create(non_blocking=True)
+    lib.spin_then_copy[1, 1, 0, a](x, out, _spin_cycles(Driver(), ms=100))
+    lib.add_value[(n + 255) // 256, 256, 0, b](x, 10)
+    b.synchronize()
+    a.synchronize()
+    assert (out.copy_to_host() == 3).all(), "the write on b overtook the read on a"
+    assert (x.copy_to_host() == 13).all()
+    # a pooled free of an array read on a non-blocking stream waits for the read
+    y = cuda.to_device(np.full(n, 5, np.int32))
+    lib.spin_then_copy[1, 1, 0, a](y, out, _spin_cycles(Driver(), ms=100))
+    del y
+    z = cuda.to_device(np.zeros(n, np.int32))  # may reuse y's memory from the pool
+    lib.add_value[(n + 255) // 256, 256](z, 1)
+    a.synchronize()
+    assert (out.copy_to_host() == 5).all(), "the memory was reused before the read ran"
 
 
 def test_a_faulting_kernel_is_sticky_and_blames_no_later_launch():
