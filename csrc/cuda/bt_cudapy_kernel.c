@@ -133,6 +133,7 @@ typedef struct CudaKernel {
     BT_CALLABLE_HEAD     /* calls: argument slots per overload (no ffi call is made) */
         void **kernels;  /* CUkernel / CUfunction per overload */
     unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
+    BT_FT_FIELD(PyMutex shared_lock) /* free-threaded: one raise of shared_ok at a time */
     int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
 } CudaKernel;
 
@@ -376,10 +377,20 @@ static int allow_shared(BtState *st, CudaKernel *k, int ov, int dev, const Launc
     BtDiag e;
     int rc;
 
-    if (c->shared <= 48 * 1024 || c->shared <= *ok)
+    if (c->shared <= 48 * 1024 || c->shared <= BT_FT_LOAD_RELAXED(ok))
         return 0;
+    /* the attribute only grows, so a launch that read a larger *ok is not
+     * undercut by a thread setting a smaller size */
+    BT_FT_LOCK(&k->shared_lock);
+    if (c->shared <= *ok) {
+        BT_FT_UNLOCK(&k->shared_lock);
+        return 0;
+    }
     bt_diag_init(&e);
     rc = bt_cuda_kernel_shared(k->kernels[ov], dev, c->shared, &optin, &stat, &e);
+    if (rc == 0)
+        BT_FT_STORE_RELAXED(ok, c->shared);
+    BT_FT_UNLOCK(&k->shared_lock);
     if (rc < 0) {
         raise_launch(st, k, ov, c, &e);
         return -1;
@@ -394,7 +405,6 @@ static int allow_shared(BtState *st, CudaKernel *k, int ov, int dev, const Launc
                      label, c->shared, name, optin, stat, optin > stat ? optin - stat : 0);
         return -1;
     }
-    *ok = c->shared;
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "bt_cuda.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,7 +354,29 @@ static int resolve(const EntryPoint *ep, BtDiag *e)
                         ep->name, ep->version, have, drv.path);
 }
 
+/* Threads may ask at once (free-threaded CPython): one loads the driver
+ * or retains a primary context, under `once`; drv.ready and drv.primary[]
+ * are published last (release) and read with acquire, so a thread that
+ * sees them sees what they stand for. */
+static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+
+static int ready(void) { return __atomic_load_n(&drv.ready, __ATOMIC_ACQUIRE); }
+
+static int load_driver(BtDiag *e);
+
 int bt_cuda_init(BtDiag *e)
+{
+    int rc;
+
+    if (ready())
+        return 0;
+    pthread_mutex_lock(&once);
+    rc = drv.ready ? 0 : load_driver(e);
+    pthread_mutex_unlock(&once);
+    return rc;
+}
+
+static int load_driver(BtDiag *e)
 {
     const char *path = getenv("BINDTHEM_LIBCUDA");
     PFN_cuDriverGetVersion_v2020 getversion;
@@ -361,8 +384,6 @@ int bt_cuda_init(BtDiag *e)
     size_t i;
     char have[32];
 
-    if (drv.ready)
-        return 0;
     if (!path || !*path)
         path = "libcuda.so.1";
     if (!drv.dl) {
@@ -416,11 +437,11 @@ int bt_cuda_init(BtDiag *e)
     /* the library API comes as a set; without one of them, use modules */
     if (!drv.cuLibraryLoadData || !drv.cuLibraryGetKernel || !drv.cuLibraryUnload)
         drv.cuLibraryLoadData = NULL;
-    drv.ready = 1;
+    __atomic_store_n(&drv.ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
-int bt_cuda_driver_version(void) { return drv.ready ? drv.version : 0; }
+int bt_cuda_driver_version(void) { return ready() ? drv.version : 0; }
 const char *bt_cuda_driver_path(void) { return drv.path; }
 int bt_cuda_uses_library_api(void) { return drv.cuLibraryLoadData != NULL; }
 
@@ -442,38 +463,53 @@ void bt_cuda_device_label(int dev, char *buf, size_t size)
     char name[256];
     BtCUdevice d;
 
-    if (drv.ready && drv.cuDeviceGet(&d, dev) == CUDA_SUCCESS_ &&
+    if (ready() && drv.cuDeviceGet(&d, dev) == CUDA_SUCCESS_ &&
         drv.cuDeviceGetName(name, (int)sizeof name, d) == CUDA_SUCCESS_)
         snprintf(buf, size, "device %d (%s)", dev, name);
     else
         snprintf(buf, size, "device %d", dev);
 }
 
-static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
+/* Retains device dev's primary context into drv.primary[dev] (`once` held). */
+static int retain_primary(int dev, BtDiag *e)
 {
+    BtCUcontext c = NULL;
     BtCUdevice d;
     BtCUresult r;
     int n;
+
+    if (drv.primary[dev])
+        return 0;
+    if (bt_cuda_device_count(&n, e) < 0)
+        return -1;
+    if (dev >= n)
+        return bt_diag_fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev, n,
+                            n == 1 ? "" : "s");
+    r = drv.cuDeviceGet(&d, dev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDeviceGet(%d)", dev);
+    r = drv.cuDevicePrimaryCtxRetain(&c, d);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDevicePrimaryCtxRetain(device %d)", dev);
+    __atomic_store_n(&drv.primary[dev], c, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
+{
+    int rc = 0;
 
     if (bt_cuda_init(e) < 0)
         return -1;
     if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES)
         return bt_diag_fail(e, BT_DIAG_CUDA, 0, "device %d is out of range", dev);
-    if (!drv.primary[dev]) {
-        if (bt_cuda_device_count(&n, e) < 0)
-            return -1;
-        if (dev >= n)
-            return bt_diag_fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev,
-                                n, n == 1 ? "" : "s");
-        r = drv.cuDeviceGet(&d, dev);
-        if (r != CUDA_SUCCESS_)
-            return cu_fail(e, r, "cuDeviceGet(%d)", dev);
-        r = drv.cuDevicePrimaryCtxRetain(&drv.primary[dev], d);
-        if (r != CUDA_SUCCESS_)
-            return cu_fail(e, r, "cuDevicePrimaryCtxRetain(device %d)", dev);
+    if (!__atomic_load_n(&drv.primary[dev], __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&once);
+        rc = retain_primary(dev, e);
+        pthread_mutex_unlock(&once);
     }
     *ctx = drv.primary[dev];
-    return 0;
+    return rc;
 }
 
 int bt_cuda_use_device(int dev, BtDiag *e)
@@ -589,7 +625,8 @@ void bt_cuda_free(int dev, uint64_t ptr)
     BtDiag e;
 
     bt_diag_init(&e);
-    if (!drv.ready || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES || !(ctx = drv.primary[dev]))
+    if (!ready() || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES ||
+        !(ctx = __atomic_load_n(&drv.primary[dev], __ATOMIC_ACQUIRE)))
         return;
     if (bt_cuda_enter(ctx, &prev, &e) < 0)
         return;
@@ -723,9 +760,9 @@ void bt_cuda_module_unload(BtCudaModule *m)
 {
     if (!m)
         return;
-    if (drv.ready && m->lib)
+    if (ready() && m->lib)
         drv.cuLibraryUnload(m->lib);
-    if (drv.ready && m->mod)
+    if (ready() && m->mod)
         drv.cuModuleUnload(m->mod);
     free(m->image);
     free(m);
@@ -899,7 +936,7 @@ int bt_cuda_event_create(int timing, void **ev, BtDiag *e)
 
 void bt_cuda_event_destroy(void *ev)
 {
-    if (drv.ready && ev)
+    if (ready() && ev)
         drv.cuEventDestroy(ev);
 }
 
@@ -983,7 +1020,7 @@ int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e
 
 void bt_cuda_stream_destroy(uint64_t stream)
 {
-    if (drv.ready && stream > BT_CUDA_STREAM_PER_THREAD)
+    if (ready() && stream > BT_CUDA_STREAM_PER_THREAD)
         drv.cuStreamDestroy((BtCUstream)(uintptr_t)stream);
 }
 
@@ -1006,6 +1043,6 @@ void bt_cuda_host_free(void *p)
     BtDiag e;
 
     bt_diag_init(&e);
-    if (drv.ready && p && some_ctx(&e) == 0)
+    if (ready() && p && some_ctx(&e) == 0)
         drv.cuMemFreeHost(p);
 }
