@@ -16,16 +16,17 @@ SHA256=1e66a7945a48390ee4c2a4268a0e4185884059a13c4aab6d148aa208deea4a76
 URL=https://deb.debian.org/debian/pool/main/p/python3.13/python3.13_$VERSION.orig.tar.xz
 variant=${1:-plain}
 CACHE=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}
+# the tests' packages: the core suite's (tests/run_pythons.sh) and test_parallel's;
+# tsan runs test_freethreaded.py only
 case $variant in
-    plain) dir=$CACHE/py3.13t; extra=() ;;
-    tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer) ;;
+    plain) dir=$CACHE/py3.13t; extra=()
+           needs=("numpy<2.5" "pytest>=7" pyyaml "setuptools>=70.1" build mypy "dask[distributed]") ;;
+    tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer)
+          needs=("numpy<2.5" "pytest>=7" "setuptools>=70.1") ;;
     *) echo "ft_python.sh: unknown variant '$variant' (expected plain or tsan)" >&2; exit 2 ;;
 esac
 # what the cached build was made from: a change rebuilds it
-# the tests' packages: the core suite's (tests/run_pythons.sh) and test_parallel's;
-# ml_dtypes only where it has a wheel for 3.13t (test_types skips its test without it)
-needs=("numpy<2.5" "pytest>=7" pyyaml "setuptools>=70.1" build mypy "dask[distributed]")
-key="$VERSION $SHA256 ${extra[*]:-} ${needs[*]} ml_dtypes"
+key="$VERSION $SHA256 ${extra[*]:-} ${needs[*]}"
 if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
     rm -rf "$dir"
     mkdir -p "$dir" "$CACHE/src"
@@ -50,6 +51,8 @@ if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
         && nice -n 10 make -j"$(nproc)" \
         && make install) > "$dir/build.log" 2>&1 \
         || { tail -n 30 "$dir/build.log" >&2; echo "ft_python.sh: CPython build failed" >&2; exit 1; }
+    # CPython's own TSan suppressions (its internals' known reports), for tests/run_tsan.sh
+    mkdir -p "$dir/tsan" && cp "$build"/Tools/tsan/*.txt "$dir/tsan/"
     rm -rf "$build"
     py=$dir/prefix/bin/python3.13t
     "$py" -c 'import sys; assert not sys._is_gil_enabled()' \
@@ -58,8 +61,6 @@ if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
     "$py" -m venv "$dir/venv"
     "$dir/venv/bin/python" -m pip install -q --upgrade pip
     "$dir/venv/bin/python" -m pip install -q "${needs[@]}"
-    "$dir/venv/bin/python" -m pip install -q --only-binary :all: ml_dtypes \
-        || echo "ft_python.sh: no ml_dtypes wheel for 3.13t; its test is skipped" >&2
     echo "$key" > "$dir/.key"
 fi
 echo "$dir/venv/bin/python"
