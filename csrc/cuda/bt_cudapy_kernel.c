@@ -134,7 +134,7 @@ typedef struct CudaKernel {
         void **kernels;  /* CUkernel / CUfunction per overload */
     unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
     BT_FT_FIELD(PyMutex shared_lock) /* free-threaded: one raise of shared_ok at a time */
-    int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
+    int module_device;               /* cuModuleLoadDataEx: the device it lives on; else -1 */
 } CudaKernel;
 
 typedef struct CudaLaunch {

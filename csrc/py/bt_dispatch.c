@@ -632,8 +632,8 @@ void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov)
     if (!bt_slot_keys(args, d->n_py, keys))
         ov = -1;
     /* one writer; one that finds another at work leaves the memo to it */
-    if ((seq & 1) || !__atomic_compare_exchange_n(&d->last_seq, &seq, seq + 1, 0,
-                                                   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    if ((seq & 1) || !__atomic_compare_exchange_n(&d->last_seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED))
         return;
     for (i = 0; ov >= 0 && i < d->n_py; i++)
         __atomic_store_n(&d->last_keys[i], keys[i], __ATOMIC_RELEASE);

@@ -66,10 +66,10 @@ typedef struct BtDispatch {
     BtDispatchGroup *groups;
     int n_groups;
     int n_ovs;
-    int n_py;               /* the first group's */
-    int fast_n;             /* n_py with one group, else -1: a call of exactly fast_n
-                               * positional arguments binds to them as they are */
-    int max_py;             /* the most parameters of a group */
+    int n_py;   /* the first group's */
+    int fast_n; /* n_py with one group, else -1: a call of exactly fast_n
+                 * positional arguments binds to them as they are */
+    int max_py; /* the most parameters of a group */
     /* Free-threaded, the cache is read without a lock: an entry is
      * written whole, then published by the release store of its ov (an
      * empty slot's ov is -1), and a table by the store of `cache`; writers

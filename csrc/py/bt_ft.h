@@ -25,7 +25,7 @@
 /* a sequence lock's reader: the count before reading (odd: a writer is
  * in), and whether it is unchanged after (reads between are acquire loads) */
 #define BT_FT_SEQ_BEGIN(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define BT_FT_SEQ_SAME(p, s) (((s) & 1) == 0 && __atomic_load_n((p), __ATOMIC_RELAXED) == (s))
+#define BT_FT_SEQ_SAME(p, s) (((s)&1) == 0 && __atomic_load_n((p), __ATOMIC_RELAXED) == (s))
 #else
 #define BT_FT_FIELD(decl)
 #define BT_FT_LOAD(p) (*(p))
