@@ -27,7 +27,7 @@ case $variant in
     *) echo "ft_python.sh: unknown variant '$variant' (expected plain or tsan)" >&2; exit 2 ;;
 esac
 # what the cached build was made from: a change rebuilds it
-key="$VERSION $SHA256 ${extra[*]:-} ${needs[*]}"
+key="$VERSION $SHA256 --disable-test-modules ${extra[*]:-} ${needs[*]}"
 if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
     rm -rf "$dir"
     mkdir -p "$dir" "$CACHE/src"
@@ -48,6 +48,7 @@ if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
     echo "ft_python.sh: building CPython $VERSION --disable-gil ${extra[*]:-} (log: $dir/build.log)" >&2
     (cd "$build" \
         && ./configure --prefix="$dir/prefix" --disable-gil --with-ensurepip=install \
+               --disable-test-modules \
                "${extra[@]}" \
         && nice -n 10 make -j"$(nproc)" \
         && make install) > "$dir/build.log" 2>&1 \
