@@ -16,12 +16,13 @@ SHA256=1e66a7945a48390ee4c2a4268a0e4185884059a13c4aab6d148aa208deea4a76
 URL=https://deb.debian.org/debian/pool/main/p/python3.13/python3.13_$VERSION.orig.tar.xz
 variant=${1:-plain}
 CACHE=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}
-# the tests' packages: the core suite's (tests/run_pythons.sh) and test_parallel's,
-# less mypy (its ast-serialize has no 3.13t wheel; the two mypy tests skip); tsan runs
-# test_freethreaded.py only
+# the tests' packages: the core suite's (tests/run_pythons.sh) and test_parallel's;
+# mypy before 1.19, whose ast-serialize has no 3.13t wheel, and IPython for stubtest
+# (ipykernel's pyzmq is not needed); tsan runs test_freethreaded.py only
 case $variant in
     plain) dir=$CACHE/py3.13t; extra=()
-           needs=("numpy<2.5" "pytest>=7" pyyaml "setuptools>=70.1" build "dask[distributed]") ;;
+           needs=("numpy<2.5" "pytest>=7" pyyaml "setuptools>=70.1" build "dask[distributed]"
+                  "mypy<1.19" ml_dtypes ipython) ;;
     tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer)
           needs=("numpy<2.5" "pytest>=7" "setuptools>=70.1") ;;
     *) echo "ft_python.sh: unknown variant '$variant' (expected plain or tsan)" >&2; exit 2 ;;
