@@ -473,7 +473,8 @@ def _check_options(options):
 def remember(lib, source):
     """Remembers a Library made here that is being pickled, so that
     unpickling in this process returns it."""
-    _live[source.key] = lib
+    with _lock:
+        _live[source.key] = lib
 
 
 def token(key, name=None):
@@ -494,7 +495,8 @@ def _checked(source):
 
 def _have(key):
     """The Library this process has for key (live original or unpickled), or None."""
-    return _live.get(key) or _unpickled.get(key)
+    with _lock:  # the tables change from other threads (free-threaded CPython: at once)
+        return _live.get(key) or _unpickled.get(key)
 
 
 def function_of(lib, name):

@@ -180,7 +180,10 @@ typedef struct CudaKernel {
     BT_CALLABLE_HEAD     /* calls: argument slots per overload (no ffi call is made) */
         void **kernels;  /* CUkernel / CUfunction per overload */
     unsigned *shared_ok; /* per overload and device: dynamic shared memory opted in to */
-    int module_device;   /* cuModuleLoadDataEx: the device it lives on; else -1 */
+    /* free-threaded: one raise of shared_ok at a time; funcs/func_ctx pairs
+     * read and written whole */
+    BT_FT_FIELD(PyMutex shared_lock)
+    int module_device; /* cuModuleLoadDataEx: the device it lives on; else -1 */
     /* per overload and device: the CUfunction launched (cuKernelGetFunction)
      * and the context it belongs to, resolved once per (kernel, context) */
     void **funcs, **func_ctx;
@@ -444,10 +447,20 @@ static int allow_shared(BtState *st, CudaKernel *k, int ov, int dev, const Launc
     BtDiag e;
     int rc;
 
-    if (c->shared <= 48 * 1024 || c->shared <= *ok)
+    if (c->shared <= 48 * 1024 || c->shared <= BT_FT_LOAD_RELAXED(ok))
         return 0;
+    /* the attribute only grows, so a launch that read a larger *ok is not
+     * undercut by a thread setting a smaller size */
+    BT_FT_LOCK(&k->shared_lock);
+    if (c->shared <= *ok) {
+        BT_FT_UNLOCK(&k->shared_lock);
+        return 0;
+    }
     bt_diag_init(&e);
     rc = bt_cuda_kernel_shared(k->kernels[ov], dev, c->shared, &optin, &stat, &e);
+    if (rc == 0)
+        BT_FT_STORE_RELAXED(ok, c->shared);
+    BT_FT_UNLOCK(&k->shared_lock);
     if (rc < 0) {
         raise_launch(st, k, ov, c, &e);
         return -1;
@@ -462,7 +475,6 @@ static int allow_shared(BtState *st, CudaKernel *k, int ov, int dev, const Launc
                      label, c->shared, name, optin, stat, optin > stat ? optin - stat : 0);
         return -1;
     }
-    *ok = c->shared;
     return 0;
 }
 
@@ -507,8 +519,12 @@ static void *function_in(CudaKernel *k, int ov, int dev, void *ctx, const Launch
     BtDiag e;
     int rc;
 
+    BT_FT_LOCK(&k->shared_lock);
     if (k->funcs[i] && k->func_ctx[i] == ctx)
-        return k->funcs[i];
+        f = k->funcs[i];
+    BT_FT_UNLOCK(&k->shared_lock);
+    if (f)
+        return f;
     bt_diag_init(&e);
     Py_BEGIN_ALLOW_THREADS
     rc = bt_cuda_kernel_function(k->cmod, kernel, name, &f, &e);
@@ -517,8 +533,10 @@ static void *function_in(CudaKernel *k, int ov, int dev, void *ctx, const Launch
         raise_launch(bt_state_from_type(Py_TYPE(k)), k, ov, c, &e);
         return NULL;
     }
+    BT_FT_LOCK(&k->shared_lock);
     k->funcs[i] = f;
     k->func_ctx[i] = ctx;
+    BT_FT_UNLOCK(&k->shared_lock);
     return f;
 }
 

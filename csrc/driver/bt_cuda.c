@@ -244,7 +244,7 @@ static Driver drv;
 
 /* Whether driver calls may be made: initialized, and not in a child of
  * fork() (which must not free what its parent allocated). */
-#define LIVE() (drv.ready && !drv.forked)
+#define LIVE() (__atomic_load_n(&drv.ready, __ATOMIC_ACQUIRE) && !drv.forked)
 
 typedef struct EntryPoint {
     const char *name;
@@ -476,7 +476,29 @@ static int resolve(const EntryPoint *ep, BtDiag *e)
                         ep->name, ep->version, have, drv.path);
 }
 
+/* Threads may ask at once (free-threaded CPython): one loads the driver
+ * or retains a primary context, under `once`; drv.ready and drv.primary[]
+ * are published last (release) and read with acquire, so a thread that
+ * sees them sees what they stand for. */
+static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+
+static int ready(void) { return __atomic_load_n(&drv.ready, __ATOMIC_ACQUIRE); }
+
+static int load_driver(BtDiag *e);
+
 int bt_cuda_init(BtDiag *e)
+{
+    int rc;
+
+    if (ready()) /* a forked child never takes `once`: another thread may have held it */
+        return drv.forked ? fork_fail(e) : 0;
+    pthread_mutex_lock(&once);
+    rc = drv.ready ? (drv.forked ? fork_fail(e) : 0) : load_driver(e);
+    pthread_mutex_unlock(&once);
+    return rc;
+}
+
+static int load_driver(BtDiag *e)
 {
     const char *path = getenv("BINDTHEM_LIBCUDA");
     PFN_cuDriverGetVersion_v2020 getversion;
@@ -484,8 +506,6 @@ int bt_cuda_init(BtDiag *e)
     size_t i;
     char have[32];
 
-    if (drv.ready)
-        return drv.forked ? fork_fail(e) : 0;
     if (!path || !*path)
         path = "libcuda.so.1";
     if (!drv.dl) {
@@ -541,11 +561,11 @@ int bt_cuda_init(BtDiag *e)
         drv.cuLibraryLoadData = NULL;
     if (pthread_atfork(NULL, NULL, forked_child) != 0)
         return bt_diag_fail(e, BT_DIAG_NOMEM, 0, "pthread_atfork: out of memory");
-    drv.ready = 1;
+    __atomic_store_n(&drv.ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
-int bt_cuda_driver_version(void) { return drv.ready ? drv.version : 0; }
+int bt_cuda_driver_version(void) { return ready() ? drv.version : 0; }
 const char *bt_cuda_driver_path(void) { return drv.path; }
 int bt_cuda_uses_library_api(void) { return drv.cuLibraryLoadData != NULL; }
 
@@ -567,38 +587,53 @@ void bt_cuda_device_label(int dev, char *buf, size_t size)
     char name[256];
     BtCUdevice d;
 
-    if (drv.ready && drv.cuDeviceGet(&d, dev) == CUDA_SUCCESS_ &&
+    if (ready() && drv.cuDeviceGet(&d, dev) == CUDA_SUCCESS_ &&
         drv.cuDeviceGetName(name, (int)sizeof name, d) == CUDA_SUCCESS_)
         snprintf(buf, size, "device %d (%s)", dev, name);
     else
         snprintf(buf, size, "device %d", dev);
 }
 
-static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
+/* Retains device dev's primary context into drv.primary[dev] (`once` held). */
+static int retain_primary(int dev, BtDiag *e)
 {
+    BtCUcontext c = NULL;
     BtCUdevice d;
     BtCUresult r;
     int n;
+
+    if (drv.primary[dev])
+        return 0;
+    if (bt_cuda_device_count(&n, e) < 0)
+        return -1;
+    if (dev >= n)
+        return bt_diag_fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev, n,
+                            n == 1 ? "" : "s");
+    r = drv.cuDeviceGet(&d, dev);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDeviceGet(%d)", dev);
+    r = drv.cuDevicePrimaryCtxRetain(&c, d);
+    if (r != CUDA_SUCCESS_)
+        return cu_fail(e, r, "cuDevicePrimaryCtxRetain(device %d)", dev);
+    __atomic_store_n(&drv.primary[dev], c, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int primary(int dev, BtCUcontext *ctx, BtDiag *e)
+{
+    int rc = 0;
 
     if (bt_cuda_init(e) < 0)
         return -1;
     if (dev < 0 || dev >= BT_CUDA_MAX_DEVICES)
         return bt_diag_fail(e, BT_DIAG_CUDA, 0, "device %d is out of range", dev);
-    if (!drv.primary[dev]) {
-        if (bt_cuda_device_count(&n, e) < 0)
-            return -1;
-        if (dev >= n)
-            return bt_diag_fail(e, BT_DIAG_CUDA, 0, "there is no CUDA device %d (%d device%s)", dev,
-                                n, n == 1 ? "" : "s");
-        r = drv.cuDeviceGet(&d, dev);
-        if (r != CUDA_SUCCESS_)
-            return cu_fail(e, r, "cuDeviceGet(%d)", dev);
-        r = drv.cuDevicePrimaryCtxRetain(&drv.primary[dev], d);
-        if (r != CUDA_SUCCESS_)
-            return cu_fail(e, r, "cuDevicePrimaryCtxRetain(device %d)", dev);
+    if (!__atomic_load_n(&drv.primary[dev], __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&once);
+        rc = retain_primary(dev, e);
+        pthread_mutex_unlock(&once);
     }
     *ctx = drv.primary[dev];
-    return 0;
+    return rc;
 }
 
 int bt_cuda_use_device(int dev, BtDiag *e)
@@ -718,7 +753,8 @@ static void free_in(int dev, uint64_t ptr, int async)
     BtDiag e;
 
     bt_diag_init(&e);
-    if (!LIVE() || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES || !(ctx = drv.primary[dev]))
+    if (!LIVE() || !ptr || dev < 0 || dev >= BT_CUDA_MAX_DEVICES ||
+        !(ctx = __atomic_load_n(&drv.primary[dev], __ATOMIC_ACQUIRE)))
         return;
     if (bt_cuda_enter(ctx, &prev, &e) < 0)
         return;

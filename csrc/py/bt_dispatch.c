@@ -205,6 +205,16 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
     return d->n_groups > 1 ? number_names(st, d) : 0;
 }
 
+/* The cache's: frees table t and the tables it replaced. */
+static void cache_free(BtDispatchTable *t)
+{
+    while (t) {
+        BtDispatchTable *next = t->retired;
+        PyMem_Free(t);
+        t = next;
+    }
+}
+
 void bt_dispatch_clear(BtDispatch *d)
 {
     int g;
@@ -225,8 +235,7 @@ void bt_dispatch_clear(BtDispatch *d)
     PyMem_Free(d->groups);
     PyMem_Free(d->ov_group);
     PyMem_Free(d->slots);
-    PyMem_Free(d->cache);
-    PyMem_Free(d->cache_keys);
+    cache_free(d->cache);
     PyMem_Free(d->last_keys);
     memset(d, 0, sizeof *d);
 }
@@ -487,73 +496,86 @@ static uint64_t key_hash(const uint8_t *codes, int n)
     return h | 1; /* never 0 */
 }
 
+/* Writer (d->lock held): replaces the table by one twice its size. */
 static int cache_grow(BtDispatch *d)
 {
     size_t kl = (size_t)(d->key_len ? d->key_len : 1);
-    int cap = d->cache_cap ? d->cache_cap * 2 : CACHE_MIN, i;
-    BtDispatchEntry *e = PyMem_Calloc((size_t)cap, sizeof *e);
-    uint8_t *k = PyMem_Calloc((size_t)cap, kl);
+    BtDispatchTable *old = d->cache, *t;
+    int cap = old ? old->cap * 2 : CACHE_MIN, i;
 
-    if (!e || !k) {
-        PyMem_Free(e);
-        PyMem_Free(k);
+    t = PyMem_Calloc(1, sizeof *t + (size_t)cap * (sizeof t->e[0] + kl));
+    if (!t)
         return -1;
-    }
+    t->cap = cap;
+    t->keys = (uint8_t *)&t->e[cap];
     for (i = 0; i < cap; i++)
-        e[i].ov = -1;
-    for (i = 0; i < d->cache_cap; i++) {
-        BtDispatchEntry *old = &d->cache[i];
+        t->e[i].ov = -1;
+    for (i = 0; old && i < old->cap; i++) {
+        const BtDispatchEntry *e = &old->e[i];
         size_t j;
-        if (old->ov < 0)
+        if (e->ov < 0)
             continue;
-        j = (size_t)old->hash & (size_t)(cap - 1);
-        while (e[j].ov >= 0)
+        j = (size_t)e->hash & (size_t)(cap - 1);
+        while (t->e[j].ov >= 0)
             j = (j + 1) & (size_t)(cap - 1);
-        e[j] = *old;
-        memcpy(k + j * kl, d->cache_keys + (size_t)i * kl, kl);
+        t->e[j] = *e;
+        memcpy(t->keys + j * kl, old->keys + (size_t)i * kl, kl);
     }
-    PyMem_Free(d->cache);
-    PyMem_Free(d->cache_keys);
-    d->cache = e;
-    d->cache_keys = k;
-    d->cache_cap = cap;
+#ifdef Py_GIL_DISABLED
+    t->retired = old; /* a reader may still be probing it: freed with d */
+#else
+    PyMem_Free(old);
+#endif
+    BT_FT_STORE(&d->cache, t);
     return 0;
 }
 
 /* The cached overload for key (key_len bytes, hash h), or -1. */
 static inline int cache_find(const BtDispatch *d, const uint8_t *key, uint64_t h, int *pass)
 {
+    const BtDispatchTable *t = BT_FT_LOAD(&d->cache);
     size_t j, mask, kl = (size_t)d->key_len;
+    int ov;
 
-    if (!d->cache_cap)
+    if (!t)
         return -1;
-    mask = (size_t)d->cache_cap - 1;
-    for (j = (size_t)h & mask; d->cache[j].ov >= 0; j = (j + 1) & mask) {
-        if (d->cache[j].hash == h && memcmp(d->cache_keys + j * kl, key, kl) == 0) {
-            *pass = d->cache[j].pass;
-            return d->cache[j].ov;
+    mask = (size_t)t->cap - 1;
+    for (j = (size_t)h & mask; (ov = BT_FT_LOAD(&t->e[j].ov)) >= 0; j = (j + 1) & mask) {
+        if (t->e[j].hash == h && memcmp(t->keys + j * kl, key, kl) == 0) {
+            *pass = t->e[j].pass;
+            return ov;
         }
     }
     return -1;
 }
 
-/* Remembers key -> (ov, pass); a failed grow just means no caching. */
+/* Remembers key -> (ov, pass) unless another thread just did; a failed
+ * grow just means no caching. */
 static void cache_put(BtDispatch *d, const uint8_t *key, uint64_t h, int ov, int pass)
 {
+    BtDispatchTable *t;
     size_t j, mask;
+    int seen, cap;
 
-    if ((d->cache_used + 1) * 2 > d->cache_cap && d->cache_cap < CACHE_MAX && cache_grow(d) < 0)
-        return;
-    if ((d->cache_used + 1) * 2 > d->cache_cap)
-        return;
-    mask = (size_t)d->cache_cap - 1;
-    for (j = (size_t)h & mask; d->cache[j].ov >= 0; j = (j + 1) & mask)
+    BT_FT_LOCK(&d->lock);
+    if (cache_find(d, key, h, &seen) >= 0)
+        goto done;
+    cap = d->cache ? d->cache->cap : 0;
+    if ((d->cache_used + 1) * 2 > cap && cap < CACHE_MAX && cache_grow(d) < 0)
+        goto done;
+    t = d->cache;
+    if (!t || (d->cache_used + 1) * 2 > t->cap)
+        goto done;
+    mask = (size_t)t->cap - 1;
+    for (j = (size_t)h & mask; t->e[j].ov >= 0; j = (j + 1) & mask)
         ;
-    d->cache[j].hash = h;
-    d->cache[j].ov = ov;
-    d->cache[j].pass = pass;
-    memcpy(d->cache_keys + j * (size_t)d->key_len, key, (size_t)d->key_len);
-    d->cache_used++;
+    t->e[j].hash = h;
+    t->e[j].pass = pass;
+    memcpy(t->keys + j * (size_t)d->key_len, key, (size_t)d->key_len);
+    BT_FT_STORE(&t->e[j].ov, ov); /* publishes the entry */
+    BT_FT_STORE_RELAXED(&d->cache_used, d->cache_used + 1);
+done:
+    BT_FT_UNLOCK(&d->lock);
 }
 
 /* ---- selection (one group) ---- */
@@ -587,7 +609,7 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
         ov = cache_find(d, codes, h, pass);
         if (ov >= 0)
             return ov;
-        d->scans++;
+        BT_FT_ADD(&d->scans, 1);
     }
     ov = scan(d, codes, 1);
     *pass = 1;
@@ -602,7 +624,24 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
 
 void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov)
 {
+#ifdef Py_GIL_DISABLED
+    const void *keys[BT_MAX_PARAMS];
+    uint32_t seq = __atomic_load_n(&d->last_seq, __ATOMIC_RELAXED);
+    int i;
+
+    if (!bt_slot_keys(args, d->n_py, keys))
+        ov = -1;
+    /* one writer; one that finds another at work leaves the memo to it */
+    if ((seq & 1) || !__atomic_compare_exchange_n(&d->last_seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED))
+        return;
+    for (i = 0; ov >= 0 && i < d->n_py; i++)
+        __atomic_store_n(&d->last_keys[i], keys[i], __ATOMIC_RELEASE);
+    __atomic_store_n(&d->last_ov, ov, __ATOMIC_RELEASE);
+    __atomic_store_n(&d->last_seq, seq + 2, __ATOMIC_RELEASE);
+#else
     d->last_ov = bt_slot_keys(args, d->n_py, d->last_keys) ? ov : -1;
+#endif
 }
 
 /* ---- several groups ---- */
@@ -919,7 +958,7 @@ static int pick_groups(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, P
         group_bind(d, d->ov_group[p->ov], &gv, p);
         return 0;
     }
-    d->scans++;
+    BT_FT_ADD(&d->scans, 1);
     for (pass = 1; pass <= 2; pass++) {
         for (o = 0; o < d->n_ovs; o++) {
             int g = d->ov_group[o];

@@ -30,6 +30,19 @@ typedef struct BtDispatchEntry {
     int32_t pass; /* pass that matched */
 } BtDispatchEntry;
 
+/* The cache's table: cap entries, then cap keys of key_len bytes. A grow
+ * replaces it whole (one pointer, so a reader sees one table, never the
+ * entries of one and the size of another); the free-threaded build keeps
+ * the tables it replaced (retired) until the dispatcher is cleared, as a
+ * thread may still be probing one. Their sizes halve, so they add less
+ * than the live table's size. */
+typedef struct BtDispatchTable {
+    struct BtDispatchTable *retired;
+    int cap;
+    uint8_t *keys;
+    BtDispatchEntry e[];
+} BtDispatchTable;
+
 /* The overloads that share one list of Python parameter names. */
 typedef struct BtDispatchGroup {
     PyObject *names; /* tuple of parameter names (str, interned) */
@@ -53,20 +66,26 @@ typedef struct BtDispatch {
     BtDispatchGroup *groups;
     int n_groups;
     int n_ovs;
-    int n_py;               /* the first group's */
-    int fast_n;             /* n_py with one group, else -1: a call of exactly fast_n
-                               * positional arguments binds to them as they are */
-    int max_py;             /* the most parameters of a group */
-    BtDispatchEntry *cache; /* cache_cap entries, keys beside them */
-    uint8_t *cache_keys;    /* cache_cap * key_len */
+    int n_py;   /* the first group's */
+    int fast_n; /* n_py with one group, else -1: a call of exactly fast_n
+                 * positional arguments binds to them as they are */
+    int max_py; /* the most parameters of a group */
+    /* Free-threaded, the cache is read without a lock: an entry is
+     * written whole, then published by the release store of its ov (an
+     * empty slot's ov is -1), and a table by the store of `cache`; writers
+     * (insert, grow) hold `lock`. With the GIL these are plain accesses. */
+    BtDispatchTable *cache; /* NULL until the first miss */
     int key_len;
-    int cache_cap;
     int cache_used;
     Py_ssize_t scans; /* cache misses that scanned the overloads (tests read it) */
+    BT_FT_FIELD(PyMutex lock)
     /* in front of the cache: the overload of the last call that
-     * bt_dispatch_remember saw, and its arguments' keys (bt_slot_keys) */
+     * bt_dispatch_remember saw, and its arguments' keys (bt_slot_keys).
+     * Free-threaded, a sequence lock keeps the two together: last_seq is
+     * odd while one writer (never waited for) rewrites them. */
     int last_ov;            /* -1: none */
     const void **last_keys; /* n_py */
+    BT_FT_FIELD(uint32_t last_seq)
 } BtDispatch;
 
 /* Keywords a caller takes besides the parameters (a launch's grid=, ...):
@@ -123,7 +142,13 @@ BT_HIDDEN int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
  * types: the same codes, so the same overload), else -1. */
 static inline int bt_dispatch_last(const BtDispatch *d, PyObject *const *args)
 {
-    return d->last_ov >= 0 && bt_slot_same_keys(args, d->last_keys, d->n_py) ? d->last_ov : -1;
+    unsigned seq = BT_FT_SEQ_BEGIN(&d->last_seq);
+    int ov = BT_FT_LOAD(&d->last_ov);
+
+    return ov >= 0 && bt_slot_same_keys(args, d->last_keys, d->n_py) &&
+                   BT_FT_SEQ_SAME(&d->last_seq, seq)
+               ? ov
+               : -1;
 }
 
 /* Remembers that args[n_py] (all given) selected overload ov. */

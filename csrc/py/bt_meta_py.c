@@ -433,7 +433,7 @@ int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instanti
     BtDiag diag;
     int rc;
 
-    st->parses++;
+    BT_FT_ADD(&st->parses, 1);
     bt_diag_init(&diag);
     rc = bt_meta_load(m, PyBytes_AS_STRING(header),
                       instantiate == Py_None ? NULL : PyBytes_AS_STRING(instantiate), strict,

@@ -60,7 +60,7 @@ error:
 
 static PyObject *parse_count(PyObject *module, PyObject *unused)
 {
-    return PyLong_FromSsize_t(bt_state(module)->parses);
+    return PyLong_FromSsize_t(BT_FT_LOAD_RELAXED(&bt_state(module)->parses));
 }
 
 static PyMethodDef core_methods[] = {
@@ -172,6 +172,12 @@ static void core_free(void *module) { core_clear((PyObject *)module); }
 
 static PyModuleDef_Slot core_slots[] = {
     {Py_mod_exec, core_exec},
+#ifdef Py_GIL_DISABLED
+    /* free-threaded CPython keeps the GIL off on import: every piece of
+     * shared mutable state is safe without it (bt_ft.h; csrc/README.md,
+     * "Free-threading") */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
     {0, NULL},
 };
 

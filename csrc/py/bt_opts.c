@@ -40,8 +40,8 @@ int bt_opts_current(BtState *st, BtCallOpts *opts)
 {
     long code;
 
-    opts->ffi = (uint8_t)st->force_ffi;
-    if (!st->opts_active)
+    opts->ffi = (uint8_t)BT_FT_LOAD_RELAXED(&st->force_ffi);
+    if (!BT_FT_LOAD_RELAXED(&st->opts_active))
         return 0;
     if (current_code(st, &code) < 0)
         return -1;
@@ -105,7 +105,7 @@ static PyObject *options_push(PyObject *module, PyObject *args)
     token = PyContextVar_Set(st->opts_var, code);
     Py_DECREF(code);
     if (token)
-        st->opts_active++;
+        BT_FT_ADD(&st->opts_active, 1);
     return token;
 }
 
@@ -115,7 +115,7 @@ static PyObject *options_pop(PyObject *module, PyObject *token)
 
     if (PyContextVar_Reset(st->opts_var, token) < 0)
         return NULL;
-    st->opts_active--;
+    BT_FT_ADD(&st->opts_active, -1);
     Py_RETURN_NONE;
 }
 
@@ -141,7 +141,7 @@ static PyObject *options_get(PyObject *module, PyObject *unused)
 static PyObject *force_ffi(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     BtState *st = bt_state(module);
-    int old = st->force_ffi, flag;
+    int old = BT_FT_LOAD_RELAXED(&st->force_ffi), flag;
 
     if (nargs > 1) {
         PyErr_SetString(PyExc_TypeError, "force_ffi() takes at most 1 argument");
@@ -150,7 +150,7 @@ static PyObject *force_ffi(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (nargs == 1 && args[0] != Py_None) {
         if ((flag = PyObject_IsTrue(args[0])) < 0)
             return NULL;
-        st->force_ffi = flag;
+        BT_FT_STORE_RELAXED(&st->force_ffi, flag);
     }
     return PyBool_FromLong(old);
 }

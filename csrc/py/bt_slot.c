@@ -35,7 +35,11 @@ int bt_slot_init(void)
     int t, id;
 
     for (t = 0; t < N_NPY; t++) {
-        npy_ids[t] = (int8_t)bt_type_from_npy(t);
+        int8_t id8 = (int8_t)bt_type_from_npy(t);
+        /* an import after the first (a new interpreter, or _core loaded
+         * again) finds the same values: no write, so no race with calls */
+        if (npy_ids[t] != id8)
+            npy_ids[t] = id8;
         if (npy_ids[t] >= 0 && !npy_descrs[t] && !(npy_descrs[t] = PyArray_DescrFromType(t)))
             return -1;
     }
@@ -96,18 +100,19 @@ PyMethodDef bt_slot_methods[] = {
 /* ================= dispatch codes ================= */
 
 /* ml_dtypes' bfloat16, once seen: NumPy numbers user types as they
- * register (256 and up). */
+ * register (256 and up). Threads may find it at once: each stores the
+ * same number (relaxed atomics, bt_ft.h). */
 static int bf16_num = -1;
 
 /* The type id of a user type number (ml_dtypes.bfloat16), or -1. */
 static int user_type_id(int t)
 {
+    int known = BT_FT_LOAD_RELAXED(&bf16_num), ok;
     PyArray_Descr *d;
-    int ok;
 
-    if (t == bf16_num)
+    if (t == known)
         return BT_BF16;
-    if (bf16_num >= 0 || t < NPY_USERDEF)
+    if (known >= 0 || t < NPY_USERDEF)
         return -1;
     d = PyArray_DescrFromType(t);
     if (!d) {
@@ -118,7 +123,7 @@ static int user_type_id(int t)
     Py_DECREF(d);
     if (!ok)
         return -1;
-    bf16_num = t;
+    BT_FT_STORE_RELAXED(&bf16_num, t);
     return BT_BF16;
 }
 
@@ -216,7 +221,7 @@ int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
                             ? (const void *)PyArray_DESCR((PyArrayObject *)o)
                             : (const void *)Py_TYPE(o);
         /* a key is never an ndarray subclass's type, nor a non-built-in descriptor */
-        if (k != keys[i])
+        if (k != BT_FT_LOAD(&keys[i])) /* free-threaded: the memo's seqlock (bt_dispatch.h) */
             return 0;
     }
     return 1;

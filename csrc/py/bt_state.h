@@ -11,6 +11,7 @@
 
 #include "bt_arena.h"
 #include "bt_diag.h"
+#include "bt_ft.h"
 
 typedef struct BtState {
     PyObject *BindError;
@@ -29,13 +30,13 @@ typedef struct BtState {
     PyTypeObject *DeviceArrayType;
     PyTypeObject *CudaEventType;
     /* bindthem.options() (bt_opts.c): the override, and how many blocks
-     * that set one are open */
+     * that set one are open (any thread's: BT_FT_ADD / BT_FT_LOAD_RELAXED) */
     PyObject *opts_var;
     Py_ssize_t opts_active;
     /* calls go through libffi even where a direct call applies
-     * (BINDTHEM_FFI=1 at import, _core.force_ffi()) */
+     * (BINDTHEM_FFI=1 at import, _core.force_ffi(); relaxed atomic) */
     int force_ffi;
-    /* headers parsed (bt_meta_load_py): _core._parse_count(), for tests */
+    /* headers parsed (bt_meta_load_py): _core._parse_count(), for tests (BT_FT_ADD) */
     Py_ssize_t parses;
 } BtState;
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The core suite on free-threaded CPython 3.13t, with the GIL off.
+#
+#   tests/run_freethreaded.sh
+#
+# The CPython (built --disable-gil from Debian's orig tarball, sha256 pinned) and
+# its venv are cached under ~/.cache/bindthem-ci/py3.13t by tests/ft_python.sh:
+# the first run builds them (about 5 minutes), later runs reuse them. bindthem is
+# built afresh each run, warnings as errors. Then:
+#   1. `import bindthem` (and bindthem.cuda) must leave the GIL off, with no
+#      RuntimeWarning: _core declares Py_MOD_GIL_NOT_USED;
+#   2. with PYTHON_GIL=0: the core suite (tests/run_pythons.sh's list), plus
+#      test_parallel, test_pickle and test_freethreaded (threads at once).
+# The tests run from an empty folder, so that they import the installed bindthem.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# the core suite: run_pythons.sh's list, read rather than restated
+eval "$(sed -n '/^CORE="/,/"$/p' "$ROOT/tests/run_pythons.sh")"
+[ -n "${CORE:-}" ] || { echo "run_freethreaded: no CORE list in tests/run_pythons.sh" >&2; exit 1; }
+FT_TESTS="test_parallel.py test_pickle.py test_freethreaded.py"
+start=$SECONDS
+py=$("$ROOT/tests/ft_python.sh" plain)
+export PIP_CACHE_DIR=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}/pip PIP_DISABLE_PIP_VERSION_CHECK=1
+BINDTHEM_WERROR=1 "$py" -m pip install -q --no-deps --no-build-isolation --force-reinstall "$ROOT"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "run_freethreaded: $("$py" -VV | head -n1) ready in $((SECONDS - start)) s"
+
+# 1. the import keeps the GIL off (PYTHON_GIL unset: the module's own declaration decides)
+if ! (cd "$work" && env -u PYTHON_GIL "$py" -W error -c '
+import sys, warnings
+warnings.simplefilter("error")
+import bindthem, bindthem._core, bindthem.cuda
+if sys._is_gil_enabled():
+    sys.exit("import bindthem turned the GIL on")
+print("run_freethreaded: import bindthem keeps the GIL off")'); then
+    echo "run_freethreaded: bindthem._core is not free-threaded (Py_MOD_GIL_NOT_USED)" >&2
+    exit 1
+fi
+
+# 2. the tests, GIL off
+tests=()
+for t in $CORE $FT_TESTS; do tests+=("$ROOT/tests/$t"); done
+if (cd "$work" && PYTHON_GIL=0 BINDTHEM_CACHE="$work/cache" \
+        "$py" -m pytest -q -p no:cacheprovider "${tests[@]}"); then
+    echo "run_freethreaded: passed in $((SECONDS - start)) s"
+else
+    echo "run_freethreaded: the suite failed on free-threaded CPython (PYTHON_GIL=0)" >&2
+    exit 1
+fi
