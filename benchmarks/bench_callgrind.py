@@ -1,4 +1,7 @@
-"""Instructions per call (callgrind), for the cases of bench_calls.py.
+"""Instructions per call (callgrind), for the cases of bench_calls.py and the
+call shapes of benchmarks/shapes/shapes.h (one array, 6 arrays + 3 scalars,
+by keyword, NumPy scalars, 12 arrays, defaults, each error), each against
+the floor's hand-written function.
 
 One valgrind process runs every case. Per case: 500 warm-up calls, then
 CALLGRIND_ZERO_STATS, N calls, CALLGRIND_DUMP_STATS_AT, three times: with N
@@ -11,7 +14,7 @@ it. The client requests come from the floor extension (valgrind/callgrind.h).
 
 Counts are repeatable to a few instructions where wall times are not.
 
-Run: python benchmarks/bench_callgrind.py [--keep DIR]   (DIR keeps the
+Run: [BENCH_SHAPES_ONLY=1] python benchmarks/bench_callgrind.py [--keep DIR]   (DIR keeps the
 dumps, made with --dump-instr=yes, for callgrind_annotate / kcachegrind)
 """
 
@@ -34,6 +37,51 @@ def run(n, f, Ap, Aj, Ax, x, b):
     for _ in range(n):
         f(Ap, Aj, Ax, x, b, 0, 0, 1)
 
+def run_k1(n, f, x):
+    for _ in range(n):
+        f(x)
+
+def run_k63(n, f, a, w, i, j):
+    for _ in range(n):
+        f(a, a, a, a, a, a, w, i, j)
+
+def run_k63kw(n, f, a, w, i, j):
+    for _ in range(n):
+        f(a, a, a, a, a, a, w=w, n=i, m=j)
+
+def run_k12(n, f, a):
+    for _ in range(n):
+        f(a, a, a, a, a, a, a, a, a, a, a, a)
+
+def run_kdef(n, f, x, w, i):
+    for _ in range(n):
+        f(x, w, i)
+
+def run_kdef0(n, f, x):
+    for _ in range(n):
+        f(x)
+
+def run_err(n, f, x):
+    for _ in range(n):
+        try:
+            f(x)
+        except (TypeError, ValueError):
+            pass
+
+def run_gserr(n, f, Ap, Aj, Ax, x, b):
+    for _ in range(n):
+        try:
+            f(Ap, Aj, Ax, x, b, 0, 0, 1)
+        except TypeError:
+            pass
+
+def run_errkw(n, f, x):
+    for _ in range(n):
+        try:
+            f(x, y=1)
+        except TypeError:
+            pass
+
 def run_ct(n, f, Ap, Aj, Ax, x, b):
     n0, n1, n2, n3, n4 = len(Ap), len(Aj), len(Ax), len(x), len(b)
     for _ in range(n):
@@ -52,6 +100,8 @@ def cases():
     Ap, Aj, Ax, x, b = arr["c128"]
     arr["i64c128"] = (Ap.astype(np.int64), Aj.astype(np.int64), Ax, x, b)
     out = []
+    if os.environ.get("BENCH_SHAPES_ONLY"):  # the shapes' rows only (a quicker run)
+        return shape_cases() + [("noop", "run", fl.noop, arr["f64"])]
     for name, f in (("bindthem", lib.gauss_seidel), ("bindthem-ffi", lib.gauss_seidel),
                     ("pybind11", stock.gauss_seidel)):
         for t in OVERLOADS:
@@ -62,6 +112,44 @@ def cases():
     out.append(("ctypes f64", "run_ct", common.ctypes_gauss_seidel(lib, 1), arr["f64"]))
     out.append(("ctypes c128", "run_ct", common.ctypes_gauss_seidel(lib, 3), arr["c128"]))
     out.append(("noop", "run", fl.noop, arr["f64"]))
+    return out + shape_cases()
+
+
+# (shape, loop, args, text): the call shapes of shapes.h, each through bindthem
+# and the floor's hand-written function ("gs nomatch": gauss_seidel's 8 overloads)
+def shape_list():
+    import numpy as np
+    a = np.zeros(2)
+    return [
+        ("k1", "run_k1", (a,), "k1(x), 1 array"),
+        ("k63", "run_k63", (a, 0.5, 2, 3), "k63: 6 arrays + 3 scalars"),
+        ("k63 keywords", "run_k63kw", (a, 0.5, 2, 3), "k63, the 3 scalars by keyword"),
+        ("k63 numpy", "run_k63", (a, np.float64(0.5), np.int64(2), np.int64(3)),
+         "k63, NumPy scalars (float64, int64, int64)"),
+        ("k12", "run_k12", (a,), "k12: 12 arrays (24 C arguments)"),
+        ("kdef all", "run_kdef", (a, 0.5, 2), "kdef(x, 0.5, 2): all given"),
+        ("kdef defaults", "run_kdef0", (a,), "kdef(x): both defaults used"),
+        ("k1 nomatch", "run_err", (np.zeros(2, np.int32),), "k1(int32 array): TypeError"),
+        ("gs nomatch", "run_gserr", common.tiny(np.float16),
+         "gauss_seidel(int8 array): TypeError, 8 overloads"),
+        ("k1 keyword", "run_errkw", (a,), "k1(x, y=1): unknown keyword, TypeError"),
+        ("k1 strided", "run_err", (np.zeros(4)[::2],), "k1(strided x): ValueError"),
+    ]
+
+
+def shape_cases():
+    lib = common.shapes()
+    fl = common.floor()
+    rel = common.relaxation()
+    out = []
+    for shape, loop, args, _ in shape_list():
+        fname = shape.split()[0]
+        if fname == "gs":
+            out.append(("bindthem %s" % shape, loop, rel.gauss_seidel, args))
+            continue
+        out.append(("bindthem %s" % shape, loop, getattr(lib, fname), args))
+        if "keyword" not in shape:  # the floor takes positional arguments only
+            out.append(("floor %s" % shape, loop, getattr(fl, fname), args))
     return out
 
 
@@ -125,7 +213,7 @@ def main(keep=None):
     res = measure(keep)
     if res is None:
         return None
-    base = res["noop"]
+    base = res.get("noop", 0)
     rows = []
     order = [c[0] for c in cases_labels()]
     for k in order:
@@ -136,9 +224,49 @@ def main(keep=None):
                  ["case", "instr/call", "minus noop"], rows,
                  "f32 = 1st overload <int,float,float>, f64 = 2nd, c128 = 4th "
                  "<int,complex<double>,double>, i64c128 = 8th <int64_t,complex<double>,double>.")
-    summary(res)
+    if "bindthem f64" in res:
+        summary(res)
+    shapes_table(res)
     chart(res)
     return res
+
+
+def shapes_table(res, walls=None):
+    """The call shapes: bindthem against the floor, in instructions per call
+    (loop included), and wall ns per call (interleaved) as a second row."""
+    walls = walls if walls is not None else wall_times()
+    rows = []
+    for shape, _, _, text in shape_list():
+        b, f = res.get("bindthem " + shape), res.get("floor " + shape)
+        rows.append([text, "%.0f" % b if b else "-", "%.0f" % f if f else "-",
+                     "%.2f" % (b / f) if b and f else "-"])
+        wb, wf = walls.get("bindthem " + shape), walls.get("floor " + shape)
+        rows.append(["  wall ns", "%.0f" % wb if wb else "-", "%.0f" % wf if wf else "-",
+                     "%.2f" % (wb / wf) if wb and wf else "-"])
+    common.table("Callgrind: call shapes (benchmarks/shapes/shapes.h), instructions per call "
+                 "with the loop, and wall ns per call", ["shape", "bindthem", "floor", "ratio"],
+                 rows, "floor = a hand-written METH_FASTCALL function (benchmarks/floor) that "
+                 "checks the same; it takes no keywords. Wall: best of 5, bindthem and the floor "
+                 "interleaved in one process.")
+
+
+def wall_times(n=20000, repeat=5):
+    """{label: ns per call} for the shape cases, best of `repeat`, every
+    case's runs interleaved (so that drifts of the machine hit all alike)."""
+    import time
+    ns = {}
+    exec(LOOP, ns)
+    todo = shape_cases()
+    best = {}
+    for label, loop, f, args in todo:
+        ns[loop](100, f, *args)
+    for _ in range(repeat):
+        for label, loop, f, args in todo:
+            t = time.perf_counter()
+            ns[loop](n, f, *args)
+            t = (time.perf_counter() - t) / n * 1e9
+            best[label] = min(best.get(label, t), t)
+    return best
 
 
 def ratios(res):
@@ -214,6 +342,8 @@ def cases_labels():
             labels.append(("%s %s" % (name, t),))
     labels += [("floor f64",), ("floor f32",), ("floor c128",), ("ctypes f64",),
                ("ctypes c128",), ("noop",)]
+    for shape, _, _, _ in shape_list():
+        labels += [("bindthem " + shape,), ("floor " + shape,)]
     return labels
 
 

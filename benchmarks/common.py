@@ -130,6 +130,14 @@ def relaxation():
                           cache_dir=os.path.join(CACHE, "bindthem"))
 
 
+def shapes():
+    """The kernels of benchmarks/shapes/shapes.h, built by bindthem."""
+    import bindthem
+    here = os.path.join(HERE, "shapes")
+    return bindthem.build(os.path.join(here, "shapes.h"), os.path.join(here, "instantiate.yml"),
+                          name="shapes", cache_dir=os.path.join(CACHE, "bindthem"))
+
+
 def floor():
     """The floor extension module (benchmarks/floor/floor.cpp), compiled
     against the sdist's relaxation.h into the cache the first time."""
@@ -139,9 +147,10 @@ def floor():
     cxx = os.environ.get("CXX") or "c++"
     cmd = [cxx, "-O3", "-std=c++14", "-fPIC", "-shared",
            "-I" + sysconfig.get_paths()["include"], "-I" + numpy.get_include(), "-I" + core,
-           src]
+           "-I" + os.path.join(HERE, "shapes"), src]
     key = hashlib.sha256()
-    for p in (src, os.path.join(core, "relaxation.h"), os.path.join(core, "linalg.h")):
+    for p in (src, os.path.join(core, "relaxation.h"), os.path.join(core, "linalg.h"),
+              os.path.join(HERE, "shapes", "shapes.h")):
         with open(p, "rb") as f:
             key.update(f.read())
     key.update(" ".join(cmd).encode())

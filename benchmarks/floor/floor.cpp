@@ -8,7 +8,8 @@
 // function per dtype. Like bindthem, it releases the GIL when the arrays hold
 // at least 2048 elements in all.
 //
-// Also: noop() (a METH_FASTCALL function that does nothing: the cost of the
+// Also: the shapes of benchmarks/shapes/shapes.h (k1, k63, k12, kdef), checked
+// the same way; noop() (a METH_FASTCALL function that does nothing: the cost of the
 // Python-side call itself) and the callgrind client requests used by
 // bench_callgrind.py (no-ops when not running under valgrind).
 #include <Python.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "relaxation.h"
+#include "shapes.h"
 
 template <int NPY>
 static inline bool ok_array(PyObject *o, bool writeable, const char *name)
@@ -92,6 +94,98 @@ static PyObject *gs(PyObject *, PyObject *const *args, Py_ssize_t nargs)
 
 static PyObject *noop(PyObject *, PyObject *const *, Py_ssize_t) { Py_RETURN_NONE; }
 
+// The shapes of shapes.h, checked as gs() checks: float64 arrays, the last one written.
+static inline double *f64(PyObject *o, bool writeable, const char *name)
+{
+    return ok_array<NPY_DOUBLE>(o, writeable, name) ? (double *)PyArray_DATA((PyArrayObject *)o)
+                                                   : NULL;
+}
+
+static inline int size(PyObject *o) { return (int)PyArray_SIZE((PyArrayObject *)o); }
+
+static inline bool to_int(PyObject *o, int *v)
+{
+    long l = PyLong_AsLong(o);
+    if (l == -1 && PyErr_Occurred())
+        return false;
+    if (l < INT_MIN || l > INT_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "does not fit in int");
+        return false;
+    }
+    *v = (int)l;
+    return true;
+}
+
+static inline bool to_double(PyObject *o, double *v)
+{
+    *v = PyFloat_AsDouble(o);
+    return !(*v == -1.0 && PyErr_Occurred());
+}
+
+static PyObject *fk1(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "k1 takes 1 argument");
+        return NULL;
+    }
+    double *x = f64(args[0], true, "x");
+    if (!x)
+        return NULL;
+    k1(x, size(args[0]));
+    Py_RETURN_NONE;
+}
+
+static PyObject *fk63(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "k63 takes 9 arguments");
+        return NULL;
+    }
+    double *p[6];
+    static const char *names[6] = {"a", "b", "c", "d", "e", "out"};
+    for (int i = 0; i < 6; i++)
+        if (!(p[i] = f64(args[i], i == 5, names[i])))
+            return NULL;
+    double w;
+    int n, m;
+    if (!to_double(args[6], &w) || !to_int(args[7], &n) || !to_int(args[8], &m))
+        return NULL;
+    k63(p[0], size(args[0]), p[1], size(args[1]), p[2], size(args[2]), p[3], size(args[3]), p[4],
+        size(args[4]), p[5], size(args[5]), w, n, m);
+    Py_RETURN_NONE;
+}
+
+static PyObject *fk12(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "k12 takes 12 arguments");
+        return NULL;
+    }
+    double *p[12];
+    for (int i = 0; i < 12; i++)
+        if (!(p[i] = f64(args[i], i == 11, "array")))
+            return NULL;
+#define FLOOR_S(i) p[i], size(args[i])
+    k12(FLOOR_S(0), FLOOR_S(1), FLOOR_S(2), FLOOR_S(3), FLOOR_S(4), FLOOR_S(5), FLOOR_S(6),
+        FLOOR_S(7), FLOOR_S(8), FLOOR_S(9), FLOOR_S(10), FLOOR_S(11));
+    Py_RETURN_NONE;
+}
+
+// kdef(x, w=0.5, n=2), by position only
+static PyObject *fkdef(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "kdef takes 1 to 3 arguments");
+        return NULL;
+    }
+    double *x = f64(args[0], true, "x"), w = 0.5;
+    int n = 2;
+    if (!x || (nargs > 1 && !to_double(args[1], &w)) || (nargs > 2 && !to_int(args[2], &n)))
+        return NULL;
+    kdef(x, size(args[0]), w, n);
+    Py_RETURN_NONE;
+}
+
 static PyObject *cg_zero(PyObject *, PyObject *)
 {
     CALLGRIND_ZERO_STATS;
@@ -119,6 +213,10 @@ static PyMethodDef methods[] = {
      "gauss_seidel<int, double, double>"},
     {"gauss_seidel_c128", (PyCFunction)(void (*)(void))gs<std::complex<double>, double, NPY_CDOUBLE>,
      METH_FASTCALL, "gauss_seidel<int, std::complex<double>, double>"},
+    {"k1", (PyCFunction)(void (*)(void))fk1, METH_FASTCALL, "shapes.h k1"},
+    {"k63", (PyCFunction)(void (*)(void))fk63, METH_FASTCALL, "shapes.h k63"},
+    {"k12", (PyCFunction)(void (*)(void))fk12, METH_FASTCALL, "shapes.h k12"},
+    {"kdef", (PyCFunction)(void (*)(void))fkdef, METH_FASTCALL, "shapes.h kdef"},
     {"noop", (PyCFunction)(void (*)(void))noop, METH_FASTCALL, "does nothing"},
     {"cg_zero", cg_zero, METH_NOARGS, "CALLGRIND_ZERO_STATS"},
     {"cg_dump", cg_dump, METH_O, "CALLGRIND_DUMP_STATS_AT(name)"},
