@@ -131,7 +131,7 @@ def shape_list():
         ("kdef defaults", "run_kdef0", (a,), "kdef(x): both defaults used"),
         ("k1 nomatch", "run_err", (np.zeros(2, np.int32),), "k1(int32 array): TypeError"),
         ("gs nomatch", "run_gserr", common.tiny(np.float16),
-         "gauss_seidel(int8 array): TypeError, 8 overloads"),
+         "gauss_seidel(float16 arrays): TypeError, 8 overloads"),
         ("k1 keyword", "run_errkw", (a,), "k1(x, y=1): unknown keyword, TypeError"),
         ("k1 strided", "run_err", (np.zeros(4)[::2],), "k1(strided x): ValueError"),
     ]

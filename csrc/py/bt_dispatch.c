@@ -13,6 +13,8 @@
 
 /* ---- set-up ---- */
 
+static PyObject *overload_list(const BtDispatch *d);
+
 /* New reference: "(a, b, c=1.0)", overload ov's Python signature
  * (bt_pyname_signature) with call c's defaults. */
 static PyObject *params_text(const BtOverload *ov, const BtCall *c)
@@ -192,6 +194,9 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
             return -1;
         PyTuple_SET_ITEM(d->pysigs, j, s);
     }
+    d->ov_list = overload_list(d);
+    if (!d->ov_list)
+        return -1;
     d->n_py = d->groups[0].n_py;
     d->names = Py_NewRef(d->groups[0].names);
     d->last_ov = -1;
@@ -225,6 +230,7 @@ void bt_dispatch_clear(BtDispatch *d)
     Py_CLEAR(d->overloads);
     Py_CLEAR(d->pysigs);
     Py_CLEAR(d->text_sig);
+    Py_CLEAR(d->ov_list);
     Py_CLEAR(d->all_names);
     Py_CLEAR(d->posonly);
     for (g = 0; d->groups && g < d->n_ovs; g++) {
@@ -692,7 +698,8 @@ static int group_bind(const BtDispatch *d, int g, const Given *gv, BtDispatchPic
 }
 
 /* The overloads one per line: C signatures when all share one Python
- * signature, else "f(x, w=1.0): C signature". New reference. */
+ * signature, else "f(x, w=1.0): C signature". New reference; built once,
+ * at bt_dispatch_init (d->ov_list), for the errors. */
 static PyObject *overload_list(const BtDispatch *d)
 {
     PyObject *lines = NULL, *sep = NULL, *r = NULL;
@@ -733,7 +740,7 @@ done:
 static PyObject *no_bind(const BtDispatch *d, Py_ssize_t nargs, PyObject *kwnames,
                          const BtDispatchExtra *extra)
 {
-    PyObject *sigs = overload_list(d), *kws = PyList_New(0), *sep = NULL, *joined = NULL;
+    PyObject *sigs = Py_NewRef(d->ov_list), *kws = PyList_New(0), *sep = NULL, *joined = NULL;
     Py_ssize_t k, nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     int j;
 
@@ -835,7 +842,7 @@ static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *
         given = how->given(p->argv[k], p->src[k], how->ctx);
     else
         given = bt_slot_describe(p->argv[k]);
-    sigs = overload_list(d);
+    sigs = Py_NewRef(d->ov_list);
     sep = PyUnicode_FromString(" or ");
     w = sep ? PyUnicode_Join(sep, wants) : NULL;
     if (!given || !sigs || !w)

@@ -58,6 +58,7 @@ typedef struct BtDispatch {
     PyObject *overloads;     /* tuple of C signatures (str) */
     PyObject *pysigs;        /* tuple, per overload: its Python signature "f(x, w=1.0)" */
     PyObject *text_sig;      /* the first overload's "(x, w=1.0)", for __text_signature__ */
+    PyObject *ov_list;       /* the errors' list of overloads, one per line (overload_list) */
     PyObject *all_names;     /* several groups: every name once (ids index it), else NULL */
     PyObject *posonly;       /* names of unnamed parameters (argN): never keywords; or NULL */
     const char *cname;       /* UTF-8 of name, for messages */

@@ -29,6 +29,26 @@ static int8_t npy_ids[N_NPY];
 /* NumPy's built-in descriptor of each type number we know (static objects,
  * held for the process): the keys of arrays (bt_slot_keys). */
 static PyArray_Descr *npy_descrs[N_NPY];
+/* str() of each descriptor of npy_descrs ("float32", "int64"), read at
+ * import: a no-match message names an array's dtype without calling
+ * into NumPy (str(dtype) costs ~30000 instructions). "" where unknown. */
+static char npy_strs[N_NPY][24];
+
+/* Fills npy_strs[t] (as npy_ids: no write when it holds the text already). */
+static int descr_str(int t)
+{
+    PyObject *s = PyObject_Str((PyObject *)npy_descrs[t]);
+    const char *u = s ? PyUnicode_AsUTF8(s) : NULL;
+
+    if (!u) {
+        Py_XDECREF(s);
+        return -1;
+    }
+    if (strlen(u) < sizeof npy_strs[t] && strcmp(npy_strs[t], u) != 0)
+        strcpy(npy_strs[t], u);
+    Py_DECREF(s);
+    return 0;
+}
 
 int bt_slot_init(void)
 {
@@ -41,6 +61,8 @@ int bt_slot_init(void)
         if (npy_ids[t] != id8)
             npy_ids[t] = id8;
         if (npy_ids[t] >= 0 && !npy_descrs[t] && !(npy_descrs[t] = PyArray_DescrFromType(t)))
+            return -1;
+        if (npy_descrs[t] && descr_str(t) < 0)
             return -1;
     }
     for (id = 1; id < BT_NTYPES; id++) {
@@ -276,7 +298,11 @@ PyObject *bt_slot_describe(PyObject *o)
 {
     if (PyArray_Check(o)) {
         PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)o);
-        PyObject *s = PyObject_Str((PyObject *)d), *r;
+        PyObject *s, *r;
+        if ((unsigned)d->type_num < N_NPY && npy_descrs[d->type_num] == d &&
+            npy_strs[d->type_num][0]) /* a built-in descriptor: native order */
+            return PyUnicode_FromFormat("numpy.ndarray of %s", npy_strs[d->type_num]);
+        s = PyObject_Str((PyObject *)d);
         if (!s)
             return NULL;
         if (!PyArray_ISNBO(d->byteorder))
@@ -293,13 +319,28 @@ PyObject *bt_slot_describe(PyObject *o)
 const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
 {
     const BtType *t = bt_type(s->type);
+    const char *parts[4] = {t->npname, " array", NULL, NULL};
+    size_t n = 0, k;
+    int i;
 
-    if (s->is_array)
-        snprintf(buf, size, "%s array", t->npname);
-    else if (s->type == BT_CHAR)
-        snprintf(buf, size, "int (char) or a 1-character str");
-    else
-        snprintf(buf, size, "%s (%s)", t->pyname, t->cname);
+    if (s->type == BT_CHAR && !s->is_array)
+        return "int (char) or a 1-character str";
+    if (!s->is_array) {
+        parts[0] = t->pyname;
+        parts[1] = " (";
+        parts[2] = t->cname;
+        parts[3] = ")";
+    }
+    /* no snprintf: a no-match error's cost is mostly its texts */
+    for (i = 0; i < 4 && parts[i] && size > 0; i++) {
+        k = strlen(parts[i]);
+        if (n + k >= size)
+            k = size - 1 - n;
+        memcpy(buf + n, parts[i], k);
+        n += k;
+    }
+    if (size > 0)
+        buf[n] = '\0';
     return buf;
 }
 

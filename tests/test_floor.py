@@ -1,0 +1,48 @@
+"""The call path's cheap paths (issue 30) say and do what the general ones do:
+the no-match error's dtype names (read once at import, not from NumPy per
+call), defaults left out on the fast path, keyword calls."""
+
+import numpy as np
+import pytest
+
+from conftest import compile_cxx, kernel
+
+import bindthem
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+          np.uint64, np.longlong, np.ulonglong, np.intc, np.float16, np.float32,
+          np.longdouble, np.complex64, np.clongdouble, np.object_, np.datetime64, "S3", "U2",
+          "V4", [("a", np.int32)]]
+
+
+@pytest.fixture(scope="session")
+def defaults(libdir):
+    lib = compile_cxx(libdir, "defaults", kernel("defaults.h"), kernel("defaults.yml"))
+    return bindthem.load(lib, kernel("defaults.h"), kernel("defaults.yml"))
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_no_match_names_the_dtype_as_numpy_does(defaults, dt):
+    a = np.zeros(11, dtype=dt)
+    with pytest.raises(TypeError) as e:
+        defaults.report(a)
+    assert "argument 'out' (position 1) got numpy.ndarray of %s, expected float64 array" % (
+        a.dtype,) in str(e.value)
+
+
+def test_no_match_says_non_native_byte_order(defaults):
+    a = np.zeros(11, dtype=np.dtype(np.float64).newbyteorder())
+    with pytest.raises(TypeError, match=r"got numpy.ndarray of >f8 \(non-native byte order\), "
+                                        "expected float64 array"):
+        defaults.report(a)
+
+
+def test_no_match_repeated_gives_the_same_text(defaults):
+    """The overload list is built once, at bind time: every raise has it whole."""
+    msgs = set()
+    for _ in range(3):
+        with pytest.raises(TypeError) as e:
+            defaults.relax(np.zeros(3, np.int8), 1.0)
+        msgs.add(str(e.value))
+    (msg,) = msgs
+    assert msg.count("\n    ") == 3 and "relax(" in msg
