@@ -46,3 +46,37 @@ def test_no_match_repeated_gives_the_same_text(defaults):
         msgs.add(str(e.value))
     (msg,) = msgs
     assert msg.count("\n    ") == 3 and "relax(" in msg
+
+
+def test_defaults_left_out_equal_passing_them(defaults):
+    """Each count of positional arguments (the rest left to their defaults,
+    the fast path) writes what passing the defaults writes (the general path,
+    by keyword)."""
+    import inspect
+    sig = inspect.signature(defaults.report)
+    names = list(sig.parameters)[1:]
+    given = [2.5, -1.25, 11, 7, False, "x", "y", 5, 9, 0.125, True]
+    for k in range(len(names) + 1):
+        fast, general = np.full(11, np.nan), np.full(11, np.nan)
+        defaults.report(fast, *given[:k])
+        kw = {n: (given[i] if i < k else sig.parameters[n].default) for i, n in enumerate(names)}
+        defaults.report(general, **kw)
+        np.testing.assert_array_equal(fast, general)
+        assert not np.isnan(fast).any()
+
+
+def test_defaults_left_out_errors_as_the_general_path(defaults):
+    out = np.zeros(11)
+    with pytest.raises(TypeError) as fast:
+        defaults.report(out, "not a float")
+    with pytest.raises(TypeError) as general:
+        defaults.report(out, w="not a float")
+    assert str(fast.value) == str(general.value)
+    assert "argument 'w' (position 2) got str, expected float (double)" in str(fast.value)
+    with pytest.raises(OverflowError) as fast:
+        defaults.report(out, 1.0, 1.0, 1 << 70)
+    with pytest.raises(OverflowError) as general:
+        defaults.report(out, 1.0, 1.0, n=1 << 70)
+    assert str(fast.value) == str(general.value)
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'out'"):
+        defaults.report()

@@ -207,6 +207,9 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
     }
     d->key_len = d->n_py;
     d->fast_n = d->n_groups > 1 ? -1 : d->n_py;
+    d->min_n = d->n_groups > 1 ? d->n_py + 1 : d->n_py;
+    while (d->n_groups == 1 && d->min_n > 0 && d->groups[0].optional[d->min_n - 1])
+        d->min_n--;
     return d->n_groups > 1 ? number_names(st, d) : 0;
 }
 

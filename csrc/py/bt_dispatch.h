@@ -70,6 +70,8 @@ typedef struct BtDispatch {
     int n_py;   /* the first group's */
     int fast_n; /* n_py with one group, else -1: a call of exactly fast_n
                  * positional arguments binds to them as they are */
+    int min_n;  /* one group: the fewest positional arguments a call may give
+                 * (the parameters after them have defaults); else n_py + 1 */
     int max_py; /* the most parameters of a group */
     /* Free-threaded, the cache is read without a lock: an entry is
      * written whole, then published by the release store of its ov (an

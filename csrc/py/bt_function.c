@@ -53,6 +53,27 @@ static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_
     return invoke(f, p.ov, p.argv, p.names);
 }
 
+/* One parameter list, the first nargs parameters given by position and
+ * the rest left out (each has a default, min_n <= nargs < n_py): the
+ * binding is known, so no keyword loop; the omitted ones' code is
+ * BT_K_OMITTED, as bt_dispatch_pick gives them. */
+static PyObject *function_call_defaults(BtFunction *f, PyObject *const *args, Py_ssize_t nargs)
+{
+    BtDispatch *d = &f->d;
+    PyObject *argv[BT_MAX_PARAMS];
+    uint8_t codes[BT_MAX_PARAMS];
+    int i, ov, pass;
+
+    for (i = 0; i < d->n_py; i++) {
+        argv[i] = i < nargs ? args[i] : NULL;
+        codes[i] = i < nargs ? bt_slot_code(args[i]) : BT_K_OMITTED;
+    }
+    ov = bt_dispatch_select(d, codes, &pass);
+    if (ov < 0)
+        return bt_dispatch_no_match(d, argv, codes);
+    return invoke(f, ov, argv, d->names);
+}
+
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                      PyObject *kwnames)
 {
@@ -63,8 +84,11 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
     int i, ov, pass;
 
     /* the common call: every parameter given by position, one parameter list */
-    if (nargs != d->fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0))
+    if (nargs != d->fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0)) {
+        if (!kwnames && nargs >= d->min_n && nargs < d->fast_n)
+            return function_call_defaults(f, args, nargs);
         return function_call_general(f, args, nargs, kwnames);
+    }
     ov = bt_dispatch_last(d, args); /* the same dtypes as last time */
     if (ov < 0) {
         for (i = 0; i < d->n_py; i++)
