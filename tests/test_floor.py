@@ -80,3 +80,36 @@ def test_defaults_left_out_errors_as_the_general_path(defaults):
     assert str(fast.value) == str(general.value)
     with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'out'"):
         defaults.report()
+
+
+def test_keyword_calls_select_by_dtype_through_the_memo(defaults):
+    """A keyword call with every argument given goes through the last-call
+    memo: alternating dtypes, positional and keyword, each call gets its own
+    overload (a stale memo would call the float64 kernel on float32 data)."""
+    for _ in range(3):
+        for dt in (np.float64, np.float32, np.int32):
+            y, x = np.zeros(3, dt), np.arange(3, dtype=dt)
+            r = defaults.relax(x=x, y=y, shift=1, omega=2)
+            np.testing.assert_array_equal(y, 2 * x + 1)
+            assert type(r) is (int if dt == np.int32 else float)
+            y2 = np.zeros(3, dt)
+            defaults.relax(y2, x, 2, 1)
+            np.testing.assert_array_equal(y2, y)
+    with pytest.raises(TypeError, match=r"argument 'x' \(position 2\) got numpy.ndarray of "
+                                        "float32, expected float64 array"):
+        defaults.relax(y=np.zeros(3), x=np.zeros(3, np.float32), omega=1.0, shift=0)
+
+
+def test_keyword_errors_unchanged(defaults):
+    y, x = np.zeros(3), np.zeros(3)
+    defaults.relax(y, x, omega=1.0, shift=0)  # the memo holds this call
+    with pytest.raises(TypeError, match=r"relax\(\) got multiple values for argument 'x'"):
+        defaults.relax(y, x, x=x, omega=1.0, shift=0)
+    with pytest.raises(TypeError, match=r"relax\(\) got an unexpected keyword argument 'Omega'"):
+        defaults.relax(y, x, Omega=1.0, shift=0)
+    with pytest.raises(TypeError, match=r"relax\(\) missing 1 required positional argument: 'x'"):
+        defaults.relax(y, omega=1.0, shift=0)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        defaults.relax(y=y, x=np.zeros(6)[::2], omega=1.0, shift=0)
+    with pytest.raises(OverflowError):
+        defaults.relax(y=y, x=x, omega=1.0, shift=1 << 40)

@@ -993,13 +993,22 @@ static int pick_groups(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, P
 int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      const BtDispatchExtra *extra, const BtDispatchHow *how, BtDispatchPick *p)
 {
-    int i;
+    int i, all;
 
     if (d->n_groups > 1)
         return pick_groups(d, args, nargs, kwnames, extra, how, p);
     if (bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src) < 0)
         return -1;
     p->names = d->names;
+    /* every argument given (some by keyword), read the usual way: the memo
+     * answers as for a positional call (its keys are by parameter) */
+    for (i = 0; !how && i < d->n_py && p->argv[i]; i++)
+        ;
+    all = !how && i == d->n_py;
+    if (all && (p->ov = bt_dispatch_last(d, p->argv)) >= 0) {
+        p->pass = 0; /* not known: the memo keeps the overload only */
+        return 0;
+    }
     if (how && how->ready && how->ready(how->ctx) < 0)
         return -1;
     for (i = 0; i < d->n_py; i++) {
@@ -1014,5 +1023,7 @@ int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyO
         no_match(d, NULL, p, how);
         return -1;
     }
+    if (all)
+        bt_dispatch_remember(d, p->argv, p->ov);
     return 0;
 }

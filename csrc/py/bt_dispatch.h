@@ -117,7 +117,7 @@ typedef struct BtDispatchPick {
     uint8_t codes[BT_MAX_PARAMS];
     int src[BT_MAX_PARAMS]; /* the given number j of each, or -1 */
     PyObject *names;        /* borrowed: its group's parameter names */
-    int ov, pass;
+    int ov, pass;           /* pass 0: the memo answered (bt_dispatch_last), codes unread */
 } BtDispatchPick;
 
 /* Sets up d for the n overloads ovs with prepared calls (slots, n_py,
