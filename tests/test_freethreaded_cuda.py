@@ -15,7 +15,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 from cuda_support import PRELUDE, run_py
 
 import bindthem.cuda as cuda
