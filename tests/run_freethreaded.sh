@@ -10,14 +10,15 @@
 #   1. `import bindthem` (and bindthem.cuda) must leave the GIL off, with no
 #      RuntimeWarning: _core declares Py_MOD_GIL_NOT_USED;
 #   2. with PYTHON_GIL=0: the core suite (tests/run_pythons.sh's list), plus
-#      test_parallel, test_pickle and test_freethreaded (threads at once).
+#      test_parallel, test_pickle, test_freethreaded and test_freethreaded_cuda
+#      (threads at once; the latter on the mock CUDA driver).
 # The tests run from an empty folder, so that they import the installed bindthem.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # the core suite: run_pythons.sh's list, read rather than restated
 eval "$(sed -n '/^CORE="/,/"$/p' "$ROOT/tests/run_pythons.sh")"
 [ -n "${CORE:-}" ] || { echo "run_freethreaded: no CORE list in tests/run_pythons.sh" >&2; exit 1; }
-FT_TESTS="test_parallel.py test_pickle.py test_freethreaded.py"
+FT_TESTS="test_parallel.py test_pickle.py test_freethreaded.py test_freethreaded_cuda.py"
 start=$SECONDS
 py=$("$ROOT/tests/ft_python.sh" plain)
 export PIP_CACHE_DIR=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}/pip PIP_DISABLE_PIP_VERSION_CHECK=1

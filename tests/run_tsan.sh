@@ -2,7 +2,8 @@
 # bindthem._core built with ThreadSanitizer, on free-threaded CPython 3.13t built
 # with ThreadSanitizer too, running tests/test_freethreaded.py (one Function
 # hammered from 4 threads: dispatch misses, the last-call memo, binding again,
-# pickling, options) with the GIL off.
+# pickling, options) and tests/test_freethreaded_cuda.py (DeviceArrays shared by
+# 4 threads on the mock CUDA driver, which is not instrumented) with the GIL off.
 #
 #   tests/run_tsan.sh [PYTEST ARGS...]
 #
@@ -36,7 +37,7 @@ export TSAN_OPTIONS="suppressions=$work/suppressions.txt log_path=$log halt_on_e
 export PYTHON_GIL=0 PYTHONPATH=$out/lib BINDTHEM_CACHE=$work/cache
 # TSan slows each call ~10x: longer runs, so that the threads still overlap many times
 export BINDTHEM_FT_SECONDS=${BINDTHEM_FT_SECONDS:-3}
-[ $# -gt 0 ] || set -- "$ROOT/tests/test_freethreaded.py"
+[ $# -gt 0 ] || set -- "$ROOT/tests/test_freethreaded.py" "$ROOT/tests/test_freethreaded_cuda.py"
 rc=0
 (cd "$work" && "$py" -m pytest -q -p no:cacheprovider "$@") || rc=$?
 

@@ -216,9 +216,7 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
         a->contiguous = 1;
         a->via = "DeviceArray";
         a->array = o;
-        a->device = d->device;
-        a->has_stream = d->stream != 0;
-        a->stream = d->stream;
+        a->device = d->device; /* its ordering state: bt_cudapy_wait_for, under its lock */
         return 0;
     }
     if (PyArray_Check(o)) {

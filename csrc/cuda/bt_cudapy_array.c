@@ -66,9 +66,14 @@ static PyObject *devarray_get_base(BtDeviceArray *a, void *c)
 
 static PyObject *devarray_get_stream(BtDeviceArray *a, void *c)
 {
-    if (!a->stream)
+    uint64_t stream;
+
+    BT_FT_BEGIN(a);
+    stream = a->stream;
+    BT_FT_END();
+    if (!stream)
         Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(a->stream);
+    return PyLong_FromUnsignedLongLong(stream);
 }
 
 static PyObject *devarray_repr(BtDeviceArray *a)

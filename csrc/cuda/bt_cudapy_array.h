@@ -73,7 +73,18 @@ typedef struct BtDeviceArray {
     BtCudaReader readers[BT_CUDA_MAX_READERS];
     PyObject *base; /* a view's owner of the memory (a DeviceArray, a CudaModule), else NULL */
     int pooled;     /* from the stream-ordered pool: freed with cuMemFreeAsync */
+    /* changes to the ordering state (writes and reads recorded): what a
+     * synchronous copy saw before it waited, so that it forgets only that */
+    uint64_t gen;
 } BtDeviceArray;
+
+/* Free-threaded CPython: the ordering state (stream, stream_owner, event,
+ * has_event, writer, readers, n_readers, gen) is read and changed whole
+ * under the array's critical section (BT_FT_BEGIN, bt_ft.h), by the
+ * functions here and in bt_cudapy_memory.c; references it drops are
+ * released after the section (a stream's dealloc may block). ptr, nbytes,
+ * shape, dtype, device, base and pooled are set before the array is
+ * shared and never change (dealloc, which reads pooled, runs alone). */
 
 /* bt_cudapy_memory.c. New reference: an uninitialized device array (dtype
  * is stolen), its memory allocated stream-ordered on `stream` (0: legacy;
@@ -99,7 +110,7 @@ BT_HIDDEN PyObject *bt_cudapy_devarray_dlpack_device(BtDeviceArray *a, PyObject 
 /* Makes `waiter` (a stream of the array's device; the array's context is
  * made current meanwhile) wait for a's last write (its event, else its
  * stream) and, for a write (`write` set), for its pending reads. 0, or -1
- * with e set. */
+ * with e set. Takes a's critical section. */
 BT_HIDDEN int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e);
 
 /* DeviceArray.copy_to_host(*, stream, out) (bt_cudapy_memory.c): new reference. */

@@ -7,18 +7,23 @@
 PyObject *bt_cudapy_devarray_cai(BtDeviceArray *a, void *c)
 {
     PyObject *typestr, *r;
-    uint64_t stream = a->stream;
+    uint64_t stream;
     BtDiag e;
+    int rc = 0;
 
     /* a write on the per-thread stream, read in another thread: the handle 2
      * would name the reader's own stream there, so the legacy stream is made
      * to wait for the write's event and is exported instead */
+    bt_diag_init(&e);
+    BT_FT_BEGIN(a);
+    stream = a->stream;
     if (a->has_event && a->writer != PyThread_get_thread_ident()) {
-        bt_diag_init(&e);
-        if (bt_cuda_wait_in(a->device, BT_CUDA_STREAM_LEGACY, 0, a->event, &e) < 0)
-            return bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
+        rc = bt_cuda_wait_in(a->device, BT_CUDA_STREAM_LEGACY, 0, a->event, &e);
         stream = BT_CUDA_STREAM_LEGACY;
     }
+    BT_FT_END();
+    if (rc < 0)
+        return bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
     typestr = PyObject_GetAttrString((PyObject *)a->dtype, "str");
     if (!typestr)
         return NULL;

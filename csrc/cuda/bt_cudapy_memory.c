@@ -55,6 +55,7 @@ static BtDeviceArray *devarray_make(BtState *st, PyObject *shape, PyArray_Descr 
     memset(a->readers, 0, sizeof a->readers);
     a->base = NULL;
     a->pooled = 0;
+    a->gen = 0;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
@@ -75,14 +76,35 @@ static PyObject *stream_owner(PyObject *owner)
     return owner && owner != Py_None && !PyLong_Check(owner) ? Py_NewRef(owner) : NULL;
 }
 
-/* The pending reads are waited for (or done): forgotten, events kept. */
-static void forget_readers(BtDeviceArray *a)
+/* References an array's section lets go of, released after it: a stream
+ * object's dealloc may block, which would suspend the section midway. */
+typedef struct Dropped {
+    PyObject *o[BT_CUDA_MAX_READERS + 1];
+    int n;
+} Dropped;
+
+static void drop_later(Dropped *d, PyObject **slot)
+{
+    if (*slot)
+        d->o[d->n++] = *slot;
+    *slot = NULL;
+}
+
+static void drop_now(Dropped *d)
+{
+    while (d->n > 0)
+        Py_DECREF(d->o[--d->n]);
+}
+
+/* The pending reads are waited for (or done): forgotten, events kept (a's
+ * section held). */
+static void forget_readers(BtDeviceArray *a, Dropped *d)
 {
     int i;
 
     for (i = 0; i < a->n_readers; i++) {
         a->readers[i].stream = 0;
-        Py_CLEAR(a->readers[i].owner);
+        drop_later(d, &a->readers[i].owner);
     }
     a->n_readers = 0;
 }
@@ -138,25 +160,32 @@ PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr, siz
 int bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
 {
     BtDeviceArray *a = (BtDeviceArray *)o;
-    PyObject *old = a->stream_owner;
+    Dropped d = {.n = 0};
     BtDiag e;
+    int rc = 0;
 
+    bt_diag_init(&e);
+    BT_FT_BEGIN(o);
+    drop_later(&d, &a->stream_owner);
     a->stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
     a->stream_owner = stream_owner(owner);
-    Py_XDECREF(old);
-    forget_readers(a); /* the write waited for them */
+    forget_readers(a, &d); /* the write waited for them */
     a->has_event = 0;
-    if (stream != BT_CUDA_STREAM_PER_THREAD)
-        return 0;
-    bt_diag_init(&e);
-    if (bt_cuda_record_in(a->device, &a->event, stream, &e) < 0) {
-        a->stream = 0; /* nothing to wait on that means the same in every thread */
-        bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
-        return -1;
+    a->gen++;
+    if (stream == BT_CUDA_STREAM_PER_THREAD) {
+        if (bt_cuda_record_in(a->device, &a->event, stream, &e) < 0) {
+            a->stream = 0; /* nothing to wait on that means the same in every thread */
+            rc = -1;
+        } else {
+            a->has_event = 1;
+            a->writer = PyThread_get_thread_ident();
+        }
     }
-    a->has_event = 1;
-    a->writer = PyThread_get_thread_ident();
-    return 0;
+    BT_FT_END();
+    drop_now(&d);
+    if (rc < 0)
+        bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
+    return rc;
 }
 
 int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
@@ -167,37 +196,47 @@ int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
     int i, ptds;
     BtDiag e;
 
+    Dropped d = {.n = 0};
+    int rc = 0;
+
     stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
     ptds = stream == BT_CUDA_STREAM_PER_THREAD;
+    bt_diag_init(&e);
+    BT_FT_BEGIN(o);
     for (i = 0; i < a->n_readers && !r; i++)
         if (a->readers[i].stream == stream && (!ptds || a->readers[i].thread == me))
             r = &a->readers[i];
-    bt_diag_init(&e);
     if (!r && a->n_readers == BT_CUDA_MAX_READERS) {
         /* this stream waits for the oldest reader and stands for both */
         r = &a->readers[0];
         if (bt_cuda_wait_in(a->device, stream, r->stream,
                             r->stream == BT_CUDA_STREAM_PER_THREAD ? r->event : NULL, &e) < 0)
-            goto error;
-        Py_CLEAR(r->owner);
+            rc = -1;
+        else
+            drop_later(&d, &r->owner);
     } else if (!r) {
         r = &a->readers[a->n_readers++];
     } else if (!ptds) {
-        return 0; /* a later wait on the stream waits for this read too */
+        r = NULL; /* a later wait on the stream waits for this read too */
     }
-    r->stream = stream;
-    r->thread = me;
-    if (!r->owner)
-        r->owner = stream_owner(owner);
-    if (ptds && bt_cuda_record_in(a->device, &r->event, stream, &e) < 0)
-        goto error;
-    return 0;
-error:
-    bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
-    return -1;
+    if (rc == 0 && r) {
+        r->stream = stream;
+        r->thread = me;
+        if (!r->owner)
+            r->owner = stream_owner(owner);
+        a->gen++;
+        if (ptds && bt_cuda_record_in(a->device, &r->event, stream, &e) < 0)
+            rc = -1;
+    }
+    BT_FT_END();
+    drop_now(&d);
+    if (rc < 0)
+        bt_raise_diag(bt_state_from_type(Py_TYPE(a)), &e);
+    return rc;
 }
 
-int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
+/* bt_cudapy_devarray_wait, a's section held. */
+static int wait_locked(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
 {
     int i;
 
@@ -221,13 +260,35 @@ int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag
     return 0;
 }
 
-/* a's last write is done (a synchronous copy waited for it): nothing to
- * wait for but its pending reads. */
-static void settled(BtDeviceArray *a)
+int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
 {
-    a->stream = 0;
-    a->has_event = 0;
-    Py_CLEAR(a->stream_owner);
+    int rc;
+
+    BT_FT_BEGIN(a);
+    rc = wait_locked(a, waiter, write, e);
+    BT_FT_END();
+    return rc;
+}
+
+/* a's last write is done (a synchronous copy waited for it): nothing to
+ * wait for but its pending reads, and not them either for a write
+ * (`readers`: the copy waited for them too). Only if a's ordering state
+ * is still what the copy saw (`gen`): a write or read another thread
+ * recorded meanwhile is kept, to be waited for. */
+static void settled(BtDeviceArray *a, uint64_t gen, int readers)
+{
+    Dropped d = {.n = 0};
+
+    BT_FT_BEGIN(a);
+    if (a->gen == gen) {
+        a->stream = 0;
+        a->has_event = 0;
+        drop_later(&d, &a->stream_owner);
+        if (readers)
+            forget_readers(a, &d);
+    }
+    BT_FT_END();
+    drop_now(&d);
 }
 
 int bt_cudapy_wait_for(PyObject *o, uint64_t waiter, int write, BtDiag *e)
@@ -245,19 +306,25 @@ int bt_cudapy_wait_for(PyObject *o, uint64_t waiter, int write, BtDiag *e)
  * `async`. The GIL is released while it waits. */
 static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, int async)
 {
-    uint64_t s = a->stream;
+    uint64_t s = 0, gen;
     BtDiag e;
-    int rc;
+    int rc, given = stream && stream != Py_None;
 
     bt_diag_init(&e);
-    if (stream && stream != Py_None) {
+    if (given) {
         if (bt_cudapy_stream_arg(stream, "copy_to_host", 0, &s) < 0)
             return -1;
     } else {
         async = 0;
     }
     /* after the last write: its event (per-thread stream) or its stream */
-    if (bt_cudapy_devarray_wait(a, s, 0, &e) < 0) {
+    BT_FT_BEGIN(a);
+    if (!given)
+        s = a->stream;
+    gen = a->gen;
+    rc = wait_locked(a, s, 0, &e);
+    BT_FT_END();
+    if (rc < 0) {
         bt_raise_diag(st, &e);
         return -1;
     }
@@ -269,7 +336,7 @@ static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, 
         return -1;
     }
     if (!async) { /* the last write is done: nothing left to wait for */
-        settled(a);
+        settled(a, gen, 0);
         return 0;
     }
     return bt_cudapy_devarray_read((PyObject *)a, s, stream);
@@ -352,7 +419,7 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
 {
     BtDeviceArray *d = NULL;
     PyArrayObject *h = NULL;
-    uint64_t stream = 0;
+    uint64_t stream = 0, gen;
     PyObject *shape = NULL;
     BtDiag e;
     int rc = -1, same, sync = streamo == NULL || streamo == Py_None, other, drain;
@@ -392,9 +459,15 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
         goto done;
     }
     other = d && d->device != a->device;
+    /* both arrays' states at once (d is a when copied into itself) */
+    BT_FT_BEGIN2(a, d ? d : a);
     drain = other && d->stream;
-    if (bt_cudapy_devarray_wait(a, stream, 1, &e) < 0 ||
-        (d && !other && bt_cudapy_devarray_wait(d, stream, 0, &e) < 0)) {
+    gen = a->gen;
+    rc = wait_locked(a, stream, 1, &e) < 0 || (d && !other && wait_locked(d, stream, 0, &e) < 0)
+             ? -1
+             : 0;
+    BT_FT_END2();
+    if (rc < 0) {
         bt_raise_diag(st, &e);
         goto done;
     }
@@ -410,8 +483,7 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
         goto done;
     }
     if (sync) {
-        settled(a);
-        forget_readers(a); /* the copy waited for them and is done */
+        settled(a, gen, 1); /* the copy waited for the reads too and is done */
     } else if (bt_cudapy_devarray_wrote((PyObject *)a, stream, streamo) < 0 ||
                (d && !other && bt_cudapy_devarray_read((PyObject *)d, stream, streamo) < 0)) {
         rc = -1;
@@ -533,7 +605,7 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
         Py_CLEAR(out);
         bt_raise_diag(st, &e);
     } else if (streamo == Py_None) { /* synchronous: the allocation and the copy are done */
-        settled((BtDeviceArray *)out);
+        settled((BtDeviceArray *)out, ((BtDeviceArray *)out)->gen, 0); /* (not shared yet) */
     } else if (bt_cudapy_devarray_wrote(out, stream, streamo) < 0) {
         Py_CLEAR(out);
     }

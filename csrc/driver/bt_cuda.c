@@ -223,9 +223,9 @@ typedef struct Driver {
     PFN_cuKernelGetFunction_v12000 cuKernelGetFunction;
     PFN_cuStreamGetCtx_v9020 cuStreamGetCtx;
     BtCUcontext primary[BT_CUDA_MAX_DEVICES];
-    int forked;          /* this is a child of fork() after init: no call may be made */
-    BtCUresult sticky;   /* the first sticky error seen: the context is unusable */
-    char sticky_at[256]; /* the call that first reported it */
+    int forked;          /* this is a child of fork() after init: no call may be made (FORKED) */
+    BtCUresult sticky;   /* the first sticky error seen: the context is unusable (STICKY) */
+    char sticky_at[256]; /* the call that first reported it (written once, under sticky_lock) */
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050
         cuOccupancyMaxActiveBlocksPerMultiprocessor;
     PFN_cuOccupancyMaxPotentialBlockSize_v6050 cuOccupancyMaxPotentialBlockSize;
@@ -237,14 +237,24 @@ typedef struct Driver {
     PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool;
     PFN_cuMemPoolSetAttribute_v11020 cuMemPoolSetAttribute;
     PFN_cuLibraryGetGlobal_v12000 cuLibraryGetGlobal;
-    int pools[BT_CUDA_MAX_DEVICES]; /* stream-ordered allocation: 0 not asked, 1 yes, -1 no */
+    /* stream-ordered allocation: 0 not asked, 1 yes, -1 no (asked under `once`, published
+     * with release) */
+    int pools[BT_CUDA_MAX_DEVICES];
 } Driver;
 
 static Driver drv;
 
+/* Threads read the flags with no lock (free-threaded CPython): relaxed
+ * atomics, plain loads on x86-64 and aarch64. `forked` is set in the child
+ * of fork(), where only the forking thread runs; `sticky` is set once,
+ * under sticky_lock with its text, and only ever read after. */
+#define FORKED() __atomic_load_n(&drv.forked, __ATOMIC_RELAXED)
+#define STICKY() __atomic_load_n(&drv.sticky, __ATOMIC_RELAXED)
+static pthread_mutex_t sticky_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Whether driver calls may be made: initialized, and not in a child of
  * fork() (which must not free what its parent allocated). */
-#define LIVE() (__atomic_load_n(&drv.ready, __ATOMIC_ACQUIRE) && !drv.forked)
+#define LIVE() (__atomic_load_n(&drv.ready, __ATOMIC_ACQUIRE) && !FORKED())
 
 typedef struct EntryPoint {
     const char *name;
@@ -370,15 +380,20 @@ int bt_cuda_is_sticky(int code)
  * not its cause). Always -1. */
 static int sticky_fail(BtDiag *e, const char *what)
 {
-    char why[512];
+    char why[512], at[sizeof drv.sticky_at];
+    BtCUresult code;
 
-    describe(drv.sticky, why, sizeof why);
-    return bt_diag_fail(e, BT_DIAG_CUDA, drv.sticky,
+    pthread_mutex_lock(&sticky_lock);
+    code = drv.sticky;
+    memcpy(at, drv.sticky_at, sizeof at);
+    pthread_mutex_unlock(&sticky_lock);
+    describe(code, why, sizeof why);
+    return bt_diag_fail(e, BT_DIAG_CUDA, code,
                         "an earlier kernel faulted: %s (a sticky error, first reported by %s); "
                         "the CUDA context is unusable until the process restarts: %s was "
                         "refused, and every later CUDA call will be (find the faulting kernel "
                         "with compute-sanitizer, or CUDA_LAUNCH_BLOCKING=1)",
-                        why, drv.sticky_at, what);
+                        why, at, what);
 }
 
 /* A child of fork() made after bt_cuda_init: it shares no CUDA state with
@@ -393,7 +408,7 @@ static int fork_fail(BtDiag *e)
                         "concurrent.futures with mp_context=that context");
 }
 
-static void forked_child(void) { drv.forked = 1; }
+static void forked_child(void) { __atomic_store_n(&drv.forked, 1, __ATOMIC_RELAXED); }
 
 /* Records a failed driver call: "cuMemAlloc(64 bytes): CUDA_ERROR_..." */
 static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...) BT_PRINTF(3, 4);
@@ -408,10 +423,12 @@ static int cu_fail(BtDiag *e, BtCUresult r, const char *fmt, ...)
     va_end(ap);
     describe(r, why, sizeof why);
     if (bt_cuda_is_sticky(r)) {
+        pthread_mutex_lock(&sticky_lock); /* threads that fault at once: the first text stays */
         if (!drv.sticky) {
-            drv.sticky = r;
             snprintf(drv.sticky_at, sizeof drv.sticky_at, "%.255s", what);
+            __atomic_store_n(&drv.sticky, r, __ATOMIC_RELAXED);
         }
+        pthread_mutex_unlock(&sticky_lock);
         return sticky_fail(e, what);
     }
     if (r == CUDA_ERROR_STUB_LIBRARY_)
@@ -491,9 +508,9 @@ int bt_cuda_init(BtDiag *e)
     int rc;
 
     if (ready()) /* a forked child never takes `once`: another thread may have held it */
-        return drv.forked ? fork_fail(e) : 0;
+        return FORKED() ? fork_fail(e) : 0;
     pthread_mutex_lock(&once);
-    rc = drv.ready ? (drv.forked ? fork_fail(e) : 0) : load_driver(e);
+    rc = drv.ready ? (FORKED() ? fork_fail(e) : 0) : load_driver(e);
     pthread_mutex_unlock(&once);
     return rc;
 }
@@ -663,7 +680,7 @@ int bt_cuda_enter(void *ctx, void **prev, BtDiag *e)
     BtCUresult r;
 
     *prev = NULL;
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuCtxGetCurrent(&cur);
     if (r != CUDA_SUCCESS_)
@@ -928,7 +945,7 @@ void *bt_cuda_module_kernel(BtCudaModule *m, const char *name, int *missing, BtD
     BtCUresult r;
 
     *missing = 0;
-    if (drv.forked) {
+    if (FORKED()) {
         fork_fail(e);
         return NULL;
     }
@@ -1021,9 +1038,9 @@ int bt_cuda_launch(void *kernel, const unsigned grid[3], const unsigned block[3]
      * accepted too, resolved by the driver in the current context */
     BtCUresult r;
 
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
-    if (drv.sticky) /* no kernel is launched into a context a fault broke */
+    if (STICKY()) /* no kernel is launched into a context a fault broke */
         return sticky_fail(e, "cuLaunchKernel");
     r = drv.cuLaunchKernel(kernel, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
                            (BtCUstream)(uintptr_t)stream, params, NULL);
@@ -1067,7 +1084,7 @@ int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
 {
     BtCUresult r;
 
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuStreamSynchronize((BtCUstream)(uintptr_t)stream);
     if (r != CUDA_SUCCESS_)
@@ -1112,7 +1129,7 @@ int bt_cuda_event_record(void *ev, uint64_t stream, BtDiag *e)
 {
     BtCUresult r;
 
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuEventRecord(ev, (BtCUstream)(uintptr_t)stream);
     if (r != CUDA_SUCCESS_)
@@ -1124,7 +1141,7 @@ int bt_cuda_event_sync(void *ev, BtDiag *e)
 {
     BtCUresult r;
 
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuEventSynchronize(ev);
     if (r != CUDA_SUCCESS_)
@@ -1137,7 +1154,7 @@ int bt_cuda_event_query(void *ev, int *done, BtDiag *e)
     BtCUresult r;
 
     *done = 0;
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuEventQuery(ev);
     *done = r == CUDA_SUCCESS_;
@@ -1159,7 +1176,7 @@ int bt_cuda_stream_wait_event(uint64_t stream, void *ev, BtDiag *e)
 {
     BtCUresult r;
 
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuStreamWaitEvent((BtCUstream)(uintptr_t)stream, ev, 0);
     if (r != CUDA_SUCCESS_)
@@ -1238,7 +1255,7 @@ int bt_cuda_kernel_function(BtCudaModule *m, void *kernel, const char *name, voi
     *func = kernel;
     if (!m->lib || !drv.cuKernelGetFunction) /* a module's kernel is a CUfunction */
         return 0;
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuKernelGetFunction(func, kernel);
     if (r != CUDA_SUCCESS_) {
@@ -1258,7 +1275,7 @@ int bt_cuda_stream_ctx(uint64_t stream, void **ctx, BtDiag *e)
     *ctx = NULL;
     if (stream <= BT_CUDA_STREAM_PER_THREAD && some_ctx(e) < 0)
         return -1;
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuStreamGetCtx((BtCUstream)(uintptr_t)stream, &c);
     if (r != CUDA_SUCCESS_)
@@ -1331,9 +1348,9 @@ int bt_cuda_launch_ex(void *kernel, const unsigned grid[3], const unsigned block
     BtCUresult r;
     unsigned n = 0;
 
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
-    if (drv.sticky)
+    if (STICKY())
         return sticky_fail(e, "cuLaunchKernelEx");
     if (!drv.cuLaunchKernelEx)
         return unsupported(
@@ -1399,7 +1416,7 @@ int bt_cuda_kernel_attr(void *kernel, int dev, int attr, int *value, BtDiag *e)
     BtCUresult r;
 
     *value = 0;
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     r = drv.cuDeviceGet(&d, dev);
     if (r == CUDA_SUCCESS_)
@@ -1443,7 +1460,7 @@ int bt_cuda_module_global(BtCudaModule *m, const char *name, uint64_t *ptr, size
     *ptr = 0;
     *size = 0;
     *missing = 0;
-    if (drv.forked)
+    if (FORKED())
         return fork_fail(e);
     if (m->lib && !drv.cuLibraryGetGlobal)
         return unsupported(e, "cuLibraryGetGlobal", "12.0");
@@ -1466,7 +1483,7 @@ int bt_cuda_module_global(BtCudaModule *m, const char *name, uint64_t *ptr, size
 /* Whether dev allocates from a pool (asked once, its primary context
  * current): the default pool, made to keep what is freed (release
  * threshold: all) as CuPy's and PyTorch's allocators do. */
-static int pooled(int dev)
+static int ask_pooled(int dev)
 {
     enum { MEMORY_POOLS_SUPPORTED = 115, RELEASE_THRESHOLD = 4 };
     BtCUmemoryPool pool = NULL;
@@ -1474,18 +1491,28 @@ static int pooled(int dev)
     BtCUdevice d;
     int yes = 0;
 
-    if (drv.pools[dev])
-        return drv.pools[dev] > 0;
-    drv.pools[dev] = -1;
     if (getenv("BINDTHEM_CUDA_NO_POOL") || !drv.cuMemAllocAsync || !drv.cuMemFreeAsync ||
         drv.cuDeviceGet(&d, dev) != CUDA_SUCCESS_ ||
         drv.cuDeviceGetAttribute(&yes, MEMORY_POOLS_SUPPORTED, d) != CUDA_SUCCESS_ || !yes)
-        return 0;
+        return -1;
     if (drv.cuDeviceGetDefaultMemPool && drv.cuMemPoolSetAttribute &&
         drv.cuDeviceGetDefaultMemPool(&pool, d) == CUDA_SUCCESS_)
         drv.cuMemPoolSetAttribute(pool, RELEASE_THRESHOLD, &all);
-    drv.pools[dev] = 1;
     return 1;
+}
+
+/* Threads that ask at once: one asks (under `once`), all see its answer. */
+static int pooled(int dev)
+{
+    int v = __atomic_load_n(&drv.pools[dev], __ATOMIC_ACQUIRE);
+
+    if (!v) {
+        pthread_mutex_lock(&once);
+        if (!(v = drv.pools[dev]))
+            __atomic_store_n(&drv.pools[dev], v = ask_pooled(dev), __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&once);
+    }
+    return v > 0;
 }
 
 int bt_cuda_alloc_async(int dev, size_t nbytes, uint64_t stream, uint64_t *ptr, int *is_pooled,
@@ -1494,12 +1521,13 @@ int bt_cuda_alloc_async(int dev, size_t nbytes, uint64_t stream, uint64_t *ptr, 
     BtCUdeviceptr p = 0;
     void *ctx, *prev;
     BtCUresult r;
+    int pool;
 
     *ptr = 0;
     *is_pooled = 0;
     if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
         return -1;
-    if (pooled(dev)) {
+    if ((pool = pooled(dev))) {
         r = drv.cuMemAllocAsync(&p, nbytes ? nbytes : 1, (BtCUstream)(uintptr_t)stream);
         *is_pooled = r == CUDA_SUCCESS_;
     } else {
@@ -1507,8 +1535,8 @@ int bt_cuda_alloc_async(int dev, size_t nbytes, uint64_t stream, uint64_t *ptr, 
     }
     bt_cuda_leave(ctx, prev);
     if (r != CUDA_SUCCESS_)
-        return cu_fail(e, r, "%s(%zu bytes) on device %d",
-                       drv.pools[dev] > 0 ? "cuMemAllocAsync" : "cuMemAlloc", nbytes, dev);
+        return cu_fail(e, r, "%s(%zu bytes) on device %d", pool ? "cuMemAllocAsync" : "cuMemAlloc",
+                       nbytes, dev);
     *ptr = p;
     return 0;
 }

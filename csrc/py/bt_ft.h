@@ -26,6 +26,14 @@
  * in), and whether it is unchanged after (reads between are acquire loads) */
 #define BT_FT_SEQ_BEGIN(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define BT_FT_SEQ_SAME(p, s) (((s)&1) == 0 && __atomic_load_n((p), __ATOMIC_RELAXED) == (s))
+/* one object's state read-modify-written whole (CPython's per-object
+ * critical section, 3.13+; two objects at once without deadlock: _2).
+ * Suspended if the thread blocks inside (a PyMutex, releasing the thread
+ * state): keep the section to plain C and driver calls, no decref. */
+#define BT_FT_BEGIN(o) Py_BEGIN_CRITICAL_SECTION(o)
+#define BT_FT_END() Py_END_CRITICAL_SECTION()
+#define BT_FT_BEGIN2(a, b) Py_BEGIN_CRITICAL_SECTION2((a), (b))
+#define BT_FT_END2() Py_END_CRITICAL_SECTION2()
 #else
 #define BT_FT_FIELD(decl)
 #define BT_FT_LOAD(p) (*(p))
@@ -37,6 +45,11 @@
 #define BT_FT_UNLOCK(m) ((void)0)
 #define BT_FT_SEQ_BEGIN(p) 0u
 #define BT_FT_SEQ_SAME(p, s) ((void)(s), 1)
+/* a block, so that a section's locals and its end match on every build */
+#define BT_FT_BEGIN(o) {
+#define BT_FT_END() }
+#define BT_FT_BEGIN2(a, b) {
+#define BT_FT_END2() }
 #endif
 
 #endif
