@@ -283,12 +283,18 @@ int bt_buf_putc(BtBuf *b, char c) { return bt_buf_append(b, &c, 1); }
 
 int bt_buf_vprintf(BtBuf *b, const char *fmt, va_list ap)
 {
+    size_t room = b->failed ? 0 : b->cap - b->len; /* with the terminator's byte */
     va_list ap2;
     int n;
 
+    /* one pass when the text fits what the buffer has room for; else measured, grown, written */
     va_copy(ap2, ap);
-    n = vsnprintf(NULL, 0, fmt, ap2);
+    n = room ? vsnprintf(b->data + b->len, room, fmt, ap2) : vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
+    if (n >= 0 && (size_t)n < room) {
+        b->len += (size_t)n;
+        return 0;
+    }
     if (n < 0 || reserve(b, (size_t)n) < 0)
         return -1;
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

@@ -196,8 +196,10 @@ static void put_tuple(BtBuf *b, const BtInstArg *args, int n)
     }
     bt_buf_putc(b, '[');
     for (i = 0; i < n; i++)
-        bt_buf_printf(b, "%s%s", i ? ", " : "",
-                      args[i].is_value ? args[i].text : bt_plan_cname(args[i].type));
+    {
+        bt_buf_puts(b, i ? ", " : "");
+        bt_buf_puts(b, args[i].is_value ? args[i].text : bt_plan_cname(args[i].type));
+    }
     bt_buf_putc(b, ']');
 }
 
@@ -407,7 +409,8 @@ static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTAr
 
 static void put_type(BtBuf *b, const BtTypeRef *r, BtTypeId id)
 {
-    bt_buf_printf(b, "%s%s", r->is_const ? "const " : "", bt_plan_cname(id));
+    bt_buf_puts(b, r->is_const ? "const " : "");
+    bt_buf_puts(b, bt_plan_cname(id));
 }
 
 void bt_plan_put_targ(BtBuf *b, const BtTArg *a)
@@ -431,8 +434,10 @@ void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTArg *targs)
 {
     int i;
 
-    for (i = 0; i < d->n_ns; i++)
-        bt_buf_printf(b, "%s::", d->ns[i]);
+    for (i = 0; i < d->n_ns; i++) {
+        bt_buf_puts(b, d->ns[i]);
+        bt_buf_puts(b, "::");
+    }
     bt_buf_puts(b, d->name);
     if (!targs || !d->n_tparams)
         return;
@@ -446,7 +451,9 @@ void bt_plan_put_name(BtBuf *b, const BtDecl *d, const BtTArg *targs)
 
 void bt_plan_put_instantiation(BtBuf *b, const BtOverload *ov)
 {
-    bt_buf_printf(b, "template %s%s;", ov->decl->is_global ? "__global__ " : "", ov->signature);
+    bt_buf_puts(b, ov->decl->is_global ? "template __global__ " : "template ");
+    bt_buf_puts(b, ov->signature);
+    bt_buf_putc(b, ';');
 }
 
 void bt_plan_put_address(BtBuf *b, const BtOverload *ov)
@@ -457,8 +464,10 @@ void bt_plan_put_address(BtBuf *b, const BtOverload *ov)
     bt_buf_printf(b, "static_cast<%s%s (*)(", bt_plan_cname(ov->ret), d->ret.is_array ? " *" : "");
     for (i = 0; i < d->n_params; i++) {
         const BtTypeRef *t = &d->params[i].t;
-        bt_buf_printf(b, "%s%s%s%s", i ? ", " : "", t->is_const && t->is_array ? "const " : "",
-                      bt_plan_cname(ov->ptypes[i]), t->is_array ? " *" : "");
+        bt_buf_puts(b, i ? ", " : "");
+        bt_buf_puts(b, t->is_const && t->is_array ? "const " : "");
+        bt_buf_puts(b, bt_plan_cname(ov->ptypes[i]));
+        bt_buf_puts(b, t->is_array ? " *" : "");
     }
     bt_buf_puts(b, ")>(&::");
     bt_plan_put_name(b, d, ov->targs);
@@ -483,8 +492,10 @@ static const char *signature(Planner *p, const BtOverload *ov)
         if (i)
             bt_buf_puts(&b, ", ");
         put_type(&b, &pa->t, ov->ptypes[i]);
-        if (pa->name && *pa->name)
-            bt_buf_printf(&b, " %s", pa->name);
+        if (pa->name && *pa->name) {
+            bt_buf_putc(&b, ' ');
+            bt_buf_puts(&b, pa->name);
+        }
         if (pa->t.is_array)
             bt_buf_puts(&b, "[]");
     }

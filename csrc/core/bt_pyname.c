@@ -25,7 +25,9 @@ void bt_pyname_put(BtBuf *b, const BtDecl *d, int i)
 {
     const char *s = d->params[i].name;
 
-    bt_buf_printf(b, "%s%s", s, bt_pyname_is_keyword(s) ? "_" : "");
+    bt_buf_puts(b, s);
+    if (bt_pyname_is_keyword(s))
+        bt_buf_putc(b, '_');
 }
 
 int bt_pyname_posonly(const BtDecl *d)
