@@ -195,8 +195,7 @@ static void put_tuple(BtBuf *b, const BtInstArg *args, int n)
         return;
     }
     bt_buf_putc(b, '[');
-    for (i = 0; i < n; i++)
-    {
+    for (i = 0; i < n; i++) {
         bt_buf_puts(b, i ? ", " : "");
         bt_buf_puts(b, args[i].is_value ? args[i].text : bt_plan_cname(args[i].type));
     }
