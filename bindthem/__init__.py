@@ -24,12 +24,13 @@ except ImportError as _e:
         "pytest` in the checkout), or build it in place: `python setup.py build_ext --inplace`."
         % (_here, ", bindthem's source folder, which has no compiled extension until it is "
            "built" if _src else ""), name="bindthem._core") from None
-# cuda opens no driver until used; _lazy, once imported, hands bindthem._travel
-# the stand-ins that unpickling returns (it sits above what it binds with).
-from . import _lazy, cuda  # noqa: E402, F401
-from ._types import StrPath
-from .build import build, compile_library
-from .errors import (
+import sys  # noqa: E402
+import types  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+from . import _travel  # noqa: E402
+from ._types import StrPath  # noqa: E402
+from .errors import (  # noqa: E402
     BindError,
     BindTypeError,
     BindValueError,
@@ -41,8 +42,60 @@ from .errors import (
     PickleError,
     SymbolError,
 )
-from .library import Library, getsource, info, load, options
-from .package import load_package
+from .library import Library, getsource, info, load, options  # noqa: E402
+from .package import load_package  # noqa: E402
+
+if TYPE_CHECKING:
+    from . import cuda
+    from .build import build, compile_library
+
+# What `import bindthem` does not import until first used, so that a package's
+# kernels bind at import without the build machinery or CUDA (see README's
+# "Kernels in a package"): name -> (module, attribute or None for the module).
+_LAZY = {"build": ("build", "build"), "compile_library": ("build", "compile_library"),
+         "cuda": ("cuda", None)}
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError("module 'bindthem' has no attribute %r" % (name,))
+    import importlib
+
+    module = importlib.import_module("." + where[0], __name__)
+    value = module if where[1] is None else getattr(module, where[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """bindthem's own module type, for one name: the import system sets a
+    package's attribute to a submodule when it first imports it, and
+    ``bindthem.build`` is the function, not the submodule of that name."""
+
+    def __setattr__(self, name, value):
+        if name == "build" and isinstance(value, types.ModuleType):
+            value = value.build
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def _pending(source):
+    """What unpickling a kernel returns before its first use: bindthem._lazy's
+    stand-ins (imported by the first unpickle, not with bindthem)."""
+    from . import _lazy
+
+    return _lazy.pending(source)
+
+
+if _travel.pending is None:
+    _travel.pending = _pending
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
            "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",

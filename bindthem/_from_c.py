@@ -7,7 +7,6 @@ imports each. It imports only what sits below the API (the core imports it
 while ``bindthem._core`` is being made).
 """
 
-from ._display import function_html, function_pretty
 from .errors import (
     BindError,
     BuildError,
@@ -21,6 +20,20 @@ from .errors import (
 __all__ = ["BindError", "BuildError", "CudaError", "HeaderError", "InstantiateError",
            "NoDriverError", "SymbolError", "dask_token", "function_html", "function_pretty",
            "reduce_function"]
+
+
+def function_html(function):
+    """Function._repr_html_ (bindthem._display, imported on the first display)."""
+    from ._display import function_html as html
+
+    return html(function)
+
+
+def function_pretty(function, p, cycle):
+    """Function._repr_pretty_ (bindthem._display, imported on the first display)."""
+    from ._display import function_pretty as pretty
+
+    return pretty(function, p, cycle)
 
 
 def reduce_function(info, name):

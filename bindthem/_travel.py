@@ -55,7 +55,6 @@ import threading
 import weakref
 from typing import Any
 
-from . import _cache
 from ._opts import _options
 from .errors import BindError, PickleError
 
@@ -258,6 +257,8 @@ class Source:
                 raise BindError("cannot unpickle %r: included file %r lies outside the header's "
                                 "folder" % (self.name, rel))
         # made safely (no link followed, private modes), marked used
+        from . import _cache  # the build cache: only a Source that writes its files needs it
+
         folder = _cache.group_entry(self._cache_dir(), "sources", self.key[:24])
         header = _cache.write_once(folder, os.path.join("src", os.path.basename(self.header)),
                                    self.header_text)
@@ -294,6 +295,8 @@ class Source:
 
 def _write_once(path, data):
     """Writes bytes to path unless it already holds them, atomically."""
+    from . import _cache
+
     _cache.write_once(os.path.dirname(path), os.path.basename(path), data)
 
 

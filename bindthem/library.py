@@ -9,7 +9,7 @@ import types
 import weakref
 from typing import Any
 
-from . import _core, _display, _travel
+from . import _core, _travel
 from ._opts import GIL_POLICIES, _check_gil, _options
 from ._types import GilOption, GilPolicy, StrPath
 from .errors import BindTypeError, BindValueError, BindWarning, warn
@@ -223,10 +223,15 @@ class Library(types.ModuleType):
     def __dask_tokenize__(self):
         return self._bindthem_._token()
 
+    # bindthem._display is imported on the first display or getsource(), not with bindthem
     def _repr_html_(self):
+        from . import _display
+
         return _display.library_html(self)
 
     def _repr_pretty_(self, p, cycle):
+        from . import _display
+
         _display.library_pretty(self, p, cycle)
 
 
@@ -238,6 +243,8 @@ def getsource(obj):
     raises ``OSError`` when it is gone or no longer has the function where it
     was bound, ``TypeError`` for other objects. CUDA kernels and Libraries
     too."""
+    from . import _display
+
     if isinstance(obj, Library):
         with open(_display._meta(obj)["header"], encoding="utf-8", errors="replace") as fh:
             return fh.read()

@@ -35,7 +35,6 @@ from typing import Any
 
 from . import _core, _travel
 from ._types import Flags, GilOption, StrPath
-from .build import _build_warnings, compile_library, instantiation_source, resolve_flags
 from .errors import BindError, PickleError
 from .errors import warn as _warn
 from .library import Library, _make, load, plan_message
@@ -92,6 +91,8 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     ``source_folder`` (default ``folder``), into ``folder``: the header, the
     YAML, the library, the stub of ``module`` and the manifest. Returns the
     paths written. Flags as :func:`bindthem.build`'s."""
+    from .build import compile_library, resolve_flags  # imported here: only a build step needs it
+
     # imported here: bindthem imports this module, and `python -m bindthem.stubs`
     # must find bindthem.stubs not yet imported
     from .stubs import _write, render
@@ -171,6 +172,8 @@ def package_flags(header: StrPath, instantiate: StrPath | None = None, *,
     link. Warns (:class:`bindthem.BuildWarning`) as the build would before
     compiling: a ``#pragma omp`` without an OpenMP flag, functions left
     out."""
+    from .build import _build_warnings, resolve_flags  # imported here: only a build step needs it
+
     header = os.path.abspath(os.fspath(header))
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
     meta = _core.parse_header(header, instantiate, strict=strict)
@@ -187,6 +190,7 @@ def package_sources(folder: StrPath, header: StrPath, instantiate: StrPath | Non
     (``<stem>.bindthem.cpp``: the header and its explicit instantiations, as
     :func:`bindthem.build` compiles) and the stub ``<stem>.pyi`` of
     ``module``. Returns their paths."""
+    from .build import instantiation_source  # imported here: only a build step needs it
     from .stubs import _write, render
 
     stem = os.path.splitext(os.path.basename(os.fspath(header)))[0]
