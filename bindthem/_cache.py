@@ -634,7 +634,7 @@ def _hit(root, efd, folder, key):
         stats, dirs = rec.setdefault("stat", {}), rec.get("dirs") or {}
         touched, same = False, {}
         for p, h in rec["deps"].items():
-            d = os.path.dirname(p)
+            d = p[:p.rfind("/")] or "/"  # os.path.dirname of an absolute normalised path
             if d in dirs:  # a system header: its folder changes when a package replaces it
                 if d not in same:
                     same[d] = _stat_key(d) == dirs[d]

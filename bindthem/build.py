@@ -462,6 +462,11 @@ def _local_files(header, deps):
     return files
 
 
+# "omp" after "pragma" (or "_Pragma") on the same logical line: a text without it
+# has no OpenMP pragma, so the lexer need not read it ("#pragma once" is common)
+_MAYBE_OMP = re.compile(rb"ragma(?:[^\n]|\\\r?\n)*omp")
+
+
 def _build_warnings(header, record, flags, files, meta):
     """The compiler's own warnings, and '#pragma omp' without an OpenMP flag
     (in the header, its metadata's "openmp"; in its local includes, the same
@@ -475,7 +480,7 @@ def _build_warnings(header, record, flags, files, meta):
            for f in flags):
         return
     found = ((rel, _core.header_directives(text)["openmp"])  # only a text that could have one
-             for rel, text in sorted((files or {}).items()) if b"omp" in text)
+             for rel, text in sorted((files or {}).items()) if _MAYBE_OMP.search(text))
     for rel, pragmas in itertools.chain([(os.path.basename(header), meta["openmp"])], found):
         if pragmas:
             warn("%s:%d: %r has no effect: the build has no OpenMP flag, so the kernels run on "

@@ -34,10 +34,11 @@ import warnings
 from typing import Any
 
 from . import _core, _travel
+from ._opts import _options
 from ._types import Flags, GilOption, StrPath
 from .errors import BindError, PickleError
 from .errors import warn as _warn
-from .library import Library, _make, load, plan_message
+from .library import Library, _make, plan_message, warn_if_left_out
 
 __all__ = ["MANIFEST_SUFFIX", "load_package", "manifest_name", "package_built_library",
            "package_flags", "package_folder", "package_library", "package_sources",
@@ -341,13 +342,13 @@ def load_package(package: str, header: str, instantiate: str | None = None, *,
                _remedy(package)))
     if name is None:
         name = package + "." + os.path.splitext(os.path.basename(header))[0]
-    lib = load(lib_path, h_path, y_path, name=name, strict=m["strict"], gil=gil,
-               copy_const=copy_const)
-    info = lib._bindthem_
-    info.source = _travel.Source(
+    opts = _options(gil, copy_const)
+    source = _travel.Source(
         kind="package", package=package, name=name, strict=m["strict"], header=h_path,
         header_text=h_text, instantiate=y_path, yaml_text=y_text, library=m["library"],
-        library_hash=lib_hash, options=info.source.options)
+        library_hash=lib_hash, options=opts)
+    lib = _make(lib_path, h_path, y_path, name, m["strict"], source, opts)
+    warn_if_left_out(lib)
     sys.modules[name] = lib
     return lib
 
