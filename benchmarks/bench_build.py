@@ -36,7 +36,7 @@ WARM = 9
 CHILD = """
 import json, os, resource, sys, time
 import bindthem
-import bindthem.build  # loaded on first use since 0.1: imported before the clock, as import bindthem did
+import bindthem.build  # loaded on first use: imported before the clock, as bindthem once did
 core, cache, mode, jobs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 yml = os.path.join(core, "instantiate.yml")
 heads = %r
