@@ -230,15 +230,24 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
     what = "compiling the kernels"
     status = "compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1]))
 
-    def one_unit(src, dep, out):
-        return cxx + flags + list(REQUIRED_FLAGS) + ["-MD", "-MF", dep, src, "-o", out]
+    def one_unit(src, dep, out, pch=()):
+        return cxx + flags + list(REQUIRED_FLAGS) + list(pch) + ["-MD", "-MF", dep, src, "-o",
+                                                                  out]
 
-    units = min(_check_jobs(jobs), len(_instantiations(meta)))
-    command = one_unit
-    if units > 1:
-        def command(src, dep, out):
-            return _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit,
-                                  what, status)
+    n = len(_instantiations(meta))
+    units = min(_check_jobs(jobs), n)
+
+    def command(src, dep, out):  # run on a cache miss only: a warm build needs no prelude
+        pch, prelude_deps = ((), ()) if units < 2 and n < PCH_MIN else _prelude_pch(
+            cxx, flags, cache_dir)
+        if units > 1:
+            text = _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit,
+                                  what, status, pch)
+        else:
+            text = _without_pch_if_gone(pch, lambda p: run_commands(
+                [one_unit(src, dep, out, p)], what, status)[0])
+        _add_deps(dep, prelude_deps)
+        return text
     # the key names the one-unit source whatever ``jobs`` is: every split calls the same
     return compile_cached(
         key_parts=(header, hashlib.sha256(header_text).hexdigest(), instantiate or "",
@@ -253,7 +262,8 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
 _PER_UNIT = frozenset(["_ZStL8__ioinit"])
 
 
-def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, what, status):
+def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, what, status,
+                   pch=()):
     """Compiles ``units`` translation units in parallel (each includes the
     header and instantiates its share), in the private folder of ``src``,
     then links them into ``out``; returns what the compiler printed, merged.
@@ -261,17 +271,25 @@ def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, wha
     change what a call does, the one unit is built instead: a header whose
     objects hold writable data of internal linkage (``static`` or unnamed
     namespace variables: each unit would have its own copy), or whose
-    objects do not link (a definition that is not inline: defined twice)."""
+    objects do not link (a definition that is not inline: defined twice).
+    ``pch``: the compiler options of the precompiled prelude, or ()."""
     folder = os.path.dirname(src)
-    cmds, objs = [], []
-    for i, share in enumerate(_shares(meta, units)):
-        unit, obj = (os.path.join(folder, "unit%d%s" % (i, ext)) for ext in (".cpp", ".o"))
-        with open(unit, "x") as f:
+    shares = _shares(meta, units)
+    for i, share in enumerate(shares):
+        with open(os.path.join(folder, "unit%d.cpp" % i), "x") as f:
             f.write(_source_of(header, meta, share))
-        cmds.append(cxx + flags + ["-fPIC", "-c"] + (["-MD", "-MF", dep] if i == 0 else [])
-                    + [unit, "-o", obj])
-        objs.append(obj)
-    texts = [t.replace(c[-3], src) for t, c in zip(run_commands(cmds, what, status), cmds)]
+
+    def compile_all(pch):
+        cmds, objs = [], []
+        for i in range(len(shares)):
+            unit, obj = (os.path.join(folder, "unit%d%s" % (i, ext)) for ext in (".cpp", ".o"))
+            cmds.append(cxx + flags + ["-fPIC"] + list(pch) + ["-c"]
+                        + (["-MD", "-MF", dep] if i == 0 else []) + [unit, "-o", obj])
+            objs.append(obj)
+        return objs, [t.replace(c[-3], src) for t, c in zip(run_commands(cmds, what, status),
+                                                              cmds)]
+
+    objs, texts = _without_pch_if_gone(pch, compile_all)
     if not _per_unit_state(objs):
         try:
             texts += run_commands([cxx + flags + list(REQUIRED_FLAGS) + objs + ["-o", out]],
@@ -279,7 +297,76 @@ def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, wha
             return _merge_outputs(texts)
         except BuildError:
             pass
-    return run_commands([one_unit(src, dep, out)], what, status)[0]
+    return _without_pch_if_gone(pch, lambda p: run_commands([one_unit(src, dep, out, p)],
+                                                            what, status)[0])
+
+
+# The prelude precompiled (GCC's precompiled headers): every translation unit a
+# cold build compiles starts with PRELUDE, which is most of the work of a small
+# unit (~0.25 s of g++ -O3 reading the standard headers). It is compiled once
+# per compiler, flags and cache, as a cache entry of its own (so an update of
+# the standard headers, which changes their folders, makes it again), and only
+# when a build compiles. GCC checks that a precompiled header fits the options
+# of the compile that reads it and ignores one that does not; the units' sources
+# (and so the cache keys) are the same with or without it.
+PCH_ENV = "BINDTHEM_NO_PCH"  # set (non-empty): no precompiled prelude
+# A build precompiles the prelude (~0.9 s, once) only where that pays at once:
+# several units, or this many instantiations (a small header, a notebook cell of
+# untemplated functions, does not wait for it)
+PCH_MIN = 8
+
+
+def _prelude_pch(cxx, flags, cache_dir):
+    """(the options ``-include <prelude>`` that make g++ read the prelude
+    precompiled, the files its precompile read), or ((), ()) where it cannot:
+    another compiler (clang's PCH work differently), a compiler given with
+    arguments or as a wrapper script, $BINDTHEM_NO_PCH set, or a failed
+    precompile (the build then reads the prelude's text, as always). g++
+    leaves most of those files out of the dependencies of a unit that reads
+    the precompiled prelude: the build adds them (:func:`_add_deps`), so the
+    unit's cache entry is checked against the standard headers as before."""
+    if os.environ.get(PCH_ENV) or _compiler_identity(cxx) is None:
+        return (), ()
+    ident = _compiler_id(cxx, cache_dir)
+    if "Free Software Foundation" not in ident or "clang" in ident:
+        return (), ()
+    pch_flags = flags + ["-fPIC"]
+    record = {}  # the precompile's deps
+    try:
+        path = compile_cached(
+            key_parts=("prelude", PRELUDE, ident, "\0".join(cxx + pch_flags)),
+            cache_dir=cache_dir, folder_name="prelude", stem="prelude", ext=".hpp.gch",
+            source=PRELUDE, suffix=".hpp", what="precompiling bindthem's prelude",
+            status="precompiling the standard headers with %s" % os.path.basename(cxx[-1]),
+            command=lambda src, dep, out: cxx + pch_flags + ["-x", "c++-header", "-MD", "-MF",
+                                                             dep, src, "-o", out],
+            system_dirs=lambda: _system_dirs(cxx, flags), record=record)
+    except (BuildError, OSError):
+        return (), ()
+    return ("-include", path[:-len(".gch")]), sorted(record["deps"])
+
+
+def _add_deps(depfile, paths):
+    """Adds ``paths`` to the make rule the compiler wrote into ``depfile``."""
+    if not paths:
+        return
+    with open(depfile, "r+") as f:
+        text = f.read().rstrip()
+        f.seek(0)
+        f.write(text + "".join(" \\\n " + p.replace(" ", "\\ ") for p in paths) + "\n")
+        f.truncate()
+
+
+def _without_pch_if_gone(pch, compile_with):
+    """``compile_with(pch)``; once more with no precompiled prelude if that
+    failed naming it (evicted from the cache meanwhile, or refused by this
+    compiler): it is a shortcut, never a cause of failure."""
+    try:
+        return compile_with(pch)
+    except BuildError as e:
+        if not pch or pch[1] not in (e.output or ""):  # what the compiler said, not the command
+            raise
+    return compile_with(())
 
 
 def _per_unit_state(objs):
