@@ -113,3 +113,31 @@ def test_keyword_errors_unchanged(defaults):
         defaults.relax(y=y, x=np.zeros(6)[::2], omega=1.0, shift=0)
     with pytest.raises(OverflowError):
         defaults.relax(y=y, x=x, omega=1.0, shift=1 << 40)
+
+
+def test_defaults_left_out_select_by_dtype_through_the_memo(defaults):
+    """A call that leaves defaults out asks the last-call memo too (an omitted
+    argument has a key of its own): alternating dtypes and how many arguments
+    are given, positional and keyword, each call gets its own overload and its
+    own defaults; the int overload, which has no default for omega, still
+    refuses a call that leaves it out, right after the float ones took it."""
+    for _ in range(3):
+        for dt in (np.float64, np.float32):
+            x = np.arange(3, dtype=dt)
+            for call in (lambda y: defaults.relax(y, x), lambda y: defaults.relax(y, x, 0.5),
+                         lambda y: defaults.relax(y=y, x=x), lambda y: defaults.relax(y, x, 0.5, 0),
+                         lambda y: defaults.relax(y, x, omega=0.5)):
+                y = np.zeros(3, dt)
+                assert call(y) == 0.5
+                np.testing.assert_array_equal(y, x * dt(0.5))
+            y = np.zeros(3, dt)
+            assert defaults.relax(y, x, 2.0) == 2.0
+            np.testing.assert_array_equal(y, 2 * x)
+        yi, xi = np.zeros(3, np.int32), np.arange(3, dtype=np.int32)
+        with pytest.raises(TypeError, match=r"argument 'omega' \(position 3\) got nothing \(it "
+                                            r"was left out\), expected int"):
+            defaults.relax(yi, xi)
+        with pytest.raises(TypeError, match=r"argument 'omega' \(position 3\) got nothing"):
+            defaults.relax(y=yi, x=xi, shift=1)
+        assert defaults.relax(yi, xi, 3) == 3
+        np.testing.assert_array_equal(yi, 3 * xi)

@@ -1000,12 +1000,11 @@ int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyO
     if (bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src) < 0)
         return -1;
     p->names = d->names;
-    /* every argument given (some by keyword), read the usual way: the memo
-     * answers as for a positional call (its keys are by parameter) */
-    for (i = 0; !how && i < d->n_py && p->argv[i]; i++)
-        ;
-    all = !how && i == d->n_py;
-    if (all && (p->ov = bt_dispatch_last(d, p->argv)) >= 0) {
+    /* arguments read the usual way (some by keyword, some left out): the
+     * memo answers as for a positional call (its keys are by parameter,
+     * an omitted argument's its own) */
+    all = !how;
+    if (all && (p->ov = bt_dispatch_last_as(d, p->argv, 1)) >= 0) {
         p->pass = 0; /* not known: the memo keeps the overload only */
         return 0;
     }

@@ -208,12 +208,18 @@ uint8_t bt_slot_code(PyObject *o)
     return BT_K_OTHER;
 }
 
+/* The key of an omitted argument (NULL in args): no object's. */
+static const char omitted_key;
+
 /* The key of o (see bt_slot_keys), or NULL when it has none. */
 static const void *arg_key(PyObject *o)
 {
-    PyTypeObject *tp = Py_TYPE(o);
+    PyTypeObject *tp;
     PyArray_Descr *d;
 
+    if (!o)
+        return &omitted_key;
+    tp = Py_TYPE(o);
     if (tp == &PyArray_Type) {
         d = PyArray_DESCR((PyArrayObject *)o);
         return (unsigned)d->type_num < N_NPY && npy_descrs[d->type_num] == d ? d : NULL;
@@ -233,13 +239,18 @@ int bt_slot_keys(PyObject *const *args, int n, const void **keys)
     return 1;
 }
 
-int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
+/* bt_slot_same_keys, and with omitted arguments (NULL in args) where
+ * `omitting`: a constant at each caller, so the all-given compare has no
+ * NULL test. */
+static inline BT_ALWAYS_INLINE int same_keys(PyObject *const *args, const void *const *keys, int n,
+                                             int omitting)
 {
     int i;
 
     for (i = 0; i < n; i++) {
         PyObject *o = args[i];
-        const void *k = Py_TYPE(o) == &PyArray_Type
+        const void *k = omitting && !o ? (const void *)&omitted_key
+                        : Py_TYPE(o) == &PyArray_Type
                             ? (const void *)PyArray_DESCR((PyArrayObject *)o)
                             : (const void *)Py_TYPE(o);
         /* a key is never an ndarray subclass's type, nor a non-built-in descriptor */
@@ -247,6 +258,16 @@ int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
             return 0;
     }
     return 1;
+}
+
+int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
+{
+    return same_keys(args, keys, n, 0);
+}
+
+int bt_slot_same_keys_omitting(PyObject *const *args, const void *const *keys, int n)
+{
+    return same_keys(args, keys, n, 1);
 }
 
 /* Scalar conversions of pass 2: from a value of kind `from` into `to`. */

@@ -132,9 +132,13 @@ BT_HIDDEN uint8_t bt_slot_code(PyObject *o);
  * that is static (int, float, numpy.float64...); the dispatch code is a
  * function of the key. bt_slot_keys fills keys[n] and returns 1, or 0 when
  * some argument has no key (a subclass, a non-native byte order, a heap
- * type); bt_slot_same_keys says whether args[n] have keys[n]. */
+ * type); bt_slot_same_keys says whether args[n] have keys[n]. An omitted
+ * argument (NULL in args) has a key of its own (its code: BT_K_OMITTED),
+ * which only bt_slot_same_keys_omitting reads from args; bt_slot_same_keys
+ * takes args without NULLs. */
 BT_HIDDEN int bt_slot_keys(PyObject *const *args, int n, const void **keys);
 BT_HIDDEN int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n);
+BT_HIDDEN int bt_slot_same_keys_omitting(PyObject *const *args, const void *const *keys, int n);
 
 /* The dispatch code of an array of type id (-1: none we know), and of one
  * with NumPy descriptor descr (a PyArray_Descr). */
