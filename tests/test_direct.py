@@ -102,6 +102,10 @@ def kernels():
         k["all_" + ident(t)] = ([t] * 20, t, "a19")  # past the registers
     # 30 or 28 stack slots (x86-64, aarch64): the widest direct call site
     k["wide"] = (["long"] * 36, "long", "a35")
+    # no floating-point argument, a floating-point return: the call sites
+    # that pass no floating-point registers, returning in xmm0 / d0
+    k["wide_fret"] = (["int"] * 36, "double", "a35")
+    k["gp_fret"] = (["long", "unsigned short"], "std::complex<double>", "a1")
     # 4 complex<double> in registers, 17 on the stack: 34 slots, past the direct
     # call's 32, so libffi
     k["over_cdouble"] = (["std::complex<double>"] * 21, "std::complex<double>", "a20")
@@ -162,7 +166,8 @@ def yml():
 GROUPS = {
     "rot": lambda k: k.startswith("rot"),
     "all": lambda k: k.startswith("all_") or k in ("mix", "mix2", "split", "cfsplit", "cdfit",
-                                                                "wide", "over_cdouble"),
+                                                                "wide", "wide_fret", "gp_fret",
+                                                                "over_cdouble"),
     "ret": lambda k: k.startswith(("ret_", "trunc_", "widen_")),
 }
 TRUNC = [0x7EDCBA98F654F381, -0x7EDCBA98F654F381]

@@ -97,7 +97,9 @@ int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, in
     }
     for (k = 0; stack_sizes[k] < stack; k++)
         ;
-    plan->variant = (uint8_t)(1 + rc * N_STACK_SIZES + k);
+    /* per return class: the sites that pass the floating-point registers,
+     * then those that pass none (a kernel of integers and pointers only) */
+    plan->variant = (uint8_t)(1 + (2 * rc + (fp == 0)) * N_STACK_SIZES + k);
     plan->ret_split = ret == BT_CFLOAT && CFLOAT_REGS == 2;
     return 1;
 #else
@@ -180,15 +182,27 @@ void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *word
     case 4: ri = ((U(*)(TG, TX, TS8))fn)(G, X, S8); break;
     case 5: ri = ((U(*)(TG, TX, TS16))fn)(G, X, S16); break;
     case 6: ri = ((U(*)(TG, TX, TS32))fn)(G, X, S32); break;
-    case 7: rs = ((FpPair(*)(TG, TX))fn)(G, X); break;
-    case 8: rs = ((FpPair(*)(TG, TX, TS2))fn)(G, X, S2); break;
-    case 9: rs = ((FpPair(*)(TG, TX, TS4))fn)(G, X, S4); break;
-    case 10: rs = ((FpPair(*)(TG, TX, TS8))fn)(G, X, S8); break;
-    case 11: rs = ((FpPair(*)(TG, TX, TS16))fn)(G, X, S16); break;
-    case 12: rs = ((FpPair(*)(TG, TX, TS32))fn)(G, X, S32); break;
+    case 7: ri = ((U(*)(TG))fn)(G); break;
+    case 8: ri = ((U(*)(TG, TS2))fn)(G, S2); break;
+    case 9: ri = ((U(*)(TG, TS4))fn)(G, S4); break;
+    case 10: ri = ((U(*)(TG, TS8))fn)(G, S8); break;
+    case 11: ri = ((U(*)(TG, TS16))fn)(G, S16); break;
+    case 12: ri = ((U(*)(TG, TS32))fn)(G, S32); break;
+    case 13: rs = ((FpPair(*)(TG, TX))fn)(G, X); break;
+    case 14: rs = ((FpPair(*)(TG, TX, TS2))fn)(G, X, S2); break;
+    case 15: rs = ((FpPair(*)(TG, TX, TS4))fn)(G, X, S4); break;
+    case 16: rs = ((FpPair(*)(TG, TX, TS8))fn)(G, X, S8); break;
+    case 17: rs = ((FpPair(*)(TG, TX, TS16))fn)(G, X, S16); break;
+    case 18: rs = ((FpPair(*)(TG, TX, TS32))fn)(G, X, S32); break;
+    case 19: rs = ((FpPair(*)(TG))fn)(G); break;
+    case 20: rs = ((FpPair(*)(TG, TS2))fn)(G, S2); break;
+    case 21: rs = ((FpPair(*)(TG, TS4))fn)(G, S4); break;
+    case 22: rs = ((FpPair(*)(TG, TS8))fn)(G, S8); break;
+    case 23: rs = ((FpPair(*)(TG, TS16))fn)(G, S16); break;
+    case 24: rs = ((FpPair(*)(TG, TS32))fn)(G, S32); break;
     default: break;
     }
-    if (plan->variant <= N_STACK_SIZES) {
+    if (plan->variant <= 2 * N_STACK_SIZES) { /* RET_INT's */
         memcpy(rvalue, &ri, sizeof ri);
         return;
     }
