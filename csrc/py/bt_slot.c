@@ -50,9 +50,46 @@ static int descr_str(int t)
     return 0;
 }
 
+/* The NumPy numbers of bt_slot_np_numbers, the commonest first. */
+static const int np_numbers[BT_NP_NUMBERS] = {
+    NPY_LONG, NPY_DOUBLE, NPY_INT,    NPY_FLOAT, NPY_LONGLONG, NPY_ULONG,
+    NPY_UINT, NPY_SHORT,  NPY_USHORT, NPY_BYTE,  NPY_UBYTE,    NPY_ULONGLONG,
+};
+BtNpNumber bt_slot_np_numbers[BT_NP_NUMBERS];
+
+/* Fills bt_slot_np_numbers (as npy_ids: no write when it holds the row). */
+static int np_numbers_init(void)
+{
+    int i;
+
+    for (i = 0; i < BT_NP_NUMBERS; i++) {
+        PyArray_Descr *d = PyArray_DescrFromType(np_numbers[i]);
+        BtNpNumber row;
+        if (!d)
+            return -1;
+        memset(&row, 0, sizeof row); /* padding too: memcmp below */
+        row.type = d->typeobj;
+        row.kind = d->kind;
+        row.size = (uint8_t)PyDataType_ELSIZE(d);
+        Py_DECREF(d);
+        /* the value sits where BtNpScalarObject says, and has a width it reads */
+        if (!(row.kind == 'f' ? row.size == 4 || row.size == 8
+                              : (row.kind == 'i' || row.kind == 'u') && row.size <= 8) ||
+            row.type->tp_basicsize < (Py_ssize_t)(offsetof(BtNpScalarObject, obval) + row.size)) {
+            row.type = NULL;
+        }
+        if (memcmp(&bt_slot_np_numbers[i], &row, sizeof row) != 0)
+            bt_slot_np_numbers[i] = row;
+    }
+    return 0;
+}
+
 int bt_slot_init(void)
 {
     int t, id;
+
+    if (np_numbers_init() < 0)
+        return -1;
 
     for (t = 0; t < N_NPY; t++) {
         int8_t id8 = (int8_t)bt_type_from_npy(t);
