@@ -50,14 +50,94 @@ static int descr_str(int t)
     return 0;
 }
 
-/* The NumPy numbers of bt_slot_np_numbers, the commonest first. */
+/* NumPy's integer and floating scalar types (numpy.int64, numpy.float32,
+ * ...), with their kind ('i', 'u', 'f') and size, read at import
+ * (np_numbers_init): bt_slot_np_int and bt_slot_np_float read their value
+ * in place. */
+enum { BT_NP_NUMBERS = 12 };
+typedef struct BtNpNumber {
+    const PyTypeObject *type; /* NULL: none (a NumPy without it) */
+    char kind;
+    uint8_t size;
+} BtNpNumber;
+static BtNpNumber np_numbers_read[BT_NP_NUMBERS];
+
+/* A NumPy scalar's object: the value right after the object header, as
+ * NumPy's scalar structs (PyLongScalarObject, ...) lay it out. */
+typedef struct BtNpScalarObject {
+    PyObject_HEAD
+    uint64_t obval; /* its bytes: the value, of its type's size */
+} BtNpScalarObject;
+
+/* Whether o is a NumPy number of kind `kind` ('f', or 'i' for signed and
+ * unsigned integers): its row, else NULL. */
+static const BtNpNumber *np_number(PyObject *o, char kind)
+{
+    const PyTypeObject *tp = Py_TYPE(o);
+    int i;
+
+    for (i = 0; i < BT_NP_NUMBERS; i++)
+        if (np_numbers_read[i].type == tp)
+            return (np_numbers_read[i].kind == 'f') == (kind == 'f') ? &np_numbers_read[i] : NULL;
+    return NULL;
+}
+
+int bt_slot_np_int(PyObject *o, long long *v)
+{
+    const BtNpNumber *n = np_number(o, 'i');
+    const void *p = &((const BtNpScalarObject *)o)->obval;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    uint64_t u;
+
+    if (!n)
+        return 0;
+    switch (n->size) {
+    case 1:
+        memcpy(&i8, p, 1);
+        *v = n->kind == 'u' ? (long long)(uint8_t)i8 : i8;
+        return 1;
+    case 2:
+        memcpy(&i16, p, 2);
+        *v = n->kind == 'u' ? (long long)(uint16_t)i16 : i16;
+        return 1;
+    case 4:
+        memcpy(&i32, p, 4);
+        *v = n->kind == 'u' ? (long long)(uint32_t)i32 : i32;
+        return 1;
+    default:
+        memcpy(&u, p, 8);
+        if (n->kind == 'u' && u > (uint64_t)INT64_MAX)
+            return 0;
+        *v = (long long)u;
+        return 1;
+    }
+}
+
+int bt_slot_np_float(PyObject *o, double *d)
+{
+    const BtNpNumber *n = np_number(o, 'f');
+    float f;
+
+    if (!n)
+        return 0;
+    if (n->size == 8) {
+        memcpy(d, &((const BtNpScalarObject *)o)->obval, sizeof *d);
+        return 1;
+    }
+    memcpy(&f, &((const BtNpScalarObject *)o)->obval, sizeof f);
+    *d = f;
+    return 1;
+}
+
+/* The NumPy numbers of np_numbers_read, the commonest first. */
 static const int np_numbers[BT_NP_NUMBERS] = {
     NPY_LONG, NPY_DOUBLE, NPY_INT,    NPY_FLOAT, NPY_LONGLONG, NPY_ULONG,
     NPY_UINT, NPY_SHORT,  NPY_USHORT, NPY_BYTE,  NPY_UBYTE,    NPY_ULONGLONG,
 };
-BtNpNumber bt_slot_np_numbers[BT_NP_NUMBERS];
 
-/* Fills bt_slot_np_numbers (as npy_ids: no write when it holds the row). */
+/* Fills np_numbers_read (as npy_ids: no write when it holds the row). */
 static int np_numbers_init(void)
 {
     int i;
@@ -78,8 +158,8 @@ static int np_numbers_init(void)
             row.type->tp_basicsize < (Py_ssize_t)(offsetof(BtNpScalarObject, obval) + row.size)) {
             row.type = NULL;
         }
-        if (memcmp(&bt_slot_np_numbers[i], &row, sizeof row) != 0)
-            bt_slot_np_numbers[i] = row;
+        if (memcmp(&np_numbers_read[i], &row, sizeof row) != 0)
+            np_numbers_read[i] = row;
     }
     return 0;
 }

@@ -239,91 +239,14 @@ static inline int bt_slot_small_int(PyObject *o, long long *v)
     return 1;
 }
 
-/* NumPy's integer and floating scalar types (numpy.int64, numpy.float32,
- * ...), with their kind ('i', 'u', 'f') and size, read at import
- * (bt_slot_init): the quick conversion reads their value in place, without
- * the number protocol (__index__, __float__). */
-enum { BT_NP_NUMBERS = 12 };
-typedef struct BtNpNumber {
-    const PyTypeObject *type; /* NULL: none (a NumPy without it) */
-    char kind;
-    uint8_t size;
-} BtNpNumber;
-BT_HIDDEN extern BtNpNumber bt_slot_np_numbers[BT_NP_NUMBERS];
-
-/* A NumPy scalar's object: the value right after the object header, as
- * NumPy's scalar structs (PyLongScalarObject, ...) lay it out. */
-typedef struct BtNpScalarObject {
-    PyObject_HEAD
-    uint64_t obval; /* its bytes: the value, of its type's size (little-endian or not) */
-} BtNpScalarObject;
-
-/* Whether o is a NumPy number of kind `kind` ('f', or 'i' for signed and
- * unsigned integers): its row, else NULL. */
-static inline const BtNpNumber *bt_slot_np_number(PyObject *o, char kind)
-{
-    const PyTypeObject *tp = Py_TYPE(o);
-    int i;
-
-    for (i = 0; i < BT_NP_NUMBERS; i++)
-        if (bt_slot_np_numbers[i].type == tp)
-            return (bt_slot_np_numbers[i].kind == 'f') == (kind == 'f') ? &bt_slot_np_numbers[i]
-                                                                        : NULL;
-    return NULL;
-}
-
-/* A NumPy integer scalar whose value fits a long long into *v; 0 for any
- * other object (a uint64 above LLONG_MAX included: the full conversion). */
-static inline int bt_slot_np_int(PyObject *o, long long *v)
-{
-    const BtNpNumber *n = bt_slot_np_number(o, 'i');
-    const void *p = &((const BtNpScalarObject *)o)->obval;
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    uint64_t u;
-
-    if (!n)
-        return 0;
-    switch (n->size) {
-    case 1:
-        memcpy(&i8, p, 1);
-        *v = n->kind == 'u' ? (long long)(uint8_t)i8 : i8;
-        return 1;
-    case 2:
-        memcpy(&i16, p, 2);
-        *v = n->kind == 'u' ? (long long)(uint16_t)i16 : i16;
-        return 1;
-    case 4:
-        memcpy(&i32, p, 4);
-        *v = n->kind == 'u' ? (long long)(uint32_t)i32 : i32;
-        return 1;
-    default:
-        memcpy(&u, p, 8);
-        if (n->kind == 'u' && u > (uint64_t)INT64_MAX)
-            return 0;
-        *v = (long long)u;
-        return 1;
-    }
-}
-
-/* A NumPy float64 or float32 scalar's value into *d (float32 widened, as
- * its __float__ does); 0 for any other object. */
-static inline int bt_slot_np_float(PyObject *o, double *d)
-{
-    const BtNpNumber *n = bt_slot_np_number(o, 'f');
-    float f;
-
-    if (!n)
-        return 0;
-    if (n->size == 8) {
-        memcpy(d, &((const BtNpScalarObject *)o)->obval, sizeof *d);
-        return 1;
-    }
-    memcpy(&f, &((const BtNpScalarObject *)o)->obval, sizeof f);
-    *d = f;
-    return 1;
-}
+/* A NumPy integer scalar whose value fits a long long into *v; a NumPy
+ * float64 or float32 scalar's value into *d (float32 widened, as its
+ * __float__ does). Read in place, without the number protocol (__index__,
+ * __float__); 0 for any other object (a uint64 above LLONG_MAX included:
+ * the full conversion takes it). Out of line: only the quick conversion's
+ * second try. */
+BT_HIDDEN int bt_slot_np_int(PyObject *o, long long *v);
+BT_HIDDEN int bt_slot_np_float(PyObject *o, double *d);
 
 /* The common scalars the quick way: an int or a NumPy integer in range for
  * an integer slot, a float or a NumPy float64/float32 for a floating one
