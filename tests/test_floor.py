@@ -191,3 +191,21 @@ def test_numpy_float_scalars_as_python_floats(abi, fname):
                 assert got[:2] == want[:2] and "nan" in got[2]
             else:
                 assert got == want, (fname, t, v)
+
+
+def test_keywords_not_interned_bind_as_interned_ones(defaults):
+    """The keyword map compares interned pointers first; a name built at run
+    time (not interned: another object) binds by value as before, and gives
+    the same errors."""
+    y, x = np.zeros(3), np.arange(3.0)
+    om, sh = "".join(["ome", "ga"]), "".join(["shi", "ft"])
+    assert om == "omega" and om is not "omega"  # noqa: F632 - the point: another object
+    assert defaults.relax(y, x, **{om: 2.0, sh: 1}) == 2.0
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    with pytest.raises(TypeError, match=r"relax\(\) got multiple values for argument 'omega'"):
+        defaults.relax(y, x, 1.0, **{om: 2.0})
+    with pytest.raises(TypeError, match=r"relax\(\) got an unexpected keyword argument 'omegA'"):
+        defaults.relax(y, x, **{om[:-1] + "A": 2.0})
+    y2 = np.zeros(3)
+    defaults.relax(y2, x, omega=2.0, shift=1)
+    np.testing.assert_array_equal(y2, y)

@@ -73,6 +73,14 @@ typedef struct BtDispatch {
     int min_n;  /* one group: the fewest positional arguments a call may give
                  * (the parameters after them have defaults); else n_py + 1 */
     int max_py; /* the most parameters of a group */
+    /* the first group's keyword map, built at init: each name (interned,
+     * names holds it) at the slot its pointer hashes to (kw_mask + 1
+     * slots, open addressing), with its position; read-only after init */
+    struct BtKwSlot {
+        PyObject *name; /* NULL: empty */
+        int pos;
+    } * kw_map;
+    size_t kw_mask;
     /* Free-threaded, the cache is read without a lock: an entry is
      * written whole, then published by the release store of its ov (an
      * empty slot's ov is -1), and a table by the store of `cache`; writers
