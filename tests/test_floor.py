@@ -209,3 +209,15 @@ def test_keywords_not_interned_bind_as_interned_ones(defaults):
     y2 = np.zeros(3)
     defaults.relax(y2, x, omega=2.0, shift=1)
     np.testing.assert_array_equal(y2, y)
+
+
+def test_unknown_keyword_text_kept_and_whole(defaults):
+    """The keyword list of the unknown-keyword TypeError is built once and
+    kept: every raise has the same, whole text."""
+    msgs = set()
+    for _ in range(3):
+        with pytest.raises(TypeError) as e:
+            defaults.relax(np.zeros(3), np.zeros(3), Omega=1.0)
+        msgs.add(str(e.value))
+    assert msgs == {"relax() got an unexpected keyword argument 'Omega'; the keywords it takes "
+                    "are 'y', 'x', 'omega', 'shift' (spelled exactly, case included)"}

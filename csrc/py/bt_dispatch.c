@@ -277,6 +277,7 @@ void bt_dispatch_clear(BtDispatch *d)
     cache_free(d->cache);
     PyMem_Free(d->last_keys);
     PyMem_Free(d->kw_map);
+    Py_CLEAR(d->kw_text);
     memset(d, 0, sizeof *d);
 }
 
@@ -423,17 +424,17 @@ static int append_keyword(const BtDispatch *d, PyObject *list, PyObject *s)
     return c;
 }
 
-/* The TypeError for a keyword kw that names no parameter: bindthem's own
- * text (CPython's differs across versions), with every keyword the call
- * takes: the parameters' names (every group's), then extra's. */
-static void unknown_keyword(const BtDispatch *d, PyObject *kw, const BtDispatchExtra *extra)
+/* New reference: what the TypeError for a keyword that names no parameter
+ * says after the keyword: every keyword the call takes, the parameters'
+ * names (every group's), then extra's. */
+static PyObject *keywords_text(const BtDispatch *d, const BtDispatchExtra *extra)
 {
     PyObject *names = d->all_names ? d->all_names : d->names, *list = PyList_New(0);
-    PyObject *sep = NULL, *joined = NULL;
+    PyObject *sep = NULL, *joined = NULL, *r = NULL;
     Py_ssize_t j;
 
     if (!list)
-        return;
+        return NULL;
     for (j = 0; j < PyTuple_GET_SIZE(names); j++)
         if (append_keyword(d, list, PyTuple_GET_ITEM(names, j)) < 0)
             goto done;
@@ -445,29 +446,57 @@ static void unknown_keyword(const BtDispatch *d, PyObject *kw, const BtDispatchE
             goto done;
     }
     if (PyList_GET_SIZE(list) == 0) {
-        PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'; it takes %s",
-                     d->qualname, kw,
-                     PyTuple_GET_SIZE(names) ? "no keyword arguments (pass them by position)"
-                                             : "no arguments");
+        r = PyUnicode_FromFormat("it takes %s", PyTuple_GET_SIZE(names)
+                                                    ? "no keyword arguments (pass them by position)"
+                                                    : "no arguments");
         goto done;
     }
     sep = PyUnicode_FromString(", ");
     joined = sep ? PyUnicode_Join(sep, list) : NULL;
     if (joined)
-        PyErr_Format(PyExc_TypeError,
-                     "%U() got an unexpected keyword argument '%S'; the keyword%s it takes %s %U "
-                     "(spelled exactly, case included)",
-                     d->qualname, kw, PyList_GET_SIZE(list) == 1 ? "" : "s",
-                     PyList_GET_SIZE(list) == 1 ? "is" : "are", joined);
+        r = PyUnicode_FromFormat("the keyword%s it takes %s %U (spelled exactly, case included)",
+                                 PyList_GET_SIZE(list) == 1 ? "" : "s",
+                                 PyList_GET_SIZE(list) == 1 ? "is" : "are", joined);
 done:
     Py_DECREF(list);
     Py_XDECREF(sep);
     Py_XDECREF(joined);
+    return r;
+}
+
+/* The TypeError for a keyword kw that names no parameter: bindthem's own
+ * text (CPython's differs across versions). Without extra keywords (a
+ * Function's call) the list of keywords is built at the first such error
+ * and kept (d->kw_text): code that probes with try/except pays for it once. */
+static void unknown_keyword(BtDispatch *d, PyObject *kw, const BtDispatchExtra *extra)
+{
+    PyObject *text = extra ? NULL : BT_FT_LOAD(&d->kw_text);
+
+    if (!text) {
+        text = keywords_text(d, extra);
+        if (!text)
+            return;
+        if (!extra) { /* kept; free-threaded, the first of two racing writers wins */
+#ifdef Py_GIL_DISABLED
+            PyObject *none = NULL;
+            if (!__atomic_compare_exchange_n(&d->kw_text, &none, text, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+                Py_DECREF(text);
+                text = none;
+            }
+#else
+            d->kw_text = text;
+#endif
+        }
+    }
+    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'; %U", d->qualname,
+                 kw, text);
+    if (extra)
+        Py_DECREF(text);
 }
 
 /* A keyword that names no parameter: extra's, or the TypeError. 0 or -1. */
-static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
-                         const BtDispatchExtra *extra)
+static int other_keyword(BtDispatch *d, PyObject *kw, PyObject *value, const BtDispatchExtra *extra)
 {
     int j;
 
@@ -486,9 +515,8 @@ static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
  * raises TypeError with CPython's message (bindthem's for an unknown
  * keyword). extra may be NULL; src gets the given number j of each, or -1.
  * Returns how many parameters were given (n_py: none left out), or -1. */
-static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames, PyObject **slots, const BtDispatchExtra *extra,
-                          int *src)
+static int bind_one_group(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          PyObject **slots, const BtDispatchExtra *extra, int *src)
 {
     const uint8_t *opt = d->groups[0].optional;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
@@ -939,9 +967,8 @@ static int read_code(PyObject *o, int j, PyObject *name, const BtDispatchHow *ho
 /* Sorts the keywords (parameters of some group, extra's, or an error) and
  * reads the codes. 0, 1 when the call has more arguments than any group
  * takes, or -1 with an exception. */
-static int read_given(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames, const BtDispatchExtra *extra, const BtDispatchHow *how,
-                      Given *gv)
+static int read_given(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      const BtDispatchExtra *extra, const BtDispatchHow *how, Given *gv)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
     int j, g, too_many = nargs > d->max_py;

@@ -81,6 +81,9 @@ typedef struct BtDispatch {
         int pos;
     } * kw_map;
     size_t kw_mask;
+    /* the unknown-keyword TypeError's list of keywords, built at its first
+     * raise (NULL until then; free-threaded: set once, by compare-exchange) */
+    PyObject *kw_text;
     /* Free-threaded, the cache is read without a lock: an entry is
      * written whole, then published by the release store of its ov (an
      * empty slot's ov is -1), and a table by the store of `cache`; writers
