@@ -32,7 +32,8 @@ static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, Py
 /* Calls overload ov with the Function's options as bindthem.options()
  * leaves them: the GIL policy, and copies of misfit const arrays. Inlined
  * into each caller: the fast path has one frame less. */
-static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, PyObject *names)
+static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv,
+                                                PyObject *names)
 {
     BtCallOpts opts = f->opts;
 
