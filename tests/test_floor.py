@@ -2,6 +2,8 @@
 the no-match error's dtype names (read once at import, not from NumPy per
 call), defaults left out on the fast path, keyword calls."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,109 @@ def test_keyword_errors_unchanged(defaults):
         defaults.relax(y=y, x=np.zeros(6)[::2], omega=1.0, shift=0)
     with pytest.raises(OverflowError):
         defaults.relax(y=y, x=x, omega=1.0, shift=1 << 40)
+
+
+def test_defaults_left_out_select_by_dtype_through_the_memo(defaults):
+    """A call that leaves defaults out asks the last-call memo too (an omitted
+    argument has a key of its own): alternating dtypes and how many arguments
+    are given, positional and keyword, each call gets its own overload and its
+    own defaults; the int overload, which has no default for omega, still
+    refuses a call that leaves it out, right after the float ones took it."""
+    for _ in range(3):
+        for dt in (np.float64, np.float32):
+            x = np.arange(3, dtype=dt)
+            for call in (lambda y: defaults.relax(y, x), lambda y: defaults.relax(y, x, 0.5),
+                         lambda y: defaults.relax(y=y, x=x), lambda y: defaults.relax(y, x, 0.5, 0),
+                         lambda y: defaults.relax(y, x, omega=0.5)):
+                y = np.zeros(3, dt)
+                assert call(y) == 0.5
+                np.testing.assert_array_equal(y, x * dt(0.5))
+            y = np.zeros(3, dt)
+            assert defaults.relax(y, x, 2.0) == 2.0
+            np.testing.assert_array_equal(y, 2 * x)
+        yi, xi = np.zeros(3, np.int32), np.arange(3, dtype=np.int32)
+        with pytest.raises(TypeError, match=r"argument 'omega' \(position 3\) got nothing \(it "
+                                            r"was left out\), expected int"):
+            defaults.relax(yi, xi)
+        with pytest.raises(TypeError, match=r"argument 'omega' \(position 3\) got nothing"):
+            defaults.relax(y=yi, x=xi, shift=1)
+        assert defaults.relax(yi, xi, 3) == 3
+        np.testing.assert_array_equal(yi, 3 * xi)
+
+
+NP_INTS = [np.int8, np.uint8, np.int16, np.uint16, np.intc, np.uintc, np.int32, np.uint32,
+           np.int64, np.uint64, np.longlong, np.ulonglong, np.bool_]
+INT_FUNCS = ["next_char", "prev_schar", "next_uchar", "neg_short", "next_ushort", "neg_int",
+             "next_uint", "neg_long", "next_ulong", "neg_llong", "next_ullong", "next_size",
+             "neg_int64", "half_float", "half_double"]
+
+
+def outcome(f, v):
+    try:
+        r = f(v)
+        return ("ok", type(r), repr(r))
+    except Exception as e:  # noqa: BLE001 - the outcome is compared whole
+        # messages name the argument's type (numpy.int8 or int) and its repr
+        # (np.float64(3.5e+38) or 3.5e+38): all else alike
+        msg = re.sub(r"got [\w.]+, expected", "got T, expected", str(e))
+        return ("exc", type(e), re.sub(r"np\.\w+\(([^()]*)\)", r"\1", msg))
+
+
+@pytest.mark.parametrize("fname", INT_FUNCS)
+def test_numpy_integer_scalars_as_python_ints(abi, fname):
+    """NumPy integers are read in place (no __index__): every type's edge
+    values give what the same value as a Python int gives, result or error
+    (the range messages name the value the same way)."""
+    f = getattr(abi, fname)
+    for t in NP_INTS:
+        info = np.iinfo(t) if t is not np.bool_ else None
+        values = [0, 1] if info is None else sorted(
+            {info.min, info.max, 0, 1, -1 if info.min < 0 else 2, info.max // 2 + 1,
+             info.min // 2 - 1 if info.min < 0 else 3})
+        for v in values:
+            want = outcome(f, bool(v) if t is np.bool_ else int(v))
+            assert outcome(f, t(v)) == want, (fname, t, v)
+
+
+@pytest.mark.parametrize("fname", ["half_float", "half_double", "conj2_cdouble", "neg_int"])
+def test_numpy_float_scalars_as_python_floats(abi, fname):
+    f = getattr(abi, fname)
+    for t in (np.float32, np.float64):
+        for v in (0.0, -0.0, 0.1, 3.0, -2.5, 1e38, 3.5e38, 1e300, -1e300, np.inf, -np.inf, np.nan):
+            with np.errstate(over="ignore"):
+                s = t(v)
+            got, want = outcome(f, s), outcome(f, float(s))
+            if "nan" in want[2]:
+                assert got[:2] == want[:2] and "nan" in got[2]
+            else:
+                assert got == want, (fname, t, v)
+
+
+def test_keywords_not_interned_bind_as_interned_ones(defaults):
+    """The keyword map compares interned pointers first; a name built at run
+    time (not interned: another object) binds by value as before, and gives
+    the same errors."""
+    y, x = np.zeros(3), np.arange(3.0)
+    om, sh = "".join(["ome", "ga"]), "".join(["shi", "ft"])
+    assert om == "omega" and om is not "omega"  # noqa: F632 - the point: another object
+    assert defaults.relax(y, x, **{om: 2.0, sh: 1}) == 2.0
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    with pytest.raises(TypeError, match=r"relax\(\) got multiple values for argument 'omega'"):
+        defaults.relax(y, x, 1.0, **{om: 2.0})
+    with pytest.raises(TypeError, match=r"relax\(\) got an unexpected keyword argument 'omegA'"):
+        defaults.relax(y, x, **{om[:-1] + "A": 2.0})
+    y2 = np.zeros(3)
+    defaults.relax(y2, x, omega=2.0, shift=1)
+    np.testing.assert_array_equal(y2, y)
+
+
+def test_unknown_keyword_text_kept_and_whole(defaults):
+    """The keyword list of the unknown-keyword TypeError is built once and
+    kept: every raise has the same, whole text."""
+    msgs = set()
+    for _ in range(3):
+        with pytest.raises(TypeError) as e:
+            defaults.relax(np.zeros(3), np.zeros(3), Omega=1.0)
+        msgs.add(str(e.value))
+    assert msgs == {"relax() got an unexpected keyword argument 'Omega'; the keywords it takes "
+                    "are 'y', 'x', 'omega', 'shift' (spelled exactly, case included)"}

@@ -8,12 +8,12 @@
 #define BT_DIRECT_ANY 1
 #endif
 
-enum { N_GP = BT_DIRECT_GP, N_FP = 8, MAX_STACK = 16, FP0 = N_GP, STACK0 = N_GP + N_FP };
+enum { N_GP = BT_DIRECT_GP, N_FP = 8, MAX_STACK = 32, FP0 = N_GP, STACK0 = N_GP + N_FP };
 enum { RET_INT, RET_FP };
 
 #ifdef BT_DIRECT_ANY
 /* The stack-slot counts with a call site of their own. */
-static const uint8_t stack_sizes[] = {0, 2, 4, 8, 16};
+static const uint8_t stack_sizes[] = {0, 2, 4, 8, 16, 32};
 #define N_STACK_SIZES ((int)(sizeof stack_sizes / sizeof stack_sizes[0]))
 
 #ifdef BT_DIRECT_AAPCS64
@@ -97,7 +97,9 @@ int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, in
     }
     for (k = 0; stack_sizes[k] < stack; k++)
         ;
-    plan->variant = (uint8_t)(1 + rc * N_STACK_SIZES + k);
+    /* per return class: the sites that pass the floating-point registers,
+     * then those that pass none (a kernel of integers and pointers only) */
+    plan->variant = (uint8_t)(1 + (2 * rc + (fp == 0)) * N_STACK_SIZES + k);
     plan->ret_split = ret == BT_CFLOAT && CFLOAT_REGS == 2;
     return 1;
 #else
@@ -140,11 +142,15 @@ typedef struct FpPair {
 #define TS4 TS2, U, U
 #define TS8 TS4, U, U, U, U
 #define TS16 TS8, U, U, U, U, U, U, U, U
+#define TS32 TS16, TS16
 #define X fpr(v, 0), fpr(v, 1), fpr(v, 2), fpr(v, 3), fpr(v, 4), fpr(v, 5), fpr(v, 6), fpr(v, 7)
 #define S2 s[0], s[1]
 #define S4 S2, s[2], s[3]
 #define S8 S4, s[4], s[5], s[6], s[7]
 #define S16 S8, s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+#define S32                                                                                        \
+    S16, s[16], s[17], s[18], s[19], s[20], s[21], s[22], s[23], s[24], s[25], s[26], s[27],       \
+        s[28], s[29], s[30], s[31]
 
 void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *words, void *rvalue)
 {
@@ -175,14 +181,28 @@ void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *word
     case 3: ri = ((U(*)(TG, TX, TS4))fn)(G, X, S4); break;
     case 4: ri = ((U(*)(TG, TX, TS8))fn)(G, X, S8); break;
     case 5: ri = ((U(*)(TG, TX, TS16))fn)(G, X, S16); break;
-    case 6: rs = ((FpPair(*)(TG, TX))fn)(G, X); break;
-    case 7: rs = ((FpPair(*)(TG, TX, TS2))fn)(G, X, S2); break;
-    case 8: rs = ((FpPair(*)(TG, TX, TS4))fn)(G, X, S4); break;
-    case 9: rs = ((FpPair(*)(TG, TX, TS8))fn)(G, X, S8); break;
-    case 10: rs = ((FpPair(*)(TG, TX, TS16))fn)(G, X, S16); break;
+    case 6: ri = ((U(*)(TG, TX, TS32))fn)(G, X, S32); break;
+    case 7: ri = ((U(*)(TG))fn)(G); break;
+    case 8: ri = ((U(*)(TG, TS2))fn)(G, S2); break;
+    case 9: ri = ((U(*)(TG, TS4))fn)(G, S4); break;
+    case 10: ri = ((U(*)(TG, TS8))fn)(G, S8); break;
+    case 11: ri = ((U(*)(TG, TS16))fn)(G, S16); break;
+    case 12: ri = ((U(*)(TG, TS32))fn)(G, S32); break;
+    case 13: rs = ((FpPair(*)(TG, TX))fn)(G, X); break;
+    case 14: rs = ((FpPair(*)(TG, TX, TS2))fn)(G, X, S2); break;
+    case 15: rs = ((FpPair(*)(TG, TX, TS4))fn)(G, X, S4); break;
+    case 16: rs = ((FpPair(*)(TG, TX, TS8))fn)(G, X, S8); break;
+    case 17: rs = ((FpPair(*)(TG, TX, TS16))fn)(G, X, S16); break;
+    case 18: rs = ((FpPair(*)(TG, TX, TS32))fn)(G, X, S32); break;
+    case 19: rs = ((FpPair(*)(TG))fn)(G); break;
+    case 20: rs = ((FpPair(*)(TG, TS2))fn)(G, S2); break;
+    case 21: rs = ((FpPair(*)(TG, TS4))fn)(G, S4); break;
+    case 22: rs = ((FpPair(*)(TG, TS8))fn)(G, S8); break;
+    case 23: rs = ((FpPair(*)(TG, TS16))fn)(G, S16); break;
+    case 24: rs = ((FpPair(*)(TG, TS32))fn)(G, S32); break;
     default: break;
     }
-    if (plan->variant <= N_STACK_SIZES) {
+    if (plan->variant <= 2 * N_STACK_SIZES) { /* RET_INT's */
         memcpy(rvalue, &ri, sizeof ri);
         return;
     }

@@ -14,8 +14,11 @@
  * parameters therefore fill exactly the argument registers, and the K u64
  * after them are the first K stack slots. Slots the kernel does not use hold
  * zeros it never reads; the caller pops the stack, so extra stack slots are
- * harmless. K is rounded up to 0, 2, 4, 8 or 16 to keep the number of call
- * sites small; more than 16 stack slots uses libffi.
+ * harmless. K is rounded up to 0, 2, 4, 8, 16 or 32 to keep the number of call
+ * sites small; more than 32 stack slots uses libffi. A kernel with no
+ * floating-point argument (pointers and integers: most array kernels) is
+ * called through the same type without the eight doubles, which spares
+ * loading registers it never reads.
  *
  * x86-64 System V (psABI 1.0, section 3.2.3 "Parameter Passing"):
  * INTEGER-class arguments take rdi, rsi, rdx, rcx, r8, r9 in order, SSE-class
@@ -100,12 +103,13 @@
 #endif
 
 /* Most words a direct call passes: the general registers, 8 floating-point
- * ones, 16 stack slots. */
-#define BT_DIRECT_WORDS (BT_DIRECT_GP + 8 + 16)
+ * ones, 32 stack slots. */
+#define BT_DIRECT_WORDS (BT_DIRECT_GP + 8 + 32)
 
 /* A direct-call plan for one overload; variant 0: use libffi. */
 typedef struct BtDirect {
-    uint8_t variant; /* call site: return class x stack slots (bt_direct.c) */
+    uint8_t
+        variant; /* call site: return class x FP registers or none x stack slots (bt_direct.c) */
     /* AAPCS64: bit r set when floating-point register r takes the real part
      * of a std::complex<float> (its word, packed) and r + 1 its imaginary
      * part; the call splits the word. Zero on x86-64. */

@@ -187,9 +187,11 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
 }
 
 /* The direct call: each argument straight into the word(s) of its register
- * or stack slot (call->direct.pos), no BtValue or avalues. */
-static PyObject *invoke_direct(const BtCall *call, PyObject *const *args, const char *fname,
-                               PyObject *names, const BtCallOpts *opts)
+ * or stack slot (call->direct.pos), no BtValue or avalues. Inlined into
+ * bt_call_invoke: the common call has one frame less. */
+static inline BT_ALWAYS_INLINE PyObject *invoke_direct(const BtCall *call, PyObject *const *args,
+                                                       const char *fname, PyObject *names,
+                                                       const BtCallOpts *opts)
 {
     uint64_t w[BT_DIRECT_WORDS];
     const BtArgOut out = {BT_OUT_WORDS, w, call->direct.pos, NULL};

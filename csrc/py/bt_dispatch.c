@@ -143,6 +143,34 @@ done:
     return rc;
 }
 
+/* The slot of name pointer p in a keyword map of mask + 1 slots. */
+static size_t kw_hash(const PyObject *p, size_t mask) { return ((uintptr_t)p >> 4) & mask; }
+
+/* d->kw_map for d->names (interned: a keyword spelled in the caller's code
+ * is the same object). 0, or -1 with MemoryError. */
+static int kw_map_build(BtDispatch *d)
+{
+    size_t cap = 4, h;
+    int i;
+
+    while (cap < 2 * (size_t)d->n_py)
+        cap *= 2;
+    d->kw_map = PyMem_Calloc(cap, sizeof *d->kw_map);
+    if (!d->kw_map) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->kw_mask = cap - 1;
+    for (i = 0; i < d->n_py; i++) {
+        PyObject *name = PyTuple_GET_ITEM(d->names, i);
+        for (h = kw_hash(name, d->kw_mask); d->kw_map[h].name; h = (h + 1) & d->kw_mask)
+            ;
+        d->kw_map[h].name = name;
+        d->kw_map[h].pos = i;
+    }
+    return 0;
+}
+
 int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverload *ovs,
                      const BtCall *calls, int n)
 {
@@ -205,6 +233,8 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
         PyErr_NoMemory();
         return -1;
     }
+    if (kw_map_build(d) < 0)
+        return -1;
     d->key_len = d->n_py;
     d->fast_n = d->n_groups > 1 ? -1 : d->n_py;
     d->min_n = d->n_groups > 1 ? d->n_py + 1 : d->n_py;
@@ -246,6 +276,8 @@ void bt_dispatch_clear(BtDispatch *d)
     PyMem_Free(d->slots);
     cache_free(d->cache);
     PyMem_Free(d->last_keys);
+    PyMem_Free(d->kw_map);
+    Py_CLEAR(d->kw_text);
     memset(d, 0, sizeof *d);
 }
 
@@ -365,6 +397,19 @@ static int name_index(PyObject *names, PyObject *kw)
     return -1;
 }
 
+/* One group: the position of keyword kw among d->names; the keyword map
+ * first (one pointer compare, as a name in the caller's code is the
+ * interned one), else name_index's compares by value. */
+static int kw_index(const BtDispatch *d, PyObject *kw)
+{
+    size_t h;
+
+    for (h = kw_hash(kw, d->kw_mask); d->kw_map[h].name; h = (h + 1) & d->kw_mask)
+        if (d->kw_map[h].name == kw)
+            return d->kw_map[h].pos;
+    return name_index(d->names, kw);
+}
+
 /* Appends repr(s) to list unless s is a positional-only name. 0 or -1. */
 static int append_keyword(const BtDispatch *d, PyObject *list, PyObject *s)
 {
@@ -379,17 +424,17 @@ static int append_keyword(const BtDispatch *d, PyObject *list, PyObject *s)
     return c;
 }
 
-/* The TypeError for a keyword kw that names no parameter: bindthem's own
- * text (CPython's differs across versions), with every keyword the call
- * takes: the parameters' names (every group's), then extra's. */
-static void unknown_keyword(const BtDispatch *d, PyObject *kw, const BtDispatchExtra *extra)
+/* New reference: what the TypeError for a keyword that names no parameter
+ * says after the keyword: every keyword the call takes, the parameters'
+ * names (every group's), then extra's. */
+static PyObject *keywords_text(const BtDispatch *d, const BtDispatchExtra *extra)
 {
     PyObject *names = d->all_names ? d->all_names : d->names, *list = PyList_New(0);
-    PyObject *sep = NULL, *joined = NULL;
+    PyObject *sep = NULL, *joined = NULL, *r = NULL;
     Py_ssize_t j;
 
     if (!list)
-        return;
+        return NULL;
     for (j = 0; j < PyTuple_GET_SIZE(names); j++)
         if (append_keyword(d, list, PyTuple_GET_ITEM(names, j)) < 0)
             goto done;
@@ -401,29 +446,57 @@ static void unknown_keyword(const BtDispatch *d, PyObject *kw, const BtDispatchE
             goto done;
     }
     if (PyList_GET_SIZE(list) == 0) {
-        PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'; it takes %s",
-                     d->qualname, kw,
-                     PyTuple_GET_SIZE(names) ? "no keyword arguments (pass them by position)"
-                                             : "no arguments");
+        r = PyUnicode_FromFormat("it takes %s", PyTuple_GET_SIZE(names)
+                                                    ? "no keyword arguments (pass them by position)"
+                                                    : "no arguments");
         goto done;
     }
     sep = PyUnicode_FromString(", ");
     joined = sep ? PyUnicode_Join(sep, list) : NULL;
     if (joined)
-        PyErr_Format(PyExc_TypeError,
-                     "%U() got an unexpected keyword argument '%S'; the keyword%s it takes %s %U "
-                     "(spelled exactly, case included)",
-                     d->qualname, kw, PyList_GET_SIZE(list) == 1 ? "" : "s",
-                     PyList_GET_SIZE(list) == 1 ? "is" : "are", joined);
+        r = PyUnicode_FromFormat("the keyword%s it takes %s %U (spelled exactly, case included)",
+                                 PyList_GET_SIZE(list) == 1 ? "" : "s",
+                                 PyList_GET_SIZE(list) == 1 ? "is" : "are", joined);
 done:
     Py_DECREF(list);
     Py_XDECREF(sep);
     Py_XDECREF(joined);
+    return r;
+}
+
+/* The TypeError for a keyword kw that names no parameter: bindthem's own
+ * text (CPython's differs across versions). Without extra keywords (a
+ * Function's call) the list of keywords is built at the first such error
+ * and kept (d->kw_text): code that probes with try/except pays for it once. */
+static void unknown_keyword(BtDispatch *d, PyObject *kw, const BtDispatchExtra *extra)
+{
+    PyObject *text = extra ? NULL : BT_FT_LOAD(&d->kw_text);
+
+    if (!text) {
+        text = keywords_text(d, extra);
+        if (!text)
+            return;
+        if (!extra) { /* kept; free-threaded, the first of two racing writers wins */
+#ifdef Py_GIL_DISABLED
+            PyObject *none = NULL;
+            if (!__atomic_compare_exchange_n(&d->kw_text, &none, text, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+                Py_DECREF(text);
+                text = none;
+            }
+#else
+            d->kw_text = text;
+#endif
+        }
+    }
+    PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%S'; %U", d->qualname,
+                 kw, text);
+    if (extra)
+        Py_DECREF(text);
 }
 
 /* A keyword that names no parameter: extra's, or the TypeError. 0 or -1. */
-static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
-                         const BtDispatchExtra *extra)
+static int other_keyword(BtDispatch *d, PyObject *kw, PyObject *value, const BtDispatchExtra *extra)
 {
     int j;
 
@@ -441,22 +514,25 @@ static int other_keyword(const BtDispatch *d, PyObject *kw, PyObject *value,
  * slots[n_py] (NULL where an argument with a default is left out), or
  * raises TypeError with CPython's message (bindthem's for an unknown
  * keyword). extra may be NULL; src gets the given number j of each, or -1.
- * Returns 0 or -1. */
-static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames, PyObject **slots, const BtDispatchExtra *extra,
-                          int *src)
+ * Returns how many parameters were given (n_py: none left out), or -1. */
+static int bind_one_group(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          PyObject **slots, const BtDispatchExtra *extra, int *src)
 {
     const uint8_t *opt = d->groups[0].optional;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
-    int i, j = (int)nargs;
+    int i, j = (int)nargs, given = nargs < d->n_py ? (int)nargs : d->n_py;
 
-    for (i = 0; i < d->n_py; i++) {
-        slots[i] = i < nargs ? args[i] : NULL;
-        src[i] = i < nargs ? i : -1;
+    for (i = 0; i < given; i++) {
+        slots[i] = args[i];
+        src[i] = i;
+    }
+    for (; i < d->n_py; i++) {
+        slots[i] = NULL;
+        src[i] = -1;
     }
     for (k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
-        int found = refuse_posonly(d, kw) < 0 ? -2 : name_index(d->names, kw);
+        int found = refuse_posonly(d, kw) < 0 ? -2 : kw_index(d, kw);
         if (found == -2)
             return -1;
         if (found < 0) {
@@ -471,6 +547,7 @@ static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t
         }
         slots[found] = args[nargs + k];
         src[found] = j++;
+        given++;
     }
     /* after the keywords, as CPython checks them */
     if (nargs > d->n_py) {
@@ -486,10 +563,10 @@ static int bind_one_group(const BtDispatch *d, PyObject *const *args, Py_ssize_t
                          nargs == 1 ? "was" : "were");
         return -1;
     }
-    for (i = 0; i < d->n_py; i++)
+    for (i = 0; given < d->n_py && i < d->n_py; i++)
         if (!slots[i] && !opt[i])
             return missing_args(d, slots);
-    return 0;
+    return given;
 }
 
 /* ---- the cache ---- */
@@ -890,9 +967,8 @@ static int read_code(PyObject *o, int j, PyObject *name, const BtDispatchHow *ho
 /* Sorts the keywords (parameters of some group, extra's, or an error) and
  * reads the codes. 0, 1 when the call has more arguments than any group
  * takes, or -1 with an exception. */
-static int read_given(const BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames, const BtDispatchExtra *extra, const BtDispatchHow *how,
-                      Given *gv)
+static int read_given(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      const BtDispatchExtra *extra, const BtDispatchHow *how, Given *gv)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
     int j, g, too_many = nargs > d->max_py;
@@ -993,19 +1069,20 @@ static int pick_groups(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, P
 int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      const BtDispatchExtra *extra, const BtDispatchHow *how, BtDispatchPick *p)
 {
-    int i, all;
+    int i, all, given;
 
     if (d->n_groups > 1)
         return pick_groups(d, args, nargs, kwnames, extra, how, p);
-    if (bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src) < 0)
+    given = bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src);
+    if (given < 0)
         return -1;
     p->names = d->names;
-    /* every argument given (some by keyword), read the usual way: the memo
-     * answers as for a positional call (its keys are by parameter) */
-    for (i = 0; !how && i < d->n_py && p->argv[i]; i++)
-        ;
-    all = !how && i == d->n_py;
-    if (all && (p->ov = bt_dispatch_last(d, p->argv)) >= 0) {
+    /* arguments read the usual way (some by keyword, some left out): the
+     * memo answers as for a positional call (its keys are by parameter,
+     * an omitted argument's its own) */
+    all = !how;
+    if (all && (p->ov = given == d->n_py ? bt_dispatch_last(d, p->argv)
+                                         : bt_dispatch_last_as(d, p->argv, 1)) >= 0) {
         p->pass = 0; /* not known: the memo keeps the overload only */
         return 0;
     }

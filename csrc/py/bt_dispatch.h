@@ -73,6 +73,17 @@ typedef struct BtDispatch {
     int min_n;  /* one group: the fewest positional arguments a call may give
                  * (the parameters after them have defaults); else n_py + 1 */
     int max_py; /* the most parameters of a group */
+    /* the first group's keyword map, built at init: each name (interned,
+     * names holds it) at the slot its pointer hashes to (kw_mask + 1
+     * slots, open addressing), with its position; read-only after init */
+    struct BtKwSlot {
+        PyObject *name; /* NULL: empty */
+        int pos;
+    } * kw_map;
+    size_t kw_mask;
+    /* the unknown-keyword TypeError's list of keywords, built at its first
+     * raise (NULL until then; free-threaded: set once, by compare-exchange) */
+    PyObject *kw_text;
     /* Free-threaded, the cache is read without a lock: an entry is
      * written whole, then published by the release store of its ov (an
      * empty slot's ov is -1), and a table by the store of `cache`; writers
@@ -140,21 +151,30 @@ BT_HIDDEN PyObject *bt_dispatch_doc(const BtDispatch *d, const BtOverload *ovs);
  * pass that matched it in *pass; -1 (no exception) when none accepts them. */
 BT_HIDDEN int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass);
 
-/* One group, every argument given by position: the overload of the last
- * remembered call when args[n_py] have its keys (the same dtypes and
- * types: the same codes, so the same overload), else -1. */
-static inline int bt_dispatch_last(const BtDispatch *d, PyObject *const *args)
+/* One group: the overload of the last remembered call when args[n_py]
+ * have its keys (the same dtypes and types: the same codes, so the same
+ * overload), else -1. Every argument given (no NULL in args) unless
+ * `omitting` (NULL: left out, its default used), a constant at each caller. */
+static inline int bt_dispatch_last_as(const BtDispatch *d, PyObject *const *args, int omitting)
 {
     unsigned seq = BT_FT_SEQ_BEGIN(&d->last_seq);
     int ov = BT_FT_LOAD(&d->last_ov);
 
-    return ov >= 0 && bt_slot_same_keys(args, d->last_keys, d->n_py) &&
+    return ov >= 0 &&
+                   (omitting ? bt_slot_same_keys_omitting : bt_slot_same_keys)(args, d->last_keys,
+                                                                               d->n_py) &&
                    BT_FT_SEQ_SAME(&d->last_seq, seq)
                ? ov
                : -1;
 }
 
-/* Remembers that args[n_py] (all given) selected overload ov. */
+/* bt_dispatch_last_as for every argument given. */
+static inline int bt_dispatch_last(const BtDispatch *d, PyObject *const *args)
+{
+    return bt_dispatch_last_as(d, args, 0);
+}
+
+/* Remembers that args[n_py] (NULL: omitted) selected overload ov. */
 BT_HIDDEN void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov);
 
 /* One group only: TypeError naming the argument where the best overload

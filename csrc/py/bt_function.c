@@ -30,8 +30,10 @@ static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, Py
 }
 
 /* Calls overload ov with the Function's options as bindthem.options()
- * leaves them: the GIL policy, and copies of misfit const arrays. */
-static PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv, PyObject *names)
+ * leaves them: the GIL policy, and copies of misfit const arrays. Inlined
+ * into each caller: the fast path has one frame less. */
+static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv,
+                                                PyObject *names)
 {
     BtCallOpts opts = f->opts;
 
@@ -55,7 +57,8 @@ static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_
 
 /* One parameter list, the first nargs parameters given by position and
  * the rest left out (each has a default, min_n <= nargs < n_py): the
- * binding is known, so no keyword loop; the omitted ones' code is
+ * binding is known, so no keyword loop; the last-call memo first (an
+ * omitted argument has a key of its own), else the omitted ones' code is
  * BT_K_OMITTED, as bt_dispatch_pick gives them. */
 static PyObject *function_call_defaults(BtFunction *f, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -64,13 +67,17 @@ static PyObject *function_call_defaults(BtFunction *f, PyObject *const *args, Py
     uint8_t codes[BT_MAX_PARAMS];
     int i, ov, pass;
 
-    for (i = 0; i < d->n_py; i++) {
+    for (i = 0; i < d->n_py; i++)
         argv[i] = i < nargs ? args[i] : NULL;
-        codes[i] = i < nargs ? bt_slot_code(args[i]) : BT_K_OMITTED;
+    ov = bt_dispatch_last_as(d, argv, 1);
+    if (ov < 0) {
+        for (i = 0; i < d->n_py; i++)
+            codes[i] = argv[i] ? bt_slot_code(argv[i]) : BT_K_OMITTED;
+        ov = bt_dispatch_select(d, codes, &pass);
+        if (ov < 0)
+            return bt_dispatch_no_match(d, argv, codes);
+        bt_dispatch_remember(d, argv, ov);
     }
-    ov = bt_dispatch_select(d, codes, &pass);
-    if (ov < 0)
-        return bt_dispatch_no_match(d, argv, codes);
     return invoke(f, ov, argv, d->names);
 }
 

@@ -36,13 +36,10 @@ static int current_code(BtState *st, long *code)
     return *code == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-int bt_opts_current(BtState *st, BtCallOpts *opts)
+int bt_opts_override(BtState *st, BtCallOpts *opts)
 {
     long code;
 
-    opts->ffi = (uint8_t)BT_FT_LOAD_RELAXED(&st->force_ffi);
-    if (!BT_FT_LOAD_RELAXED(&st->opts_active))
-        return 0;
     if (current_code(st, &code) < 0)
         return -1;
     if (code & 3)

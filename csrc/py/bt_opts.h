@@ -8,9 +8,18 @@
 
 #include "bt_call.h"
 
+/* bt_opts_current's override, when some bindthem.options() block is
+ * active. Returns 0, or -1 with an exception set. */
+BT_HIDDEN int bt_opts_override(BtState *st, BtCallOpts *opts);
+
 /* opts with the current bindthem.options() override applied. Returns 0, or
- * -1 with an exception set. */
-BT_HIDDEN int bt_opts_current(BtState *st, BtCallOpts *opts);
+ * -1 with an exception set. Inline: a call outside every options() block
+ * reads two fields. */
+static inline int bt_opts_current(BtState *st, BtCallOpts *opts)
+{
+    opts->ffi = (uint8_t)BT_FT_LOAD_RELAXED(&st->force_ffi);
+    return BT_FT_LOAD_RELAXED(&st->opts_active) ? bt_opts_override(st, opts) : 0;
+}
 
 /* For each const array argument of call that is not C-contiguous, a
  * C-contiguous, aligned copy: out[i] is args[i] or its copy, and the copies

@@ -50,9 +50,126 @@ static int descr_str(int t)
     return 0;
 }
 
+/* NumPy's integer and floating scalar types (numpy.int64, numpy.float32,
+ * ...), with their kind ('i', 'u', 'f') and size, read at import
+ * (np_numbers_init): bt_slot_np_int and bt_slot_np_float read their value
+ * in place. */
+enum { BT_NP_NUMBERS = 12 };
+typedef struct BtNpNumber {
+    const PyTypeObject *type; /* NULL: none (a NumPy without it) */
+    char kind;
+    uint8_t size;
+} BtNpNumber;
+static BtNpNumber np_numbers_read[BT_NP_NUMBERS];
+
+/* A NumPy scalar's object: the value right after the object header, as
+ * NumPy's scalar structs (PyLongScalarObject, ...) lay it out. */
+typedef struct BtNpScalarObject {
+    PyObject_HEAD
+    uint64_t obval; /* its bytes: the value, of its type's size */
+} BtNpScalarObject;
+
+/* Whether o is a NumPy number of kind `kind` ('f', or 'i' for signed and
+ * unsigned integers): its row, else NULL. */
+static const BtNpNumber *np_number(PyObject *o, char kind)
+{
+    const PyTypeObject *tp = Py_TYPE(o);
+    int i;
+
+    for (i = 0; i < BT_NP_NUMBERS; i++)
+        if (np_numbers_read[i].type == tp)
+            return (np_numbers_read[i].kind == 'f') == (kind == 'f') ? &np_numbers_read[i] : NULL;
+    return NULL;
+}
+
+int bt_slot_np_int(PyObject *o, long long *v)
+{
+    const BtNpNumber *n = np_number(o, 'i');
+    const void *p = &((const BtNpScalarObject *)o)->obval;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    uint64_t u;
+
+    if (!n)
+        return 0;
+    switch (n->size) {
+    case 1:
+        memcpy(&i8, p, 1);
+        *v = n->kind == 'u' ? (long long)(uint8_t)i8 : i8;
+        return 1;
+    case 2:
+        memcpy(&i16, p, 2);
+        *v = n->kind == 'u' ? (long long)(uint16_t)i16 : i16;
+        return 1;
+    case 4:
+        memcpy(&i32, p, 4);
+        *v = n->kind == 'u' ? (long long)(uint32_t)i32 : i32;
+        return 1;
+    default:
+        memcpy(&u, p, 8);
+        if (n->kind == 'u' && u > (uint64_t)INT64_MAX)
+            return 0;
+        *v = (long long)u;
+        return 1;
+    }
+}
+
+int bt_slot_np_float(PyObject *o, double *d)
+{
+    const BtNpNumber *n = np_number(o, 'f');
+    float f;
+
+    if (!n)
+        return 0;
+    if (n->size == 8) {
+        memcpy(d, &((const BtNpScalarObject *)o)->obval, sizeof *d);
+        return 1;
+    }
+    memcpy(&f, &((const BtNpScalarObject *)o)->obval, sizeof f);
+    *d = f;
+    return 1;
+}
+
+/* The NumPy numbers of np_numbers_read, the commonest first. */
+static const int np_numbers[BT_NP_NUMBERS] = {
+    NPY_LONG, NPY_DOUBLE, NPY_INT,    NPY_FLOAT, NPY_LONGLONG, NPY_ULONG,
+    NPY_UINT, NPY_SHORT,  NPY_USHORT, NPY_BYTE,  NPY_UBYTE,    NPY_ULONGLONG,
+};
+
+/* Fills np_numbers_read (as npy_ids: no write when it holds the row). */
+static int np_numbers_init(void)
+{
+    int i;
+
+    for (i = 0; i < BT_NP_NUMBERS; i++) {
+        PyArray_Descr *d = PyArray_DescrFromType(np_numbers[i]);
+        BtNpNumber row;
+        if (!d)
+            return -1;
+        memset(&row, 0, sizeof row); /* padding too: memcmp below */
+        row.type = d->typeobj;
+        row.kind = d->kind;
+        row.size = (uint8_t)PyDataType_ELSIZE(d);
+        Py_DECREF(d);
+        /* the value sits where BtNpScalarObject says, and has a width it reads */
+        if (!(row.kind == 'f' ? row.size == 4 || row.size == 8
+                              : (row.kind == 'i' || row.kind == 'u') && row.size <= 8) ||
+            row.type->tp_basicsize < (Py_ssize_t)(offsetof(BtNpScalarObject, obval) + row.size)) {
+            row.type = NULL;
+        }
+        if (memcmp(&np_numbers_read[i], &row, sizeof row) != 0)
+            np_numbers_read[i] = row;
+    }
+    return 0;
+}
+
 int bt_slot_init(void)
 {
     int t, id;
+
+    if (np_numbers_init() < 0)
+        return -1;
 
     for (t = 0; t < N_NPY; t++) {
         int8_t id8 = (int8_t)bt_type_from_npy(t);
@@ -208,12 +325,18 @@ uint8_t bt_slot_code(PyObject *o)
     return BT_K_OTHER;
 }
 
+/* The key of an omitted argument (NULL in args): no object's. */
+static const char omitted_key;
+
 /* The key of o (see bt_slot_keys), or NULL when it has none. */
 static const void *arg_key(PyObject *o)
 {
-    PyTypeObject *tp = Py_TYPE(o);
+    PyTypeObject *tp;
     PyArray_Descr *d;
 
+    if (!o)
+        return &omitted_key;
+    tp = Py_TYPE(o);
     if (tp == &PyArray_Type) {
         d = PyArray_DESCR((PyArrayObject *)o);
         return (unsigned)d->type_num < N_NPY && npy_descrs[d->type_num] == d ? d : NULL;
@@ -233,13 +356,18 @@ int bt_slot_keys(PyObject *const *args, int n, const void **keys)
     return 1;
 }
 
-int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
+/* bt_slot_same_keys, and with omitted arguments (NULL in args) where
+ * `omitting`: a constant at each caller, so the all-given compare has no
+ * NULL test. */
+static inline BT_ALWAYS_INLINE int same_keys(PyObject *const *args, const void *const *keys, int n,
+                                             int omitting)
 {
     int i;
 
     for (i = 0; i < n; i++) {
         PyObject *o = args[i];
-        const void *k = Py_TYPE(o) == &PyArray_Type
+        const void *k = omitting && !o ? (const void *)&omitted_key
+                        : Py_TYPE(o) == &PyArray_Type
                             ? (const void *)PyArray_DESCR((PyArrayObject *)o)
                             : (const void *)Py_TYPE(o);
         /* a key is never an ndarray subclass's type, nor a non-built-in descriptor */
@@ -247,6 +375,16 @@ int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
             return 0;
     }
     return 1;
+}
+
+int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n)
+{
+    return same_keys(args, keys, n, 0);
+}
+
+int bt_slot_same_keys_omitting(PyObject *const *args, const void *const *keys, int n)
+{
+    return same_keys(args, keys, n, 1);
 }
 
 /* Scalar conversions of pass 2: from a value of kind `from` into `to`. */

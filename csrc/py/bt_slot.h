@@ -132,9 +132,13 @@ BT_HIDDEN uint8_t bt_slot_code(PyObject *o);
  * that is static (int, float, numpy.float64...); the dispatch code is a
  * function of the key. bt_slot_keys fills keys[n] and returns 1, or 0 when
  * some argument has no key (a subclass, a non-native byte order, a heap
- * type); bt_slot_same_keys says whether args[n] have keys[n]. */
+ * type); bt_slot_same_keys says whether args[n] have keys[n]. An omitted
+ * argument (NULL in args) has a key of its own (its code: BT_K_OMITTED),
+ * which only bt_slot_same_keys_omitting reads from args; bt_slot_same_keys
+ * takes args without NULLs. */
 BT_HIDDEN int bt_slot_keys(PyObject *const *args, int n, const void **keys);
 BT_HIDDEN int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n);
+BT_HIDDEN int bt_slot_same_keys_omitting(PyObject *const *args, const void *const *keys, int n);
 
 /* The dispatch code of an array of type id (-1: none we know), and of one
  * with NumPy descriptor descr (a PyArray_Descr). */
@@ -235,8 +239,18 @@ static inline int bt_slot_small_int(PyObject *o, long long *v)
     return 1;
 }
 
-/* The common scalars the quick way: an int in range for an integer slot, a
- * float for a floating one (in range for float), a bool for a bool; the
+/* A NumPy integer scalar whose value fits a long long into *v; a NumPy
+ * float64 or float32 scalar's value into *d (float32 widened, as its
+ * __float__ does). Read in place, without the number protocol (__index__,
+ * __float__); 0 for any other object (a uint64 above LLONG_MAX included:
+ * the full conversion takes it). Out of line: only the quick conversion's
+ * second try. */
+BT_HIDDEN int bt_slot_np_int(PyObject *o, long long *v);
+BT_HIDDEN int bt_slot_np_float(PyObject *o, double *d);
+
+/* The common scalars the quick way: an int or a NumPy integer in range for
+ * an integer slot, a float or a NumPy float64/float32 for a floating one
+ * (in range for float), a bool for a bool; the
  * value into out[0] as bt_slot_store_scalar stores it (integers extended
  * to 64 bits). Returns 1, or 0 when the full conversion (its checks and
  * messages) must run. */
@@ -249,14 +263,17 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
     switch (s->kind) {
     case 'i':
     case 'u':
-        if (!bt_slot_small_int(o, &v) || v < s->min || (v >= 0 && (unsigned long long)v > s->max))
+        if (!bt_slot_small_int(o, &v) && !bt_slot_np_int(o, &v))
+            return 0;
+        if (v < s->min || (v >= 0 && (unsigned long long)v > s->max))
             return 0;
         *out = (uint64_t)v;
         return 1;
     case 'f':
-        if (Py_TYPE(o) != &PyFloat_Type)
+        if (Py_TYPE(o) == &PyFloat_Type)
+            d = PyFloat_AS_DOUBLE(o);
+        else if (!bt_slot_np_float(o, &d))
             return 0;
-        d = PyFloat_AS_DOUBLE(o);
         if (s->size == 8) {
             memcpy(out, &d, sizeof d);
             return 1;
