@@ -56,13 +56,23 @@ class Context:
     build's header, compiler, flags, options and cache."""
 
     __slots__ = ("header", "header_text", "name", "cxx", "flags", "cache_dir", "strict",
-                 "options", "source", "failed", "__weakref__")
+                 "options", "source", "cell", "__weakref__")
 
     def __init__(self, header, header_text, name, cxx, flags, cache_dir, strict, options,
                  source):
         self.header, self.header_text, self.name = header, header_text, name
         self.cxx, self.flags, self.cache_dir = cxx, list(flags), cache_dir
         self.strict, self.options, self.source = strict, options, source
+        self.cell = None  # %%bindthem: what its errors call the header ("cell")
+
+
+def set_cell(lib, name):
+    """Errors of lib's instantiations on demand call its header ``name``
+    (the notebook's ``cell:LINE:COL``)."""
+    with _registry_lock:
+        ctxs = {id(op.ctx): op.ctx for fn, op in _opens.items() if fn.library is lib}
+    for ctx in ctxs.values():
+        ctx.cell = name
 
 
 class _Open:
@@ -236,10 +246,14 @@ def _instantiate(fn, op, types):
                                 lines[0]]) + "\n"
             lib = _compile_one(ctx, meta, yml, yaml_text.encode(), source, what)
         except BuildError as e:
-            text = "instantiating %s on demand (called with types no overload takes) failed: %s" \
-                % (what, e)
-            _failed[fkey] = (text, getattr(e, "output", ""))
-            raise BuildError(text, output=getattr(e, "output", "")) from None
+            output = getattr(e, "output", "") or ""
+            if ctx.cell:  # the compiler's lines about the header read as the cell's
+                output = "\n".join(line for line in output.replace(ctx.header, ctx.cell)
+                                    .splitlines() if ".cpp" not in line)
+            text = ("instantiating %s on demand (called with types no overload takes) failed: "
+                    "%s\n%s" % (what, str(e).splitlines()[0], output)).rstrip()
+            _failed[fkey] = (text, output)
+            raise BuildError(text, output=output) from None
     fn._add(getattr(lib, name))
     op.made[types] = None
     if ctx.source is not None and ctx.source.on_demand is not None:

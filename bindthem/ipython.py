@@ -23,7 +23,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from . import _core, _display
+from . import _core, _display, _ondemand
 from ._cache import flag_list, group_entry, write_once
 from .build import JOBS_HELP, build, jobs_argument
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
@@ -148,7 +148,9 @@ class BindthemMagics(Magics):
         After the cell runs, NAME is a bindthem.Library in the user namespace;
         running an edited cell rebinds it (an unchanged cell comes from the
         build cache at once). Untemplated functions are bound as they are;
-        templated ones once per -t tuple, or as -i's instantiate.yml says. The
+        templated ones once per -t tuple, or as -i's instantiate.yml says;
+        without either, on demand: a call compiles the instantiation its
+        argument types need (README.rst, "Instantiation on demand"). The
         cell is compiled as a header written to bindthem's cache, with the
         current directory on the include path. Compiler and dialect errors
         name the cell's lines as ``cell:LINE:COL``.
@@ -192,6 +194,7 @@ class BindthemMagics(Magics):
                 args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
                                           "or -i instantiate.yml" % templated),
                 _cell_text(why, header)))
+        _ondemand.set_cell(lib, CELL)
         self.shell.push({args.name: lib})
 
     @staticmethod
