@@ -25,7 +25,8 @@ import numpy as np
 from . import _core
 from .errors import BuildError
 
-__all__ = ["OPEN_MAX", "Context", "call", "deduce", "open_functions", "seen", "yaml_lines"]
+__all__ = ["OPEN_MAX", "Context", "call", "deduce", "open_functions", "seen", "set_cell",
+           "split_types", "with_instantiations", "yaml_lines"]
 
 OPEN_MAX = 256  # instantiations one open Function takes (on demand and listed)
 
@@ -131,6 +132,49 @@ def open_functions(lib, ctx, declarations, listed=None):
     info = lib._bindthem_
     info.left_out = [x for x in info.left_out if x["name"] not in made]
     return made
+
+
+def split_types(text):
+    """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
+    commas inside ``<>`` do not split. ValueError for an empty type."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch == "<") - (ch == ">")
+        cur += ch
+    parts.append(cur.strip())
+    if not all(parts):
+        raise ValueError("%r: expected C++ types separated by commas, e.g. \"int,double\""
+                         % text)
+    return parts
+
+
+def with_instantiations(meta, header, made, strict=False):
+    """meta (parse_header's dict) with the overloads of ``made``
+    ([(function, types)]) added to its functions, as an open build binds
+    them once made (stubs); those it lists already are not added twice."""
+    if not made:
+        return meta
+    text = "".join(yaml_lines(n, t) for n, t in dict.fromkeys(
+        (n, tuple(t)) for n, t in made))
+    with tempfile.TemporaryDirectory(prefix="bindthem-on-demand-") as tmp:
+        yml = os.path.join(tmp, "instantiate.yml")
+        with open(yml, "w") as f:
+            f.write(text)
+        extra = _core.parse_header(header, yml, strict=strict)
+    funcs = {f["name"]: f for f in meta["functions"]}
+    for f in extra["functions"]:
+        have = funcs.get(f["name"])
+        if have is None:
+            meta["functions"].append(f)
+            funcs[f["name"]] = f
+            continue
+        sigs = {ov["signature"] for ov in have["overloads"]}
+        have["overloads"] += [ov for ov in f["overloads"] if ov["signature"] not in sigs]
+    return meta
 
 
 def yaml_lines(name, types):

@@ -37,19 +37,11 @@ CELL = "cell"  # what compiler messages and dialect errors call the cell's heade
 def split_types(text):
     """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
     commas inside ``<>`` do not split."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-            continue
-        depth += (ch == "<") - (ch == ">")
-        cur += ch
-    parts.append(cur.strip())
-    if not all(parts):
+    try:
+        return _ondemand.split_types(text)
+    except ValueError:
         raise UsageError("-t %r: expected C++ types separated by commas, e.g. -t \"int,double\""
-                         % text)
-    return parts
+                         % text) from None
 
 
 def instantiate_yaml(declarations, types):

@@ -273,8 +273,14 @@ def test_stubs_list_the_instantiations_seen(setup, tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
-    assert "def twice(v: float) -> float" in text, text
-    assert "def zero" not in text
+    assert "def twice(v: float) -> float:" in text, text
+    assert "def zero" not in text and "def plain(a: int) -> int" in text
+    r = subprocess.run([sys.executable, "-m", "bindthem.stubs", str(header), "--on-demand",
+                        "zero:float", "--on-demand", "add:std::complex<double>"],
+                       env=python_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "def zero(n: int) -> float:" in r.stdout and "def add(" in r.stdout
+    assert "def twice" not in r.stdout
 
 
 def test_notebook_magic_without_types_instantiates_on_demand(tmp_path):
