@@ -189,8 +189,10 @@ static PyObject *function_add(PyObject *self, PyObject *other)
     int n = f->d.n_ovs, j;
 
     if (!f->cap) {
-        PyErr_Format(PyExc_ValueError, "%s is not open: only a Function bound for instantiation "
-                     "on demand takes overloads", f->d.cname);
+        PyErr_Format(PyExc_ValueError,
+                     "%s is not open: only a Function bound for instantiation "
+                     "on demand takes overloads",
+                     f->d.cname);
         return NULL;
     }
     if (Py_TYPE(other) != Py_TYPE(self) || o->cap) {
@@ -198,12 +200,8 @@ static PyObject *function_add(PyObject *self, PyObject *other)
                      Py_TYPE(other)->tp_name);
         return NULL;
     }
-    if (n + o->d.n_ovs > f->cap)
-        return PyErr_Format(PyExc_ValueError, "%s: too many overloads for an open function "
-                            "(%d at most): list the types it is called with in instantiate.yml",
-                            f->d.cname, f->cap);
-    for (j = 0; j < o->d.n_ovs; j++) /* before bt_dispatch_add publishes them */
-        f->calls[n + j] = o->calls[j];
+    for (j = 0; n + o->d.n_ovs <= f->cap && j < o->d.n_ovs; j++) /* else bt_dispatch_add says */
+        f->calls[n + j] = o->calls[j]; /* before bt_dispatch_add publishes them */
     if (PyList_Append(f->owner, other) < 0 || bt_dispatch_add(&f->d, &o->d, f->cap, f->owner) < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -221,10 +219,7 @@ static PyObject *get_gil(BtFunction *f, void *c)
     return PyUnicode_FromString(bt_opts_gil_name(f->opts.gil));
 }
 
-static PyObject *get_open(BtFunction *f, void *c)
-{
-    return PyBool_FromLong(f->cap > 0);
-}
+static PyObject *get_open(BtFunction *f, void *c) { return PyBool_FromLong(f->cap > 0); }
 
 static PyObject *get_copy_const(BtFunction *f, void *c)
 {
@@ -338,8 +333,8 @@ static PyObject *open_function(PyObject *module, PyObject *args)
     int cap;
 
     if (!PyArg_ParseTuple(args, "sO!O!O!UUUOOOi:open_function", &name, &PyTuple_Type, &names,
-                          &PyTuple_Type, &optional, &PyTuple_Type, &posonly, &text_sig, &doc,
-                          &mod, &info, &options, &owner, &cap))
+                          &PyTuple_Type, &optional, &PyTuple_Type, &posonly, &text_sig, &doc, &mod,
+                          &info, &options, &owner, &cap))
         return NULL;
     if (cap < 1 || cap > 4096)
         return PyErr_Format(PyExc_ValueError, "open_function: cap=%d, expected 1 to 4096", cap);
