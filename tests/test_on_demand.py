@@ -172,6 +172,39 @@ def test_threads_making_the_same_first_call_compile_once(setup):
     assert compiles(log) == base + 1 and len(lib.axpy.overloads) == 1
 
 
+def test_calls_in_other_threads_go_on_while_an_overload_is_added(setup):
+    header, _ = setup
+    lib = bindthem.build(header)
+    ap = np.array([2], np.int32)
+    lib.axpy(ap, np.zeros(2), 1.0)
+    stop, errs, counts = threading.Event(), [], [0, 0]
+
+    def hammer(i):
+        while not stop.is_set():
+            x = np.zeros(2)
+            try:
+                lib.axpy(ap, x, 2.0)
+                assert x.tolist() == [2.0, 2.0]
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errs.append(e)
+                return
+            counts[i] += 1
+
+    ts = [threading.Thread(target=hammer, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    try:
+        for dt in (np.float32, np.complex128, np.complex64, np.int64):
+            y = np.zeros(2, dt)
+            lib.axpy(ap, y, dt(3))
+            assert y.tolist() == [3, 3]
+    finally:
+        stop.set()
+        for t in ts:
+            t.join()
+    assert errs == [] and min(counts) > 0 and len(lib.axpy.overloads) == 5
+
+
 RUN = """\
 import sys, numpy as np, bindthem
 lib = bindthem.build(sys.argv[1])
