@@ -83,6 +83,12 @@ def test_arrays_deduce_and_later_calls_use_the_new_overload(setup):
         "void axpy<int, double>", "void axpy<long, float>"]
     assert compiles(log) == base + 2
     assert lib.axpy._dispatch_info is not None and x.tolist() == [2.5, 2.5, 0.0]
+    # shown wherever overloads show, with where the template is
+    html, text = lib.axpy._repr_html_(), bindthem._display.function_text(lib.axpy)
+    for shown in (html, text):
+        assert "axpy&lt;long, float&gt;" in shown or "axpy<long, float>" in shown
+        assert "open: a call with types no overload takes" in shown and "kern.h:3" in shown
+    assert bindthem.getsource(lib.axpy).startswith("// x[i] += a")
 
 
 def test_scalars_deduce_by_python_and_numpy_type(setup):
