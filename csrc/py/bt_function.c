@@ -210,7 +210,7 @@ static PyObject *function_add(PyObject *self, PyObject *other)
 static PyMethodDef function_methods[] = {
     BT_CALLABLE_METHODS,
     {"_add", function_add, METH_O,
-     "_add(other)\n--\n\nAdds other's overloads (instantiation on demand)."},
+     "_add($self, other, /)\n--\n\nAdds other's overloads (instantiation on demand)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -371,6 +371,6 @@ error:
 PyMethodDef bt_function_methods[] = {
     {"open_function", open_function, METH_VARARGS,
      "open_function(name, names, optional, posonly, text_signature, doc, module, info, options, "
-     "owner, cap)\n--\n\nAn open Function (instantiation on demand) with no overload yet."},
+     "owner, cap, /)\n--\n\nAn open Function (instantiation on demand) with no overload yet."},
     {NULL, NULL, 0, NULL},
 };
