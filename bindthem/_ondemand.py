@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import keyword
 import os
 import tempfile
 import threading
@@ -109,8 +110,9 @@ def open_functions(lib, ctx, declarations, listed=None):
     for d in declarations:
         if not d["template"] or not d["bindable"] or d["static"] or d["global"] or d["device"]:
             continue
-        if d["name"] in made:
-            continue
+        if d["name"] in made or not d["name"].isidentifier() or keyword.iskeyword(d["name"]) \
+                or (d["name"].startswith("__") and d["name"].endswith("__")):
+            continue  # a name no kernel can have (the core said why, in left_out)
         params = _python_params(d)
         names = tuple(p["name"] for p in params)
         optional = tuple(p["default"] is not None for p in params)
@@ -123,7 +125,10 @@ def open_functions(lib, ctx, declarations, listed=None):
             lib._bindthem_, ctx.options, lib._bindthem_.handle, OPEN_MAX)
         op = _Open(ctx, d, names)
         if old is not None:
-            fn._add(old)
+            try:
+                fn._add(old)
+            except (TypeError, ValueError):  # listed under other parameters: stays as listed
+                continue
         with _registry_lock:
             _opens[fn] = op
         setattr(lib, d["name"], fn)
