@@ -46,6 +46,10 @@ def _options_pop(token: Any, /) -> None: ...
 def _options_get() -> tuple[str | None, bool | None]: ...
 # calls through libffi only (also BINDTHEM_FFI=1 at import); returns the old setting
 def force_ffi(flag: bool | None = None, /) -> bool: ...
+def open_function(name: str, names: tuple[str, ...], optional: tuple[bool, ...],
+                  posonly: tuple[str, ...], text_signature: str, doc: str, module: str,
+                  info: object, options: dict[str, Any] | None, owner: object, cap: int, /
+                  ) -> Function: ...
 # the ABI of the direct call (csrc/core/bt_direct.h): "x86-64 System V",
 # "AAPCS64", or None where every call goes through libffi
 DIRECT_ABI: Final[str | None]
@@ -210,6 +214,10 @@ class Function(_Callable):
     @property
     def gil(self) -> Literal["auto", "release", "keep"]:
         """When calls release the GIL (bindthem.options(gil=...) overrides it)."""
+    @property
+    def open(self) -> bool:
+        """Whether a call with types no overload takes instantiates the template on demand."""
+    def _add(self, other: Function, /) -> None: ...
     @property
     def copy_const(self) -> bool:
         """Whether misfit const arrays are copied rather than refused."""

@@ -50,9 +50,11 @@ def _entry(lib, name):
 def _declarations(lib, name):
     """The header declarations that ``name``'s overloads instantiate, in order."""
     fn = _entry(lib, name)
-    if fn is None:
-        return []
     decls = _meta(lib)["declarations"]
+    if fn is None:  # an open Function (instantiation on demand): its template
+        f = lib.__dict__.get(name)
+        return [d for d in decls if d["name"] == name and d["template"]][:1] if getattr(
+            f, "open", False) else []
     return [decls[i] for i in dict.fromkeys(ov["declaration"] for ov in fn["overloads"])]
 
 
@@ -103,6 +105,9 @@ def _noun(f):
     return "bindthem CUDA kernel" if hasattr(f.__class__, "__getitem__") else "bindthem function"
 
 
+ON_DEMAND = "open: a call with types no overload takes instantiates the template"
+
+
 def function_text(f):
     """Multi-line description of f (a Function or CUDA kernel): signature,
     doc, overloads, origin."""
@@ -110,6 +115,8 @@ def function_text(f):
     lines = ["%s  # %s %s.%s, %d overload%s"
              % (_signature(f), _noun(f), f.__module__, f.__qualname__, n, "" if n == 1 else "s")]
     lines += _function_lines(f)
+    if getattr(f, "open", False):
+        lines.append("  " + ON_DEMAND)
     lib = f.library
     for origin in _origins(f):
         lines.append("  from " + origin)
@@ -165,6 +172,8 @@ def _overloads_html(f):
     c_names = _c_names(f)
     items = "<br>".join(_code(_overload_text(sig, c_names)) for sig in f.overloads)
     n = len(f.overloads)
+    if getattr(f, "open", False):
+        items += ("<br>" if items else "") + "<i>%s</i>" % ON_DEMAND
     if n > FOLD_OVERLOADS:
         return "<details><summary>%d overloads</summary>%s</details>" % (n, items)
     return items

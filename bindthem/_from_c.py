@@ -19,7 +19,7 @@ from .errors import (
 
 __all__ = ["BindError", "BuildError", "CudaError", "HeaderError", "InstantiateError",
            "NoDriverError", "SymbolError", "dask_token", "function_html", "function_pretty",
-           "reduce_function"]
+           "on_demand", "reduce_function"]
 
 
 def function_html(function):
@@ -45,3 +45,11 @@ def reduce_function(info, name):
 def dask_token(info, name):
     """Function.__dask_tokenize__ (a CUDA kernel's too)."""
     return info._token(name)
+
+
+def on_demand(fn, args, kwargs, error):
+    """An open Function's call that no overload takes (bt_function.c miss):
+    instantiate the template for it, add it, call again (bindthem._ondemand)."""
+    from ._ondemand import call
+
+    return call(fn, args, kwargs, error)

@@ -156,15 +156,19 @@ class Source:
                 path inside the package's folder and its SHA-256
     options     {"gil": ..., "copy_const": ...} as given
     image       the CUDA module's bytes (cuda; library is then its file name, or "<bytes>")
+    on_demand   build: None, or (an open build: instantiation on demand) the list of
+                [function, [C types]] instantiated on demand so far; a worker compiles
+                what its calls need. Whether it is open is in the key, what was made not.
     """
 
     __slots__ = ("kind", "name", "strict", "header", "header_text", "instantiate",
                  "yaml_text", "files", "cxx", "flags", "cache_dir", "library",
-                 "library_hash", "library_stat", "options", "image", "package", "_key")
+                 "library_hash", "library_stat", "options", "image", "package", "on_demand",
+                 "_key")
 
     FIELDS = ("kind", "name", "strict", "header", "header_text", "instantiate", "yaml_text",
               "files", "cxx", "flags", "cache_dir", "library", "library_hash", "options",
-              "image", "package")
+              "image", "package", "on_demand")
 
     def __init__(self, **fields):
         for f in self.FIELDS:
@@ -212,7 +216,8 @@ class Source:
                 len(files), *[p for item in files for p in item], self.cxx, self.flags,
                 sorted((self.options or {}).items(), key=str),
                 self.library_hash if self.kind in ("load", "package") else None, self.image,
-                *((self.package,) if self.kind == "package" else ()))
+                *((self.package,) if self.kind == "package" else ()),
+                *(("on demand",) if self.on_demand is not None else ()))
 
     def _digest(self, parts=None):
         """SHA-256 of _parts(), each part length-prefixed and tagged (bytes or
@@ -456,6 +461,27 @@ def _check_kind_fields(fields, kind):
         _refuse("library_hash", "is present: only a loaded or packaged Library carries one")
     if kind != "cuda" and fields["image"] is not None:
         _refuse("image", "is present: only a CUDA Library carries one")
+    _check_on_demand(fields["on_demand"], kind)
+
+
+def _check_on_demand(made, kind):
+    """None, or for a build a list of at most 4096 [name, [C types]] pairs,
+    each type one of the dtype table's (they are written into C++ source)."""
+    if made is None:
+        return
+    if kind != "build":
+        _refuse("on_demand", "is present: only a built Library instantiates on demand")
+    from ._ondemand import C_TYPES, OPEN_MAX
+    ok = type(made) is list and len(made) <= 16 * OPEN_MAX
+    for item in made if ok else ():
+        ok = (type(item) is list and len(item) == 2 and _is_str(item[0], 255)
+              and item[0].isidentifier() and type(item[1]) is list and len(item[1]) <= 64
+              and all(type(t) is str and t in C_TYPES for t in item[1]))
+        if not ok:
+            break
+    if not ok:
+        _refuse("on_demand", "is not a list of [function name, [C types]] pairs of the scalar "
+                "types bindthem knows (%r...)" % (str(made)[:80],))
 
 
 def _check_options(options):

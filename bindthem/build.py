@@ -29,7 +29,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from . import _core, _travel
+from . import _core, _ondemand, _travel
 from ._cache import compile_cached, flag_list, group_read, group_write, run_commands
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
@@ -230,9 +230,7 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
     what = "compiling the kernels"
     status = "compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1]))
 
-    def one_unit(src, dep, out, pch=()):
-        return cxx + flags + list(REQUIRED_FLAGS) + list(pch) + ["-MD", "-MF", dep, src, "-o",
-                                                                  out]
+    one_unit = _unit_command(cxx, flags)
 
     n = len(_instantiations(meta))
     units = min(_check_jobs(jobs), n)
@@ -256,6 +254,36 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
         suffix=".cpp", what=what, output=output, record=record, load=load, status=status,
         command=command, system_dirs=lambda: _system_dirs(cxx, flags))
+
+
+def _unit_command(cxx, flags):
+    """command(src, depfile, out, pch=()) of compile_cached for one translation
+    unit (``pch``: the options of the precompiled prelude, or ())."""
+    def one_unit(src, dep, out, pch=()):
+        return cxx + flags + list(REQUIRED_FLAGS) + list(pch) + ["-MD", "-MF", dep, src, "-o",
+                                                                  out]
+    return one_unit
+
+
+def _compile_one(ctx, meta, yml, yaml_text, source, what):
+    """The Library of one instantiation made on demand (bindthem._ondemand):
+    ``source`` compiled through the cache with the build's compiler and
+    flags (a process: the GIL is released while it runs), bound from
+    ``meta`` (the header with ``yml``, which lists that instantiation)."""
+    cxx = shlex.split(ctx.cxx or os.environ.get("CXX") or "c++")
+    stem = os.path.splitext(os.path.basename(ctx.header))[0]
+
+    def load(path):
+        return _make(path, ctx.header, yml, ctx.name, False, None, ctx.options, meta)
+
+    return compile_cached(
+        key_parts=(ctx.header, hashlib.sha256(ctx.header_text).hexdigest(), "on demand",
+                   hashlib.sha256(yaml_text).hexdigest(), source, _compiler_id(cxx, ctx.cache_dir),
+                   "\0".join(cxx + ctx.flags)),
+        cache_dir=ctx.cache_dir, folder_name=stem + "-on-demand", stem="lib" + stem, ext=".so",
+        source=source, suffix=".cpp", what="compiling %s" % what, load=load,
+        status="compiling %s with %s" % (what, os.path.basename(cxx[-1])),
+        command=_unit_command(cxx, ctx.flags), system_dirs=lambda: _system_dirs(cxx, ctx.flags))
 
 
 # Data with internal linkage that is harmless in every unit: <iostream>'s initialiser.
@@ -463,7 +491,8 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
           cxx: str | None = None, cxxflags: Flags | None = None,
           extra_cxxflags: Flags | None = None, openmp: bool = False,
           cache_dir: StrPath | None = None, strict: bool = False, gil: GilOption = "auto",
-          copy_const: bool = False, jobs: int | None = None) -> Library:
+          copy_const: bool = False, jobs: int | None = None,
+          on_demand: bool | None = None) -> Library:
     """Compile ``header``'s untemplated functions and the explicit
     instantiations ``instantiate`` lists with the system C++ compiler, then
     bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`
@@ -489,6 +518,12 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
     many translation units, compiled in parallel and linked; the library
     calls the same whatever ``jobs`` is, and its cache entry is shared.
 
+    ``on_demand``: templated functions are bound *open*: a call with types
+    that no overload takes deduces the template arguments, compiles that
+    instantiation (once, through the cache) and adds it to the function.
+    The default is True without ``instantiate`` and False with it (README.rst,
+    "Instantiation on demand").
+
     The Library and its functions pickle by value (the header, YAML and local
     includes' text, the flags and options): unpickling builds that text where
     the files differ or are missing, never an edited file in its place.
@@ -500,14 +535,24 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
         name = os.path.splitext(os.path.basename(header))[0]
     opts = _options(gil, copy_const)
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    if on_demand is None:
+        on_demand = instantiate is None
+    if not isinstance(on_demand, bool):
+        raise TypeError("on_demand=%r: expected True, False or None (default: True without "
+                        "instantiate.yml)" % (on_demand,))
     return _build(header, instantiate, name=name, cxx=cxx, flags=flags, cache_dir=cache_dir,
-                  strict=strict, options=opts, jobs=jobs)
+                  strict=strict, options=opts, jobs=jobs, on_demand=on_demand)
 
 
 def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options, source=None,
-           quiet=False, jobs=None):
+           quiet=False, jobs=None, on_demand=False, context=None):
     """build() with resolved flags. With ``source`` (unpickling), that is the
-    Library's source and nothing is warned: the author saw the warnings."""
+    Library's source (whose ``on_demand`` says whether it is open) and
+    nothing is warned: the author saw the warnings. ``context``: a function
+    that makes the on-demand Context's error text readable (the notebook's
+    cell names)."""
+    if source is not None:
+        on_demand = source.on_demand is not None
     # the one parse; brief: the overloads' dicts hold what the source needs
     meta = _core.parse_header(header, instantiate, strict=strict, plan=True, brief=True)
     header_text, yaml_text = _read_sources(header, instantiate)
@@ -521,11 +566,15 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
                 kind="build", name=name, strict=strict, header=header, header_text=header_text,
                 instantiate=instantiate, yaml_text=yaml_text, files=files, cxx=cxx,
                 flags=list(flags), cache_dir=os.fspath(cache_dir) if cache_dir else None,
-                options=options)
+                options=options, on_demand=[] if on_demand else None)
         return _make(path, header, instantiate, name, strict, source, options, meta)
 
     lib = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
                    record=record, load=load, jobs=jobs)
+    if on_demand:
+        ctx = _ondemand.Context(header, header_text, name, cxx, flags, cache_dir, strict,
+                                options, source)
+        _ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
     if not quiet:
         _build_warnings(header, record, flags, source.files, meta)
     if not quiet:

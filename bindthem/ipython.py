@@ -23,7 +23,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from . import _core, _display
+from . import _core, _display, _ondemand
 from ._cache import flag_list, group_entry, write_once
 from .build import JOBS_HELP, build, jobs_argument
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
@@ -37,19 +37,11 @@ CELL = "cell"  # what compiler messages and dialect errors call the cell's heade
 def split_types(text):
     """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
     commas inside ``<>`` do not split."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-            continue
-        depth += (ch == "<") - (ch == ">")
-        cur += ch
-    parts.append(cur.strip())
-    if not all(parts):
+    try:
+        return _ondemand.split_types(text)
+    except ValueError:
         raise UsageError("-t %r: expected C++ types separated by commas, e.g. -t \"int,double\""
-                         % text)
-    return parts
+                         % text) from None
 
 
 def instantiate_yaml(declarations, types):
@@ -148,7 +140,9 @@ class BindthemMagics(Magics):
         After the cell runs, NAME is a bindthem.Library in the user namespace;
         running an edited cell rebinds it (an unchanged cell comes from the
         build cache at once). Untemplated functions are bound as they are;
-        templated ones once per -t tuple, or as -i's instantiate.yml says. The
+        templated ones once per -t tuple, or as -i's instantiate.yml says;
+        without either, on demand: a call compiles the instantiation its
+        argument types need (README.rst, "Instantiation on demand"). The
         cell is compiled as a header written to bindthem's cache, with the
         current directory on the include path. Compiler and dialect errors
         name the cell's lines as ``cell:LINE:COL``.
@@ -192,6 +186,7 @@ class BindthemMagics(Magics):
                 args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
                                           "or -i instantiate.yml" % templated),
                 _cell_text(why, header)))
+        _ondemand.set_cell(lib, CELL)
         self.shell.push({args.name: lib})
 
     @staticmethod

@@ -34,7 +34,7 @@ import keyword
 import os
 import sys
 
-from . import _core
+from . import _core, _ondemand
 from .errors import BindError, BindWarning, warn
 from .library import _module_doc, plan_message
 
@@ -216,6 +216,14 @@ def _check(path, text, out):
     return 1
 
 
+def _on_demand_argument(text):
+    """--on-demand "axpy:int,double" -> ("axpy", ("int", "double"))."""
+    name, sep, types = text.partition(":")
+    if not sep or not name.strip().isidentifier():
+        raise ValueError("--on-demand %r: expected FUNCTION:TYPES, e.g. axpy:int,double" % text)
+    return name.strip(), tuple(_ondemand.split_types(types))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m bindthem.stubs",
@@ -230,13 +238,23 @@ def main(argv=None):
                         "1 if stale (prints a diff), 2 on error")
     p.add_argument("--strict", action="store_true",
                    help="a YAML function the header lacks is an error")
+    p.add_argument("--on-demand", action="append", default=[], metavar="FUNC:TYPES",
+                   help='an instantiation made on demand to list too ("axpy:int,double"); '
+                        "repeatable")
+    p.add_argument("--on-demand-seen", action="store_true",
+                   help="list too the instantiations calls made on demand (in any process "
+                        "using this build cache, $BINDTHEM_CACHE)")
     args = p.parse_args(argv)
     try:
         if args.check and not args.output:
             raise ValueError("--check needs -o, the stub to compare with")
         _check_module(args.module)
         meta = _core.parse_header(args.header, args.instantiate, strict=args.strict)
-        why = plan_message(meta)
+        made = [_on_demand_argument(a) for a in args.on_demand]
+        if args.on_demand_seen:
+            made += _ondemand.seen(args.header)
+        meta = _ondemand.with_instantiations(meta, args.header, made, args.strict)
+        why = plan_message(meta) if not made else None
         if not meta["functions"]:  # a stub of nothing: say why, and write none
             print("error: %s" % why, file=sys.stderr)
             return 1

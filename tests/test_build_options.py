@@ -182,8 +182,11 @@ def test_binding_nothing_warns(tmp_path, cache_dir, libdir):
     h = tmp_path / "tmpl.h"
     h.write_text(TEMPLATED)
     with pytest.warns(bindthem.BindWarning, match=NOTHING) as rec:
-        lib = bindthem.build(str(h), cache_dir=cache_dir)
+        lib = bindthem.build(str(h), cache_dir=cache_dir, on_demand=False)
     assert lib.__all__ == [] and len(rec) == 1
+    with warnings.catch_warnings():  # by default the template is bound open: nothing to say
+        warnings.simplefilter("error")
+        assert bindthem.build(str(h), cache_dir=cache_dir).twice(4) == 8
     with pytest.warns(bindthem.BindWarning, match=NOTHING):
         bindthem.load(lib.__file__, str(h))
     from bindthem.stubs import render
@@ -198,7 +201,7 @@ def test_binding_nothing_warns(tmp_path, cache_dir, libdir):
     # an untemplated function binds, and the template left out is still said, once
     h.write_text(TEMPLATED + "// One.\nint one() { return 1; }\n")
     with pytest.warns(bindthem.BindWarning) as rec:
-        assert bindthem.build(str(h), cache_dir=cache_dir).__all__ == ["one"]
+        assert bindthem.build(str(h), cache_dir=cache_dir, on_demand=False).__all__ == ["one"]
     assert [str(w.message) for w in rec] == [
         "%s binds 1 function; 1 declaration is not bound:\n"
         "  tmpl.h:3: twice: templated; needs instantiate.yml" % h]

@@ -255,7 +255,7 @@ static void cache_free(BtDispatchTable *t)
 
 void bt_dispatch_clear(BtDispatch *d)
 {
-    int g;
+    int g, n_groups = d->n_ovs > d->n_groups ? d->n_ovs : d->n_groups; /* a failed init's too */
 
     Py_CLEAR(d->name);
     Py_CLEAR(d->qualname);
@@ -266,7 +266,7 @@ void bt_dispatch_clear(BtDispatch *d)
     Py_CLEAR(d->ov_list);
     Py_CLEAR(d->all_names);
     Py_CLEAR(d->posonly);
-    for (g = 0; d->groups && g < d->n_ovs; g++) {
+    for (g = 0; d->groups && g < n_groups; g++) {
         Py_CLEAR(d->groups[g].names);
         PyMem_Free(d->groups[g].optional);
         PyMem_Free(d->groups[g].pos);
@@ -678,8 +678,8 @@ static int accepts_all(const BtArgSlot *s, const uint8_t *codes, int n, int pass
 /* Scan for the first overload accepting all codes in `pass`. -1 if none. */
 static int scan(const BtDispatch *d, const uint8_t *codes, int pass)
 {
-    int o;
-    for (o = 0; o < d->n_ovs; o++)
+    int o, n = BT_FT_LOAD(&d->n_ovs); /* bt_dispatch_add publishes a grown count */
+    for (o = 0; o < n; o++)
         if (accepts_all(d->slots[o], codes, d->n_py, pass))
             return o;
     return -1;
@@ -688,9 +688,9 @@ static int scan(const BtDispatch *d, const uint8_t *codes, int pass)
 int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
 {
     uint64_t h = 0;
-    int ov;
+    int ov, many = BT_FT_LOAD(&d->n_ovs) > 1; /* once: bt_dispatch_add may grow it */
 
-    if (d->n_ovs > 1) {
+    if (many) {
         h = key_hash(codes, d->key_len);
         ov = cache_find(d, codes, h, pass);
         if (ov >= 0)
@@ -703,7 +703,7 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
         ov = scan(d, codes, 2);
         *pass = 2;
     }
-    if (ov >= 0 && d->n_ovs > 1)
+    if (ov >= 0 && many)
         cache_put(d, codes, h, ov, *pass);
     return ov;
 }
@@ -874,6 +874,10 @@ static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *
     PyObject *given = NULL, *wants = NULL, *sigs = NULL, *msg = NULL, *w = NULL, *sep = NULL;
     char buf[128];
 
+    if (d->n_ovs == 0) { /* an open Function before its first instantiation */
+        PyErr_Format(PyExc_TypeError, "%s() has no instantiation yet", d->cname);
+        return NULL;
+    }
     for (o = 0; o < d->n_ovs; o++) {
         if (gv && !group_bind(d, d->ov_group[o], gv, p))
             continue;
@@ -1103,4 +1107,118 @@ int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyO
     if (all)
         bt_dispatch_remember(d, p->argv, p->ov);
     return 0;
+}
+
+/* ---- open dispatchers (instantiation on demand) ---- */
+
+int bt_dispatch_open(BtDispatch *d, const char *name, PyObject *names, PyObject *optional,
+                     PyObject *posonly, int cap)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(names);
+
+    memset(d, 0, sizeof *d);
+    if (n > BT_MAX_PARAMS || PyTuple_GET_SIZE(optional) != n) {
+        PyErr_Format(PyExc_ValueError, "open function %s: %zd parameters, %zd default flags", name,
+                     n, PyTuple_GET_SIZE(optional));
+        return -1;
+    }
+    d->slots = PyMem_Calloc((size_t)cap, sizeof *d->slots);
+    d->ov_group = PyMem_Calloc((size_t)cap, sizeof *d->ov_group);
+    d->groups = PyMem_Calloc((size_t)cap, sizeof *d->groups);
+    d->last_keys = PyMem_Calloc((size_t)n + 1, sizeof *d->last_keys);
+    if (!d->slots || !d->ov_group || !d->groups || !d->last_keys) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->n_groups = 1;
+    d->groups[0].n_py = (int)n;
+    d->groups[0].names = Py_NewRef(names);
+    d->groups[0].optional = PyMem_Calloc((size_t)n + 1, 1);
+    if (!d->groups[0].optional) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        int t = PyObject_IsTrue(PyTuple_GET_ITEM(optional, i));
+        if (t < 0)
+            return -1;
+        d->groups[0].optional[i] = (uint8_t)t;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(posonly); i++)
+        if (add_posonly(d, PyTuple_GET_ITEM(posonly, i)) < 0)
+            return -1;
+    d->name = PyUnicode_InternFromString(name);
+    if (!d->name)
+        return -1;
+    d->qualname = Py_NewRef(d->name);
+    d->cname = PyUnicode_AsUTF8(d->name);
+    d->names = Py_NewRef(names);
+    d->overloads = PyTuple_New(0);
+    d->pysigs = PyTuple_New(0);
+    d->ov_list = PyUnicode_FromString("");
+    if (!d->cname || !d->overloads || !d->pysigs || !d->ov_list)
+        return -1;
+    d->n_py = d->max_py = d->key_len = d->fast_n = d->min_n = (int)n;
+    while (d->min_n > 0 && d->groups[0].optional[d->min_n - 1])
+        d->min_n--;
+    d->last_ov = -1;
+    return kw_map_build(d); /* the names are fixed: bt_dispatch_add takes only the same */
+}
+
+/* Stores o into *field, handing the value it replaces to keep (a reader
+ * may still hold it without a reference). 0 or -1. */
+static int replace(PyObject **field, PyObject *o, PyObject *keep)
+{
+    PyObject *old = *field;
+
+    if (!o || PyList_Append(keep, old) < 0) {
+        Py_XDECREF(o);
+        return -1;
+    }
+    BT_FT_STORE(field, o);
+    Py_DECREF(old);
+    return 0;
+}
+
+int bt_dispatch_add(BtDispatch *d, const BtDispatch *from, int cap, PyObject *keep)
+{
+    BtDispatch grown;
+    int j, n = d->n_ovs, rc = -1, same;
+
+    if (from->n_groups != 1 || from->min_n != d->min_n ||
+        (same = PyObject_RichCompareBool(from->names, d->names, Py_EQ)) == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the overloads to add take other parameters (%R) than it (%R)", d->cname,
+                     from->names, d->names);
+        return -1;
+    }
+    if (same < 0)
+        return -1;
+    if (n + from->n_ovs > cap) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s has %d overloads, and %d more would pass the most an open function "
+                     "takes (%d): list the types it is called with in instantiate.yml",
+                     d->cname, n, from->n_ovs, cap);
+        return -1;
+    }
+    BT_FT_LOCK(&d->lock);
+    for (j = 0; j < from->n_ovs; j++) {
+        d->slots[n + j] = from->slots[j];
+        d->ov_group[n + j] = 0;
+    }
+    grown = *d;
+    grown.n_ovs = n + from->n_ovs;
+    grown.pysigs = PySequence_Concat(d->pysigs, from->pysigs);
+    if (!grown.pysigs)
+        goto done;
+    if (replace(&d->ov_list, overload_list(&grown), keep) < 0 ||
+        replace(&d->overloads, PySequence_Concat(d->overloads, from->overloads), keep) < 0 ||
+        replace(&d->pysigs, Py_NewRef(grown.pysigs), keep) < 0)
+        goto done;
+    BT_FT_STORE(&d->n_ovs, grown.n_ovs); /* publishes the overloads: scan reads it last */
+    rc = 0;
+done:
+    Py_XDECREF(grown.pysigs);
+    BT_FT_UNLOCK(&d->lock);
+    return rc;
 }

@@ -193,4 +193,20 @@ BT_HIDDEN int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t 
                                PyObject *kwnames, const BtDispatchExtra *extra,
                                const BtDispatchHow *how, BtDispatchPick *p);
 
+/* Instantiation on demand: sets up d as an open dispatcher, with no
+ * overload yet and room for cap: one group of parameter names (tuple of
+ * interned str), optional (a tuple of truth values, one per name: a
+ * default there), posonly (a tuple of the names that are never keywords).
+ * Returns 0, or -1 with an exception set; d can be cleared either way. */
+BT_HIDDEN int bt_dispatch_open(BtDispatch *d, const char *name, PyObject *names, PyObject *optional,
+                               PyObject *posonly, int cap);
+
+/* Appends the overloads of from (one group, the same names and defaults
+ * as d's; its slots must outlive d) to the open dispatcher d (room for
+ * cap). Calls in other threads keep running: the slots go in first, the
+ * tuples it replaces go to the list keep, and the grown count is
+ * published last. The cache and the memo stay valid (indices never
+ * change). 0, or -1 with an exception set (d unchanged). */
+BT_HIDDEN int bt_dispatch_add(BtDispatch *d, const BtDispatch *from, int cap, PyObject *keep);
+
 #endif

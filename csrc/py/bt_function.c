@@ -4,6 +4,7 @@
  * attributes (GIL policy, const copies, copy counts, call paths). */
 #include "bt_function.h"
 
+#include "bt_from_c.h"
 #include "bt_opts.h"
 
 #include <string.h>
@@ -12,7 +13,44 @@ typedef struct BtFunction {
     BT_CALLABLE_HEAD
     BtCallOpts opts; /* GIL policy, const copies (its Library's build/load options) */
     BtState *st;     /* its module's state (the type keeps the module alive) */
+    int cap;         /* open (instantiation on demand): room for this many overloads; else 0 */
 } BtFunction;
+
+/* An open Function's miss (bt_dispatch_no_match's or bt_dispatch_pick's
+ * TypeError set): bindthem._from_c.on_demand(f, args, kwargs, error)
+ * deduces the template arguments, compiles and adds the instantiation, and
+ * calls f again, or raises. Any other Function, or another error: NULL as
+ * it is. */
+static PyObject *miss(BtFunction *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *type, *value, *tb, *argv[4] = {(PyObject *)f, NULL, NULL, NULL}, *r = NULL;
+    Py_ssize_t i, nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+
+    if (!f->cap || !PyErr_ExceptionMatches(PyExc_TypeError))
+        return NULL;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb)
+        PyException_SetTraceback(value, tb);
+    argv[1] = PyTuple_New(nargs);
+    argv[2] = PyDict_New();
+    argv[3] = value;
+    if (!argv[1] || !argv[2])
+        goto done;
+    for (i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(argv[1], i, Py_NewRef(args[i]));
+    for (i = 0; i < nk; i++)
+        if (PyDict_SetItem(argv[2], PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+            goto done;
+    r = bt_from_c_call("on_demand", argv, 4);
+done:
+    Py_XDECREF(argv[1]);
+    Py_XDECREF(argv[2]);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return r;
+}
 
 /* invoke() with copies of the const arrays that are not C-contiguous (copy_const). */
 static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, PyObject *names,
@@ -51,7 +89,7 @@ static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_
     BtDispatchPick p;
 
     if (bt_dispatch_pick(&f->d, args, nargs, kwnames, NULL, NULL, &p) < 0)
-        return NULL;
+        return miss(f, args, nargs, kwnames);
     return invoke(f, p.ov, p.argv, p.names);
 }
 
@@ -74,8 +112,10 @@ static PyObject *function_call_defaults(BtFunction *f, PyObject *const *args, Py
         for (i = 0; i < d->n_py; i++)
             codes[i] = argv[i] ? bt_slot_code(argv[i]) : BT_K_OMITTED;
         ov = bt_dispatch_select(d, codes, &pass);
-        if (ov < 0)
-            return bt_dispatch_no_match(d, argv, codes);
+        if (ov < 0) {
+            bt_dispatch_no_match(d, argv, codes);
+            return miss(f, args, nargs, NULL);
+        }
         bt_dispatch_remember(d, argv, ov);
     }
     return invoke(f, ov, argv, d->names);
@@ -101,8 +141,10 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
         for (i = 0; i < d->n_py; i++)
             codes[i] = bt_slot_code(args[i]);
         ov = bt_dispatch_select(d, codes, &pass);
-        if (ov < 0)
-            return bt_dispatch_no_match(d, args, codes);
+        if (ov < 0) {
+            bt_dispatch_no_match(d, args, codes);
+            return miss(f, args, nargs, kwnames);
+        }
         bt_dispatch_remember(d, args, ov);
     }
     return invoke(f, ov, args, d->names);
@@ -145,8 +187,37 @@ static int configure(BtFunction *f, PyObject *options)
     return 0;
 }
 
+/* Function._add(other): an open Function takes other's overloads (a
+ * Function of another Library built from the same declaration: the same
+ * parameters), beside its own; other is kept alive with it. */
+static PyObject *function_add(PyObject *self, PyObject *other)
+{
+    BtFunction *f = (BtFunction *)self, *o = (BtFunction *)other;
+    int n = f->d.n_ovs, j;
+
+    if (!f->cap) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s is not open: only a Function bound for instantiation "
+                     "on demand takes overloads",
+                     f->d.cname);
+        return NULL;
+    }
+    if (Py_TYPE(other) != Py_TYPE(self) || o->cap) {
+        PyErr_Format(PyExc_TypeError, "%s._add(): expected a bound Function, not %s", f->d.cname,
+                     Py_TYPE(other)->tp_name);
+        return NULL;
+    }
+    for (j = 0; n + o->d.n_ovs <= f->cap && j < o->d.n_ovs; j++) /* else bt_dispatch_add says */
+        f->calls[n + j] = o->calls[j]; /* before bt_dispatch_add publishes them */
+    if (PyList_Append(f->owner, other) < 0 || bt_dispatch_add(&f->d, &o->d, f->cap, f->owner) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef function_methods[] = {
     BT_CALLABLE_METHODS,
+    {"_add", function_add, METH_O,
+     "_add($self, other, /)\n--\n\nAdds other's overloads (instantiation on demand)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -154,6 +225,8 @@ static PyObject *get_gil(BtFunction *f, void *c)
 {
     return PyUnicode_FromString(bt_opts_gil_name(f->opts.gil));
 }
+
+static PyObject *get_open(BtFunction *f, void *c) { return PyBool_FromLong(f->cap > 0); }
 
 static PyObject *get_copy_const(BtFunction *f, void *c)
 {
@@ -203,6 +276,8 @@ static PyGetSetDef function_getset[] = {
      "When calls release the GIL: " BT_GIL_POLICY_TEXT
      "; bindthem.options(gil=...) overrides it per call.",
      NULL},
+    {"open", (getter)get_open, NULL,
+     "Whether a call with types no overload takes instantiates the template on demand.", NULL},
     {"copy_const", (getter)get_copy_const, NULL,
      "Whether const array arguments that are not C-contiguous are copied (True) or refused "
      "(False); bindthem.options(copy_const=...) overrides it per call.",
@@ -252,3 +327,57 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     }
     return (PyObject *)f;
 }
+
+/* _core.open_function(name, names, optional, posonly, text_signature, doc,
+ * module, info, options, owner, cap): an open Function with no overload
+ * yet; _add gives it some. */
+static PyObject *open_function(PyObject *module, PyObject *args)
+{
+    BtState *st = bt_state(module);
+    const char *name;
+    PyObject *names, *optional, *posonly, *text_sig, *doc, *mod, *info, *options, *owner;
+    BtFunction *f;
+    int cap;
+
+    if (!PyArg_ParseTuple(args, "sO!O!O!UUUOOOi:open_function", &name, &PyTuple_Type, &names,
+                          &PyTuple_Type, &optional, &PyTuple_Type, &posonly, &text_sig, &doc, &mod,
+                          &info, &options, &owner, &cap))
+        return NULL;
+    if (cap < 1 || cap > 4096)
+        return PyErr_Format(PyExc_ValueError, "open_function: cap=%d, expected 1 to 4096", cap);
+    f = PyObject_GC_New(BtFunction, st->FunctionType);
+    if (!f)
+        return NULL;
+    memset((char *)f + sizeof(PyObject), 0, sizeof *f - sizeof(PyObject));
+    f->vectorcall = function_vectorcall;
+    f->owner = PyList_New(0); /* the owner, then what _add keeps alive */
+    f->info = info == Py_None ? NULL : Py_NewRef(info);
+    f->module = Py_NewRef(mod);
+    f->doc = Py_NewRef(doc);
+    f->text_sig = Py_NewRef(text_sig);
+    f->st = st;
+    f->cap = cap;
+    bt_arena_init(&f->arena);
+    PyObject_GC_Track(f);
+    if (!f->owner || PyList_Append(f->owner, owner) < 0)
+        goto error;
+    f->calls = bt_arena_array(&f->arena, (size_t)cap, sizeof *f->calls);
+    if (!f->calls) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    if (bt_dispatch_open(&f->d, name, names, optional, posonly, cap) < 0 ||
+        configure(f, options) < 0)
+        goto error;
+    return (PyObject *)f;
+error:
+    Py_DECREF(f);
+    return NULL;
+}
+
+PyMethodDef bt_function_methods[] = {
+    {"open_function", open_function, METH_VARARGS,
+     "open_function(name, names, optional, posonly, text_signature, doc, module, info, options, "
+     "owner, cap, /)\n--\n\nAn open Function (instantiation on demand) with no overload yet."},
+    {NULL, NULL, 0, NULL},
+};

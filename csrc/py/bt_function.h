@@ -15,4 +15,7 @@ BT_HIDDEN PyObject *bt_function_new(BtState *st, const BtFunc *f, BtCall *calls,
                                     PyObject *owner, PyObject *module, PyObject *info,
                                     PyObject *options);
 
+/* _core.open_function: an open Function (instantiation on demand). */
+BT_HIDDEN extern PyMethodDef bt_function_methods[];
+
 #endif

@@ -132,7 +132,8 @@ static int core_exec(PyObject *module)
         goto done;
     if (bt_opts_init(st) < 0 || PyModule_AddFunctions(module, bt_opts_methods) < 0)
         goto done;
-    if (PyModule_AddFunctions(module, bt_slot_methods) < 0)
+    if (PyModule_AddFunctions(module, bt_slot_methods) < 0 ||
+        PyModule_AddFunctions(module, bt_function_methods) < 0)
         goto done;
     rc = 0;
 done:

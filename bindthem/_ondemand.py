@@ -1,0 +1,345 @@
+"""Instantiation on demand: a templated kernel called with types no overload takes.
+
+:func:`bindthem.build` without instantiate.yml (or with ``on_demand=True``)
+binds each templated function of the header as an *open* Function
+(``_core.open_function``). A call that no overload takes reaches
+:func:`call` (through ``bindthem._from_c.on_demand``), which deduces the
+template arguments from the call, compiles that one instantiation in its own
+translation unit through the build cache, binds it and adds it to the
+Function (``Function._add``), then makes the call again: later calls with
+those types take the normal dispatch. README.rst, "Instantiation on
+demand", states the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import keyword
+import os
+import tempfile
+import threading
+import weakref
+
+import numpy as np
+
+from . import _core
+from .errors import BuildError
+
+__all__ = ["OPEN_MAX", "Context", "call", "deduce", "open_functions", "seen", "set_cell",
+           "split_types", "with_instantiations", "yaml_lines"]
+
+OPEN_MAX = 256  # instantiations one open Function takes (on demand and listed)
+
+# the C type a call's array dtype deduces: one per dtype (int64 -> long, as int does)
+_DTYPE_C: dict[str, str] = {}
+for _t in _core.scalar_types():
+    if _t["numpy"] not in ("None",) and _t["c"] not in ("char", "long long",
+                                                         "unsigned long long"):
+        _DTYPE_C.setdefault(_t["numpy"], _t["c"])
+C_TYPES = frozenset(t["c"] for t in _core.scalar_types() if t["c"] != "void")
+
+
+def _scalar_c(value):
+    """The C type a scalar argument deduces, or None: Python float -> double,
+    int -> long, complex -> std::complex<double>, bool -> bool, a NumPy
+    scalar by its dtype."""
+    if isinstance(value, np.generic):
+        return _DTYPE_C.get(value.dtype.name)
+    for kind, c in ((bool, "bool"), (int, "long"), (float, "double"),
+                    (complex, "std::complex<double>")):
+        if isinstance(value, kind):
+            return c
+    return None
+
+
+class Context:
+    """What an on-demand instantiation of one Library is built with: the
+    build's header, compiler, flags, options and cache."""
+
+    __slots__ = ("header", "header_text", "name", "cxx", "flags", "cache_dir", "strict",
+                 "options", "source", "cell", "__weakref__")
+
+    def __init__(self, header, header_text, name, cxx, flags, cache_dir, strict, options,
+                 source):
+        self.header, self.header_text, self.name = header, header_text, name
+        self.cxx, self.flags, self.cache_dir = cxx, list(flags), cache_dir
+        self.strict, self.options, self.source = strict, options, source
+        self.cell = None  # %%bindthem: what its errors call the header ("cell")
+
+
+def set_cell(lib, name):
+    """Errors of lib's instantiations on demand call its header ``name``
+    (the notebook's ``cell:LINE:COL``)."""
+    with _registry_lock:
+        ctxs = {id(op.ctx): op.ctx for fn, op in _opens.items() if fn.library is lib}
+    for ctx in ctxs.values():
+        ctx.cell = name
+
+
+class _Open:
+    """One open Function's template: its declaration and what was made."""
+
+    __slots__ = ("ctx", "decl", "names", "made", "lock")
+
+    def __init__(self, ctx, decl, names):
+        self.ctx, self.decl, self.names = ctx, decl, names
+        self.made = {}  # types -> None (made) ; insertion order is the order made
+        self.lock = threading.Lock()  # one instantiation added at a time
+
+
+_opens: "weakref.WeakKeyDictionary[object, _Open]" = weakref.WeakKeyDictionary()
+_registry_lock = threading.Lock()
+_key_locks: dict = {}  # (id(_Open), types) -> Lock: concurrent first calls compile once
+# (header text hash, flags, name, types) -> BuildError text and output: a failed
+# instantiation is not compiled again in this process
+_failed: dict = {}
+
+
+def _python_params(decl):
+    """The declaration's Python parameters: every parameter but the size ones."""
+    return [p for p in decl["params"] if not p["size_of"]]
+
+
+def open_functions(lib, ctx, declarations, listed=None):
+    """Makes an open Function for each bindable templated declaration of
+    ``declarations`` (one per name: the first) and puts it in ``lib``; a
+    function ``listed`` already bound (on_demand=True with a YAML) keeps its
+    overloads in the open one. Returns the names made open."""
+    made = []
+    for d in declarations:
+        if not d["template"] or not d["bindable"] or d["static"] or d["global"] or d["device"]:
+            continue
+        if d["name"] in made or not d["name"].isidentifier() or keyword.iskeyword(d["name"]) \
+                or (d["name"].startswith("__") and d["name"].endswith("__")):
+            continue  # a name no kernel can have (the core said why, in left_out)
+        params = _python_params(d)
+        names = tuple(p["name"] for p in params)
+        optional = tuple(p["default"] is not None for p in params)
+        posonly = tuple(n for n in names if n.startswith("arg") and n[3:].isdigit())
+        text_sig = "(%s)" % ", ".join(p["name"] if p["default"] is None else
+                                      "%s=%s" % (p["name"], p["default"]) for p in params)
+        old = lib.__dict__.get(d["name"])
+        fn = _core.open_function(
+            d["name"], names, optional, posonly, text_sig, d["doc"] or "", lib.__name__,
+            lib._bindthem_, ctx.options, lib._bindthem_.handle, OPEN_MAX)
+        op = _Open(ctx, d, names)
+        if old is not None:
+            try:
+                fn._add(old)
+            except (TypeError, ValueError):  # listed under other parameters: stays as listed
+                continue
+        with _registry_lock:
+            _opens[fn] = op
+        setattr(lib, d["name"], fn)
+        made.append(d["name"])
+    lib.__all__ = sorted(set(lib.__all__) | set(made))
+    info = lib._bindthem_
+    info.left_out = [x for x in info.left_out if x["name"] not in made]
+    return made
+
+
+def split_types(text):
+    """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
+    commas inside ``<>`` do not split. ValueError for an empty type."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch == "<") - (ch == ">")
+        cur += ch
+    parts.append(cur.strip())
+    if not all(parts):
+        raise ValueError("%r: expected C++ types separated by commas, e.g. \"int,double\""
+                         % text)
+    return parts
+
+
+def with_instantiations(meta, header, made, strict=False):
+    """meta (parse_header's dict) with the overloads of ``made``
+    ([(function, types)]) added to its functions, as an open build binds
+    them once made (stubs); those it lists already are not added twice."""
+    if not made:
+        return meta
+    text = "".join(yaml_lines(n, t) for n, t in dict.fromkeys(
+        (n, tuple(t)) for n, t in made))
+    with tempfile.TemporaryDirectory(prefix="bindthem-on-demand-") as tmp:
+        yml = os.path.join(tmp, "instantiate.yml")
+        with open(yml, "w") as f:
+            f.write(text)
+        extra = _core.parse_header(header, yml, strict=strict)
+    funcs = {f["name"]: f for f in meta["functions"]}
+    for f in extra["functions"]:
+        have = funcs.get(f["name"])
+        if have is None:
+            meta["functions"].append(f)
+            funcs[f["name"]] = f
+            continue
+        sigs = {ov["signature"] for ov in have["overloads"]}
+        have["overloads"] += [ov for ov in f["overloads"] if ov["signature"] not in sigs]
+    return meta
+
+
+def yaml_lines(name, types):
+    """The instantiate.yml entry that binds ``name`` with ``types``."""
+    return "- types:\n    - [%s]\n  functions: [%s]\n" % (", ".join(types), name)
+
+
+def deduce(decl, args, kwargs):
+    """The template arguments (a tuple of C types) for a call of the
+    declaration ``decl`` with ``args`` and ``kwargs``: each template
+    parameter from the dtype of an array declared with it, else from the
+    scalars declared with it. None when the arguments do not bind to the
+    parameters (the caller's own TypeError says why); TypeError naming the
+    conflicting or undeducible parameters otherwise."""
+    params = _python_params(decl)
+    if len(args) > len(params):
+        return None
+    given = dict(zip((p["name"] for p in params), args))
+    for k, v in kwargs.items():
+        if k in given or not any(p["name"] == k for p in params):
+            return None
+        given[k] = v
+    found, problems = {}, []
+    for t in decl["template"]:
+        seen, silent = [], []  # (C type, parameter, what); arguments that say nothing
+        for array in (True, False):
+            if seen:
+                break  # an array fixes the parameter: scalars only where none did
+            for p in params:
+                if p["type"] != t or p["array"] != array or p["name"] not in given:
+                    continue
+                v = given[p["name"]]
+                dt = getattr(v, "dtype", None) if array else None
+                c = _DTYPE_C.get(np.dtype(dt).name) if dt is not None else None
+                what = "%s array" % np.dtype(dt).name if dt is not None else type(v).__name__
+                if not array:
+                    c = _scalar_c(v)
+                if c is None:
+                    silent.append("%s (%s)" % (p["name"], what))
+                else:
+                    seen.append((c, p["name"], what))
+        kinds = list(dict.fromkeys(c for c, _, _ in seen))
+        if len(kinds) > 1:
+            problems.append("%s conflicts: %s" % (t, ", ".join(
+                "%s from %s (%s)" % (c, n, w) for c, n, w in seen)))
+        elif not kinds:
+            problems.append("%s cannot be deduced: %s" % (
+                t, "no argument declared with it was given" if not silent else
+                "the arguments declared with it (%s) have no type bindthem maps to a C type"
+                % ", ".join(silent)))
+        if kinds:
+            found[t] = kinds[0]
+    if problems:
+        types = [found.get(t, "<%s>" % t) for t in decl["template"]]
+        raise TypeError(
+            "%s(): cannot instantiate template<%s> for this call: %s. Pass arguments that fix "
+            "each template parameter (an array declared with it, or a scalar), or list the "
+            "instantiation in instantiate.yml:\n%s" % (
+                decl["name"], ", ".join(decl["template"]), "; ".join(problems),
+                yaml_lines(decl["name"], types)))
+    return tuple(found[t] for t in decl["template"])
+
+
+def call(fn, args, kwargs, error):
+    """An open Function's miss: instantiate what the call needs, add it, call
+    again; else raise ``error`` (the dispatcher's TypeError) or why the
+    template arguments cannot be deduced."""
+    with _registry_lock:
+        op = _opens.get(fn)
+    if op is None:
+        raise error
+    types = deduce(op.decl, args, kwargs)
+    if types is None or types in op.made:
+        raise error  # the call does not bind, or the instantiation takes other arguments
+    key = (id(op), types)
+    with _registry_lock:
+        lock = _key_locks.setdefault(key, threading.Lock())
+    with lock:  # the GIL is released while the compiler runs
+        if types not in op.made:
+            _instantiate(fn, op, types)
+    return fn(*args, **kwargs)
+
+
+def _failure_key(op, types):
+    ctx = op.ctx
+    return (hashlib.sha256(ctx.header_text).hexdigest(), ctx.cxx, tuple(ctx.flags),
+            op.decl["name"], types)
+
+
+def _instantiate(fn, op, types):
+    from .build import PRELUDE, _compile_one  # build imports this module
+
+    ctx, name = op.ctx, op.decl["name"]
+    what = "%s<%s>" % (name, ", ".join(types))
+    fkey = _failure_key(op, types)
+    if fkey in _failed:
+        text, output = _failed[fkey]
+        raise BuildError(text + " (remembered: this process does not compile it again)",
+                         output=output)
+    yaml_text = yaml_lines(name, types)
+    with tempfile.TemporaryDirectory(prefix="bindthem-on-demand-") as tmp:
+        yml = os.path.join(tmp, "instantiate.yml")
+        with open(yml, "w") as f:
+            f.write(yaml_text)
+        try:
+            meta = _core.parse_header(ctx.header, yml, strict=False, plan=True, brief=True)
+            lines = [ov["instantiation"] for f in meta["functions"] if f["name"] == name
+                     for ov in f["overloads"]]
+            if len(lines) != 1 or not lines[0]:
+                raise BuildError("instantiating %s on demand: the header does not instantiate "
+                                 "it with these types" % what)
+            source = "\n".join([PRELUDE.rstrip("\n"), '#include "%s"' % ctx.header, "",
+                                lines[0]]) + "\n"
+            lib = _compile_one(ctx, meta, yml, yaml_text.encode(), source, what)
+        except BuildError as e:
+            output = getattr(e, "output", "") or ""
+            if ctx.cell:  # the compiler's lines about the header read as the cell's
+                output = "\n".join(line for line in output.replace(ctx.header, ctx.cell)
+                                    .splitlines() if ".cpp" not in line)
+            text = ("instantiating %s on demand (called with types no overload takes) failed: "
+                    "%s\n%s" % (what, str(e).splitlines()[0], output)).rstrip()
+            _failed[fkey] = (text, output)
+            raise BuildError(text, output=output) from None
+    fn._add(getattr(lib, name))
+    op.made[types] = None
+    if ctx.source is not None and ctx.source.on_demand is not None:
+        ctx.source.on_demand.append([name, list(types)])
+    _remember_seen(ctx, name, types)
+
+
+# --- what was instantiated, kept in the cache for stubs (--on-demand-seen) ---
+
+def _seen_name(header, header_text):
+    return hashlib.sha256(os.path.abspath(header).encode() + b"\0" + header_text).hexdigest()[:32]
+
+
+def _remember_seen(ctx, name, types):
+    from ._cache import group_read, group_write
+
+    key = _seen_name(ctx.header, ctx.header_text)
+    try:
+        have = json.loads((group_read(ctx.cache_dir, "on-demand", key, "seen.json") or b"[]"))
+        entry = [name, list(types)]
+        if entry not in have:
+            have.append(entry)
+            group_write(ctx.cache_dir, "on-demand", key, "seen.json", json.dumps(have).encode())
+    except (OSError, ValueError):  # a record for stubs only: never fails a call
+        pass
+
+
+def seen(header, cache_dir=None):
+    """[(function, types)] the header's functions were instantiated with on
+    demand (in any process using this cache), as recorded."""
+    from ._cache import group_read
+
+    header = os.path.abspath(header)
+    with open(header, "rb") as f:
+        text = f.read()
+    try:
+        data = group_read(cache_dir, "on-demand", _seen_name(header, text), "seen.json")
+        return [(n, tuple(t)) for n, t in json.loads(data or b"[]")]
+    except (OSError, ValueError):
+        return []
