@@ -55,16 +55,20 @@ def _scalar_c(value):
 
 class Context:
     """What an on-demand instantiation of one Library is built with: the
-    build's header, compiler, flags, options and cache."""
+    build's header, compiler, flags, options and cache, and the build's
+    ``compile_one(ctx, meta, yml, yaml_text, source, what)`` and prelude
+    (bindthem.build hands them over: it imports this module, not the other
+    way round)."""
 
     __slots__ = ("header", "header_text", "name", "cxx", "flags", "cache_dir", "strict",
-                 "options", "source", "cell", "__weakref__")
+                 "options", "source", "cell", "compile_one", "prelude", "__weakref__")
 
     def __init__(self, header, header_text, name, cxx, flags, cache_dir, strict, options,
-                 source):
+                 source, compile_one, prelude):
         self.header, self.header_text, self.name = header, header_text, name
         self.cxx, self.flags, self.cache_dir = cxx, list(flags), cache_dir
         self.strict, self.options, self.source = strict, options, source
+        self.compile_one, self.prelude = compile_one, prelude
         self.cell = None  # %%bindthem: what its errors call the header ("cell")
 
 
@@ -270,8 +274,6 @@ def _failure_key(op, types):
 
 
 def _instantiate(fn, op, types):
-    from .build import PRELUDE, _compile_one  # build imports this module
-
     ctx, name = op.ctx, op.decl["name"]
     what = "%s<%s>" % (name, ", ".join(types))
     fkey = _failure_key(op, types)
@@ -291,9 +293,9 @@ def _instantiate(fn, op, types):
             if len(lines) != 1 or not lines[0]:
                 raise BuildError("instantiating %s on demand: the header does not instantiate "
                                  "it with these types" % what)
-            source = "\n".join([PRELUDE.rstrip("\n"), '#include "%s"' % ctx.header, "",
+            source = "\n".join([ctx.prelude.rstrip("\n"), '#include "%s"' % ctx.header, "",
                                 lines[0]]) + "\n"
-            lib = _compile_one(ctx, meta, yml, yaml_text.encode(), source, what)
+            lib = ctx.compile_one(ctx, meta, yml, yaml_text.encode(), source, what)
         except BuildError as e:
             output = getattr(e, "output", "") or ""
             if ctx.cell:  # the compiler's lines about the header read as the cell's

@@ -573,7 +573,7 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
                    record=record, load=load, jobs=jobs)
     if on_demand:
         ctx = _ondemand.Context(header, header_text, name, cxx, flags, cache_dir, strict,
-                                options, source)
+                                options, source, _compile_one, PRELUDE)
         _ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
     if not quiet:
         _build_warnings(header, record, flags, source.files, meta)
