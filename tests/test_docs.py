@@ -57,8 +57,8 @@ def site(tmp_path_factory):
 @needs_sphinx
 def test_site_builds_without_warnings(site):
     for page in ("index", "installing", "tutorial", "dialect", "calls", "build", "notebooks",
-                 "dask", "stubs", "packages", "cuda", "cuda-streams", "api", "errors", "hostile", "performance",
-                 "internals", "examples", "changelog"):
+                 "dask", "stubs", "packages", "cuda", "cuda-streams", "api", "errors", "hostile",
+                 "performance", "internals", "examples", "changelog"):
         assert (site / (page + ".html")).is_file(), page
 
 
