@@ -7,6 +7,7 @@ finds: put the source tree first on PYTHONPATH after an in-place build, or
 install it). The theme is furo (from PyPI; it needs no network at build time).
 """
 
+import doctest
 import os
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
@@ -57,6 +58,9 @@ nitpick_ignore_regex = [
     # the C core's private types, named by _core.pyi's annotations
     ("py:class", r"(bindthem\.)?_core\..*"),
 ]
+
+# Exception messages are compared too (Sphinx's default ignores their text).
+doctest_default_flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1
 
 # -b doctest: examples run from the repository root (the paths in them are
 # examples/..., as in the README) with a private build cache.
