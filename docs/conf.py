@@ -38,25 +38,16 @@ autodoc_typehints = "signature"
 # the reason it cannot resolve.
 nitpicky = True
 nitpick_ignore = [
-    # the standard library and NumPy: no intersphinx inventory offline
+    # the standard library: no intersphinx inventory offline (StrPath's expansion)
     ("py:class", "os.PathLike"),
-    ("py:class", "types.ModuleType"),
-    ("py:class", "numpy.ndarray"),
-    ("py:class", "numpy.dtype"),
-    ("py:class", "Any"),
-    ("py:class", "StrPath"),  # bindthem._types.StrPath: str | os.PathLike[str], private
+    # bindthem._types.StrPath (str | os.PathLike[str]) and _core._Metadata (the
+    # TypedDict of parse_header's result): private typing helpers
+    ("py:class", "StrPath"),
+    ("py:class", "_core._Metadata"),
     # internals that public docstrings name: not API, so not documented here
     ("py:func", "bindthem.package.package_library"),
     ("py:data", "NVRTC_PRELUDE"),
     ("py:data", "bindthem.build.PRELUDE"),
-]
-nitpick_ignore_regex = [
-    # builtins and standard-library types named by annotations (no inventory offline)
-    ("py:class", r"(str|bytes|int|float|bool|complex|dict|list|tuple|object|None|"
-                 r"Exception|UserWarning|ValueError|TypeError|RuntimeError)"),
-    ("py:(class|exc)", r"(pickle|collections\.abc|typing|contextlib|types)\..*"),
-    # the C core's private types, named by _core.pyi's annotations
-    ("py:class", r"(bindthem\.)?_core\..*"),
 ]
 
 # Exception messages are compared too (Sphinx's default ignores their text).
