@@ -9,11 +9,21 @@ install it). The theme is furo (from PyPI; it needs no network at build time).
 
 import doctest
 import os
+import sys
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
 # The rendered API is the importable bindthem's; its version names the site.
-import bindthem  # noqa: E402
+try:
+    import bindthem
+except ImportError:
+    # `python -m sphinx` run in the checkout puts the source folder first on
+    # sys.path; without an in-place build its bindthem has no compiled _core.
+    # Then document the installed bindthem instead.
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
+    for name in [m for m in sys.modules if m == "bindthem" or m.startswith("bindthem.")]:
+        del sys.modules[name]
+    import bindthem
 
 project = "bindthem"
 author = "the bindthem authors"
