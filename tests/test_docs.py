@@ -87,6 +87,19 @@ def test_examples_not_run_are_marked_and_listed():
             assert name[:-4] in listed, "%s has an example not run; list it in examples.rst" % name
 
 
+def test_readme_quickstart_runs(tmp_path):
+    """README.rst's Quickstart, as written: a Python started in examples/."""
+    readme = os.path.join(ROOT, "README.rst")
+    code = ("import doctest, sys\n"
+            "r = doctest.testfile(%r, module_relative=False, optionflags=doctest.ELLIPSIS)\n"
+            "print(r.attempted, r.failed)\n"
+            "sys.exit(1 if r.failed or r.attempted < 7 else 0)\n" % readme)
+    r = subprocess.run([sys.executable, "-c", code], cwd=os.path.join(ROOT, "examples"),
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, BINDTHEM_CACHE=str(tmp_path / "cache")))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 # --- the anchors error messages point at ------------------------------------
 
 def anchors_of(html_file):
