@@ -16,7 +16,7 @@ Both read copies of one cache, built once. Rows:
   warm process    the 8 builds again in a process that built them: size checks,
                   no hashing; median (and minimum) of WARM rounds
 
-Target: under +10 % (README, The build cache).
+Target: under +10 % (docs/build.rst, the build cache).
 
 Run: python benchmarks/bench_cache_checks.py
 """

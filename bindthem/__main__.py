@@ -209,7 +209,7 @@ def main(argv=None):
     k = sub.add_parser(
         "package", help="the steps of a build system (meson) that ships kernels in a package",
         description="For a package built by a build system that compiles the kernel library "
-        "itself (meson-python's shared_library(); README.rst, 'Kernels in a package'): flags "
+        "itself (meson-python's shared_library(); docs/packages.rst): flags "
         "prints the flags to compile and link with, one a line (bindthem.build's, before "
         "-fPIC -shared), and warns as a build would; sources writes <stem>.bindthem.cpp (the "
         "header and its explicit instantiations) and the stub <stem>.pyi into --output; "

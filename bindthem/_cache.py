@@ -14,7 +14,7 @@ manager replaces a file by renaming a new one in, which changes the folder
 those files: the dynamic loader hands back an already loaded library for a
 path it has seen, so a rebuild must not reuse the old name.
 
-Trust (README, "The build cache"): bindthem uses a cache folder only when it
+Trust (docs/build.rst#build-cache): bindthem uses a cache folder only when it
 is owned by the user (or root; for root, only by root) and writable by no one
 else, unless ``$BINDTHEM_CACHE_GROUP`` opts a group in; otherwise it warns
 once and uses a private cache (``_private_root``). Everything in an entry is
@@ -282,7 +282,7 @@ def open_root(cache_dir=None):
         "bindthem's build cache %s is not used: %s, and bindthem loads the libraries it holds. "
         "Building into the private cache %s instead. To use %s, it must be owned by you (or "
         "root) and writable by no one else (chown, chmod 700), or shared by a group that opts "
-        "in with BINDTHEM_CACHE_GROUP (see README, The build cache)"
+        "in with BINDTHEM_CACHE_GROUP (see docs/build.rst#build-cache)"
         % (path, why, root.path, path)))
     return root
 

@@ -20,6 +20,8 @@ GIL_RELEASE_MIN_ELEMENTS: Final[int]
 # (csrc/py/bt_opts.c), Python's keywords as the signature rule knows them
 # (csrc/core/bt_pyname.c; keyword.kwlist).
 GIL_POLICIES: Final[tuple[str, ...]]
+# The dialect rules error messages point at: {rule: "docs/page.rst#anchor"} (csrc/core/bt_diag.h).
+DOC_ANCHORS: Final[dict[str, str]]
 # the policies with what each means, for messages
 GIL_POLICY_TEXT: Final[str]
 PYTHON_KEYWORDS: Final[tuple[str, ...]]

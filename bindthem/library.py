@@ -363,9 +363,9 @@ def nothing_bound(metadata, kernels_only=False):
             "lists a type tuple per instantiation (one C++ type per template parameter), e.g.\n"
             "- types:\n    - [%s]\n  functions: [%s]\nand pass it: build(header, "
             "'instantiate.yml'), load(library, header, 'instantiate.yml'), or -i instantiate.yml "
-            "on the command line" % (metadata["header"], names,
+            "on the command line (see %s)" % (metadata["header"], names,
                                     ", ".join("double" for _ in first["template"]),
-                                    first["name"]))
+                                    first["name"], _core.DOC_ANCHORS["templates"]))
 
 
 # a BindWarning lists this many of the declarations left out, then a count

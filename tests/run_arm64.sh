@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The call, dispatch, sizes, types, direct and platform-types tests on aarch64:
-# an arm64 Debian root run under qemu-user (binfmt_misc), README.rst "Developing".
+# an arm64 Debian root run under qemu-user (binfmt_misc), docs/internals.rst.
 #
 #   tests/run_arm64.sh            build the root if it is missing (once, ~15 min), then test
 #   tests/run_arm64.sh --if-cached  test only when the root is already built, else say so and exit 0

@@ -63,6 +63,8 @@ def test_sdist_has_sources(members):
         os.path.join(ROOT, p)) and "__pycache__" not in p}
     want |= _rel("bindthem/cuda/*.py") | {"bindthem/cuda/prelude.cuh"}
     want |= {"bindthem/py.typed", "README.rst", "pyproject.toml", "setup.py", "MANIFEST.in"}
+    # the documentation site and the image it shows (tests/test_docs.py builds it)
+    want |= _rel("docs/*.rst") | _rel("docs/*.py") | {"benchmarks/callgrind_instructions.png"}
     assert len(_rel("csrc/*/*.c")) >= 15 and "examples/myheader.h" in want
     assert sorted(want - members) == []
     assert "bindthem/_core.pyi" in members

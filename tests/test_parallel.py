@@ -218,32 +218,32 @@ def test_spawn_after_openmp(files, tmp_path):
     assert child == "(2, %r)" % float(2 * np.arange(100000.0).sum())
 
 
-def _literal_after(text, marker):
-    """The literal block (indented 4) that follows the paragraph ending in marker."""
-    start = text.index(marker) + len(marker)
+def _code_block(text, name):
+    """The body of the code block with ``:name: name`` (indented 3), as written."""
+    start = text.index("   :name: %s\n" % name)
     lines = []
-    for line in text[start:].split("\n")[2:]:
-        if line and not line.startswith("    "):
+    for line in text[start:].split("\n")[1:]:
+        if line.startswith("   :"):  # the block's other options
+            continue
+        if line and not line.startswith("   "):
             break
-        lines.append(line[4:])
+        lines.append(line[3:])
     return "\n".join(lines).strip("\n") + "\n"
 
 
-def test_readme_dask_example(tmp_path):
-    """The README's worked example, as written there, on its own LocalCluster."""
-    import re
+def test_docs_dask_example(tmp_path):
+    """docs/dask.rst's worked example, as written there, on its own LocalCluster."""
     import subprocess
     import sys
 
     from support import python_env
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, "README.rst"), encoding="utf-8") as f:
+    with open(os.path.join(root, "docs", "dask.rst"), encoding="utf-8") as f:
         text = f.read()
-    (tmp_path / "rows.h").write_text(_literal_after(text, "for a header ``rows.h``::"))
-    yml = re.search(r"with ``rows.yml`` ``(.*?)``::", text)
-    (tmp_path / "rows.yml").write_text(yml.group(1) + "\n")
-    script = _literal_after(text, yml.group(0)) + "    print('example OK')\n"
+    (tmp_path / "rows.h").write_text(_code_block(text, "dask-rows-h"))
+    (tmp_path / "rows.yml").write_text(_code_block(text, "dask-rows-yml"))
+    script = _code_block(text, "dask-example-script") + "    print('example OK')\n"
     (tmp_path / "example.py").write_text(script)
     r = subprocess.run([sys.executable, "example.py"], cwd=str(tmp_path), capture_output=True,
                        text=True, timeout=300,

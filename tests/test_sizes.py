@@ -242,7 +242,8 @@ def test_template_size_type_must_stay_an_integer(tmp_path, stype, kind):
     assert (e.value.filename, e.value.lineno, e.value.colno) == (str(y), 3, 7)
     assert str(e.value) == (
         "%s:3:7: S = %s in [0].types[1] makes 'x_size', the size of 'x' in 'f', a %s; a size "
-        "parameter must be an integer type (declared at %s:2:34)" % (y, kind, kind, h))
+        "parameter must be an integer type (declared at %s:2:34) (see docs/dialect.rst#sizes)"
+        % (y, kind, kind, h))
 
 
 # ---- untemplated functions need no YAML entry (BindThem's generator) ----

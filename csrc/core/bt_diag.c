@@ -4,6 +4,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#define BT_RULE_DOC(name, page)                                                                    \
+    {                                                                                              \
+        name, "docs/" page, " (see docs/" page ")"                                                 \
+    }
+
+const BtRuleDoc bt_rule_docs[BT_RULE_COUNT] = {
+    [BT_RULE_UNBINDABLE] = BT_RULE_DOC("unbindable", "dialect.rst#unbindable"),
+    [BT_RULE_SIZES] = BT_RULE_DOC("sizes", "dialect.rst#sizes"),
+    [BT_RULE_TEMPLATES] = BT_RULE_DOC("templates", "dialect.rst#templates"),
+    [BT_RULE_YAML_TYPES] = BT_RULE_DOC("yaml-types", "dialect.rst#yaml-types"),
+};
+
 void bt_diag_init(BtDiag *d) { memset(d, 0, sizeof *d); }
 
 /* Records kind, code and the message unless an error is recorded. */

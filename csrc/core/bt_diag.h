@@ -42,6 +42,27 @@ BT_HIDDEN int bt_diag_nomem(BtDiag *d);
  * Always returns -1. */
 BT_HIDDEN int bt_diag_fail(BtDiag *d, BtDiagKind kind, int code, const char *fmt, ...)
     BT_PRINTF(4, 5);
+/* The dialect rules a message can point at, each with the page and anchor
+ * of the documentation that explains it. One table (bt_diag.c's
+ * bt_rule_docs); _core.DOC_ANCHORS exports it, bindthem's Python side reads
+ * its tails there, and tests/test_docs.py checks that every anchor exists in
+ * the built site. BT_RULE_UNBINDABLE is 0: a zeroed BtDecl's rule. */
+typedef enum BtRule {
+    BT_RULE_UNBINDABLE = 0, /* what binds, what is left out, and why */
+    BT_RULE_SIZES,          /* every array is followed by its _size parameters */
+    BT_RULE_TEMPLATES,      /* a template binds the tuples instantiate.yml lists */
+    BT_RULE_YAML_TYPES,     /* the type names instantiate.yml may use */
+    BT_RULE_COUNT
+} BtRule;
+
+typedef struct BtRuleDoc {
+    const char *name; /* "sizes" */
+    const char *page; /* "docs/dialect.rst#sizes" */
+    const char *tail; /* " (see docs/dialect.rst#sizes)": what a message ends with */
+} BtRuleDoc;
+
+BT_HIDDEN extern const BtRuleDoc bt_rule_docs[BT_RULE_COUNT];
+
 /* "file:line:col: message" (line/col left out when 0) into buf. */
 BT_HIDDEN void bt_diag_format(const BtDiag *d, char *buf, size_t size);
 

@@ -687,6 +687,8 @@ static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
             d->unbindable = bt_arena_printf(
                 p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
                 x->name);
+        if (d->unbindable) /* past the `continue`: an array's size parameters */
+            d->unbindable_rule = BT_RULE_SIZES;
     }
     return 0;
 }

@@ -73,6 +73,7 @@ typedef struct BtDecl {
     int n_params;
     const char *doc;        /* comment markers and common indentation stripped; "" if none */
     const char *unbindable; /* reason, or NULL when bindable */
+    BtRule unbindable_rule; /* the dialect rule unbindable breaks (bt_diag.h) */
     int unreadable;         /* a declaration the parser could not read (unbindable says why) */
     int line, col;          /* of the function's name */
     int first_line;         /* its doc comment's (or template's, or first word's) line */

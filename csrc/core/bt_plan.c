@@ -370,9 +370,10 @@ static int pick(Planner *p, const BtInst *in, const BtDecl **decl)
         &decls[kh >= 0 && p->by_key_unbindable[kh] >= 0 ? p->by_key_unbindable[kh] : first];
     return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->line, in->col,
                        "instantiate.yml lists '%s', which the header declares at %s:%d:%d but "
-                       "cannot bind: %s",
+                       "cannot bind: %s%s",
                        in->func, p->h->file, unbindable_match->line, unbindable_match->col,
-                       unbindable_match->unbindable);
+                       unbindable_match->unbindable,
+                       bt_rule_docs[unbindable_match->unbindable_rule].tail);
 }
 
 /* A type ref with the template arguments substituted. */
@@ -618,10 +619,11 @@ static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverlo
         if (pa->size_of >= 0 && pa->t.tparam >= 0 && in && kind != 'i' && kind != 'u')
             return bt_diag_set(p->diag, BT_DIAG_INSTANTIATE, p->t->file, in->tline, in->tcol,
                                "%s = %s in %s makes '%s', the size of '%s' in '%s', a %s; a size "
-                               "parameter must be an integer type (declared at %s:%d:%d)",
+                               "parameter must be an integer type (declared at %s:%d:%d)%s",
                                d->tparams[pa->t.tparam], bt_plan_cname(ov->ptypes[i]), in->tpath,
                                pa->name, d->params[pa->size_of].name, d->name,
-                               bt_plan_cname(ov->ptypes[i]), p->h->file, pa->line, pa->col);
+                               bt_plan_cname(ov->ptypes[i]), p->h->file, pa->line, pa->col,
+                               bt_rule_docs[BT_RULE_SIZES].tail);
     }
     if (!(ov->signature = signature(p, ov)))
         return nomem(p);

@@ -307,7 +307,8 @@ static int read_item(Reader *r, const yaml_node_t *tn, const char *path, BtInstA
 
     memset(a, 0, sizeof *a);
     if (strlen(v) != tn->data.scalar.length)
-        return fail_at(r, tn, "unknown type '%.200s' in %s (a NUL inside)", v, path);
+        return fail_at(r, tn, "unknown type '%.200s' in %s (a NUL inside)%s", v, path,
+                       bt_rule_docs[BT_RULE_YAML_TYPES].tail);
     if (!(a->text = bt_arena_strdup(r->arena, v)))
         return nomem(r);
     if (bt_type_lookup(v, &a->type) == 0) {
@@ -325,14 +326,14 @@ static int read_item(Reader *r, const yaml_node_t *tn, const char *path, BtInstA
         if (a->lit.kind == BT_LIT_FLOAT)
             return fail_at(r, tn,
                            "'%.200s' in %s is a floating value; a template argument is a type "
-                           "name or an integer, bool or character value",
-                           v, path);
+                           "name or an integer, bool or character value%s",
+                           v, path, bt_rule_docs[BT_RULE_YAML_TYPES].tail);
         return 0;
     }
     return fail_at(r, tn,
                    "unknown type '%.200s' in %s; known types: %s (or, for a non-type template "
-                   "parameter, an integer, true/false or a character such as 'a')",
-                   v, path, bt_type_known_spellings());
+                   "parameter, an integer, true/false or a character such as 'a')%s",
+                   v, path, bt_type_known_spellings(), bt_rule_docs[BT_RULE_YAML_TYPES].tail);
 }
 
 /* tuple -> null | [item, ...] */

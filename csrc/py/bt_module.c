@@ -99,6 +99,28 @@ static int add_direct_abi(PyObject *module)
     return rc;
 }
 
+/* module.DOC_ANCHORS: {rule: "docs/page.rst#anchor"}, bt_diag.h's table of
+ * the dialect rules messages point at. 0 or -1. */
+static int add_doc_anchors(PyObject *module)
+{
+    PyObject *d = PyDict_New();
+    int i, rc = -1;
+
+    if (!d)
+        return -1;
+    for (i = 0; i < BT_RULE_COUNT; i++) {
+        PyObject *page = PyUnicode_FromString(bt_rule_docs[i].page);
+        int bad = !page || PyDict_SetItemString(d, bt_rule_docs[i].name, page) < 0;
+        Py_XDECREF(page);
+        if (bad)
+            goto done;
+    }
+    rc = PyModule_AddObjectRef(module, "DOC_ANCHORS", d);
+done:
+    Py_DECREF(d);
+    return rc;
+}
+
 static int core_exec(PyObject *module)
 {
     BtState *st = bt_state(module);
@@ -124,7 +146,7 @@ static int core_exec(PyObject *module)
     if (!st->HandleType || PyModule_AddType(module, st->HandleType) < 0)
         goto done;
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0 ||
-        add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 ||
+        add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 || add_doc_anchors(module) < 0 ||
         PyModule_AddStringConstant(module, "GIL_POLICY_TEXT", BT_GIL_POLICY_TEXT) < 0 ||
         add_names(module, "PYTHON_KEYWORDS", bt_pyname_keywords) < 0 || add_direct_abi(module) < 0)
         goto done;

@@ -1,0 +1,98 @@
+"""Sphinx configuration of bindthem's documentation.
+
+Built in CI by tests/test_docs.py: ``sphinx-build -W --keep-going -n -b html``
+(every warning an error, every cross-reference resolved) and ``-b doctest``
+(every ``>>>`` example runs against the bindthem that ``import bindthem``
+finds: put the source tree first on PYTHONPATH after an in-place build, or
+install it). The theme is furo (from PyPI; it needs no network at build time).
+"""
+
+import doctest
+import os
+import sys
+
+DOCS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(DOCS)
+# The rendered API is the importable bindthem's; its version names the site.
+try:
+    import bindthem
+except ImportError:
+    # `python -m sphinx` run in the checkout puts the source folder first on
+    # sys.path; without an in-place build its bindthem has no compiled _core.
+    # Then document the installed bindthem instead.
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
+    for name in [m for m in sys.modules if m == "bindthem" or m.startswith("bindthem.")]:
+        del sys.modules[name]
+    import bindthem
+
+project = "bindthem"
+author = "the bindthem authors"
+copyright = "the bindthem authors"
+release = version = bindthem.__version__
+
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.doctest"]
+templates_path = []
+exclude_patterns = ["_build"]
+html_theme = "furo"
+html_title = "bindthem %s" % release
+# No "view source" links: the pages are the source, one click away on GitHub.
+html_show_sourcelink = False
+html_copy_source = False
+
+autodoc_member_order = "bysource"
+# Types in the signatures, not repeated in a field list.
+autodoc_typehints = "signature"
+
+# Every cross-reference must resolve: no intersphinx (the build is offline), so
+# the types of other projects that annotations name are listed here, each with
+# the reason it cannot resolve.
+nitpicky = True
+nitpick_ignore = [
+    # the standard library: no intersphinx inventory offline (StrPath's expansion)
+    ("py:class", "os.PathLike"),
+    # bindthem._types.StrPath (str | os.PathLike[str]) and _core._Metadata (the
+    # TypedDict of parse_header's result): private typing helpers
+    ("py:class", "StrPath"),
+    ("py:class", "_core._Metadata"),
+    # internals that public docstrings name: not API, so not documented here
+    ("py:func", "bindthem.package.package_library"),
+    ("py:data", "NVRTC_PRELUDE"),
+    ("py:data", "bindthem.build.PRELUDE"),
+]
+
+# Exception messages are compared too (Sphinx's default ignores their text).
+doctest_default_flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1
+
+# -b doctest: examples run from the repository root (the paths in them are
+# examples/..., as in the README) with a private build cache.
+doctest_global_setup = """
+import os, tempfile
+os.chdir(%r)
+os.environ.setdefault("BINDTHEM_CACHE", tempfile.mkdtemp(prefix="bindthem-docs-"))
+import numpy as np
+import bindthem
+""" % ROOT
+
+
+def _resolve_short_names(app, env, node, contnode):
+    """A docstring's ``:class:`bindthem.SymbolError``` or ``:class:`LibraryInfo```
+    names an object this site documents under another module path (the
+    docstrings say ``bindthem.X``; X lives in ``bindthem.errors``): resolve it
+    when exactly one documented object has that last name component."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip("~.")
+    last = target.rsplit(".", 1)[-1]
+    py = env.get_domain("py")
+    hits = [name for name in py.objects if name.rsplit(".", 1)[-1] == last
+            and (name == target or name.endswith("." + target) or target.endswith("." + last))]
+    if len(hits) != 1:
+        return None
+    from sphinx.util.nodes import make_refnode
+
+    obj = py.objects[hits[0]]
+    return make_refnode(app.builder, node["refdoc"], obj.docname, obj.node_id, contnode, hits[0])
+
+
+def setup(app):
+    app.connect("missing-reference", _resolve_short_names)
