@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from .build import build, compile_library
 
 # What `import bindthem` does not import until first used, so that a package's
-# kernels bind at import without the build machinery or CUDA (see README's
-# "Kernels in a package"): name -> (module, attribute or None for the module).
+# kernels bind at import without the build machinery or CUDA (see
+# docs/packages.rst): name -> (module, attribute or None for the module).
 _LAZY = {"build": ("build", "build"), "compile_library": ("build", "compile_library"),
          "cuda": ("cuda", None)}
 

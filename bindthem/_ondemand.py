@@ -7,7 +7,7 @@ binds each templated function of the header as an *open* Function
 template arguments from the call, compiles that one instantiation in its own
 translation unit through the build cache, binds it and adds it to the
 Function (``Function._add``), then makes the call again: later calls with
-those types take the normal dispatch. README.rst, "Instantiation on
+those types take the normal dispatch. docs/on-demand.rst, "Instantiation on
 demand", states the rules.
 """
 

@@ -521,7 +521,7 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
     ``on_demand``: templated functions are bound *open*: a call with types
     that no overload takes deduces the template arguments, compiles that
     instantiation (once, through the cache) and adds it to the function.
-    The default is True without ``instantiate`` and False with it (README.rst,
+    The default is True without ``instantiate`` and False with it (docs/on-demand.rst,
     "Instantiation on demand").
 
     The Library and its functions pickle by value (the header, YAML and local

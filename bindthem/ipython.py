@@ -142,7 +142,7 @@ class BindthemMagics(Magics):
         build cache at once). Untemplated functions are bound as they are;
         templated ones once per -t tuple, or as -i's instantiate.yml says;
         without either, on demand: a call compiles the instantiation its
-        argument types need (README.rst, "Instantiation on demand"). The
+        argument types need (docs/on-demand.rst). The
         cell is compiled as a header written to bindthem's cache, with the
         current directory on the include path. Compiler and dialect errors
         name the cell's lines as ``cell:LINE:COL``.

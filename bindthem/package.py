@@ -161,7 +161,7 @@ def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, mod
 
 
 # The three steps of a build system that compiles the library itself (meson's
-# shared_library(); README.rst, "Kernels in a package"), run as
+# shared_library(); docs/packages.rst), run as
 # ``python -m bindthem package flags|sources|library``: the same files and
 # checks as package_library, which does all three with bindthem's compiler.
 

@@ -12,6 +12,6 @@ double total(const double x[], const int x_size)
     return s;
 }
 
-// 2 a.
+// 2 a (built without instantiate.yml: instantiated on demand).
 template <class T>
 T twice(const T a) { return a + a; }
