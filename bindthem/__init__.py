@@ -24,6 +24,7 @@ except ImportError as _e:
         "pytest` in the checkout), or build it in place: `python setup.py build_ext --inplace`."
         % (_here, ", bindthem's source folder, which has no compiled extension until it is "
            "built" if _src else ""), name="bindthem._core") from None
+import importlib  # noqa: E402
 import sys  # noqa: E402
 import types  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
@@ -60,8 +61,6 @@ def __getattr__(name):
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError("module 'bindthem' has no attribute %r" % (name,))
-    import importlib
-
     module = importlib.import_module("." + where[0], __name__)
     value = module if where[1] is None else getattr(module, where[1])
     globals()[name] = value
@@ -81,6 +80,10 @@ class _Package(types.ModuleType):
         if name == "build" and isinstance(value, types.ModuleType):
             value = value.build
         super().__setattr__(name, value)
+
+    def __reduce__(self):
+        # by reference, as cloudpickle pickles a module (which it does by exact type)
+        return importlib.import_module, (self.__name__,)
 
 
 sys.modules[__name__].__class__ = _Package
