@@ -227,6 +227,7 @@ def main(keep=None):
     if "bindthem f64" in res:
         summary(res)
     shapes_table(res)
+    targets_table(res)
     chart(res)
     return res
 
@@ -248,6 +249,39 @@ def shapes_table(res, walls=None):
                  rows, "floor = a hand-written METH_FASTCALL function (benchmarks/floor) that "
                  "checks the same; it takes no keywords. Wall: best of 5, bindthem and the floor "
                  "interleaved in one process.")
+
+
+# issue 30's targets, each (text, bindthem's instructions, the bound); nanobind
+# 3.1 -O3's no-match count is the issue's (nanobind is not installed here)
+NANOBIND_NO_MATCH = 12179
+
+
+def targets(res):
+    """[(target, value, bound)] of issue 30 that res (instructions per call)
+    has the rows for."""
+    out = []
+
+    def add(text, a, b, times=1.0):
+        if a in res and b in res:
+            out.append((text, res[a], times * res[b]))
+
+    add("gauss_seidel f64 <= 1.2x the floor", "bindthem f64", "floor f64", 1.2)
+    add("k1 <= 1.8x the floor", "bindthem k1", "floor k1", 1.8)
+    for shape in ("k63", "k63 numpy", "k12", "kdef all", "kdef defaults", "k1 nomatch",
+                  "k1 strided"):
+        add("%s <= 2x the floor" % shape, "bindthem " + shape, "floor " + shape, 2.0)
+    add("defaults left out <= all given", "bindthem kdef defaults", "bindthem kdef all")
+    add("keywords <= 1.3x positional", "bindthem k63 keywords", "bindthem k63", 1.3)
+    if "bindthem k1 nomatch" in res:
+        out.append(("no-match <= nanobind's (issue: %d)" % NANOBIND_NO_MATCH,
+                    res["bindthem k1 nomatch"], NANOBIND_NO_MATCH))
+    return out
+
+
+def targets_table(res):
+    rows = [[t, "%.0f" % v, "%.0f" % b, "yes" if v <= b else "NO"] for t, v, b in targets(res)]
+    common.table("Issue 30's targets (instructions per call, loop included)",
+                 ["target", "bindthem", "bound", "met"], rows)
 
 
 def wall_times(n=20000, repeat=5):

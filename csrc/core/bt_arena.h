@@ -21,11 +21,13 @@
 #define BT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define BT_ALWAYS_INLINE __attribute__((always_inline))
 #define BT_COLD __attribute__((cold, noinline))
+#define BT_NOINLINE __attribute__((noinline))
 #else
 #define BT_HIDDEN
 #define BT_PRINTF(f, a)
 #define BT_ALWAYS_INLINE
 #define BT_COLD
+#define BT_NOINLINE
 #endif
 
 typedef struct BtArenaBlock BtArenaBlock;

@@ -73,9 +73,9 @@
  * where the ABI is one described (__x86_64__ with LP64, not Windows;
  * __aarch64__ little-endian with LP64, not Apple or Windows). Elsewhere
  * bt_direct_plan says "not applicable" and libffi is used.
- * Unwinding: a C++ exception thrown by the kernel unwinds through
- * bt_direct_call's frame (GCC and Clang emit unwind tables for C by default
- * on both: -fasynchronous-unwind-tables) to bt_guard_direct's catch.
+ * Unwinding: the call sites (bt_direct_call.h) are compiled inside
+ * the guard's sites (bt_guard.cpp), so a C++ exception thrown by the kernel
+ * unwinds straight into its catch.
  *
  * Pure C: no Python.h. */
 #ifndef BT_DIRECT_H
@@ -103,8 +103,15 @@
 #endif
 
 /* Most words a direct call passes: the general registers, 8 floating-point
- * ones, 32 stack slots. */
+ * ones, 32 stack slots; where the floating-point ones and the stack slots
+ * begin; and the stack sizes with call sites of their own (0, 2, 4, 8, 16,
+ * 32), per return class and use of the floating-point registers. */
 #define BT_DIRECT_WORDS (BT_DIRECT_GP + 8 + 32)
+enum {
+    BT_DIRECT_FP0 = BT_DIRECT_GP,
+    BT_DIRECT_STACK0 = BT_DIRECT_GP + 8,
+    BT_DIRECT_STACK_SIZES = 6
+};
 
 /* A direct-call plan for one overload; variant 0: use libffi. */
 typedef struct BtDirect {
@@ -128,17 +135,6 @@ typedef struct BtDirect {
 BT_HIDDEN int bt_direct_plan(BtDirect *plan, const BtTypeId *ptypes, const int *is_ptr, int n,
                              BtTypeId ret);
 
-/* Calls fn with words[BT_DIRECT_WORDS] in the registers and stack slots
- * plan->variant passes, the caller having written each argument at the
- * word(s) plan->pos names: pointers and 8-byte integers as they are,
- * narrower integers and bool extended to 64 bits (sign or zero, by their
- * type: bt_slot's conversions store them so), a float or int in the low 4
- * bytes (the upper ones are never read), complexes as they are in memory
- * (a std::complex<float> packed in one word). Words no argument fills go to
- * registers the kernel never reads. rvalue (16 bytes) receives the integer
- * return register, or the two floating-point ones (a complex<float> packed
- * in the first 8 bytes). plan->variant must be non-zero. */
-BT_HIDDEN void bt_direct_call(const BtDirect *plan, void (*fn)(void), const uint64_t *words,
-                              void *rvalue);
+/* The call itself: bt_direct_call (bt_direct_call.h). */
 
 #endif

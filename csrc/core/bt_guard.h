@@ -3,7 +3,7 @@
  * A C++ kernel that throws would otherwise unwind into C frames and call
  * std::terminate, killing the interpreter. bt_guard_call runs ffi_call
  * inside try/catch (C++'s zero-cost exceptions: nothing is paid unless a
- * kernel throws) and reports what was caught; bt_guard_direct does the same
+ * kernel throws) and reports what was caught; the direct call's sites do the same
  * for a direct call (bt_direct.h). Pure C interface. */
 #ifndef BT_GUARD_H
 #define BT_GUARD_H
@@ -32,13 +32,19 @@ extern "C"
     bt_guard_call(ffi_cif *cif, void (*fn)(void), void *rvalue, void **avalues, char *msg,
                   size_t msgsize);
 
-/* bt_direct_call(plan, fn, words, rvalue) inside the same try/catch. */
+/* A direct call inside the same try/catch: one function per call site
+ * (bt_direct.h's variants), picked once when a call is prepared, so that a
+ * call pays no switch. site(plan, fn, rvalue, words, msg, msgsize) runs
+ * bt_direct_call(plan->variant, plan, fn, words, rvalue) and returns as
+ * bt_guard_call does. bt_guard_site(variant): the site of a plan's variant,
+ * or NULL for 0 (libffi). */
 struct BtDirect;
+typedef int (*BtGuardSite)(const struct BtDirect *plan, void (*fn)(void), void *rvalue,
+                           const uint64_t *words, char *msg, size_t msgsize);
 #ifdef __cplusplus
 extern "C"
 #endif
-    BT_HIDDEN int
-    bt_guard_direct(const struct BtDirect *plan, void (*fn)(void), void *rvalue,
-                    const uint64_t *words, char *msg, size_t msgsize);
+    BT_HIDDEN BtGuardSite
+    bt_guard_site(int variant);
 
 #endif

@@ -32,6 +32,29 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
     return bt_slot_build(call->slots, call->order, &call->n_py, ov, arena);
 }
 
+/* The direct call's word of each slot and of its one size parameter, and
+ * whether the fused entry takes the call (bt_call.h). */
+static void plan_words(BtCall *call)
+{
+    int i;
+
+    call->fused = 1;
+    for (i = 0; i < call->n_py; i++) {
+        BtArgSlot *s = &call->slots[i];
+        s->word = call->direct.pos[s->cidx];
+        s->size_word = BT_DIRECT_WORDS; /* the scratch word */
+        s->max_1d = PY_SSIZE_T_MAX;
+        if (s->is_array && s->n_sizes == 1) {
+            s->size_word = call->direct.pos[s->sizes->cidx];
+            s->max_1d = s->min_ndim > 1                    ? -1
+                        : s->sizes->limit < PY_SSIZE_T_MAX ? (Py_ssize_t)s->sizes->limit
+                                                           : PY_SSIZE_T_MAX;
+        } else if (s->is_array ? s->n_sizes > 1
+                               : s->kind == 'c' || (s->kind == 'f' && s->size != 4 && s->size != 8))
+            call->fused = 0;
+    }
+}
+
 int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
@@ -57,7 +80,10 @@ int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void 
     }
     for (i = 0; i < d->n_params; i++)
         is_ptr[i] = d->params[i].t.is_array;
-    bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params, ov->ret);
+    if (bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params, ov->ret)) {
+        call->site = bt_guard_site(call->direct.variant);
+        plan_words(call);
+    }
     return 0;
 }
 
@@ -144,7 +170,7 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
 
     rv.u64 = 0;
     if (out->kind == BT_OUT_WORDS)
-        thrown = bt_guard_direct(&call->direct, call->fn, &rv, out->base, what, sizeof what);
+        thrown = call->site(&call->direct, call->fn, &rv, out->base, what, sizeof what);
     else
         thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, out->ptrs, what, sizeof what);
     if (release)
@@ -185,6 +211,22 @@ static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const cha
 
     return invoke(call, args, fname, names, opts, &out);
 }
+
+PyObject *bt_call_words_released(const BtCall *call, Py_ssize_t total, const uint64_t *w,
+                                 const char *fname)
+{
+    const BtCallOpts opts = {BT_GIL_RELEASE, 0, 0};
+    const BtArgOut out = {BT_OUT_WORDS, (void *)w, call->direct.pos, NULL};
+
+    return run_kernel(call, &opts, total, &out, fname);
+}
+
+PyObject *bt_call_threw(int kind, const char *what, const char *fname)
+{
+    return kernel_threw(kind, what, fname);
+}
+
+PyObject *bt_call_return(const BtValue *r, BtTypeId t) { return convert_return(r, t); }
 
 /* The direct call: each argument straight into the word(s) of its register
  * or stack slot (call->direct.pos), no BtValue or avalues. Inlined into

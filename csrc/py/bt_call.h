@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "bt_direct.h"
+#include "bt_guard.h"
+#include "bt_numpy.h"
 #include "bt_slot.h"
 
 /* Release the GIL around a kernel whose arrays hold at least this many
@@ -59,8 +61,13 @@ typedef struct BtCall {
     const char *signature;
     const char *symbol;
     BtDirect direct;    /* the call without libffi, where direct.variant != 0 */
+    BtGuardSite site;   /* and its guarded call site (bt_guard_site) */
     uint8_t *order;     /* the slots in the order a call stores them (bt_slot_build) */
     BtCallStats *stats; /* a C function's (NULL for a kernel) */
+    /* the fused entry applies (bt_call_fused_store): a direct call whose
+     * slots are arrays with at most one size parameter, and scalars of one
+     * word that bt_slot_store_fast converts */
+    uint8_t fused;
 } BtCall;
 
 /* Prepares call for overload ov (its symbol), allocating from arena: the
@@ -91,5 +98,109 @@ BT_HIDDEN int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload 
  * GIL. New reference, or NULL. */
 BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,
                                    PyObject *names, const BtCallOpts *opts);
+
+/* bt_call_words' GIL-releasing way; what a kernel threw (BT_GUARD_*, its
+ * what()) as the Python exception (NULL); and the return value rvalue of
+ * type t as a new reference. Out of line: the fused entry's rarer ends. */
+BT_HIDDEN PyObject *bt_call_words_released(const BtCall *call, Py_ssize_t total, const uint64_t *w,
+                                           const char *fname);
+BT_HIDDEN BT_COLD PyObject *bt_call_threw(int kind, const char *what, const char *fname);
+BT_HIDDEN PyObject *bt_call_return(const BtValue *rvalue, BtTypeId t);
+
+/* ================= the fused entry =================
+ *
+ * A call whose arguments have the keys of the last call (the dispatcher's
+ * memo, bt_dispatch.h) goes to that call's overload; when the overload is
+ * `fused`, one pass over the arguments checks each one's key and stores it
+ * into the direct call's words at the slot's precomputed position: an
+ * array's flags, rank and extent checked as bt_slot_walk checks them, a
+ * scalar converted by bt_slot_store_fast. Nothing it does runs Python code
+ * or has an effect outside w, so any argument it does not take (another
+ * key, an array that lacks a flag, a scalar out of the quick range) sends
+ * the whole call to the general path (bt_call_invoke), which raises or
+ * copies exactly as before. */
+
+/* The words a fused call stores into: the direct call's, and a scratch
+ * word at BT_DIRECT_WORDS (an array's size when it has no size parameter). */
+#define BT_FUSED_WORDS (BT_DIRECT_WORDS + 1)
+
+/* How a fused call's arguments come (a constant at each caller): every
+ * one given, args[n_py]; the first nargs given and the rest left out; or
+ * args[n_py] with NULL for each one left out (a keyword call's binding). */
+enum { BT_FUSED_ALL, BT_FUSED_PREFIX, BT_FUSED_NULLS };
+
+/* Stores args (as `omitting` says, a BT_FUSED_*; one left out takes its
+ * default) into w when every argument
+ * has keys[i] (the memo's, read with its sequence lock held by the caller)
+ * and passes its slot's checks; *total accumulates the arrays' elements.
+ * w has BT_FUSED_WORDS. Returns 1, or 0 (nothing raised) when the general
+ * path must take the call. */
+static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObject *const *args,
+                                                       int nargs, const void *const *keys,
+                                                       uint64_t *w, Py_ssize_t *total, int omitting)
+{
+    int i, n = call->n_py;
+
+    for (i = 0; i < n; i++) {
+        const BtArgSlot *s = &call->slots[i];
+        const void *k = BT_FT_LOAD(&keys[i]);
+        PyObject *o = omitting == BT_FUSED_PREFIX && i >= nargs ? NULL : args[i];
+        if (omitting && !o) { /* its default, converted at bind time */
+            if (k != (const void *)&bt_slot_omitted_key)
+                return 0;
+            memcpy(&w[s->word], s->defval.bytes, sizeof *w);
+            continue;
+        }
+        if (s->is_array) {
+            PyArrayObject *a = (PyArrayObject *)o;
+            const Py_ssize_t *dims;
+            int nd;
+            if (Py_TYPE(o) != &PyArray_Type || (const void *)PyArray_DESCR(a) != k ||
+                (PyArray_FLAGS(a) & s->need) != s->need)
+                return 0;
+            nd = PyArray_NDIM(a);
+            dims = (const Py_ssize_t *)PyArray_DIMS(a);
+            w[s->word] = (uint64_t)(uintptr_t)PyArray_DATA(a);
+            if (nd == 1) { /* the common one: its extent, checked once */
+                if (dims[0] > s->max_1d)
+                    return 0;
+                *total += dims[0];
+                w[s->size_word] = (uint64_t)dims[0];
+                continue;
+            }
+            *total += bt_slot_elements(nd, dims);
+            if (s->n_sizes) { /* one (fused) */
+                if (nd < s->min_ndim || (uint64_t)dims[s->sizes->axis] > s->sizes->limit)
+                    return 0;
+                w[s->size_word] = (uint64_t)dims[s->sizes->axis];
+            }
+        } else if ((const void *)Py_TYPE(o) != k || !bt_slot_store_fast(s, o, &w[s->word])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The kernel of a fused call on its words w (bt_call_fused_store's), the
+ * GIL released as policy gil says for arrays of `total` elements; as
+ * bt_call_invoke ends. Inline, with the GIL kept: the guard is the one
+ * call between the entry and the kernel. New reference, or NULL. */
+static inline BT_ALWAYS_INLINE PyObject *
+bt_call_words(const BtCall *call, int gil, Py_ssize_t total, const uint64_t *w, const char *fname)
+{
+    BtValue rv;
+    char what[512];
+    int thrown;
+
+    if (gil == BT_GIL_RELEASE || (gil == BT_GIL_AUTO && total >= BT_GIL_RELEASE_MIN))
+        return bt_call_words_released(call, total, w, fname);
+    rv.u64 = 0;
+    thrown = call->site(&call->direct, call->fn, &rv, w, what, sizeof what);
+    if (thrown)
+        return bt_call_threw(thrown, what, fname);
+    if (call->ret == BT_VOID)
+        Py_RETURN_NONE;
+    return bt_call_return(&rv, call->ret);
+}
 
 #endif

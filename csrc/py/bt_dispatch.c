@@ -147,7 +147,9 @@ done:
 static size_t kw_hash(const PyObject *p, size_t mask) { return ((uintptr_t)p >> 4) & mask; }
 
 /* d->kw_map for d->names (interned: a keyword spelled in the caller's code
- * is the same object). 0, or -1 with MemoryError. */
+ * is the same object), but for the positional-only ones (d->posonly, set
+ * before): a keyword the map finds is a parameter's and may be passed so.
+ * 0, or -1 with an exception set. */
 static int kw_map_build(BtDispatch *d)
 {
     size_t cap = 4, h;
@@ -163,6 +165,11 @@ static int kw_map_build(BtDispatch *d)
     d->kw_mask = cap - 1;
     for (i = 0; i < d->n_py; i++) {
         PyObject *name = PyTuple_GET_ITEM(d->names, i);
+        int po = d->posonly ? PySet_Contains(d->posonly, name) : 0;
+        if (po < 0)
+            return -1;
+        if (po)
+            continue;
         for (h = kw_hash(name, d->kw_mask); d->kw_map[h].name; h = (h + 1) & d->kw_mask)
             ;
         d->kw_map[h].name = name;
@@ -276,6 +283,8 @@ void bt_dispatch_clear(BtDispatch *d)
     PyMem_Free(d->slots);
     cache_free(d->cache);
     PyMem_Free(d->last_keys);
+    Py_CLEAR(d->miss_msg);
+    PyMem_Free(d->miss_keys);
     PyMem_Free(d->kw_map);
     Py_CLEAR(d->kw_text);
     memset(d, 0, sizeof *d);
@@ -399,7 +408,8 @@ static int name_index(PyObject *names, PyObject *kw)
 
 /* One group: the position of keyword kw among d->names; the keyword map
  * first (one pointer compare, as a name in the caller's code is the
- * interned one), else name_index's compares by value. */
+ * interned one; a name it finds is no positional-only one), else the
+ * positional-only TypeError (-2) or name_index's compares by value. */
 static int kw_index(const BtDispatch *d, PyObject *kw)
 {
     size_t h;
@@ -407,7 +417,7 @@ static int kw_index(const BtDispatch *d, PyObject *kw)
     for (h = kw_hash(kw, d->kw_mask); d->kw_map[h].name; h = (h + 1) & d->kw_mask)
         if (d->kw_map[h].name == kw)
             return d->kw_map[h].pos;
-    return name_index(d->names, kw);
+    return refuse_posonly(d, kw) < 0 ? -2 : name_index(d->names, kw);
 }
 
 /* Appends repr(s) to list unless s is a positional-only name. 0 or -1. */
@@ -513,7 +523,8 @@ static int other_keyword(BtDispatch *d, PyObject *kw, PyObject *value, const BtD
 /* One group: binds args[nargs] and the keywords named by kwnames into
  * slots[n_py] (NULL where an argument with a default is left out), or
  * raises TypeError with CPython's message (bindthem's for an unknown
- * keyword). extra may be NULL; src gets the given number j of each, or -1.
+ * keyword). extra may be NULL; src (when not NULL) gets the given number j
+ * of each, or -1.
  * Returns how many parameters were given (n_py: none left out), or -1. */
 static int bind_one_group(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                           PyObject **slots, const BtDispatchExtra *extra, int *src)
@@ -522,17 +533,15 @@ static int bind_one_group(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
     int i, j = (int)nargs, given = nargs < d->n_py ? (int)nargs : d->n_py;
 
-    for (i = 0; i < given; i++) {
+    for (i = 0; i < given; i++)
         slots[i] = args[i];
-        src[i] = i;
-    }
-    for (; i < d->n_py; i++) {
+    for (; i < d->n_py; i++)
         slots[i] = NULL;
-        src[i] = -1;
-    }
+    for (i = 0; src && i < d->n_py; i++)
+        src[i] = i < given ? i : -1;
     for (k = 0; k < nkw; k++) {
         PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
-        int found = refuse_posonly(d, kw) < 0 ? -2 : kw_index(d, kw);
+        int found = kw_index(d, kw);
         if (found == -2)
             return -1;
         if (found < 0) {
@@ -546,7 +555,9 @@ static int bind_one_group(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs
             return -1;
         }
         slots[found] = args[nargs + k];
-        src[found] = j++;
+        if (src)
+            src[found] = j;
+        j++;
         given++;
     }
     /* after the keywords, as CPython checks them */
@@ -864,9 +875,10 @@ done:
 
 /* TypeError naming the argument where the best overload stops matching.
  * One group: p holds the bound call. Several: gv, rebound into p for each
- * overload's group. Returns NULL. */
+ * overload's group. *text (text not NULL) receives a new reference to
+ * the message it raised with, when it built one. Returns NULL. */
 static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *p,
-                          const BtDispatchHow *how)
+                          const BtDispatchHow *how, PyObject **text)
 {
     const char *(*wants_fn)(const BtArgSlot *, char *, size_t) = how && how->wants ? how->wants
                                                                                    : bt_slot_wants;
@@ -937,6 +949,8 @@ static PyObject *no_match(const BtDispatch *d, const Given *gv, BtDispatchPick *
         k > 0 ? " (given the arguments before it)" : "", sigs);
     if (msg)
         PyErr_SetObject(PyExc_TypeError, msg);
+    if (msg && text)
+        *text = Py_NewRef(msg);
 error:
     Py_XDECREF(given);
     Py_XDECREF(wants);
@@ -947,18 +961,62 @@ error:
     return NULL;
 }
 
-PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args, const uint8_t *codes)
+/* The kept message of the last no-match, when args have its keys (a new
+ * reference), else NULL. */
+static PyObject *kept_miss(BtDispatch *d, PyObject *const *args)
+{
+    PyObject *msg = NULL;
+
+    BT_FT_LOCK(&d->lock);
+    if (d->miss_msg && bt_slot_same_keys_omitting(args, d->miss_keys, d->n_py))
+        msg = Py_NewRef(d->miss_msg);
+    BT_FT_UNLOCK(&d->lock);
+    return msg;
+}
+
+/* Keeps msg as the message of args' no-match, when they have keys. */
+static void keep_miss(BtDispatch *d, PyObject *const *args, PyObject *msg)
+{
+    const void *keys[BT_MAX_PARAMS];
+    PyObject *old = NULL;
+
+    if (!bt_slot_keys(args, d->n_py, keys))
+        return;
+    BT_FT_LOCK(&d->lock);
+    if (!d->miss_keys)
+        d->miss_keys = PyMem_Calloc((size_t)d->n_py + 1, sizeof *d->miss_keys);
+    if (d->miss_keys) {
+        memcpy(d->miss_keys, keys, sizeof *keys * (size_t)d->n_py);
+        old = d->miss_msg;
+        d->miss_msg = Py_NewRef(msg);
+    }
+    BT_FT_UNLOCK(&d->lock);
+    Py_XDECREF(old);
+}
+
+PyObject *bt_dispatch_no_match(BtDispatch *d, PyObject *const *args, const uint8_t *codes)
 {
     BtDispatchPick p;
+    PyObject *msg;
     int i;
 
+    if ((msg = kept_miss(d, args)) != NULL) {
+        PyErr_SetObject(PyExc_TypeError, msg);
+        Py_DECREF(msg);
+        return NULL;
+    }
     for (i = 0; i < d->n_py; i++) {
         p.argv[i] = args[i];
         p.codes[i] = codes[i];
         p.src[i] = i;
     }
     p.names = d->names;
-    return no_match(d, NULL, &p, NULL);
+    no_match(d, NULL, &p, NULL, &msg);
+    if (msg) {
+        keep_miss(d, args, msg);
+        Py_DECREF(msg);
+    }
+    return NULL;
 }
 
 /* ---- picking ---- */
@@ -1066,21 +1124,33 @@ static int pick_groups(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, P
     if (!any)
         no_bind(d, nargs, kwnames, extra);
     else
-        no_match(d, &gv, p, how);
+        no_match(d, &gv, p, how, NULL);
     return -1;
 }
 
 int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      const BtDispatchExtra *extra, const BtDispatchHow *how, BtDispatchPick *p)
 {
-    int i, all, given;
+    int given;
 
     if (d->n_groups > 1)
         return pick_groups(d, args, nargs, kwnames, extra, how, p);
-    given = bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src);
-    if (given < 0)
-        return -1;
     p->names = d->names;
+    given = bind_one_group(d, args, nargs, kwnames, p->argv, extra, p->src);
+    return given < 0 ? -1 : bt_dispatch_pick_bound(d, given, how, p);
+}
+
+int bt_dispatch_bind(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const BtDispatchExtra *extra, BtDispatchPick *p)
+{
+    p->names = d->names;
+    return bind_one_group(d, args, nargs, kwnames, p->argv, extra, NULL);
+}
+
+int bt_dispatch_pick_bound(BtDispatch *d, int given, const BtDispatchHow *how, BtDispatchPick *p)
+{
+    int i, all;
+
     /* arguments read the usual way (some by keyword, some left out): the
      * memo answers as for a positional call (its keys are by parameter,
      * an omitted argument's its own) */
@@ -1101,7 +1171,7 @@ int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs, PyO
     }
     p->ov = bt_dispatch_select(d, p->codes, &p->pass);
     if (p->ov < 0) {
-        no_match(d, NULL, p, how);
+        no_match(d, NULL, p, how, NULL);
         return -1;
     }
     if (all)
@@ -1215,6 +1285,7 @@ int bt_dispatch_add(BtDispatch *d, const BtDispatch *from, int cap, PyObject *ke
         replace(&d->overloads, PySequence_Concat(d->overloads, from->overloads), keep) < 0 ||
         replace(&d->pysigs, Py_NewRef(grown.pysigs), keep) < 0)
         goto done;
+    Py_CLEAR(d->miss_msg);               /* a kept no-match may match now */
     BT_FT_STORE(&d->n_ovs, grown.n_ovs); /* publishes the overloads: scan reads it last */
     rc = 0;
 done:

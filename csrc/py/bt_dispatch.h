@@ -100,6 +100,13 @@ typedef struct BtDispatch {
     int last_ov;            /* -1: none */
     const void **last_keys; /* n_py */
     BT_FT_FIELD(uint32_t last_seq)
+    /* the last TypeError of bt_dispatch_no_match: its arguments' keys and
+     * its message, so that a call that fails the same way again (code
+     * that probes with try/except) raises the same text without building
+     * it; NULL until then, and again when overloads are added. Free-
+     * threaded, read and written under `lock`. */
+    PyObject *miss_msg;
+    const void **miss_keys; /* n_py, allocated with miss_msg's first */
 } BtDispatch;
 
 /* Keywords a caller takes besides the parameters (a launch's grid=, ...):
@@ -179,8 +186,10 @@ BT_HIDDEN void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov
 
 /* One group only: TypeError naming the argument where the best overload
  * stops matching, with what the overloads expect there and their
- * signatures. Always NULL. */
-BT_HIDDEN PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *args,
+ * signatures (args[n_py], NULL: left out). The message is a function of
+ * the arguments' keys: the last one is kept with them (miss_msg). Always
+ * NULL. */
+BT_HIDDEN PyObject *bt_dispatch_no_match(BtDispatch *d, PyObject *const *args,
                                          const uint8_t *codes);
 
 /* Any call, any number of groups (bt_function.c handles a call of
@@ -192,6 +201,18 @@ BT_HIDDEN PyObject *bt_dispatch_no_match(const BtDispatch *d, PyObject *const *a
 BT_HIDDEN int bt_dispatch_pick(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames, const BtDispatchExtra *extra,
                                const BtDispatchHow *how, BtDispatchPick *p);
+
+/* bt_dispatch_pick of one group in two steps: bt_dispatch_bind binds
+ * args[nargs] and kwnames into p (argv, src, names), returning how many
+ * were given, or -1 with the TypeError bt_dispatch_pick raises; then
+ * bt_dispatch_pick_bound selects for them (the memo first) into p, as
+ * bt_dispatch_pick returns. Between the two a caller may try the fused
+ * entry on p->argv. bt_dispatch_bind leaves p->src unset (only a `how`
+ * reads it): bt_dispatch_pick_bound takes how NULL after it. */
+BT_HIDDEN int bt_dispatch_bind(BtDispatch *d, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames, const BtDispatchExtra *extra, BtDispatchPick *p);
+BT_HIDDEN int bt_dispatch_pick_bound(BtDispatch *d, int given, const BtDispatchHow *how,
+                                     BtDispatchPick *p);
 
 /* Instantiation on demand: sets up d as an open dispatcher, with no
  * overload yet and room for cap: one group of parameter names (tuple of

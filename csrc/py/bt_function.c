@@ -82,13 +82,51 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject 
     return bt_call_invoke(&f->calls[ov], argv, f->d.cname, names, &opts);
 }
 
+/* The fused entry (bt_call.h): the call of args as `omitting` says (a
+ * BT_FUSED_*, a constant at each caller; nargs: how many are given by
+ * position) when they have the last call's keys, its overload is fused
+ * and no bindthem.options() block or forced libffi is active. Returns 1
+ * with the call made (*r: its result, or NULL with an exception), or 0
+ * with nothing done: the general path takes the call. */
+static inline BT_ALWAYS_INLINE int fused(BtFunction *f, PyObject *const *args, Py_ssize_t nargs,
+                                         int omitting, PyObject **r)
+{
+    BtDispatch *d = &f->d;
+    unsigned seq = BT_FT_SEQ_BEGIN(&d->last_seq);
+    int ov = BT_FT_LOAD(&d->last_ov);
+    uint64_t w[BT_FUSED_WORDS];
+    Py_ssize_t total = 0;
+    const BtCall *c;
+
+    if (ov < 0 || !(c = &f->calls[ov])->fused ||
+        (BT_FT_LOAD_RELAXED(&f->st->opts_active) | BT_FT_LOAD_RELAXED(&f->st->force_ffi)) ||
+        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting) ||
+        !BT_FT_SEQ_SAME(&d->last_seq, seq))
+        return 0;
+    *r = bt_call_words(c, f->opts.gil, total, w, d->cname);
+    return 1;
+}
+
 /* Keywords, left-out defaults or several parameter lists. */
-static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_ssize_t nargs,
-                                       PyObject *kwnames)
+static BT_NOINLINE PyObject *function_call_general(BtFunction *f, PyObject *const *args,
+                                                   Py_ssize_t nargs, PyObject *kwnames)
 {
     BtDispatchPick p;
+    PyObject *r;
 
-    if (bt_dispatch_pick(&f->d, args, nargs, kwnames, NULL, NULL, &p) < 0)
+    int given;
+
+    if (f->d.n_groups > 1) {
+        if (bt_dispatch_pick(&f->d, args, nargs, kwnames, NULL, NULL, &p) < 0)
+            return miss(f, args, nargs, kwnames);
+        return invoke(f, p.ov, p.argv, p.names);
+    }
+    /* one parameter list: the binding, then the fused entry on it */
+    given = bt_dispatch_bind(&f->d, args, nargs, kwnames, NULL, &p);
+    if (given == f->d.n_py ? fused(f, p.argv, given, BT_FUSED_ALL, &r)
+                           : given >= 0 && fused(f, p.argv, given, BT_FUSED_NULLS, &r))
+        return r;
+    if (given < 0 || bt_dispatch_pick_bound(&f->d, given, NULL, &p) < 0)
         return miss(f, args, nargs, kwnames);
     return invoke(f, p.ov, p.argv, p.names);
 }
@@ -98,7 +136,8 @@ static PyObject *function_call_general(BtFunction *f, PyObject *const *args, Py_
  * binding is known, so no keyword loop; the last-call memo first (an
  * omitted argument has a key of its own), else the omitted ones' code is
  * BT_K_OMITTED, as bt_dispatch_pick gives them. */
-static PyObject *function_call_defaults(BtFunction *f, PyObject *const *args, Py_ssize_t nargs)
+static BT_NOINLINE PyObject *function_call_defaults(BtFunction *f, PyObject *const *args,
+                                                    Py_ssize_t nargs)
 {
     BtDispatch *d = &f->d;
     PyObject *argv[BT_MAX_PARAMS];
@@ -121,21 +160,16 @@ static PyObject *function_call_defaults(BtFunction *f, PyObject *const *args, Py
     return invoke(f, ov, argv, d->names);
 }
 
-static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames)
+/* Every parameter given by position, one parameter list, and the fused
+ * entry did not take the call: the memo, else the dispatch codes. Out of
+ * line, as the other ways below: the fused entry's frame stays small. */
+static BT_NOINLINE PyObject *function_call_positional(BtFunction *f, PyObject *const *args,
+                                                      Py_ssize_t nargs)
 {
-    BtFunction *f = (BtFunction *)self;
     BtDispatch *d = &f->d;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     uint8_t codes[BT_MAX_PARAMS];
     int i, ov, pass;
 
-    /* the common call: every parameter given by position, one parameter list */
-    if (nargs != d->fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0)) {
-        if (!kwnames && nargs >= d->min_n && nargs < d->fast_n)
-            return function_call_defaults(f, args, nargs);
-        return function_call_general(f, args, nargs, kwnames);
-    }
     ov = bt_dispatch_last(d, args); /* the same dtypes as last time */
     if (ov < 0) {
         for (i = 0; i < d->n_py; i++)
@@ -143,11 +177,31 @@ static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size
         ov = bt_dispatch_select(d, codes, &pass);
         if (ov < 0) {
             bt_dispatch_no_match(d, args, codes);
-            return miss(f, args, nargs, kwnames);
+            return miss(f, args, nargs, NULL);
         }
         bt_dispatch_remember(d, args, ov);
     }
     return invoke(f, ov, args, d->names);
+}
+
+static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames)
+{
+    BtFunction *f = (BtFunction *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *r;
+
+    /* the common call: every parameter given by position, one parameter list */
+    if (nargs != f->d.fast_n || (kwnames && PyTuple_GET_SIZE(kwnames) != 0)) {
+        if (!kwnames && nargs >= f->d.min_n && nargs < f->d.fast_n)
+            return fused(f, args, nargs, BT_FUSED_PREFIX, &r)
+                       ? r
+                       : function_call_defaults(f, args, nargs);
+        return function_call_general(f, args, nargs, kwnames);
+    }
+    if (fused(f, args, nargs, BT_FUSED_ALL, &r))
+        return r;
+    return function_call_positional(f, args, nargs);
 }
 
 static PyObject *function_repr(PyObject *self)

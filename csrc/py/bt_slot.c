@@ -326,7 +326,7 @@ uint8_t bt_slot_code(PyObject *o)
 }
 
 /* The key of an omitted argument (NULL in args): no object's. */
-static const char omitted_key;
+const char bt_slot_omitted_key;
 
 /* The key of o (see bt_slot_keys), or NULL when it has none. */
 static const void *arg_key(PyObject *o)
@@ -335,7 +335,7 @@ static const void *arg_key(PyObject *o)
     PyArray_Descr *d;
 
     if (!o)
-        return &omitted_key;
+        return &bt_slot_omitted_key;
     tp = Py_TYPE(o);
     if (tp == &PyArray_Type) {
         d = PyArray_DESCR((PyArrayObject *)o);
@@ -366,7 +366,7 @@ static inline BT_ALWAYS_INLINE int same_keys(PyObject *const *args, const void *
 
     for (i = 0; i < n; i++) {
         PyObject *o = args[i];
-        const void *k = omitting && !o ? (const void *)&omitted_key
+        const void *k = omitting && !o ? (const void *)&bt_slot_omitted_key
                         : Py_TYPE(o) == &PyArray_Type
                             ? (const void *)PyArray_DESCR((PyArrayObject *)o)
                             : (const void *)Py_TYPE(o);

@@ -96,6 +96,13 @@ typedef struct BtArgSlot {
     uint8_t size;  /* bytes */
     long long min; /* integers and bool: the range */
     unsigned long long max;
+    /* the fused entry's plan (bt_call.h; bt_call_prepare_frame, where the
+     * direct call applies): the word of this argument (a scalar, an
+     * array's pointer) and of an array's one size parameter (a scratch
+     * word when it has none), and the longest 1-D array it takes (the size
+     * parameter's limit; -1 when a 1-D array is too few dimensions) */
+    uint8_t word, size_word;
+    Py_ssize_t max_1d;
 } BtArgSlot;
 
 /* An array argument as a caller read it. */
@@ -137,6 +144,7 @@ BT_HIDDEN uint8_t bt_slot_code(PyObject *o);
  * which only bt_slot_same_keys_omitting reads from args; bt_slot_same_keys
  * takes args without NULLs. */
 BT_HIDDEN int bt_slot_keys(PyObject *const *args, int n, const void **keys);
+BT_HIDDEN extern const char bt_slot_omitted_key; /* its address: an omitted argument's key */
 BT_HIDDEN int bt_slot_same_keys(PyObject *const *args, const void *const *keys, int n);
 BT_HIDDEN int bt_slot_same_keys_omitting(PyObject *const *args, const void *const *keys, int n);
 

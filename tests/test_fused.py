@@ -1,0 +1,229 @@
+"""The fused entry (csrc/py/bt_call.h, issue 30): a call whose arguments have
+the last call's keys goes to its overload in one pass over them. Whatever
+it takes must come out as the general path does it (bindthem.options() and
+libffi force that path), and whatever it does not take (another dtype, a
+misfit array, an extent too large, a scalar out of the quick range) must
+reach the general path's error or conversion. Also: the guard's call
+sites (one per direct-call variant), and the no-match error kept per
+Function."""
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import bindthem
+from bindthem import _core
+
+HEADER = r"""
+#pragma once
+#include <stdexcept>
+
+/// x's first, the extent and the scalars folded into one number.
+template <class T, class S>
+double fold(const T x[], const S x_size, const double w, const int n, const bool flag)
+{
+    return (double)x[0] + 1000.0 * x_size + w * n + (flag ? 0.5 : 0.0);
+}
+
+/// One array, extents by axis.
+template <class T>
+long rows_cols(const T x[], const int x_size0, const int x_size1)
+{
+    return 1000L * x_size0 + x_size1;
+}
+
+/// Defaults, written into out.
+template <class T>
+void put(T out[], const int out_size, const double w = 0.25, const int n = 3, const float f = 1.5f)
+{
+    out[0] = (T)w; out[1] = (T)n; out[2] = (T)f;
+}
+
+/// Returns of each class.
+template <class T>
+float ret_float(const T x[], const int x_size) { return (float)x[0] * 0.5f; }
+template <class T>
+bool ret_bool(const T x[], const int x_size) { return x[0] > 0; }
+template <class T>
+short ret_short(const T x[], const int x_size) { return (short)x[0]; }
+
+/// Throws when x[0] is negative: general registers only, then with doubles
+/// and stack slots (other call sites of the guard).
+template <class T>
+int throw0(const T x[], const int x_size)
+{
+    if (x[0] < 0) throw std::invalid_argument("negative");
+    return 7;
+}
+template <class T>
+double throw_fp(const T x[], const int x_size, const double a, const double b)
+{
+    if (x[0] < 0) throw std::out_of_range("negative fp");
+    return a + b;
+}
+template <class T>
+long throw_stack(const T a[], const int a_size, const T b[], const int b_size,
+                 const T c[], const int c_size, const T d[], const int d_size,
+                 const T e[], const int e_size, const double s)
+{
+    if (a[0] < 0) throw std::overflow_error("negative stack");
+    return a_size + b_size + c_size + d_size + e_size + (long)s;
+}
+"""
+
+YAML = """\
+- functions: [fold]
+  types: [[double, int], [float, "unsigned char"]]
+- functions: [rows_cols, put, ret_float, ret_bool, ret_short, throw0, throw_fp, throw_stack]
+  types: [[double], [float]]
+"""
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fused")
+    (d / "fused.h").write_text(HEADER)
+    (d / "fused.yml").write_text(YAML)
+    return bindthem.build(str(d / "fused.h"), str(d / "fused.yml"), cache_dir=str(d / "cache"))
+
+
+def both_paths(f, *args, **kwargs):
+    """f's result twice through the fused entry (the first call sets the
+    memo), then through the general path: bindthem.options() and forced
+    libffi each send calls there."""
+    got = [f(*args, **kwargs), f(*args, **kwargs)]
+    with bindthem.options(gil="keep"):
+        got.append(f(*args, **kwargs))
+    before = _core.force_ffi(True)
+    try:
+        got.append(f(*args, **kwargs))
+    finally:
+        _core.force_ffi(before)
+    return got
+
+
+def test_the_overloads_take_the_fused_entry(lib):
+    assert lib.fold._call_paths == ("direct", "direct")
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_fused_equals_general(lib, dt):
+    x = np.arange(1, 6, dtype=dt)
+    a, b, c, d = both_paths(lib.fold, x, 0.5, 4, True)
+    assert a == b == c == d == 1.0 + 5000 + 2.0 + 0.5
+
+
+def test_keywords_and_defaults_fused_equal_general(lib):
+    out = np.zeros(3)
+    for call in (lambda: lib.put(out), lambda: lib.put(out, 2.0), lambda: lib.put(out, n=9),
+                 lambda: lib.put(out=out, f=0.75, w=-1.0, n=2),
+                 lambda: lib.put(out, 2.0, 5, 0.125)):
+        seen = []
+        for _ in range(2):
+            out[:] = 0
+            call()
+            seen.append(out.copy())
+        with bindthem.options(gil="keep"):
+            out[:] = 0
+            call()
+            seen.append(out.copy())
+        assert all((s == seen[0]).all() for s in seen), seen
+    out[:] = 0
+    lib.put(out)
+    np.testing.assert_array_equal(out, [0.25, 3, 1.5])
+
+
+def test_an_extent_over_the_size_type_reaches_the_general_error(lib):
+    """fold<float, unsigned char>: 255 elements fit its x_size, 256 do not;
+    the second call has the first's keys (the memo), so the fused entry sees
+    it first and must hand it on."""
+    assert lib.fold(np.zeros(255, np.float32), 0.0, 0, False) == 255000
+    texts = []
+    for general in (False, True):
+        with bindthem.options(gil="keep") if general else contextlib.nullcontext():
+            with pytest.raises(OverflowError) as e:
+                lib.fold(np.zeros(256, np.float32), 0.0, 0, False)
+        texts.append(str(e.value))
+    assert texts[0] == texts[1]
+    assert "'x_size' parameter (unsigned char)" in texts[0]
+
+
+def test_scalars_out_of_the_quick_range_reach_the_general_conversion(lib):
+    x = np.ones(2)
+    lib.fold(x, 1.0, 1, True)
+    with pytest.raises(OverflowError):
+        lib.fold(x, 1.0, 2**31, True)
+    with pytest.raises(OverflowError):
+        lib.fold(x, 1.0, 2**70, True)
+    assert lib.fold(x, 1.0, np.int64(3), True) == lib.fold(x, 1.0, 3, True)
+    # an int for a bool converts in pass 2: other keys than the memo's
+    assert both_paths(lib.fold, x, 1.0, 3, 2) == [1.0 + 2000 + 3.0 + 0.5] * 4
+    assert lib.fold(x, np.float32(0.5), 2, False) == 1.0 + 2000 + 1.0
+
+
+def test_misfit_arrays_reach_the_general_path(lib):
+    x = np.arange(10.0)
+    lib.fold(x, 1.0, 1, False)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        lib.fold(x[::2], 1.0, 1, False)
+    # unaligned: passed as an aligned copy by the general path, the same result
+    buf = np.zeros(8 * 4 + 1, np.uint8)
+    u = buf[1:].view(np.float64)
+    u[:] = [3.0, 1.0, 2.0, 5.0]
+    assert not u.flags.aligned
+    assert lib.fold(u, 1.0, 1, False) == 3.0 + 4000 + 1.0
+    # a subclass has no memo key: the general path
+    class Sub(np.ndarray):
+        pass
+    assert lib.fold(x.view(Sub), 1.0, 1, False) == 10000 + 1.0
+
+
+def test_rank_checks_on_the_fused_entry(lib):
+    m = np.zeros((4, 7))
+    assert both_paths(lib.rows_cols, m) == [4007] * 4
+    with pytest.raises(ValueError, match="x_size1"):
+        lib.rows_cols(np.zeros(4))  # 1-D: fewer dimensions than its sizes name
+    # 2-D into a one-size parameter: shape[0] (not the fused 1-D way)
+    assert lib.fold(np.full((3, 2), 2.0), 0.0, 0, False) == 2.0 + 3000
+
+
+@pytest.mark.parametrize("name,want", [("ret_float", 1.5), ("ret_bool", True),
+                                       ("ret_short", 3)])
+def test_returns_of_each_class(lib, name, want):
+    got = both_paths(getattr(lib, name), np.array([3.0]))
+    assert got == [want] * 4 and all(type(g) is type(want) for g in got)
+
+
+@pytest.mark.parametrize("call,exc,text", [
+    (lambda lib, x: lib.throw0(x), ValueError, "negative"),
+    (lambda lib, x: lib.throw_fp(x, 1.0, 2.0), IndexError, "negative fp"),
+    (lambda lib, x: lib.throw_stack(x, x, x, x, x, 0.0), OverflowError, "negative stack"),
+])
+def test_exceptions_through_each_call_site(lib, call, exc, text):
+    ok = np.ones(2)
+    call(lib, ok)
+    call(lib, ok)  # the memo set: the next one is fused
+    for force in (False, True):
+        before = _core.force_ffi(force)
+        try:
+            with pytest.raises(exc, match="the kernel threw a C\\+\\+ exception: " + text):
+                call(lib, -ok)
+        finally:
+            _core.force_ffi(before)
+    assert call(lib, ok) is not None
+
+
+def test_no_match_kept_per_arguments(lib):
+    """The kept message is the one of the same keys: alternating failures
+    each get their own text, and a call that matches is not disturbed."""
+    texts = {}
+    for _ in range(3):
+        for dt in (np.int8, np.int16, np.complex128):
+            with pytest.raises(TypeError) as e:
+                lib.rows_cols(np.zeros((2, 2), dt))
+            texts.setdefault(dt, set()).add(str(e.value))
+        assert lib.rows_cols(np.zeros((2, 2))) == 2002
+    for dt, t in texts.items():
+        (msg,) = t
+        assert "got numpy.ndarray of %s," % np.dtype(dt) in msg
