@@ -57,6 +57,7 @@ import threading
 import time
 
 from . import _status
+from ._files import read_upto, sha256_fd
 from .errors import BuildError, BuildWarning, warn
 
 __all__ = ["cache_root", "cache_limit", "compile_cached", "entries", "evict", "flag_list",
@@ -391,10 +392,8 @@ def _read_at(dfd, name, root, limit=MAX_MANIFEST):
     if fd is None:
         return None
     try:
-        if os.fstat(fd).st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(limit + 1)
+        size = os.fstat(fd).st_size
+        return None if size > limit else read_upto(fd, size, limit)
     finally:
         os.close(fd)
 
@@ -584,7 +583,8 @@ def _record_deps(paths, system_dirs=()):
     """({path: sha256}, {path: stat key}, {folder: stat key}) of the files a
     build read: a file under one of ``system_dirs`` (the compiler's own
     include folders) is checked by its folder's stat, the others each by
-    their own."""
+    their own (the stat keys' paths: the manifest's "outside" list, which
+    _hit checks alone while every folder is unchanged)."""
     deps, stats, dirs = {}, {}, {}
     prefixes = tuple(os.path.join(d, "") for d in system_dirs)
     for p in paths:
@@ -606,12 +606,7 @@ def _sha_at(dfd, name, st):
         now = os.fstat(fd)
         if (now.st_ino, now.st_dev, now.st_size) != (st.st_ino, st.st_dev, st.st_size):
             return None
-        h = hashlib.sha256()
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return h.hexdigest()
-            h.update(chunk)
+        return sha256_fd(fd, now.st_size)[0]
     finally:
         os.close(fd)
 
@@ -631,9 +626,16 @@ def _hit(root, efd, folder, key):
         if (not stat.S_ISREG(st.st_mode) or _untrusted(st, root.gid)
                 or st.st_size != rec["size"]):
             return None
-        stats, dirs = rec.setdefault("stat", {}), rec.get("dirs") or {}
+        stats, dirs, deps = rec.setdefault("stat", {}), rec.get("dirs") or {}, rec["deps"]
         touched, same = False, {}
-        for p, h in rec["deps"].items():
+        todo = deps.items()
+        outside = rec.get("outside")  # the files outside the folders (_record_deps)
+        if isinstance(outside, list) and all(_stat_key(d) == k for d, k in dirs.items()):
+            # every folder unchanged (the common case): only the files outside them
+            # are left to check, each as the loop checks it (a file no longer
+            # recorded: the record is not this build's)
+            todo = ((p, deps[p]) for p in outside)
+        for p, h in todo:
             d = p[:p.rfind("/")] or "/"  # os.path.dirname of an absolute normalised path
             if d in dirs:  # a system header: its folder changes when a package replaces it
                 if d not in same:
@@ -701,12 +703,7 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
             if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
                 raise BuildError("%s left %s that is not a regular file of this user; not used"
                                  % (what, os.path.join(tmpdir, out)))
-            h = hashlib.sha256()
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                h.update(chunk)
+            out_sha = sha256_fd(fd, st.st_size)[0]
             os.fchmod(fd, root.exec_mode if ext == ".so" else root.file_mode)
             os.fsync(fd)
             st = os.fstat(fd)
@@ -720,8 +717,8 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
         deps, stats, dirs = _record_deps(deps, system_dirs() if system_dirs else ())
         digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
         target = "%s-%s%s" % (stem, digest, ext)
-        rec = {"key": key, "file": target, "size": st.st_size, "sha256": h.hexdigest(),
-               "deps": deps, "stat": stats, "dirs": dirs,
+        rec = {"key": key, "file": target, "size": st.st_size, "sha256": out_sha,
+               "deps": deps, "stat": stats, "dirs": dirs, "outside": list(stats),
                "output": text.replace(src, "<generated %s>" % suffix.lstrip("."))}
         data = json.dumps(rec).encode()
         writing = ("the manifest %s" % DEPS, len(data))

@@ -55,6 +55,7 @@ import threading
 import weakref
 from typing import Any
 
+from ._files import read_upto, sha256_fd
 from ._opts import _options
 from .errors import BindError, PickleError
 
@@ -115,10 +116,12 @@ def _read_regular(path, limit, size=None):
     """The bytes of a regular file of at most limit bytes (see _open_regular);
     None when size is given and the file's is another (no read needed)."""
     fd, st = _open_regular(path, limit)
-    with open(fd, "rb") as f:
+    try:
         if size is not None and st.st_size != size:
             return None
-        data = f.read(limit + 1)
+        data = read_upto(fd, st.st_size, limit)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
     return data
@@ -126,18 +129,14 @@ def _read_regular(path, limit, size=None):
 
 def _hash_regular(path, limit):
     """SHA-256 of a regular file of at most limit bytes (see _open_regular)."""
-    fd, _ = _open_regular(path, limit)
-    h, n = hashlib.sha256(), 0
-    with open(fd, "rb") as f:
-        while True:
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            n += len(chunk)
-            if n > limit:
-                raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
-            h.update(chunk)
-    return h.hexdigest()
+    fd, st = _open_regular(path, limit)
+    try:
+        digest, n = sha256_fd(fd, st.st_size, limit)
+    finally:
+        os.close(fd)
+    if n > limit:
+        raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
+    return digest
 
 
 class Source:

@@ -588,9 +588,8 @@ def _local_files(header, deps):
     includes: they travel in pickles)."""
     folder = os.path.join(os.path.dirname(header), "")
     files = {}
-    for p in sorted(deps):  # absolute and normalised (bindthem._cache._record_deps)
-        if p == header or not p.startswith(folder):
-            continue
+    # absolute and normalised (bindthem._cache._record_deps)
+    for p in sorted(p for p in deps if p != header and p.startswith(folder)):
         try:
             files[os.path.relpath(p, folder)] = _travel._read(p)
         except OSError:

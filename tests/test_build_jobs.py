@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import bindthem
@@ -276,3 +277,34 @@ def test_a_system_header_replaced_by_its_package_rebuilds(tmp_path, monkeypatch)
     compiles, real = [], cachemod._compile
     monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
     assert bindthem.build(h, y, **kw).k() == 2 and compiles == []
+
+
+def test_a_manifest_without_the_outside_list_checks_every_file(tmp_path, monkeypatch):
+    """A manifest from before the "outside" list (the files a warm check
+    stats alone while every folder is unchanged) is still a hit, checked
+    file by file; one whose list names a file it does not record is rebuilt."""
+    import bindthem._cache as cachemod
+    h, y = write(tmp_path)
+    cache = str(tmp_path / "c")
+    bindthem.build(h, y, cache_dir=cache, jobs=1)
+    (manifest,) = [os.path.join(cache, d, "deps.json") for d in os.listdir(cache)
+                   if d.startswith("kernels-")]
+    with open(manifest) as f:
+        rec = json.load(f)
+    assert rec["outside"] == list(rec["stat"])
+    compiles, real = [], cachemod._compile
+    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
+
+    def rewrite(**change):
+        new = dict(rec, **change)
+        for k in [k for k, v in change.items() if v is None]:
+            del new[k]
+        with open(manifest, "w") as f:
+            json.dump(new, f)
+
+    rewrite(outside=None)
+    assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
+    assert compiles == []
+    rewrite(outside=rec["outside"] + ["/nonexistent/never-read.h"])
+    assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
+    assert len(compiles) == 1
