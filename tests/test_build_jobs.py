@@ -232,15 +232,20 @@ def test_magic_jobs(tmp_path):
     assert r.stdout.split() == ["[2,", "1]", "6.0"]
 
 
-def test_a_warm_build_stats_system_headers_by_folder(tmp_path, monkeypatch):
-    import bindthem._cache as cachemod
+def built_with_manifest(tmp_path):
+    """(header, yaml, cache, manifest path, manifest) of a build of write()'s kernels."""
     h, y = write(tmp_path)
     cache = str(tmp_path / "c")
     bindthem.build(h, y, cache_dir=cache, jobs=1)
     (manifest,) = [os.path.join(cache, d, "deps.json") for d in os.listdir(cache)
                    if d.startswith("kernels-")]
     with open(manifest) as f:
-        rec = json.load(f)
+        return h, y, cache, manifest, json.load(f)
+
+
+def test_a_warm_build_stats_system_headers_by_folder(tmp_path, monkeypatch):
+    import bindthem._cache as cachemod
+    h, y, cache, manifest, rec = built_with_manifest(tmp_path)
     # the header, and files outside the compiler's folders (Debian 13's asm/ headers
     # resolve to /usr/lib/linux/uapi), are statted one by one; the rest by folder
     assert len(rec["deps"]) > 50 and rec["dirs"] and h in rec["stat"]
@@ -284,13 +289,7 @@ def test_a_manifest_without_the_outside_list_checks_every_file(tmp_path, monkeyp
     stats alone while every folder is unchanged) is still a hit, checked
     file by file; one whose list names a file it does not record is rebuilt."""
     import bindthem._cache as cachemod
-    h, y = write(tmp_path)
-    cache = str(tmp_path / "c")
-    bindthem.build(h, y, cache_dir=cache, jobs=1)
-    (manifest,) = [os.path.join(cache, d, "deps.json") for d in os.listdir(cache)
-                   if d.startswith("kernels-")]
-    with open(manifest) as f:
-        rec = json.load(f)
+    h, y, cache, manifest, rec = built_with_manifest(tmp_path)
     assert rec["outside"] == list(rec["stat"])
     compiles, real = [], cachemod._compile
     monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
