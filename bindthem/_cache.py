@@ -116,12 +116,24 @@ def hash_file(path):
     return h.hexdigest()
 
 
+_PLAIN_WORDS = re.compile(r"[^'\"\\\x0b\x0c]*")  # no quote, backslash, or \v \f
+
+
+def shell_words(text):
+    """``text`` split as a shell splits words (shlex.split); a text with no
+    quote or backslash (the common ``-O3 -march=native``) by str.split,
+    which gives the same words without shlex's character-by-character lexer."""
+    if text.isascii() and _PLAIN_WORDS.fullmatch(text):
+        return text.split()
+    return shlex.split(text)
+
+
 def flag_list(flags, default):
     """None → default; a string is split as a shell would; a list is copied."""
     if flags is None:
         return list(default)
     if isinstance(flags, str):
-        return shlex.split(flags)
+        return shell_words(flags)
     return list(flags)
 
 

@@ -24,13 +24,12 @@ import hashlib
 import itertools
 import os
 import re
-import shlex
 import shutil
 import subprocess
 from typing import Any
 
 from . import _core, _ondemand, _travel
-from ._cache import compile_cached, flag_list, group_read, group_write, run_commands
+from ._cache import compile_cached, flag_list, group_read, group_write, run_commands, shell_words
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
@@ -210,7 +209,7 @@ def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
     Lists or strings (split as a shell does). A ``cxxflags`` that leaves no
     ``-O`` option at all warns (:class:`bindthem.BuildWarning`): the
     kernels would be compiled unoptimised."""
-    flags = (flag_list(cxxflags, DEFAULT_FLAGS) + shlex.split(os.environ.get("CXXFLAGS", ""))
+    flags = (flag_list(cxxflags, DEFAULT_FLAGS) + shell_words(os.environ.get("CXXFLAGS", ""))
              + flag_list(extra_cxxflags, ()))
     if openmp and OPENMP_FLAG not in flags:
         flags.append(OPENMP_FLAG)
@@ -224,7 +223,7 @@ def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
 
 def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
              output=None, record=None, load=None, jobs=None):
-    cxx = shlex.split(cxx or os.environ.get("CXX") or "c++")
+    cxx = shell_words(cxx or os.environ.get("CXX") or "c++")
     source = _source_of(header, meta)
     stem = os.path.splitext(os.path.basename(header))[0]
     what = "compiling the kernels"
@@ -270,7 +269,7 @@ def _compile_one(ctx, meta, yml, yaml_text, source, what):
     ``source`` compiled through the cache with the build's compiler and
     flags (a process: the GIL is released while it runs), bound from
     ``meta`` (the header with ``yml``, which lists that instantiation)."""
-    cxx = shlex.split(ctx.cxx or os.environ.get("CXX") or "c++")
+    cxx = shell_words(ctx.cxx or os.environ.get("CXX") or "c++")
     stem = os.path.splitext(os.path.basename(ctx.header))[0]
 
     def load(path):

@@ -381,3 +381,13 @@ def test_import_from_the_source_folder_says_what_to_do(tmp_path):
         "`python -m pytest` in the checkout), or build it in place: `python setup.py "
         "build_ext --inplace`." % (src / "bindthem"))
     assert "circular import" not in r.stderr
+
+
+@pytest.mark.parametrize("text", ["", "  -O3  -march=native\t-g\n", "g++ -I'a b'", 'x "y z"',
+                                  "a\\ b", "ccache g++", "-DX=1#2", "a\x0bb", "\u00e9 -O2",
+                                  "-DQ='\"q\"'"])
+def test_flags_and_compilers_split_as_a_shell_does(text):
+    import shlex
+
+    from bindthem._cache import shell_words
+    assert shell_words(text) == shlex.split(text)
