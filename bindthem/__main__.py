@@ -92,7 +92,7 @@ def package(args):
         return 2
     if args.action == "sources":
         package_sources(args.output, args.header, args.instantiate, module=module,
-                        strict=args.strict)
+                        strict=args.strict, lazy=args.lazy, package=args.package)
         return 0
     if not args.built:
         print("error: package library copies the library the build system linked: give it "
@@ -228,6 +228,9 @@ def main(argv=None):
                    "name load_package gives the Library)")
     k.add_argument("-o", "--output", metavar="DIR", help="sources, library: the folder to write")
     k.add_argument("--built", metavar="LIB", help="library: the shared library the build linked")
+    k.add_argument("--lazy", action="store_true",
+                   help="sources: also write the module itself, <stem>.py, which binds on first "
+                   "use (install it with the package's Python sources)")
     _flag_arguments(k)
     _strict_argument(k)
     k.set_defaults(run=package)

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import warnings
 from typing import Any
 
@@ -40,9 +41,10 @@ from .errors import BindError, PickleError
 from .errors import warn as _warn
 from .library import Library, _make, plan_message, warn_if_left_out
 
-__all__ = ["MANIFEST_SUFFIX", "load_package", "manifest_name", "package_built_library",
-           "package_flags", "package_folder", "package_library", "package_sources",
-           "sources_hash", "write_manifest"]
+__all__ = ["LAZY_MODULE", "MANIFEST_SUFFIX", "bind_on_first_use", "lazy_module_text",
+           "load_package", "manifest_name", "package_built_library", "package_flags",
+           "package_folder", "package_library", "package_sources", "sources_hash",
+           "write_lazy_module", "write_manifest"]
 
 MANIFEST_SUFFIX = ".bindthem.json"
 MANIFEST_FORMAT = 1
@@ -84,14 +86,148 @@ def _rel(path, what):
     return rel
 
 
+# The module a package step writes for ``lazy=True`` (``<stem>.py`` beside the
+# header): importing it reads no file and loads no library; its kernels are
+# stand-ins until the first call (or the first look-up of another name) binds
+# them all through bind_on_first_use. Its names are the stub's (the same
+# metadata, read at the same time).
+LAZY_MODULE = '''"""%(module)s: the kernels of %(header)s, compiled into this package
+when it was built and bound on first use. Written by bindthem's package step
+(do not edit: a rebuild writes it again). Importing it reads no file and
+loads no library; the first call of a kernel (or the first look-up of any
+other name) binds them all with bindthem.load_package, which checks the
+library against the header and YAML it was built from."""
+
+__all__ = %(names)s
+_HEADER, _INSTANTIATE = %(header)r, %(instantiate)r
+_library = None
+
+
+def _bound():
+    """The bound Library (bound now, on the first use)."""
+    if _library is None:
+        from bindthem.package import bind_on_first_use
+        bind_on_first_use(globals())
+    return _library
+
+
+class _Kernel:
+    """A kernel of this module before the first use: calling it, or reading
+    any attribute but its name, binds the module and goes to the bound
+    Function, which then replaces the stand-in here and in the package."""
+
+    __slots__ = ("_name", "_function")
+
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, *args, **kwargs):
+        try:
+            function = self._function  # set when bound
+        except AttributeError:
+            function = getattr(_bound(), self._name)
+        return function(*args, **kwargs)
+
+    def __getattr__(self, attr):
+        return getattr(getattr(_bound(), self._name), attr)
+
+    def __reduce_ex__(self, protocol):
+        return getattr(_bound(), self._name).__reduce_ex__(protocol)
+
+    def __repr__(self):
+        return "<kernel %%s.%%s, bound on first use>" %% (__name__, self._name)
+
+    __name__ = property(lambda self: self._name)
+    __doc__ = property(lambda self: getattr(_bound(), self._name).__doc__)
+
+
+for _n in __all__:
+    globals()[_n] = _Kernel(_n)
+del _n
+
+
+def __getattr__(name):
+    if name.startswith("__") and name.endswith("__"):  # the import system's probes
+        raise AttributeError("module %%r has no attribute %%r" %% (__name__, name))
+    return getattr(_bound(), name)
+'''
+
+
+# the names LAZY_MODULE defines besides the kernels
+_LAZY_RESERVED = frozenset(["_HEADER", "_INSTANTIATE", "_library", "_bound", "_Kernel", "_n"])
+
+
+def lazy_module_text(module: str, header: str, instantiate: str | None,
+                     names: list[str]) -> str:
+    """The text of the module ``module`` that binds ``names`` (the kernels of
+    ``header`` with ``instantiate``, as the stub lists them) on first use."""
+    clash = sorted(n for n in names if n in _LAZY_RESERVED or n.startswith("__"))
+    if clash:
+        raise BindError("lazy=True cannot write the module %s: its kernel%s %s would replace "
+                        "the module's own name%s; bind it with load_package (lazy=False)"
+                        % (module, "s" if len(clash) > 1 else "", ", ".join(clash),
+                           "s" if len(clash) > 1 else ""))
+    listed = "[%s]" % "".join("\n    %r," % n for n in names) + ("\n" if names else "")
+    return LAZY_MODULE % dict(module=module, header=header, instantiate=instantiate,
+                              names=listed)
+
+
+def _lazy_module_path(folder: str, package: str | None, module: str) -> str:
+    parent, _, last = module.rpartition(".")
+    if not last.isidentifier() or (package is not None and parent != package):
+        raise BindError("lazy=True writes the module %s as a file of its package's folder: it "
+                        "must be a module of package %s itself (the default name, "
+                        "<package>.<header stem>)" % (module, package))
+    return os.path.join(folder, last + ".py")
+
+
+_lazy_lock = threading.Lock()
+
+
+def bind_on_first_use(module_globals: dict[str, Any]) -> None:
+    """Binds the kernels of a module written with ``lazy=True`` (its
+    ``globals()``): :func:`load_package` of its package, header and YAML
+    (every check it makes, now), then each stand-in replaced by its bound
+    Function in the module and in its package's namespace (``from .kernels
+    import f`` there; a stand-in kept elsewhere calls its Function
+    directly), and the Library kept as the module's ``_library``.
+    The module stays in ``sys.modules``. Raises what load_package raises
+    (the module stays unbound: the next use tries again)."""
+    with _lazy_lock:
+        g = module_globals
+        if g["_library"] is not None:
+            return
+        name = g["__name__"]
+        mod = sys.modules.get(name)
+        try:
+            lib = load_package(g["__package__"], g["_HEADER"], g["_INSTANTIATE"], name=name)
+        finally:
+            if mod is not None and getattr(mod, "__dict__", None) is g:
+                sys.modules[name] = mod
+        stand_in = g["_Kernel"]
+        for n in g["__all__"]:
+            v = g.get(n)
+            if isinstance(v, stand_in):
+                v._function = g[n] = getattr(lib, n)  # callers that kept it call it directly
+        parent = sys.modules.get(g["__package__"])
+        space = getattr(parent, "__dict__", {})
+        for k, v in list(space.items()):
+            if isinstance(v, stand_in):
+                space[k] = getattr(lib, v._name)
+        g["_library"] = lib
+
+
 def package_library(folder: StrPath, header: str, instantiate: str | None = None, *,
                     module: str, source_folder: StrPath | None = None, cxx: str | None = None,
                     cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
-                    openmp: bool = False, strict: bool = False) -> list[str]:
+                    openmp: bool = False, strict: bool = False, lazy: bool = False,
+                    package: str | None = None) -> list[str]:
     """Compile ``header`` (and ``instantiate``), paths relative to
     ``source_folder`` (default ``folder``), into ``folder``: the header, the
-    YAML, the library, the stub of ``module`` and the manifest. Returns the
-    paths written. Flags as :func:`bindthem.build`'s."""
+    YAML, the library, the stub of ``module`` and the manifest; with
+    ``lazy``, also the module itself, which binds on first use
+    (:func:`write_lazy_module`). Returns the paths written. Flags as
+    :func:`bindthem.build`'s."""
     from .build import compile_library, resolve_flags  # imported here: only a build step needs it
 
     # imported here: bindthem imports this module, and `python -m bindthem.stubs`
@@ -127,7 +263,29 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     _write(stub, render(h_path, y_path, module, strict=strict))
     m_path = write_manifest(folder, header, instantiate, module=module, flags=flags,
                             strict=strict, header_path=h_path, instantiate_path=y_path)
-    return written + [lib_path, stub, m_path]
+    written += [lib_path, stub, m_path]
+    if lazy:
+        written.append(write_lazy_module(folder, header, instantiate, module=module,
+                                         package=package, header_path=h_path,
+                                         instantiate_path=y_path, strict=strict))
+    return written
+
+
+def write_lazy_module(folder: StrPath, header: str, instantiate: str | None, *, module: str,
+                      package: str | None, header_path: StrPath,
+                      instantiate_path: StrPath | None, strict: bool = False) -> str:
+    """Writes the module ``module`` (of ``package``, whose folder is
+    ``folder``) as ``<last part of module>.py``: :data:`LAZY_MODULE`, which
+    binds on first use; its names are the stub's
+    (:func:`bindthem.stubs.kernel_names`). Returns its path."""
+    from .stubs import _write, kernel_names
+
+    path = _lazy_module_path(os.fspath(folder), package, module)
+    meta = _core.parse_header(os.fspath(header_path),
+                              os.fspath(instantiate_path) if instantiate_path else None,
+                              strict=strict)
+    _write(path, lazy_module_text(module, header, instantiate, kernel_names(meta)))
+    return path
 
 
 def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, module: str,
@@ -186,11 +344,14 @@ def package_flags(header: StrPath, instantiate: StrPath | None = None, *,
 
 
 def package_sources(folder: StrPath, header: StrPath, instantiate: StrPath | None = None, *,
-                    module: str, strict: bool = False) -> list[str]:
+                    module: str, strict: bool = False, lazy: bool = False,
+                    package: str | None = None) -> list[str]:
     """Writes into ``folder`` the C++ source to compile into ``lib<stem>.so``
     (``<stem>.bindthem.cpp``: the header and its explicit instantiations, as
     :func:`bindthem.build` compiles) and the stub ``<stem>.pyi`` of
-    ``module``. Returns their paths."""
+    ``module``; with ``lazy``, also the module ``module`` (of ``package``)
+    that binds on first use (:func:`write_lazy_module`), for a package whose
+    header and YAML are installed at its top. Returns their paths."""
     from .build import instantiation_source  # imported here: only a build step needs it
     from .stubs import _write, render
 
@@ -199,7 +360,13 @@ def package_sources(folder: StrPath, header: StrPath, instantiate: StrPath | Non
     stub = os.path.join(os.fspath(folder), stem + ".pyi")
     _write(cpp, instantiation_source(header, instantiate, strict=strict))
     _write(stub, render(header, instantiate, module, strict=strict))
-    return [cpp, stub]
+    if not lazy:
+        return [cpp, stub]
+    return [cpp, stub, write_lazy_module(
+        folder, os.path.basename(os.fspath(header)),
+        os.path.basename(os.fspath(instantiate)) if instantiate is not None else None,
+        module=module, package=package, header_path=header, instantiate_path=instantiate,
+        strict=strict)]
 
 
 def package_built_library(folder: StrPath, built: StrPath, header: StrPath,

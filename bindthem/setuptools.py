@@ -57,13 +57,18 @@ class KernelLibrary:
     :func:`bindthem.build`'s (``$CXX`` and ``$CXXFLAGS`` of the build apply,
     as there). ``module`` (default ``<package>.<header stem>``) is the module
     the stub describes: the name ``load_package`` gives the Library.
+    ``lazy``: the build also writes that module (``<header stem>.py``),
+    which binds on first use (docs/packages.rst, "Binding on first use"):
+    importing it loads nothing, and the checks of ``load_package`` run at
+    the first call of one of its kernels.
     """
 
     def __init__(self, package: str, header: str, instantiate: str | None = None, *,
                  module: str | None = None, cxx: str | None = None,
                  cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
-                 openmp: bool = False, strict: bool = False) -> None:
+                 openmp: bool = False, strict: bool = False, lazy: bool = False) -> None:
         self.package = package
+        self.lazy = lazy
         self.header = header
         self.instantiate = instantiate
         self.module = module or "%s.%s" % (package, os.path.splitext(
@@ -100,7 +105,8 @@ def cmdclass(*libraries: KernelLibrary, base: dict[str, type] | None = None) -> 
                     folder = os.path.join(self.build_lib, *lib.package.split("."))
                 self.announce("bindthem: compiling %s of %s" % (lib.header, lib.package), 2)
                 package_library(folder, lib.header, lib.instantiate, module=lib.module,
-                                source_folder=source or os.curdir, **lib.options)
+                                source_folder=source or os.curdir, lazy=lib.lazy,
+                                package=lib.package, **lib.options)
 
     out = dict(base, build_py=build_py)
     wheel_base = base.get("bdist_wheel", _bdist_wheel)

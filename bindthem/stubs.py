@@ -135,9 +135,15 @@ def _function(fn):
     return lines
 
 
+def kernel_names(meta):
+    """The names of the kernels a Library bound from ``meta`` (parse_header's)
+    has: the stub's ``__all__``, and a module's bound on first use."""
+    return sorted(fn["name"] for fn in meta["functions"])
+
+
 def _render_meta(meta):
     functions = meta["functions"]
-    names = sorted(fn["name"] for fn in functions)
+    names = kernel_names(meta)
     doc = _module_doc(None, meta["header"], names).rstrip("\n")
     lines = _docstring(doc, "")
     lines += ["", "from typing import overload", "", "import numpy", "import numpy.typing", ""]
