@@ -1163,8 +1163,10 @@ int bt_dispatch_pick_bound(BtDispatch *d, int given, const BtDispatchHow *how, B
     if (how && how->ready && how->ready(how->ctx) < 0)
         return -1;
     for (i = 0; i < d->n_py; i++) {
-        int c = p->argv[i] ? read_code(p->argv[i], p->src[i], PyTuple_GET_ITEM(d->names, i), how)
-                           : BT_K_OMITTED;
+        /* src is set only where a `how` reads it (bt_dispatch_bind leaves it) */
+        int c = !p->argv[i] ? BT_K_OMITTED
+                : how       ? read_code(p->argv[i], p->src[i], PyTuple_GET_ITEM(d->names, i), how)
+                            : bt_slot_code(p->argv[i]);
         if (c < 0)
             return -1;
         p->codes[i] = (uint8_t)c;
