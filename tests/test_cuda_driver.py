@@ -1,4 +1,4 @@
-"""bindthem.cuda's driver layer (csrc/driver/bt_cuda.c) through the mock
+"""bindthem.cuda's driver layer (csrc/driver/bt_cuda*.c) through the mock
 libcuda: importing without a driver, loading one, the entry points and the
 versions asked for, drivers too old, missing symbols, no device, a failing
 primary context; each driver that differs runs in a subprocess of its own."""

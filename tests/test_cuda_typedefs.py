@@ -3,11 +3,11 @@ toolkit's cudaTypedefs.h (no GPU needed, only the CUDA headers).
 
 cuGetProcAddress hands back the variant of a function whose ABI is that of
 the CUDA version asked for, so the version is part of the call's type. The
-rule csrc/driver/bt_cuda.c follows, checked here for every entry of its
+rule csrc/driver/ follows, checked here for every entry of bt_cuda.c's
 entry_points table:
 
-1. bt_cuda.c declares the entry's pointer as ``PFN_<name>_v<version>``,
-   with the version the table requests;
+1. bt_cuda_impl.h (the driver files' shared header) declares the entry's
+   pointer as ``PFN_<name>_v<version>``, with the version the table requests;
 2. cudaTypedefs.h has a (legacy-stream) ``PFN_<name>_v<version>`` whose
    parameter list is that declaration's, type for type (names and spelling
    of the driver's typedefs aside);
@@ -25,7 +25,8 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BT_CUDA = os.path.join(ROOT, "csrc", "driver", "bt_cuda.c")
+BT_CUDA = os.path.join(ROOT, "csrc", "driver", "bt_cuda.c")  # the entry_points table
+BT_CUDA_IMPL = os.path.join(ROOT, "csrc", "driver", "bt_cuda_impl.h")  # the PFN typedefs
 
 
 def _typedefs_h():
@@ -94,7 +95,7 @@ def header_typedefs():
 
 
 def bindthem_typedefs():
-    text = open(BT_CUDA).read()
+    text = open(BT_CUDA_IMPL).read()
     out = {}
     for name, ver, params in re.findall(
             r"typedef\s+BtCUresult\s*\(\*PFN_(\w+?)_v(\d+)\)\s*\(([^;]*?)\)\s*;", text):
@@ -129,7 +130,7 @@ def test_every_entry_point_asks_for_its_typedefs_version():
     for name, ver in entries:
         mine = ours.get((name, ver))
         if mine is None:
-            problems.append("%s: the table asks for %d but bt_cuda.c declares no "
+            problems.append("%s: the table asks for %d but bt_cuda_impl.h declares no "
                             "PFN_%s_v%d" % (name, ver, name, ver))
             continue
         theirs = header.get(name, {})
@@ -138,7 +139,7 @@ def test_every_entry_point_asks_for_its_typedefs_version():
                             % (name, name, ver, sorted(theirs) or "none"))
             continue
         if theirs[ver] != mine:
-            problems.append("%s_v%d: bt_cuda.c declares %s, cudaTypedefs.h %s"
+            problems.append("%s_v%d: bt_cuda_impl.h declares %s, cudaTypedefs.h %s"
                             % (name, ver, mine, theirs[ver]))
             continue
         newest = max(v for v, sig in theirs.items() if sig == mine)

@@ -2,7 +2,7 @@
  *
  * cuda_bind() runs the metadata pipeline, loads the module image and walks
  * the plan with bt_bind_plan, finding each __global__ overload with
- * cuLibraryGetKernel / cuModuleGetFunction (bt_cuda.c) and checking its
+ * cuLibraryGetKernel / cuModuleGetFunction (bt_cuda_module.c) and checking its
  * parameter layout where the driver can tell. Each Python name becomes a
  * Kernel (bt_cudapy_kernel.c). */
 #include "bt_cudapy.h"
