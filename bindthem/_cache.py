@@ -55,6 +55,7 @@ import stat
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 
 from . import _status
 from ._files import read_upto, sha256_fd
@@ -623,6 +624,75 @@ def _sha_at(dfd, name, st):
         os.close(fd)
 
 
+class Deps(Mapping):
+    """{path: SHA-256} of every file a build read, from its manifest: the
+    head's "outside" files (those outside the compiler's folders) at once,
+    the rest (the manifest's second line) parsed on first use; a hit whose
+    folders are unchanged never needs them."""
+
+    def __init__(self, outside, dirs, tail=b"", full=None):
+        self.outside, self.dirs, self._tail, self._full = outside, dirs, tail, full
+
+    def full(self):
+        if self._full is None:
+            try:
+                full = json.loads(self._tail)
+                if not isinstance(full, dict):
+                    raise ValueError("not an object")
+            except ValueError as e:  # the head was read and used: a damaged second line
+                raise BuildError("a build cache manifest is damaged (%s); `python -m bindthem "
+                                 "cache clear` empties the cache" % e) from None
+            self._full = full
+        return self._full
+
+    def __getitem__(self, path):
+        return self.full()[path]
+
+    def __iter__(self):
+        return iter(self.full())
+
+    def __len__(self):
+        return len(self.full())
+
+    def under(self, folder):
+        """{path: SHA-256} of the files read from ``folder`` (ending in a
+        separator) or below it: the "outside" files alone hold them all
+        unless one of the compiler's folders is there."""
+        if any(os.path.join(d, "").startswith(folder) for d in self.dirs):
+            return {p: h for p, h in self.items() if p.startswith(folder)}
+        return {p: h for p, h in self.outside.items() if p.startswith(folder)}
+
+
+def _manifest_bytes(rec):
+    """The manifest: on its first line the head (all a hit reads), on the
+    second the SHA-256 of every file the compiler read."""
+    head = dict(rec)
+    deps = head.pop("deps")
+    return json.dumps(head).encode() + b"\n" + json.dumps(deps.full()).encode()
+
+
+def read_manifest(data):
+    """The manifest ``data`` (its bytes) as one dict, "deps" a :class:`Deps`;
+    ValueError, KeyError, TypeError or AttributeError when it is not one.
+    A manifest of an earlier bindthem (one JSON object, "deps" in it, "outside"
+    a list of paths or missing: then the files whose folder is not one of
+    "dirs") reads the same."""
+    head, _, tail = data.partition(b"\n")
+    rec = json.loads(head)
+    dirs = rec["dirs"] = rec.get("dirs") or {}
+    if "deps" in rec:  # one object: an earlier bindthem's
+        full = dict(rec["deps"])
+        listed = rec.get("outside")
+        if listed is None:
+            listed = [p for p in full if (p[:p.rfind("/")] or "/") not in dirs]
+        rec["outside"] = {p: full[p] for p in listed}
+        rec["deps"] = Deps(rec["outside"], dirs, full=full)
+    else:
+        rec["outside"] = dict(rec["outside"])
+        rec["deps"] = Deps(rec["outside"], dirs, tail=tail)
+    return rec
+
+
 def _hit(root, efd, folder, key):
     """(output path, manifest) when the entry holds a verified build for
     ``key`` whose inputs are unchanged, else None. Verified: the manifest is
@@ -630,7 +700,10 @@ def _hit(root, efd, folder, key):
     regular trusted file of the recorded size, and whose SHA-256 is the
     recorded one (taken once per process and file)."""
     try:
-        rec = json.loads(_read_at(efd, DEPS, root) or b"null")
+        data = _read_at(efd, DEPS, root)
+        if data is None:
+            return None
+        rec = read_manifest(data)
         name = rec["file"]
         if rec.get("key") != key or not _plain(name) or name in (DEPS, LOCK):
             return None
@@ -638,15 +711,14 @@ def _hit(root, efd, folder, key):
         if (not stat.S_ISREG(st.st_mode) or _untrusted(st, root.gid)
                 or st.st_size != rec["size"]):
             return None
-        stats, dirs, deps = rec.setdefault("stat", {}), rec.get("dirs") or {}, rec["deps"]
+        stats, dirs, deps = rec.setdefault("stat", {}), rec["dirs"], rec["deps"]
         touched, same = False, {}
-        todo = deps.items()
-        outside = rec.get("outside")  # the files outside the folders (_record_deps)
-        if isinstance(outside, list) and all(_stat_key(d) == k for d, k in dirs.items()):
+        if all(_stat_key(d) == k for d, k in dirs.items()):
             # every folder unchanged (the common case): only the files outside them
-            # are left to check, each as the loop checks it (a file no longer
-            # recorded: the record is not this build's)
-            todo = ((p, deps[p]) for p in outside)
+            # are left to check, each as the loop checks it
+            todo = deps.outside.items()
+        else:
+            todo = deps.full().items()
         for p, h in todo:
             d = p[:p.rfind("/")] or "/"  # os.path.dirname of an absolute normalised path
             if d in dirs:  # a system header: its folder changes when a package replaces it
@@ -669,12 +741,12 @@ def _hit(root, efd, folder, key):
             if _sha_at(efd, name, st) != rec["sha256"]:
                 return None
             _verified.add(seen)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, BuildError):
         return None
     if root.writable:
         try:
             if touched:
-                _publish(efd, DEPS, json.dumps(rec).encode(), root.file_mode)
+                _publish(efd, DEPS, _manifest_bytes(rec), root.file_mode)
             else:  # the entry was used now (eviction is least recently used)
                 os.utime(DEPS, dir_fd=efd, follow_symlinks=False)
         except OSError:
@@ -730,9 +802,10 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
         digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
         target = "%s-%s%s" % (stem, digest, ext)
         rec = {"key": key, "file": target, "size": st.st_size, "sha256": out_sha,
-               "deps": deps, "stat": stats, "dirs": dirs, "outside": list(stats),
+               "stat": stats, "dirs": dirs, "outside": {p: deps[p] for p in stats},
                "output": text.replace(src, "<generated %s>" % suffix.lstrip("."))}
-        data = json.dumps(rec).encode()
+        rec["deps"] = Deps(rec["outside"], dirs, full=deps)
+        data = _manifest_bytes(rec)
         writing = ("the manifest %s" % DEPS, len(data))
         _write_new(tfd, DEPS, data, root.file_mode)
         os.rename(out, target, src_dir_fd=tfd, dst_dir_fd=efd)
@@ -964,7 +1037,7 @@ def entries(root):
             if kind == "build":
                 try:
                     with open(os.path.join(p, DEPS), "rb") as fh:
-                        name_ = json.load(fh)["file"]
+                        name_ = read_manifest(fh.read())["file"]
                     f = os.path.join(p, name_) if _plain(name_) else None
                 except (OSError, ValueError, KeyError, TypeError):
                     pass

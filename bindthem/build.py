@@ -588,7 +588,7 @@ def _local_files(header, deps):
     folder = os.path.join(os.path.dirname(header), "")
     files = {}
     # absolute and normalised (bindthem._cache._record_deps)
-    for p in sorted(p for p in deps if p != header and p.startswith(folder)):
+    for p in sorted(p for p in deps.under(folder) if p != header):
         try:
             files[os.path.relpath(p, folder)] = _travel._read(p)
         except OSError:

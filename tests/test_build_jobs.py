@@ -18,6 +18,8 @@ import pytest
 import bindthem
 from bindthem import _status
 
+cachemod = importlib.import_module("bindthem._cache")
+
 KERNELS = """\
 // The sum of x.
 template <class T>
@@ -239,12 +241,11 @@ def built_with_manifest(tmp_path):
     bindthem.build(h, y, cache_dir=cache, jobs=1)
     (manifest,) = [os.path.join(cache, d, "deps.json") for d in os.listdir(cache)
                    if d.startswith("kernels-")]
-    with open(manifest) as f:
-        return h, y, cache, manifest, json.load(f)
+    with open(manifest, "rb") as f:
+        return h, y, cache, manifest, cachemod.read_manifest(f.read())
 
 
 def test_a_warm_build_stats_system_headers_by_folder(tmp_path, monkeypatch):
-    import bindthem._cache as cachemod
     h, y, cache, manifest, rec = built_with_manifest(tmp_path)
     # the header, and files outside the compiler's folders (Debian 13's asm/ headers
     # resolve to /usr/lib/linux/uapi), are statted one by one; the rest by folder
@@ -278,32 +279,60 @@ def test_a_system_header_replaced_by_its_package_rebuilds(tmp_path, monkeypatch)
     install("#define K 2\n")
     assert bindthem.build(h, y, **kw).k() == 2
     install("#define K 2\n")
-    cachemod = importlib.import_module("bindthem._cache")
     compiles, real = [], cachemod._compile
     monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
     assert bindthem.build(h, y, **kw).k() == 2 and compiles == []
 
 
-def test_a_manifest_without_the_outside_list_checks_every_file(tmp_path, monkeypatch):
-    """A manifest from before the "outside" list (the files a warm check
-    stats alone while every folder is unchanged) is still a hit, checked
-    file by file; one whose list names a file it does not record is rebuilt."""
-    import bindthem._cache as cachemod
+def test_a_manifest_of_an_earlier_bindthem_is_a_hit(tmp_path, monkeypatch):
+    """A manifest written as one JSON object (before the head/hashes split),
+    with the "outside" list or from before it (then the files whose folder is
+    not one of "dirs"), is still a hit that stats no system header; one whose
+    list names a file it does not record is rebuilt."""
     h, y, cache, manifest, rec = built_with_manifest(tmp_path)
-    assert rec["outside"] == list(rec["stat"])
-    compiles, real = [], cachemod._compile
-    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
+    full = dict(rec["deps"])
+    assert rec["outside"] == {p: full[p] for p in rec["stat"]}
+    compiles, real_compile, real_stat = [], cachemod._compile, cachemod._stat_key
+    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
 
     def rewrite(**change):
-        new = dict(rec, **change)
+        new = dict(rec, deps=full, **change)
         for k in [k for k, v in change.items() if v is None]:
             del new[k]
         with open(manifest, "w") as f:
             json.dump(new, f)
 
-    rewrite(outside=None)
-    assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
-    assert compiles == []
-    rewrite(outside=rec["outside"] + ["/nonexistent/never-read.h"])
+    for outside in (list(rec["stat"]), None):
+        rewrite(outside=outside)
+        statted = []
+        monkeypatch.setattr(cachemod, "_stat_key", lambda p: statted.append(p) or real_stat(p))
+        assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
+        assert compiles == []
+        assert sorted(statted) == sorted(list(rec["stat"]) + list(rec["dirs"]))
+    rewrite(outside=list(rec["stat"]) + ["/nonexistent/never-read.h"])
     assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
     assert len(compiles) == 1
+
+
+def test_a_hit_reads_only_the_head_of_its_manifest(tmp_path, monkeypatch):
+    """The manifest's second line (every file's hash) is parsed only where a
+    folder of the compiler's changed; damaged, it is a miss, never an error."""
+    h, y, cache, manifest, rec = built_with_manifest(tmp_path)
+    with open(manifest, "rb") as f:
+        head, nl, tail = f.read().partition(b"\n")
+    assert nl and json.loads(tail) == dict(rec["deps"]) and b'"deps"' not in head
+    with open(manifest, "wb") as f:
+        f.write(head + nl + b"{damaged")
+    lib = bindthem.build(h, y, cache_dir=cache, jobs=1)  # a hit: the tail is not read
+    assert lib.total(np.arange(3.0)) == 3.0
+    with open(manifest, "rb") as f:
+        assert f.read().endswith(b"{damaged")
+    compiles, real_compile, real_stat = [], cachemod._compile, cachemod._stat_key
+    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
+    folder = next(iter(rec["dirs"]))  # a folder changed: its files are checked one by one
+    monkeypatch.setattr(cachemod, "_stat_key",
+                        lambda p: [0, 0, 0, 0] if p == folder else real_stat(p))
+    assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
+    assert len(compiles) == 1  # the damaged manifest was a miss: rebuilt
+    with open(manifest, "rb") as f:
+        assert json.loads(f.read().partition(b"\n")[2]) == dict(rec["deps"])

@@ -192,16 +192,17 @@ def plant(shared, cache, user):
             deps = os.path.join(folder, "deps.json")
             if not os.path.exists(deps):
                 continue
-            with open(deps) as f:
-                rec = json.load(f)
+            with open(deps, "rb") as f:  # the manifest's first line is its head
+                head, nl, tail = f.read().partition(b"\\n")
+            rec = json.loads(head)
             lib = os.path.join(folder, rec["file"])
             os.rename(lib, lib + ".old")
             shutil.copy(evil, lib)
             data = open(lib, "rb").read()
             rec.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
             os.rename(deps, deps + ".old")
-            with open(deps, "w") as f:
-                json.dump(rec, f)
+            with open(deps, "wb") as f:
+                f.write(json.dumps(rec).encode() + nl + tail)
             print("planted", lib)
     """)
     r = run(script, cache, shared["evil"], user=user.pw_uid, python=user_python(user))
@@ -558,12 +559,13 @@ def test_manifest_names_outside_the_entry_are_refused(shared, fast, private, tmp
     cache = tmp_path / "c"
     lib = built(build(shared["header"], cache, **fast_env))
     deps = os.path.join(os.path.dirname(lib), "deps.json")
-    with open(deps) as f:
-        rec = json.load(f)
+    with open(deps, "rb") as f:  # the manifest's first line is its head
+        head, nl, tail = f.read().partition(b"\n")
+    rec = json.loads(head)
     shutil.copy(shared["evil"], tmp_path / "evil.so")
     for name in (str(tmp_path / "evil.so"), "../evil.so", "sub/../../evil.so"):
         rec["file"] = name
-        with open(deps, "w") as f:
-            json.dump(rec, f)
+        with open(deps, "wb") as f:
+            f.write(json.dumps(rec).encode() + nl + tail)
         assert built(build(shared["header"], cache, **fast_env)) == lib
         assert not os.path.exists(shared["sentinel"])

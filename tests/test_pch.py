@@ -6,7 +6,6 @@ that is gone all build from the prelude's text."""
 
 import glob
 import importlib
-import json
 import os
 import shutil
 
@@ -104,10 +103,10 @@ def test_gxx_units_read_the_precompiled_prelude(kernels, commands, tmp_path, job
     # g++ leaves most standard headers out of a unit's dependencies when it reads them
     # precompiled: the build adds the precompile's, so the warm check still sees them
     [kernels_entry] = glob.glob(os.path.join(cache, "pch-*", "deps.json"))
-    with open(kernels_entry) as f:
-        deps = json.load(f)["deps"]
-    with open(os.path.join(entry, "deps.json")) as f:
-        prelude_deps = json.load(f)["deps"]
+    with open(kernels_entry, "rb") as f:
+        deps = cache_module.read_manifest(f.read())["deps"]
+    with open(os.path.join(entry, "deps.json"), "rb") as f:
+        prelude_deps = cache_module.read_manifest(f.read())["deps"]
     assert len(prelude_deps) > 50 and set(prelude_deps) <= set(deps)
 
 
