@@ -135,6 +135,43 @@ def test_param_layout_mismatch(mock):
         cuda.load(module_text(edit={sym: [4, 8, 8, 8, 4]}), HEADER, YAML)
 
 
+def test_layout_is_asked_in_a_context_on_a_thread_without_one(mock_path):
+    """The driver answers cuKernelGetParamInfo only with a context current
+    (CUDA_ERROR_INVALID_CONTEXT otherwise, as the 580 driver does on an
+    H200, and the mock since): a load that is a process's first CUDA call,
+    or made on a fresh thread, asks in the device's primary context and
+    leaves the thread's context as it found it."""
+    rc, out = run_py(PRELUDE + """
+        import ctypes, threading
+        drv = ctypes.CDLL(cuda.driver()["path"])
+
+        def current():
+            c = ctypes.c_void_p()
+            assert drv.cuCtxGetCurrent(ctypes.byref(c)) == 0
+            return c.value
+
+        assert current() is None
+        lib = cuda.load(module_text(edit={"_Z4axpyIfEvT_PKS0_iPS0_i": [4, 8, 4, 8, 4]}),
+                        HEADER, YAML)  # the layout is checked: it matches
+        print("bound", lib.__all__, current() is not None)
+        seen = []
+
+        def fresh():
+            try:
+                cuda.load(module_text(edit={"_Z4axpyIfEvT_PKS0_iPS0_i": [8, 8, 4, 8, 4]}),
+                          HEADER, YAML)
+            except bindthem.BindError as e:  # a mismatch, not CUDA_ERROR_INVALID_CONTEXT
+                seen.append(str(e))
+        t = threading.Thread(target=fresh)
+        t.start()
+        t.join()
+        print(seen)
+    """, mock_path)
+    assert rc == 0, out
+    assert "bound ['axpy', 'fill_i', 'negate', 'scale'] True" in out
+    assert "by the header, but 8 bytes at offset 0" in out and "INVALID_CONTEXT" not in out
+
+
 def test_jit_error_log(mock):
     with pytest.raises(cuda.CudaError) as ei:
         cuda.load(b"bindthem-mock-module\njit-error ptxas: syntax error at line 3\n", HEADER)

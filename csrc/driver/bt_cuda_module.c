@@ -10,8 +10,8 @@
 struct BtCudaModule {
     BtCUlibrary lib; /* cuLibraryLoadData (12.0+) */
     BtCUmodule mod;  /* cuModuleLoadDataEx, in device's primary context */
-    int device;
-    char *image; /* our NUL-terminated copy, alive as long as the module */
+    int device;      /* the device it was loaded for (a cuLibrary: its queries' context) */
+    char *image;     /* our NUL-terminated copy, alive as long as the module */
     /* the PTX JIT's log buffer, given at load time and alive as long as the
      * module: with lazy loading (CUDA_MODULE_LOADING=LAZY, the default since
      * 12.2) the JIT may run later, at cuLibraryGetKernel or the first launch */
@@ -39,12 +39,11 @@ BtCudaModule *bt_cuda_module_load(const void *image, size_t len, int dev, BtDiag
     m->image[len] = '\0'; /* PTX is text the driver reads up to a NUL */
     vals[0] = m->log;
     vals[1] = (void *)(uintptr_t)sizeof m->log;
+    m->device = dev;
     if (bt_cuda_drv.cuLibraryLoadData) {
-        m->device = -1;
         r = bt_cuda_drv.cuLibraryLoadData(&m->lib, m->image, opts, vals, 2, NULL, NULL, 0);
     } else {
         void *ctx, *prev;
-        m->device = dev;
         if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
             goto error;
         r = bt_cuda_drv.cuModuleLoadDataEx(&m->mod, m->image, 2, opts, vals);
@@ -181,14 +180,21 @@ int bt_cuda_param_info(BtCudaModule *m, void *kernel, size_t i, size_t *offset, 
 {
     BtCUresult r;
     char have[32];
+    void *ctx, *prev;
 
     if (m->lib ? !bt_cuda_drv.cuKernelGetParamInfo : !bt_cuda_drv.cuFuncGetParamInfo) {
         bt_cuda_version_text(bt_cuda_drv.version, have, sizeof have);
         return bt_diag_fail(e, BT_DIAG_UNSUPPORTED, 0,
                             "the CUDA %s driver cannot report kernel parameters (12.4+ can)", have);
     }
+    /* a real driver (580, CUDA 13.0) answers CUDA_ERROR_INVALID_CONTEXT on a
+     * thread with no current context, even for a context-independent
+     * CUkernel: asked in the primary context of the device it was loaded for */
+    if (bt_cuda_primary_ctx(m->device, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
+        return -1;
     r = m->lib ? bt_cuda_drv.cuKernelGetParamInfo(kernel, i, offset, size)
                : bt_cuda_drv.cuFuncGetParamInfo(kernel, i, offset, size);
+    bt_cuda_leave(ctx, prev);
     if (r == CUDA_ERROR_INVALID_VALUE_)
         return 1;
     if (r != CUDA_SUCCESS_)

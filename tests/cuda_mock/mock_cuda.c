@@ -781,8 +781,12 @@ static CUresult get_name(const char **name, Kernel *k)
     return OK;
 }
 
+/* As the 580 driver (CUDA 13.0) does: only with a context current, even for a
+ * context-independent CUkernel. */
 static CUresult param_info(Kernel *k, size_t i, size_t *off, size_t *size)
 {
+    if (!current)
+        return E_INVALID_CONTEXT;
     if (i >= (size_t)k->nparams)
         return E_INVALID_VALUE;
     *off = k->offset[i];
