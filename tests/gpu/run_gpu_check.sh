@@ -12,12 +12,17 @@
 # else the prebuilt fatbin in tests/gpu/prebuilt/, gpu_features.cuh and
 # gpu_launch.cuh with nvcc or NVRTC, and launch_floor.so with gcc
 # (build_kernels.py: any failure fails the check); check that a CUDA device
-# is there; run the gpu tests with pytest-timeout's --timeout=60 (required);
+# is there; print what the driver says of the module images (probe_driver.py:
+# each kernel's parameters, and bindthem.cuda.load's whole error if one
+# fails); run the gpu tests with pytest-timeout's --timeout=60 (required)
+# and faulthandler's stack dump of a test past 50 s (a call that blocks
+# holding the GIL, which pytest-timeout's signal cannot interrupt);
 # summarize (summarize.py) into build/gpu-check/ and $OUT: summary.json,
 # summary.md (figures: launch overhead against a direct cuLaunchKernel and
 # CuPy RawModule, axpy bandwidth, and the tight targets, met or not).
 # Every log, the junit XML and figures.json go into $OUT as they are made
-# (pytest's log line by line), so a run cut short still brings them back.
+# (pytest's log line by line, each failure's traceback into failures.log as
+# it happens: tests/gpu/conftest.py), so a run cut short still brings them back.
 #
 # Logs and build outputs go to $BINDTHEM_GPU_WORK (default build/gpu-check).
 # Python: $PYTHON, else .venv/bin/python, else python3 (on the device image
@@ -51,7 +56,8 @@ keep() {  # what $WORK holds so far, into $OUT
     local f
     if [ -z "${OUT:-}" ]; then return 0; fi
     for f in "$WORK"/*.log "$WORK"/*.xml "$WORK"/*.json; do
-        if [ -f "$f" ]; then cp -f "$f" "$OUT"/; fi
+        # at most 8 files come back from the device tool: the manifest stays
+        if [ -f "$f" ] && [ "$(basename "$f")" != manifest.json ]; then cp -f "$f" "$OUT"/; fi
     done
 }
 die() {
@@ -128,6 +134,17 @@ if [ $have_gpu -ne 0 ]; then
     die "no GPU on this machine: the device check needs one" 3
 fi
 
+step "probe"
+# what the driver itself says of the module images (each kernel's parameters)
+# and bindthem.cuda.load's whole error if one fails: shown even when the tests
+# cannot run (tests/gpu/probe_driver.py); never fails the check by itself
+secs=$(limit 60 "the probe") || exit 1
+if ! timeout "$secs" "$PY" tests/gpu/probe_driver.py "$WORK" >"$WORK/probe.log" 2>&1; then
+    echo "the probe failed (see $WORK/probe.log)"
+fi
+keep
+cat "$WORK/probe.log"
+
 step "tests"
 # a hung test must not take the whole budget: pytest-timeout is required
 if ! "$PY" -c 'import pytest_timeout' 2>/dev/null; then
@@ -139,6 +156,7 @@ if [ -n "${OUT:-}" ]; then logs+=("$OUT/pytest.log"); fi
 set +e
 BINDTHEM_GPU_BUILD=$WORK BINDTHEM_GPU_FIGURES=$WORK/figures.json \
     timeout "$secs" "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs --timeout=60 \
+    -o faulthandler_timeout=50 \
     --junitxml="$WORK/junit.xml" tests/gpu "$@" 2>&1 | tee "${logs[@]}"
 rc=${PIPESTATUS[0]}
 set -e
