@@ -4,6 +4,7 @@ stand-in includes, logs, arch choices, no libnvrtc). Tests that need nvcc or
 libnvrtc skip without them; the rest run against the mock driver."""
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -128,7 +129,9 @@ CPLX_YAML = os.path.join(DATA, "complex.yml")
 def test_kernel_source_has_the_cpu_prelude():
     from bindthem.build import PRELUDE
     src = cuda.kernel_source(CPLX_HEADER, CPLX_YAML)
-    assert src.startswith(PRELUDE) and "#include <complex>" in src
+    # the device pass's std::complex first (nvcc_complex.cuh), then the CPU's prelude
+    assert src.startswith(cuda.NVCC_PRELUDE) and cuda.NVCC_PRELUDE.endswith(PRELUDE)
+    assert "#include <complex>" in src
     assert "template __global__ void zaxpy<std::complex<float>>(" in src
     nv = cuda.kernel_source(CPLX_HEADER, CPLX_YAML, compiler="nvrtc")
     assert nv.startswith(cuda.NVRTC_PRELUDE) and "#include <complex>" not in nv
@@ -155,6 +158,53 @@ def test_nvcc_builds_std_complex_and_binds(mock, clean, tmp_path):
     assert rec["params"][0] == struct.pack("<ff", 1.5, -2.0).hex()
     assert rec["params"][1:] == [struct.pack("<Q", x.ptr).hex(), struct.pack("<i", 3).hex(),
                                  struct.pack("<Q", y.ptr).hex(), struct.pack("<i", 3).hex()]
+
+
+def _ptx_body(ptx, symbol):
+    """The PTX text of the entry ``symbol``, from its name to its closing brace."""
+    start = ptx.index(".entry " + symbol + "(")
+    return ptx[start:ptx.index("\n}\n", start)]
+
+
+@needs_nvcc
+def test_nvcc_std_complex_computes_in_device_code(tmp_path):
+    """libstdc++'s std::complex does its arithmetic on GCC's __complex__
+    types, which nvcc's device code drops: zaxpy's y = a * x + y compiled to
+    y = a + y, with x never read (seen on an H200: every element came out a).
+    The device pass's std::complex reads x and multiplies."""
+    src = tmp_path / "k.cu"
+    src.write_text(cuda.kernel_source(CPLX_HEADER, CPLX_YAML))
+    out = tmp_path / "k.ptx"
+    subprocess.run([NVCC, "-ptx", "-arch=compute_75", "-std=c++20", "--expt-relaxed-constexpr",
+                    "-O3", str(src), "-o", str(out)], check=True)
+    ptx = out.read_text()
+    for t, sym in (("f64", "_Z5zaxpyISt7complexIdEEvT_PKS2_iPS2_i"),
+                   ("f32", "_Z5zaxpyISt7complexIfEEvT_PKS2_iPS2_i")):
+        body = _ptx_body(ptx, sym)
+        loads = body.count("ld.global.%s" % t) + body.count("ld.global.v2.%s" % t)
+        assert loads >= 2 and body.count("ld.global") >= 2, body  # x and y, not y alone
+        products = len(re.findall(r"\b(?:mul|fma\.rn)\.%s\b" % t, body))
+        assert products >= 4, body  # (ar xr - ai xi) + i (ar xi + ai xr)
+
+
+@needs_nvcc
+def test_nvcc_every_complex_operation_builds_and_keeps_the_layout(mock, clean, tmp_path):
+    """Each std::complex operator and function compiles for the device; a
+    complex<double> after an int and a complex<float> after a float sit where
+    the header (libstdc++'s layout: aligned as their component) puts them:
+    the mock reads the cubin's layout and checks it at load."""
+    ops, yml = os.path.join(DATA, "complex_ops.cuh"), os.path.join(DATA, "complex_ops.yml")
+    out = cuda.compile_fatbin(ops, yml, arch=75, cache_dir=str(tmp_path),
+                              cxxflags=["-O3", "--no-compress"])
+    lib = cuda.load(out, ops, yml)
+    assert lib.__all__ == ["every_op", "mixed"]
+    x = cuda.to_device(np.ones(3, np.complex128))
+    y = cuda.to_device(np.zeros(3, np.complex128))
+    lib.mixed[1, 32](7, 1.5 - 2j, np.float32(0.5), np.complex64(0.25 + 4j), x, y)
+    rec = last_launch(clean)
+    assert rec["kernel"] == "_Z5mixediSt7complexIdEfS_IfEPKS0_iPS0_i"
+    assert rec["params"][:4] == [struct.pack("<i", 7).hex(), struct.pack("<dd", 1.5, -2).hex(),
+                                 struct.pack("<f", 0.5).hex(), struct.pack("<ff", 0.25, 4).hex()]
 
 
 @needs_nvcc

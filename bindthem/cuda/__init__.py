@@ -31,7 +31,6 @@ from .. import _core, _travel
 from .. import library as _library
 from .._cache import compile_cached, flag_list, hash_file
 from .._types import Archs, Flags, StrPath
-from ..build import PRELUDE as HOST_PRELUDE
 from ..errors import BindValueError, CudaError, NoDriverError
 from ..library import Backend, LibraryInfo, _regular_file, plan_args, warn_if_left_out
 
@@ -39,6 +38,7 @@ from ..library import Backend, LibraryInfo, _regular_file, plan_args, warn_if_le
 from ._nvcc import DEFAULT_ARCHS as DEFAULT_ARCHS
 from ._nvcc import (
     DEFAULT_FLAGS,
+    NVCC_PRELUDE,
     _archs,
     _exists,
     _find_nvcc,
@@ -214,8 +214,9 @@ COMPILERS = ("nvcc", "nvrtc")
 def kernel_source(header: StrPath, instantiate: StrPath | None = None, *, strict: bool = False,
                   compiler: str = "nvcc") -> str:
     """The .cu source :func:`build` compiles: the standard prelude (for
-    ``compiler="nvcc"`` the CPU build's, see :data:`bindthem.build.PRELUDE`;
-    for ``"nvrtc"`` :data:`NVRTC_PRELUDE`), the header and an explicit
+    ``compiler="nvcc"`` the CPU build's, see :data:`bindthem.build.PRELUDE`,
+    after the device pass's ``std::complex``; for ``"nvrtc"``
+    :data:`NVRTC_PRELUDE`), the header and an explicit
     instantiation of every templated ``__global__`` overload."""
     header = os.path.abspath(os.fspath(header))
     return _source_of(header, _core.parse_header(header, instantiate, strict=strict),
@@ -226,7 +227,7 @@ def _prelude(compiler):
     if compiler not in COMPILERS:
         raise BindValueError("compiler=%r: expected 'nvcc' or 'nvrtc' (or None: nvcc when there "
                          "is one, else NVRTC)" % (compiler,))
-    return HOST_PRELUDE if compiler == "nvcc" else NVRTC_PRELUDE
+    return NVCC_PRELUDE if compiler == "nvcc" else NVRTC_PRELUDE
 
 
 def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
@@ -264,7 +265,7 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
         gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
     gencode += ["-gencode", "arch=compute_%d,code=compute_%d" % (caps[-1], caps[-1])]
     meta = _core.parse_header(header, instantiate, strict=strict, plan=_load is not None)
-    source = _source_of(header, meta, HOST_PRELUDE)
+    source = _source_of(header, meta, NVCC_PRELUDE)
     stem = os.path.splitext(os.path.basename(header))[0]
     return compile_cached(
         key_parts=(header, hash_file(header), instantiate or "",

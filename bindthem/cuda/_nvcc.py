@@ -8,8 +8,10 @@ import re
 import shutil
 import subprocess
 import warnings
+from importlib import resources
 
 from .._cache import flag_list
+from ..build import PRELUDE as HOST_PRELUDE
 from ..errors import BindTypeError, BindValueError, BuildError
 
 # The range bindthem compiles for by default: Volta to Hopper, plus PTX for
@@ -22,6 +24,12 @@ DEFAULT_FLAGS = ("-O3",)
 # --expt-relaxed-constexpr. So C++20 where nvcc has it (12.0+), else C++17;
 # a -std= of the caller's wins.
 NVCC_RELAXED = "--expt-relaxed-constexpr"
+# What nvcc compiles before the header: the CPU build's standard prelude, after
+# the data file nvcc_complex.cuh, which gives the device pass a std::complex
+# that computes (libstdc++'s arithmetic on GCC's __complex__ types compiles to
+# nothing in device code: a * x came out as a) with libstdc++'s layout and name.
+NVCC_PRELUDE = (resources.files(__package__).joinpath("nvcc_complex.cuh").read_text(
+    encoding="utf-8") + HOST_PRELUDE)
 
 
 def _find_nvcc(nvcc=None):
