@@ -16,7 +16,10 @@
 # each kernel's parameters, and bindthem.cuda.load's whole error if one
 # fails); run the gpu tests with pytest-timeout's --timeout=60 (required)
 # and faulthandler's stack dump of a test past 50 s (a call that blocks
-# holding the GIL, which pytest-timeout's signal cannot interrupt);
+# holding the GIL, which pytest-timeout's signal cannot interrupt), and a
+# watchdog: no test output for $BINDTHEM_GPU_QUIET s (default 80) takes the
+# native stacks of pytest's threads (cuda-gdb or gdb) into stacks.log, then
+# stops pytest, so that the summary still comes;
 # summarize (summarize.py) into build/gpu-check/ and $OUT: summary.json,
 # summary.md (figures: launch overhead against a direct cuLaunchKernel and
 # CuPy RawModule, axpy bandwidth, and the tight targets, met or not).
@@ -134,6 +137,32 @@ if [ $have_gpu -ne 0 ]; then
     die "no GPU on this machine: the device check needs one" 3
 fi
 
+stacks() {  # PID: the native stacks of PID's threads (cuda-gdb, else gdb) into $WORK/stacks.log
+    local dbg
+    dbg=$(command -v cuda-gdb || command -v gdb || true)
+    if [ -z "$dbg" ]; then
+        echo "no cuda-gdb or gdb here: no native stacks" >>"$WORK/stacks.log"
+        return 0
+    fi
+    timeout 60 "$dbg" -p "$1" -batch -ex "set pagination off" -ex "thread apply all bt" \
+        >>"$WORK/stacks.log" 2>&1 || echo "($dbg failed or ran past 60 s)" >>"$WORK/stacks.log"
+}
+watchdog() {  # QUIET: the tests' pytest, silent QUIET s (a call that blocks in the driver,
+    # past faulthandler's Python stacks), gets its native stacks taken, then is stopped
+    local quiet=$1 pid
+    while sleep 5; do
+        pid=$(pgrep -n -f -- "-m pytest -p no:cacheprovider -m gpu") || return 0
+        if [ $(($(date +%s) - $(stat -c %Y "$WORK/pytest.log"))) -ge "$quiet" ]; then
+            echo "run_gpu_check: no test output for $quiet s: the stacks of pid $pid into" \
+                "stacks.log, then it is stopped" | tee -a "$WORK/stacks.log" >&2
+            stacks "$pid"
+            kill -9 "$pid"
+            keep
+            return 0
+        fi
+    done
+}
+
 step "probe"
 # what the driver itself says of the module images (each kernel's parameters)
 # and bindthem.cuda.load's whole error if one fails: shown even when the tests
@@ -154,11 +183,16 @@ secs=$(limit 420 "the tests") || exit 1
 logs=("$WORK/pytest.log")
 if [ -n "${OUT:-}" ]; then logs+=("$OUT/pytest.log"); fi
 set +e
+: >"$WORK/pytest.log"
+watchdog "${BINDTHEM_GPU_QUIET:-80}" &
+wd=$!
 BINDTHEM_GPU_BUILD=$WORK BINDTHEM_GPU_FIGURES=$WORK/figures.json \
     timeout "$secs" "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs --timeout=60 \
     -o faulthandler_timeout=50 \
     --junitxml="$WORK/junit.xml" tests/gpu "$@" 2>&1 | tee "${logs[@]}"
 rc=${PIPESTATUS[0]}
+kill "$wd" 2>/dev/null
+wait "$wd" 2>/dev/null
 set -e
 keep
 if [ "$rc" -eq 124 ]; then
