@@ -1,12 +1,40 @@
 """Reading a file that is already open, sized by its fstat: one read of the
 whole file where a fixed chunk would make Python allocate (and give back) a
 buffer of the chunk's size on every call. Used by the build cache and by
-what travels in pickles."""
+what travels in pickles. And the sources a build reads, read once per
+process while their stat is unchanged."""
 
 import hashlib
 import os
 
 _MORE = 1 << 16  # what a file that grew since its fstat is read in, beyond its size
+# path: ((inode, device, size, mtime, ctime), bytes) of the sources read_source read
+_sources: dict[str, tuple[tuple[int, int, int, int, int], bytes]] = {}
+
+
+def _identity(st):
+    return st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def read_source(path):
+    """The bytes of the file ``path`` (a header, a YAML, a local include). A
+    file this process read before whose inode, device, size, mtime and ctime
+    are those it had then is not read again: a write changes its ctime, a
+    replacement its inode (the build cache trusts the same stat to skip
+    hashing a dependency). Several headers that include one file, or share
+    one YAML, read it once."""
+    st = os.stat(path)
+    ident = _identity(st)
+    known = _sources.get(path)
+    if known is not None and known[0] == ident:
+        return known[1]
+    with open(path, "rb") as f:
+        data = f.read()
+        if _identity(os.fstat(f.fileno())) == ident:  # not changed while read
+            if len(_sources) >= 1024:  # files a long session no longer reads are let go
+                _sources.clear()
+            _sources[path] = (ident, data)
+    return data
 
 
 def read_upto(fd, size, limit):

@@ -30,6 +30,7 @@ from typing import Any
 
 from . import _core, _ondemand, _travel
 from ._cache import compile_cached, flag_list, group_read, group_write, run_commands, shell_words
+from ._files import read_source
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
@@ -449,8 +450,8 @@ def _merge_outputs(texts):
 
 
 def _read_sources(header, instantiate):
-    header_text = _travel._read(header)
-    yaml_text = _travel._read(instantiate) if instantiate else None
+    header_text = read_source(header)
+    yaml_text = read_source(instantiate) if instantiate else None
     return header_text, yaml_text
 
 
@@ -590,7 +591,7 @@ def _local_files(header, deps):
     # absolute and normalised (bindthem._cache._record_deps)
     for p in sorted(p for p in deps.under(folder) if p != header):
         try:
-            files[os.path.relpath(p, folder)] = _travel._read(p)
+            files[os.path.relpath(p, folder)] = read_source(p)
         except OSError:
             pass
     return files
@@ -599,6 +600,19 @@ def _local_files(header, deps):
 # "omp" after "pragma" (or "_Pragma") on the same logical line: a text without it
 # has no OpenMP pragma, so the lexer need not read it ("#pragma once" is common)
 _MAYBE_OMP = re.compile(rb"ragma(?:[^\n]|\\\r?\n)*omp")
+# text: its '#pragma omp' lines (header_directives), for the texts of read_source:
+# a local include that several headers read is scanned once
+_omp_of: dict[bytes, list[dict[str, Any]]] = {}
+
+
+def _omp_pragmas(text):
+    found = _omp_of.get(text)
+    if found is None:
+        if len(_omp_of) >= 256:  # a process that edits and rebuilds keeps no old texts
+            _omp_of.clear()
+        found = _omp_of[text] = (_core.header_directives(text)["openmp"]
+                                 if _MAYBE_OMP.search(text) else [])
+    return found
 
 
 def _build_warnings(header, record, flags, files, meta):
@@ -613,8 +627,7 @@ def _build_warnings(header, record, flags, files, meta):
     if any(f.startswith(("-fopenmp", "-qopenmp", "-fiopenmp")) or f in ("-openmp", "-mp")
            for f in flags):
         return
-    found = ((rel, _core.header_directives(text)["openmp"])  # only a text that could have one
-             for rel, text in sorted((files or {}).items()) if _MAYBE_OMP.search(text))
+    found = ((rel, _omp_pragmas(text)) for rel, text in sorted((files or {}).items()))
     for rel, pragmas in itertools.chain([(os.path.basename(header), meta["openmp"])], found):
         if pragmas:
             warn("%s:%d: %r has no effect: the build has no OpenMP flag, so the kernels run on "

@@ -100,3 +100,52 @@ def test_brief_metadata_holds_what_a_build_needs(kernels):
     same = ("header", "instantiate", "skipped", "missing", "openmp", "includes")
     assert {k: brief[k] for k in same} == {k: full[k] for k in same}
     assert [fn["name"] for fn in brief["functions"]] == [fn["name"] for fn in full["functions"]]
+
+
+def test_sources_are_read_once_while_their_stat_holds(tmp_path, monkeypatch):
+    """Headers that include one file, or share one YAML, read it once in a
+    process; a write is seen even where it keeps the size and puts the mtime
+    back (the ctime changes), as is a file renamed over it."""
+    from bindthem import _files
+
+    monkeypatch.setattr(_files, "_sources", {})
+    p = tmp_path / "shared.h"
+    p.write_bytes(b"int a;\n")
+    first = _files.read_source(str(p))
+    assert first == b"int a;\n" and _files.read_source(str(p)) is first  # not read again
+    st = os.stat(p)
+    p.write_bytes(b"int b;\n")  # same size
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _files.read_source(str(p)) == b"int b;\n"
+    new = tmp_path / "new.h"
+    new.write_bytes(b"int c;\n")
+    os.replace(new, p)
+    assert _files.read_source(str(p)) == b"int c;\n"
+    with pytest.raises(FileNotFoundError):
+        _files.read_source(str(tmp_path / "gone.h"))
+
+
+def test_a_local_include_is_scanned_for_openmp_once(tmp_path, monkeypatch):
+    """'#pragma omp' in a local include warns for every header built without
+    an OpenMP flag; the include's text is lexed once however many include it."""
+    import warnings
+
+    import bindthem
+
+    monkeypatch.setattr(build, "_omp_of", {})
+    (tmp_path / "par.h").write_text("#pragma once\ninline void par(double *y, int n) {\n"
+                                    "#pragma omp parallel for\n"
+                                    "    for (int i = 0; i < n; i++) y[i] += 1;\n}\n")
+    lexed, real = [], _core.header_directives
+    monkeypatch.setattr(build._core, "header_directives",
+                        lambda text: lexed.append(text) or real(text), raising=False)
+    for stem in ("k1", "k2"):
+        (tmp_path / (stem + ".h")).write_text('#include "par.h"\n// %s.\nvoid %s(double y[], '
+                                              'const int y_size) { par(y, y_size); }\n'
+                                              % (stem, stem))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            bindthem.build(str(tmp_path / (stem + ".h")), cache_dir=str(tmp_path / "c"))
+        assert [str(w.message) for w in caught
+                if "par.h:3: '#pragma omp parallel for' has no effect" in str(w.message)]
+    assert len(lexed) == 1
