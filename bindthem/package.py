@@ -24,6 +24,7 @@ never calls with the wrong signatures.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
 import json
@@ -129,6 +130,8 @@ class _Kernel:
         return function(*args, **kwargs)
 
     def __getattr__(self, attr):
+        if attr in _Kernel.__slots__:  # _function before binding: no kernel's attribute
+            raise AttributeError(attr)
         return getattr(getattr(_bound(), self._name), attr)
 
     def __reduce_ex__(self, protocol):
@@ -153,15 +156,34 @@ def __getattr__(name):
 '''
 
 
-# the names LAZY_MODULE defines besides the kernels
-_LAZY_RESERVED = frozenset(["_HEADER", "_INSTANTIATE", "_library", "_bound", "_Kernel", "_n"])
+class _Stored(dict):
+    """A namespace that remembers every name stored in it, deleted ones too."""
+
+    def __init__(self):
+        super().__init__()
+        self.stored = set()
+
+    def __setitem__(self, key, value):
+        self.stored.add(key)
+        super().__setitem__(key, value)
+
+
+@functools.lru_cache(maxsize=None)
+def _lazy_reserved() -> frozenset[str]:
+    """The names LAZY_MODULE's own code stores (``_n``, its loop variable,
+    too: a kernel so named would be deleted with it), read by running the
+    template with one kernel (no import, no file read: it binds on use)."""
+    ns = _Stored()
+    exec(LAZY_MODULE % dict(module="m", header="h", instantiate=None, names="['k']"),
+         {"__name__": "_bindthem_lazy_template"}, ns)
+    return frozenset(n for n in ns.stored if not n.startswith("__"))
 
 
 def lazy_module_text(module: str, header: str, instantiate: str | None,
                      names: list[str]) -> str:
     """The text of the module ``module`` that binds ``names`` (the kernels of
     ``header`` with ``instantiate``, as the stub lists them) on first use."""
-    clash = sorted(n for n in names if n in _LAZY_RESERVED or n.startswith("__"))
+    clash = sorted(n for n in names if n in _lazy_reserved() or n.startswith("__"))
     if clash:
         raise BindError("lazy=True cannot write the module %s: its kernel%s %s would replace "
                         "the module's own name%s; bind it with load_package (lazy=False)"

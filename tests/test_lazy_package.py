@@ -11,31 +11,12 @@ import textwrap
 
 import pytest
 
-from support import python_env
+from support import TOTAL_SCALE_H, python_env
 
 from bindthem import BindError
 from bindthem.package import lazy_module_text, package_library
 
-HEADER = """\
-#pragma once
-/// The sum of x.
-template <class T>
-T total(const T x[], const int x_size)
-{
-    T s = 0;
-    for (int i = 0; i < x_size; i++)
-        s += x[i];
-    return s;
-}
-
-/// x scaled by a, in place.
-template <class T>
-void scale(T x[], const int x_size, const T a)
-{
-    for (int i = 0; i < x_size; i++)
-        x[i] *= a;
-}
-"""
+HEADER = "#pragma once\n" + TOTAL_SCALE_H
 
 YAML = """\
 - functions: [total, scale]
@@ -83,7 +64,9 @@ def test_import_binds_nothing_and_the_first_call_binds(site):
         maps = open("/proc/self/maps").read()
         print("bindthem" in sys.modules, "libkernels" in maps)
         from lazypkg.kernels import total as early   # a stand-in, kept by the caller
-        print(repr(lazypkg.total).startswith("<kernel lazypkg.kernels.total, bound on first use"))
+        print(repr(lazypkg.total).startswith("<kernel lazypkg.kernels.total, bound on first use"),
+              hasattr(early, "_function"), lazypkg.kernels._library,  # neither binds
+              "libkernels" in open("/proc/self/maps").read())
         import numpy as np
         print(lazypkg.total(np.arange(5.0)))
         import bindthem
@@ -97,7 +80,8 @@ def test_import_binds_nothing_and_the_first_call_binds(site):
               "libkernels" in open("/proc/self/maps").read())
         print(lazypkg.kernels.metadata["header"].endswith("kernels.h"))
     """)
-    assert r.stdout.split("\n")[:7] == ["False False", "True", "10.0", "True True True True",
+    assert r.stdout.split("\n")[:7] == ["False False", "True False None False", "10.0",
+                                        "True True True True",
                                         "6 total True", "True True", "True"]
 
 
@@ -160,6 +144,11 @@ def test_threads_bind_once(site):
 def test_kernel_names_that_clash_with_the_module_are_refused():
     with pytest.raises(BindError, match="_bound"):
         lazy_module_text("p.k", "k.h", None, ["_bound", "f"])
+    # every name the module's own code stores, read from the template itself: its
+    # loop variable too (deleted after the loop, with a kernel of that name)
+    for own in ("_HEADER", "_INSTANTIATE", "_library", "_Kernel", "_n"):
+        with pytest.raises(BindError, match="kernel %s would replace" % own):
+            lazy_module_text("p.k", "k.h", None, ["f", own])
     with pytest.raises(BindError, match="module p.k.x as a file of its package"):
         from bindthem.package import _lazy_module_path
         _lazy_module_path("/tmp", "p", "p.k.x")
