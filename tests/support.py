@@ -184,6 +184,29 @@ def write_file(tmp_path, name, text):
 
 
 # a header of the error tests: a template, a reference parameter, a plain function
+# total and scale, templated on T: the kernels of tests that need a header
+# with a few instantiations (test_build_jobs, test_pch, test_lazy_package)
+TOTAL_SCALE_H = """\
+// The sum of x.
+template <class T>
+T total(const T x[], const int x_size)
+{
+    T s = 0;
+    for (int i = 0; i < x_size; i++)
+        s += x[i];
+    return s;
+}
+
+// x scaled by a, in place.
+template <class T>
+void scale(T x[], const int x_size, const T a)
+{
+    for (int i = 0; i < x_size; i++)
+        x[i] *= a;
+}
+"""
+
+
 SCALE_ROWS_H = """\
 template <class I, class T>
 void scale_rows(const I n, T x[], const int x_size);

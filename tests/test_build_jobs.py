@@ -15,30 +15,14 @@ import sys
 import numpy as np
 import pytest
 
+from support import TOTAL_SCALE_H
+
 import bindthem
 from bindthem import _status
 
 cachemod = importlib.import_module("bindthem._cache")
 
-KERNELS = """\
-// The sum of x.
-template <class T>
-T total(const T x[], const int x_size)
-{
-    T s = 0;
-    for (int i = 0; i < x_size; i++)
-        s += x[i];
-    return s;
-}
-
-// x scaled by a, in place.
-template <class T>
-void scale(T x[], const int x_size, const T a)
-{
-    for (int i = 0; i < x_size; i++)
-        x[i] *= a;
-}
-
+KERNELS = TOTAL_SCALE_H + """
 // The largest of x.
 template <class T>
 T largest(const T x[], const int x_size)

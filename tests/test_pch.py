@@ -12,30 +12,14 @@ import shutil
 import numpy as np
 import pytest
 
+from support import TOTAL_SCALE_H
+
 import bindthem
 
 build_module = importlib.import_module("bindthem.build")
 cache_module = importlib.import_module("bindthem._cache")
 
-HEADER = """\
-// The sum of x.
-template <class T>
-T total(const T x[], const int x_size)
-{
-    T s = 0;
-    for (int i = 0; i < x_size; i++)
-        s += x[i];
-    return s;
-}
-
-// x scaled by a, in place.
-template <class T>
-void scale(T x[], const int x_size, const T a)
-{
-    for (int i = 0; i < x_size; i++)
-        x[i] *= a;
-}
-"""
+HEADER = TOTAL_SCALE_H
 
 YAML = """\
 instantiate:
