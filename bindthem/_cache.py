@@ -5,7 +5,9 @@ caller names (header, YAML, generated source, compiler identity, flags).
 ``deps.json`` (the entry's manifest) records the output's file name, size and
 SHA-256, the entry's full key, a SHA-256 of every file the compiler read (its
 ``-MD`` depfile), so editing an included header rebuilds, and what the
-compiler printed (its warnings, replayed on a cache hit). A dependency whose
+compiler printed (its warnings, replayed on a cache hit): on two JSON lines,
+the second the hashes of the files under the compiler's folders, which a hit
+reads only where such a folder changed (read_manifest). A dependency whose
 size, mtime, ctime and inode are those recorded is not re-hashed: a cache hit
 costs a ``stat`` per header, not a read; and the headers under the compiler's
 own include folders (``system_dirs``) a ``stat`` per folder: a package
