@@ -25,7 +25,7 @@
 # CuPy RawModule, axpy bandwidth, and the tight targets, met or not).
 # Every log, the junit XML and figures.json go into $OUT as they are made
 # (pytest's log line by line, each failure's traceback into failures.log as
-# it happens: tests/gpu/conftest.py), so a run cut short still brings them back.
+# it happens: tests/gpu/failure_log.py), so a run cut short still brings them back.
 #
 # Logs and build outputs go to $BINDTHEM_GPU_WORK (default build/gpu-check).
 # Python: $PYTHON, else .venv/bin/python, else python3 (on the device image
@@ -151,7 +151,7 @@ watchdog() {  # QUIET: the tests' pytest, silent QUIET s (a call that blocks in 
     # past faulthandler's Python stacks), gets its native stacks taken, then is stopped
     local quiet=$1 pid
     while sleep 5; do
-        pid=$(pgrep -n -f -- "-m pytest -p no:cacheprovider -m gpu") || return 0
+        pid=$(pgrep -n -f -- "-m pytest -p no:cacheprovider -p failure_log") || return 0
         if [ $(($(date +%s) - $(stat -c %Y "$WORK/pytest.log"))) -ge "$quiet" ]; then
             echo "run_gpu_check: no test output for $quiet s: the stacks of pid $pid into" \
                 "stacks.log, then it is stopped" | tee -a "$WORK/stacks.log" >&2
@@ -187,8 +187,9 @@ set +e
 watchdog "${BINDTHEM_GPU_QUIET:-80}" &
 wd=$!
 BINDTHEM_GPU_BUILD=$WORK BINDTHEM_GPU_FIGURES=$WORK/figures.json \
-    timeout "$secs" "$PY" -m pytest -p no:cacheprovider -m gpu -v -rs --timeout=60 \
-    -o faulthandler_timeout=50 \
+    PYTHONPATH=$PWD/tests/gpu:$PYTHONPATH \
+    timeout "$secs" "$PY" -m pytest -p no:cacheprovider -p failure_log -m gpu -v -rs \
+    --timeout=60 -o faulthandler_timeout=50 \
     --junitxml="$WORK/junit.xml" tests/gpu "$@" 2>&1 | tee "${logs[@]}"
 rc=${PIPESTATUS[0]}
 kill "$wd" 2>/dev/null

@@ -1,4 +1,6 @@
-"""The device check's failures, written as they happen: a run cut short at
+"""A pytest plugin of the device check (run_gpu_check.sh loads it with
+``-p failure_log``; a conftest.py here would shadow tests/conftest.py's
+module name): the failures, written as they happen. A run cut short at
 its time limit (the device tool's, or a test that hangs in the driver where
 pytest-timeout's signal cannot reach it) still brings back every traceback
 so far, in $BINDTHEM_GPU_BUILD/failures.log and $OUT/failures.log."""
