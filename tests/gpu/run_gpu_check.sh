@@ -139,7 +139,7 @@ fi
 
 stacks() {  # PID: the native stacks of PID's threads (cuda-gdb, else gdb) into $WORK/stacks.log
     local dbg
-    dbg=$(command -v cuda-gdb || command -v gdb || true)
+    dbg=$(command -v cuda-gdb || command -v gdb) || dbg=""
     if [ -z "$dbg" ]; then
         echo "no cuda-gdb or gdb here: no native stacks" >>"$WORK/stacks.log"
         return 0
