@@ -751,7 +751,7 @@ def _hit(root, efd, folder, key):
                 _publish(efd, DEPS, _manifest_bytes(rec), root.file_mode)
             else:  # the entry was used now (eviction is least recently used)
                 os.utime(DEPS, dir_fd=efd, follow_symlinks=False)
-        except OSError:
+        except (OSError, BuildError):  # BuildError: a damaged second line, left as it is
             pass
     return path, rec
 
@@ -1041,7 +1041,7 @@ def entries(root):
                     with open(os.path.join(p, DEPS), "rb") as fh:
                         name_ = read_manifest(fh.read())["file"]
                     f = os.path.join(p, name_) if _plain(name_) else None
-                except (OSError, ValueError, KeyError, TypeError):
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
                     pass
             out.append({"path": p, "kind": kind, "size": _size(p), "used": _last_used(p),
                         "file": f, "leftovers": _leftovers(p) if kind != "removed" else []})

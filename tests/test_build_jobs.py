@@ -320,3 +320,24 @@ def test_a_hit_reads_only_the_head_of_its_manifest(tmp_path, monkeypatch):
     assert len(compiles) == 1  # the damaged manifest was a miss: rebuilt
     with open(manifest, "rb") as f:
         assert json.loads(f.read().partition(b"\n")[2]) == dict(rec["deps"])
+
+
+def test_a_damaged_manifest_never_stops_a_build_or_the_listing(tmp_path):
+    """A hit whose outside file was touched (same text, new stat) rewrites
+    its manifest; with a damaged second line that rewrite is skipped and the
+    build still binds. A manifest that is not a JSON object is left out of
+    the cache listing, not an error."""
+    h, y, cache, manifest, rec = built_with_manifest(tmp_path)
+    with open(manifest, "rb") as f:
+        head = f.read().partition(b"\n")[0]
+    with open(manifest, "wb") as f:
+        f.write(head + b"\n{damaged")
+    with open(h, "rb") as f:
+        text = f.read()
+    with open(h, "wb") as f:  # the same text: a new mtime and ctime
+        f.write(text)
+    assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
+    with open(manifest, "wb") as f:
+        f.write(b"[]")
+    listed = [e for e in cachemod.entries(cache) if e["path"] == os.path.dirname(manifest)]
+    assert len(listed) == 1 and listed[0]["file"] is None
