@@ -1058,17 +1058,21 @@ def remove_entry(path):
     """Removes one entry unless a build or a load holds its lock (a
     ``*.removed-*`` folder unless its process is alive). The folder is first
     renamed away (atomically), so a process that opens it afterwards starts
-    a fresh one. Returns whether it was removed."""
+    a fresh one. The lock taken is the one inside the folder renamed: when
+    another process removed the folder and a new build made a new one at
+    ``path`` meanwhile, the new one is left alone. Returns whether it was
+    removed."""
     pid = _removing_pid(path)
     if pid is not None:
         if _alive(pid):
             return False
         shutil.rmtree(path, ignore_errors=True)
         return not os.path.lexists(path)
-    lock = None
+    dfd = lock = None
     try:
+        dfd = os.open(path, _O_DIR)
         try:
-            lock = os.open(os.path.join(path, LOCK), _O_READ)
+            lock = os.open(LOCK, _O_READ, dir_fd=dfd)
         except OSError as e:
             if e.errno not in (errno.ENOENT, errno.ELOOP, errno.ENXIO):
                 raise
@@ -1079,13 +1083,23 @@ def remove_entry(path):
                 if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                     return False
                 raise
+        # Entry folders are renamed away only under their lock, so while we
+        # hold it, ``path`` names this folder for as long as it does now.
+        st, held = os.stat(path, follow_symlinks=False), os.fstat(dfd)
+        if (st.st_ino, st.st_dev) != (held.st_ino, held.st_dev):
+            return False
         trash = "%s%s%d-%d" % (path, REMOVED, os.getpid(), time.monotonic_ns())
         os.rename(path, trash)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as e:
+        if e.errno != errno.ELOOP:  # a link put where the entry was: not ours to remove
+            raise
         return False
     finally:
-        if lock is not None:
-            os.close(lock)
+        for fd in (lock, dfd):
+            if fd is not None:
+                os.close(fd)
     shutil.rmtree(trash, ignore_errors=True)
     return True
 
@@ -1119,9 +1133,12 @@ def sweep(root):
             continue
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            for n in e["leftovers"]:
-                _remove_at(fd, e["path"], n)
-                removed += 1
+            # listed again under the lock: the folder open now may be a newer
+            # one than the one listed, whose build has since ended
+            for n in os.listdir(fd):
+                if _TEMP.match(n):
+                    _remove_at(fd, e["path"], n)
+                    removed += 1
         except OSError:
             pass
         finally:

@@ -5,6 +5,7 @@ read-only cache, a full disk, umask 000. Runs as root (it makes a user and
 mounts filesystems); every build runs in a subprocess, so a crash fails one
 test. README: "The build cache"."""
 
+import fcntl
 import json
 import os
 import pwd
@@ -429,6 +430,43 @@ def test_eight_processes_at_the_size_limit(shared, private, tmp_path):
             if p.returncode != 0 or "ok" not in out:
                 failures.append(err[-2000:])
     assert failures == []
+
+
+def test_evictor_whose_folder_was_replaced_leaves_the_new_build(tmp_path, monkeypatch):
+    """Two evictors race for one entry: the first opens the entry's lock, the
+    second removes the folder, and a build makes a new folder at the same
+    path and compiles in it. The first evictor's lock is then free (it locks
+    the removed folder); it must not rename and delete the new folder, whose
+    build holds the new lock (seen at eight processes at the size limit as
+    a compiler whose source vanished)."""
+    from bindthem import _cache
+    entry = tmp_path / "k-0123"
+    entry.mkdir()
+    (entry / _cache.LOCK).write_text("")
+    held, real_flock = [], fcntl.flock
+
+    def racing_flock(fd, how):
+        if not held:  # the other evictor and the new build, between open and flock
+            os.rename(entry, str(entry) + _cache.REMOVED + "1-1")
+            entry.mkdir()
+            (entry / _cache.LOCK).write_text("")
+            (entry / ".build-x").mkdir()
+            (entry / ".build-x" / "k.cpp").write_text("int k;\n")
+            new = os.open(entry / _cache.LOCK, os.O_RDONLY)
+            real_flock(new, fcntl.LOCK_EX)
+            held.append(new)
+        return real_flock(fd, how)
+
+    monkeypatch.setattr(fcntl, "flock", racing_flock)
+    try:
+        assert _cache.remove_entry(str(entry)) is False
+    finally:
+        monkeypatch.undo()
+        for fd in held:
+            os.close(fd)
+    assert (entry / ".build-x" / "k.cpp").read_text() == "int k;\n"
+    assert _cache.remove_entry(str(entry)) is True  # unheld now: removed
+    assert not entry.exists()
 
 
 SLOW_CXX = """\
