@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 
 import pytest
 from cuda_support import CC, elf_function_symbols, kernel_symbols
@@ -129,3 +130,31 @@ def test_check_stops_when_its_budget_is_spent(tmp_path):
     assert "budget of 1 s is spent" in p.stderr
     summary = json.load(open(out_dir / "summary.json"))
     assert summary["ok"] is False and "budget" in summary["failed_step"]
+
+
+def test_hang_probe_reports_a_hung_case_with_its_stacks(monkeypatch):
+    """tests/gpu/probe_hangs.py: a case past its limit is reported as hung,
+    with its last step, its Python stack (taken with no help from the
+    blocked thread) and then killed; every case names a step after set-up."""
+    sys.path.insert(0, GPU)
+    try:
+        import probe_hangs
+    finally:
+        sys.path.remove(GPU)
+    for name, code in probe_hangs.CASES.items():
+        compile(probe_hangs.HEAD + textwrap.dedent(code), name, "exec")
+        assert "step(" in code or "copied(" in code, name
+    monkeypatch.setattr(probe_hangs, "LIMIT", 2)
+    monkeypatch.setattr(probe_hangs, "native_stacks", lambda pid: "native stacks of %d" % pid)
+    monkeypatch.setattr(probe_hangs, "HEAD", "\n".join(
+        probe_hangs.HEAD.splitlines()[:5] + ["step = lambda w: print('step:', w, flush=True)",
+                                             "step('set up')"]) + "\n")
+    lines = []
+    monkeypatch.setattr(probe_hangs, "say", lambda line, log: lines.append(line))
+    # a C call that holds the GIL: libc's sleep through ctypes.PyDLL
+    blocked = "step('blocking')\nctypes.PyDLL(None).sleep(60)\n"
+    assert probe_hangs.run_case("blocked", blocked, "unused", None) is False
+    text = "\n".join(lines)
+    assert "HUNG (over 2 s)" in lines[0] and "last step: blocking" in lines[0], text
+    assert 'File "<string>", line' in text and "native stacks of" in text, text
+    assert probe_hangs.run_case("quick", "step('done')\n", "unused", None) is True

@@ -27,6 +27,10 @@
 # (pytest's log line by line, each failure's traceback into failures.log as
 # it happens: tests/gpu/failure_log.py), so a run cut short still brings them back.
 #
+# Two tests of test_gpu_findings.py hung on an H200 (driver 580): which step
+# hangs, and under what, is what tests/gpu/probe_hangs.py finds, in a call of
+# its own after the kernels are built (see its docstring).
+#
 # Logs and build outputs go to $BINDTHEM_GPU_WORK (default build/gpu-check).
 # Python: $PYTHON, else .venv/bin/python, else python3 (on the device image
 # the 3.12 that holds NumPy, pytest, pytest-timeout, CuPy and PyTorch).
