@@ -29,7 +29,8 @@ import subprocess
 from typing import Any
 
 from . import _core, _ondemand, _travel
-from ._cache import compile_cached, flag_list, group_read, group_write, run_commands, shell_words
+from ._cache import (compile_cached, flag_list, group_read, group_write, remove_entry,
+                     run_commands, shell_words)
 from ._files import read_source
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
@@ -371,7 +372,12 @@ def _prelude_pch(cxx, flags, cache_dir):
             system_dirs=lambda: _system_dirs(cxx, flags), record=record)
     except (BuildError, OSError):
         return (), ()
-    return ("-include", path[:-len(".gch")]), sorted(record["deps"])
+    try:
+        deps = sorted(record["deps"])
+    except BuildError:  # its manifest's second line is damaged: precompiled again next time
+        remove_entry(os.path.dirname(path))
+        return (), ()
+    return ("-include", path[:-len(".gch")]), deps
 
 
 def _add_deps(depfile, paths):

@@ -171,6 +171,40 @@ def test_a_precompiled_prelude_gone_meanwhile_is_no_failure(kernels, commands, m
     assert len(units) == 2 * jobs and _includes(units[jobs:]) == []
 
 
+def test_a_damaged_prelude_manifest_is_no_failure(kernels, commands, tmp_path):
+    """The precompiled prelude's manifest with a damaged second line (every
+    file's hash, read for the units' dependencies): the build compiles from
+    the text instead of failing."""
+    if shutil.which("g++") is None:
+        pytest.skip("no g++")
+    cache = str(tmp_path / "cache")
+    h, y = kernels
+    bindthem.build(h, y, cxx="g++", cxxflags=FLAGS, cache_dir=cache, jobs=1)
+    [entry] = _prelude_entries(cache)
+    manifest = os.path.join(entry, "deps.json")
+    with open(manifest, "rb") as f:
+        head = f.read().partition(b"\n")[0]
+    with open(manifest, "wb") as f:
+        f.write(head + b"\n{damaged")
+    other = tmp_path / "other.h"
+    other.write_text(HEADER.replace("total", "total2").replace("scale", "scale2"))
+    oy = tmp_path / "other.yml"
+    oy.write_text(YAML.replace("total", "total2").replace("scale", "scale2"))
+    del commands[:]
+    lib = bindthem.build(str(other), str(oy), cxx="g++", cxxflags=FLAGS, cache_dir=cache, jobs=1)
+    assert lib.total2(np.arange(4.0)) == 6.0
+    units = [c for c in commands if any(a.endswith(".cpp") for a in c)]
+    assert len(units) == 1 and _includes(units) == []
+    del commands[:]  # the damaged entry was removed: the next cold build precompiles again
+    third = tmp_path / "third.h"
+    third.write_text(HEADER.replace("total", "total3").replace("scale", "scale3"))
+    ty = tmp_path / "third.yml"
+    ty.write_text(YAML.replace("total", "total3").replace("scale", "scale3"))
+    bindthem.build(str(third), str(ty), cxx="g++", cxxflags=FLAGS, cache_dir=cache, jobs=1)
+    assert len([c for c in commands if "c++-header" in c]) == 1
+    assert len(_includes(commands)) == 1
+
+
 def test_a_header_error_is_not_retried(kernels, commands, tmp_path):
     """A real compile error fails at once (no second compile from the text)."""
     h, y = kernels
