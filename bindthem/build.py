@@ -29,8 +29,15 @@ import subprocess
 from typing import Any
 
 from . import _core, _ondemand, _travel
-from ._cache import (compile_cached, flag_list, group_read, group_write, remove_entry,
-                     run_commands, shell_words)
+from ._cache import (
+    compile_cached,
+    flag_list,
+    group_read,
+    group_write,
+    remove_entry,
+    run_commands,
+    shell_words,
+)
 from ._files import read_source
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
