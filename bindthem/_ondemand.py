@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from . import _core
-from .errors import BuildError
+from .errors import BindError, BuildError
 
 __all__ = ["OPEN_MAX", "Context", "call", "deduce", "open_functions", "seen", "set_cell",
            "split_types", "with_instantiations", "yaml_lines"]
@@ -273,6 +273,32 @@ def _failure_key(op, types):
             op.decl["name"], types)
 
 
+def _header_as_built(ctx):
+    """The path of a header that holds the text the Library was built from,
+    with the local includes the build read: ``ctx.header`` while those files
+    are unchanged on disk, else a copy of them the build cache keeps
+    (``<cache>/sources/``), so that one Library never mixes two versions of
+    its header, and a header removed since (a notebook cell's, evicted from
+    the cache) is no failure."""
+    source = ctx.source
+    if source is None or source.kind != "build":
+        return ctx.header
+    try:
+        return source._materialise(ctx.cache_dir)[0]
+    except BindError as e:
+        raise BuildError("instantiating on demand: %s" % e) from None
+
+
+def _beside(ctx, folder):
+    """ctx compiling a copy of its header: ``-iquote folder`` (the header's
+    own), so that an include the copy does not hold (one outside the
+    header's folder, never carried) is read where the build read it."""
+    c = Context(ctx.header, ctx.header_text, ctx.name, ctx.cxx, ctx.flags + ["-iquote", folder],
+                ctx.cache_dir, ctx.strict, ctx.options, ctx.source, ctx.compile_one, ctx.prelude)
+    c.cell = ctx.cell
+    return c
+
+
 def _instantiate(fn, op, types):
     ctx, name = op.ctx, op.decl["name"]
     what = "%s<%s>" % (name, ", ".join(types))
@@ -282,27 +308,33 @@ def _instantiate(fn, op, types):
         raise BuildError(text + " (remembered: this process does not compile it again)",
                          output=output)
     yaml_text = yaml_lines(name, types)
+    header = _header_as_built(ctx)
+    built = ctx.source.header if ctx.source is not None else ctx.header
+    compiling = ctx if header == built else _beside(ctx, os.path.dirname(built))
     with tempfile.TemporaryDirectory(prefix="bindthem-on-demand-") as tmp:
         yml = os.path.join(tmp, "instantiate.yml")
         with open(yml, "w") as f:
             f.write(yaml_text)
         try:
-            meta = _core.parse_header(ctx.header, yml, strict=False, plan=True, brief=True)
+            meta = _core.parse_header(header, yml, strict=False, plan=True, brief=True)
             lines = [ov["instantiation"] for f in meta["functions"] if f["name"] == name
                      for ov in f["overloads"]]
             if len(lines) != 1 or not lines[0]:
                 raise BuildError("instantiating %s on demand: the header does not instantiate "
                                  "it with these types" % what)
-            source = "\n".join([ctx.prelude.rstrip("\n"), '#include "%s"' % ctx.header, "",
+            source = "\n".join([ctx.prelude.rstrip("\n"), '#include "%s"' % header, "",
                                 lines[0]]) + "\n"
-            lib = ctx.compile_one(ctx, meta, yml, yaml_text.encode(), source, what)
+            lib = ctx.compile_one(compiling, meta, yml, yaml_text.encode(), source, what)
         except BuildError as e:
             output = getattr(e, "output", "") or ""
             if ctx.cell:  # the compiler's lines about the header read as the cell's
-                output = "\n".join(line for line in output.replace(ctx.header, ctx.cell)
+                output = "\n".join(line for line in output.replace(header, ctx.cell)
                                     .splitlines() if ".cpp" not in line)
-            text = ("instantiating %s on demand (called with types no overload takes) failed: "
-                    "%s\n%s" % (what, str(e).splitlines()[0], output)).rstrip()
+            copy = ("" if header == built else
+                    " (from the text %s had when the Library was built, kept at %s: that "
+                    "file has changed on disk since, or is gone)" % (built, header))
+            text = ("instantiating %s on demand (called with types no overload takes) failed%s: "
+                    "%s\n%s" % (what, copy, str(e).splitlines()[0], output)).rstrip()
             _failed[fkey] = (text, output)
             raise BuildError(text, output=output) from None
     fn._add(getattr(lib, name))

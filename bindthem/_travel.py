@@ -250,9 +250,11 @@ class Source:
         # the carried folder: a pickle must not choose where this process writes.
         return None
 
-    def _materialise(self):
+    def _materialise(self, cache_dir=None):
         """(header, instantiate) paths holding the carried text: the original
-        files when unchanged, else copies under <cache>/sources/<key>/."""
+        files when unchanged, else copies under <cache>/sources/<key>/ (the
+        cache ``cache_dir``, a folder this process chose; else this process's
+        own: never the carried one)."""
         if self._same_on_disk():
             return self.header, self.instantiate
         for rel in self.files or {}:
@@ -263,7 +265,8 @@ class Source:
         # made safely (no link followed, private modes), marked used
         from . import _cache  # the build cache: only a Source that writes its files needs it
 
-        folder = _cache.group_entry(self._cache_dir(), "sources", self.key[:24])
+        folder = _cache.group_entry(cache_dir if cache_dir is not None else self._cache_dir(),
+                                    "sources", self.key[:24])
         header = _cache.write_once(folder, os.path.join("src", os.path.basename(self.header)),
                                    self.header_text)
         for rel, text in (self.files or {}).items():

@@ -152,6 +152,43 @@ def test_failed_instantiation_reads_as_a_build_error_and_is_remembered(setup):
     assert y[0] == 1
 
 
+def test_instantiations_compile_the_text_the_library_was_built_from(setup, tmp_path):
+    """The header and a local include edited after the build, then removed:
+    later instantiations still compile the build's text (a copy the cache
+    keeps), so one Library never mixes two versions of its header. An
+    include outside the header's folder (never copied) is read where it is."""
+    _, log = setup
+    header = tmp_path / "src" / "kern.h"
+    (tmp_path / "src" / "inc").mkdir(parents=True)
+    (tmp_path / "src" / "inc" / "step.h").write_text("#define STEP 1\n")
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "twice.h").write_text("#define TWICE(v) (2 * (v))\n")
+    header.write_text('#include "inc/step.h"\n#include "../common/twice.h"\n'
+                      + KERNELS.replace("x[i] += a;", "x[i] += TWICE(STEP * a);"))
+    lib = bindthem.build(header)
+    x = np.zeros(2)
+    lib.axpy(np.array([2], np.int32), x, 1.5)
+    assert x.tolist() == [3.0, 3.0]
+    header.write_text(header.read_text().replace("x[i] += TWICE", "x[i] -= TWICE"))
+    (tmp_path / "src" / "inc" / "step.h").write_text("#define STEP 10\n")
+    y = np.zeros(2, np.float32)
+    lib.axpy(np.array([2], np.int64), y, 1.5)  # axpy<long, float>: from the built text
+    assert y.tolist() == [3.0, 3.0]
+    copies = list((tmp_path / "cache" / "sources").glob("*/src/kern.h"))
+    assert len(copies) == 1 and "x[i] += TWICE(STEP * a);" in copies[0].read_text()
+    assert (copies[0].parent / "inc" / "step.h").read_text() == "#define STEP 1\n"
+    assert "-iquote %s" % header.parent in log.read_text().splitlines()[-1]
+    header.unlink()
+    z = np.zeros(2, np.float32)
+    lib.axpy(np.array([2], np.int32), z, 2.0)  # axpy<int, float>: the header is gone
+    assert z.tolist() == [4.0, 4.0]
+    # a failure compiling the copy says whose text it is and that the file changed
+    with pytest.raises(bindthem.BuildError) as e:
+        lib.fails_for_complex(np.zeros(2, np.complex128))
+    assert "from the text %s had when the Library was built" % header in str(e.value)
+    assert "changed on disk since, or is gone" in str(e.value)
+
+
 def test_threads_making_the_same_first_call_compile_once(setup):
     header, log = setup
     lib = bindthem.build(header)
