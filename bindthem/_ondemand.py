@@ -13,6 +13,7 @@ demand", states the rules.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import keyword
@@ -274,17 +275,17 @@ def _failure_key(op, types):
 
 
 def _header_as_built(ctx):
-    """The path of a header that holds the text the Library was built from,
-    with the local includes the build read: ``ctx.header`` while those files
-    are unchanged on disk, else a copy of them the build cache keeps
-    (``<cache>/sources/``), so that one Library never mixes two versions of
-    its header, and a header removed since (a notebook cell's, evicted from
-    the cache) is no failure."""
+    """(path, built): ``built`` the header the build read, ``path`` one that
+    holds the text the Library was built from, with the local includes the
+    build read: ``built`` while those files are unchanged on disk, else a
+    copy of them the build cache keeps (``<cache>/sources/``), so that one
+    Library never mixes two versions of its header, and a header removed
+    since (a notebook cell's, evicted from the cache) is no failure."""
     source = ctx.source
     if source is None or source.kind != "build":
-        return ctx.header
+        return ctx.header, ctx.header
     try:
-        return source._materialise(ctx.cache_dir)[0]
+        return source._materialise(ctx.cache_dir)[0], source.header
     except BindError as e:
         raise BuildError("instantiating on demand: %s" % e) from None
 
@@ -293,9 +294,8 @@ def _beside(ctx, folder):
     """ctx compiling a copy of its header: ``-iquote folder`` (the header's
     own), so that an include the copy does not hold (one outside the
     header's folder, never carried) is read where the build read it."""
-    c = Context(ctx.header, ctx.header_text, ctx.name, ctx.cxx, ctx.flags + ["-iquote", folder],
-                ctx.cache_dir, ctx.strict, ctx.options, ctx.source, ctx.compile_one, ctx.prelude)
-    c.cell = ctx.cell
+    c = copy.copy(ctx)
+    c.flags = ctx.flags + ["-iquote", folder]
     return c
 
 
@@ -308,8 +308,7 @@ def _instantiate(fn, op, types):
         raise BuildError(text + " (remembered: this process does not compile it again)",
                          output=output)
     yaml_text = yaml_lines(name, types)
-    header = _header_as_built(ctx)
-    built = ctx.source.header if ctx.source is not None else ctx.header
+    header, built = _header_as_built(ctx)
     compiling = ctx if header == built else _beside(ctx, os.path.dirname(built))
     with tempfile.TemporaryDirectory(prefix="bindthem-on-demand-") as tmp:
         yml = os.path.join(tmp, "instantiate.yml")
@@ -330,11 +329,11 @@ def _instantiate(fn, op, types):
             if ctx.cell:  # the compiler's lines about the header read as the cell's
                 output = "\n".join(line for line in output.replace(header, ctx.cell)
                                     .splitlines() if ".cpp" not in line)
-            copy = ("" if header == built else
-                    " (from the text %s had when the Library was built, kept at %s: that "
-                    "file has changed on disk since, or is gone)" % (built, header))
+            copied = ("" if header == built else
+                      " (from the text %s had when the Library was built, kept at %s: that "
+                      "file has changed on disk since, or is gone)" % (built, header))
             text = ("instantiating %s on demand (called with types no overload takes) failed%s: "
-                    "%s\n%s" % (what, copy, str(e).splitlines()[0], output)).rstrip()
+                    "%s\n%s" % (what, copied, str(e).splitlines()[0], output)).rstrip()
             _failed[fkey] = (text, output)
             raise BuildError(text, output=output) from None
     fn._add(getattr(lib, name))

@@ -146,9 +146,8 @@ def test_hang_probe_reports_a_hung_case_with_its_stacks(monkeypatch):
         assert "step(" in code or "copied(" in code, name
     monkeypatch.setattr(probe_hangs, "LIMIT", 2)
     monkeypatch.setattr(probe_hangs, "native_stacks", lambda pid: "native stacks of %d" % pid)
-    monkeypatch.setattr(probe_hangs, "HEAD", "\n".join(
-        probe_hangs.HEAD.splitlines()[:5] + ["step = lambda w: print('step:', w, flush=True)",
-                                             "step('set up')"]) + "\n")
+    monkeypatch.setattr(probe_hangs, "HEAD", probe_hangs.PRELUDE + "step = lambda w: print("
+                        "'step:', w, flush=True)\nstep('set up')\n")
     lines = []
     monkeypatch.setattr(probe_hangs, "say", lambda line, log: lines.append(line))
     # a C call that holds the GIL: libc's sleep through ctypes.PyDLL

@@ -31,13 +31,17 @@ import time
 
 LIMIT = 15  # seconds a case may take: each one's GPU work is about 0.2 s
 
-HEAD = """
+# a case's process: Python stacks on SIGUSR1 (faulthandler: no GIL needed)
+PRELUDE = """
 import ctypes, faulthandler, json, signal, sys, threading, time
 import numpy as np
 import bindthem.cuda as cuda
 faulthandler.register(signal.SIGUSR1, all_threads=True)
-man = json.load(open(sys.argv[1]))
-lib = cuda.load(man["module"], man["header"], man["instantiate"])
+"""
+# what the cases (and test_gpu_findings.py's run()) use, `lib` bound: SPIN, N,
+# step, check, raw_context, worker (a per-thread-stream writer) and copied
+HELPERS = """
+import ctypes, threading
 cu = ctypes.CDLL(cuda.driver()["path"])
 rate = ctypes.c_int()
 cu.cuDeviceGetAttribute(ctypes.byref(rate), 13, 0)  # CLOCK_RATE, kHz
@@ -85,8 +89,11 @@ def copied(y, want):
     got = y.copy_to_host()
     step("copied")
     assert (got == want).all(), got[:8]
-
-
+"""
+HEAD = PRELUDE + """
+man = json.load(open(sys.argv[1]))
+lib = cuda.load(man["module"], man["header"], man["instantiate"])
+""" + HELPERS + """
 y = cuda.to_device(np.zeros(N, np.int32))
 step("set up")
 """

@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 import pytest
+from probe_hangs import HELPERS
 from test_gpu import HAVE_BUILD, HAVE_DEVICE, MANIFEST, Driver, _spin_cycles
 
 import bindthem.cuda as cuda
@@ -34,28 +35,6 @@ import bindthem.cuda as cuda
 man = json.load(open(%r))
 lib = cuda.load(man["module"], man["header"], man["instantiate"])
 """ % MANIFEST
-
-
-# for run(): SPIN, 100 ms of clock64() on device 0, and written_in_a_worker
-WORKER = """
-import ctypes, threading
-_rate = ctypes.c_int()
-ctypes.CDLL(cuda.driver()["path"]).cuDeviceGetAttribute(ctypes.byref(_rate), 13, 0)
-SPIN = (_rate.value or 2000000) * 100
-
-
-def written_in_a_worker(lib, n=4096):
-    y = cuda.to_device(np.zeros(n, np.int32))
-
-    def work():
-        lib.spin_then_set[1, 1, 0, cuda.PER_THREAD](y, 7, SPIN)
-        lib.add_value[(n + 255) // 256, 256, 0, cuda.PER_THREAD](y, 2)
-
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    return y
-"""
 
 
 def run(code, timeout=60, prelude="", **env):
@@ -101,8 +80,9 @@ def written_in_a_worker(lib, n=4096):
 def test_per_thread_write_copied_from_another_thread():
     # hung on the H200 (driver 580) in copy_to_host: run apart, with a limit,
     # so that a hang fails this test only (tests/gpu/probe_hangs.py: which step)
-    rc, out = run(prelude=WORKER, code="""
-        y = written_in_a_worker(lib)
+    rc, out = run(prelude=HELPERS, code="""
+        y = cuda.to_device(np.zeros(N, np.int32))
+        worker(y).join()  # the writer exits, its work still queued
         print("copied", (y.copy_to_host() == 9).all())
     """, timeout=40)
     assert rc == 0 and "copied True" in out, out
@@ -128,7 +108,7 @@ def test_write_after_read_on_another_stream():
     right after must wait for it (non-blocking streams order nothing by
     themselves): the read sees the old x. Hung on the H200 (driver 580) in
     Stream.create after other tests: run apart, with a limit."""
-    rc, out = run(prelude=WORKER, code="""
+    rc, out = run(prelude=HELPERS, code="""
         n = 4096
         x = cuda.to_device(np.full(n, 3, np.int32))
         out = cuda.to_device(np.zeros(n, np.int32))
