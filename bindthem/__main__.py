@@ -124,7 +124,7 @@ def cache(args):
         return 0
     if args.action == "list":
         for e in reversed(es):  # most recently used first
-            print("%s  %9s  %-7s  %s%s" % (
+            print("%s  %9s  %-9s  %s%s" % (
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(e["used"])), _size(e["size"]),
                 e["kind"], e["file"] or e["path"],
                 "  (+%d temporary files of killed builds)" % len(e["leftovers"])

@@ -29,19 +29,35 @@ fails is rebuilt, the new output renamed over the bad one. Loaders hold a
 shared ``flock`` on the entry's ``.lock`` from the hit until their ``load``
 callback returns; builders an
 exclusive one; the evictor takes an exclusive one without waiting, and moves
-the folder away before removing it. A cache that cannot be written (a
-read-only install) serves verified hits with no lock file and no write; its
-misses build into the private cache.
+the folder away before removing it. A group entry (``cells/*``,
+``sources/*``, ...: below) has a ``.lock`` too, held shared by whoever
+writes it or compiles from it, for as long as it does (:func:`using_group`),
+so eviction never removes the files of a compile that runs. A cache that
+cannot be written (a read-only install) serves verified hits with no lock
+file and no write; its misses build into the private cache.
+
+What the compiler read is what was recorded (ccache's rule): a file of the
+depfile outside the compiler's own folders and outside the cache whose
+mtime or ctime is not older than the compile's start may have changed
+while it was read, and one that vanished did; the output is then discarded
+and compiled again, ``COMPILE_TRIES`` times at most. (The compiler starts a
+clock tick after that start: file times come from the kernel's coarse
+clock, which runs up to a tick behind; see _stamp_lag.) A failure
+that is no verdict on the source (a compiler killed by a signal or out of
+memory, a file it reads missing or changing, a full disk) is a BuildError
+with ``transient`` set (:func:`_failure`), which on demand does not remember.
 
 The cache is bounded: after each compile, the least recently used entries
 (build folders, ``cells/*`` of the notebook magic, ``sources/*`` written when
-unpickling, ``compilers/*``: what a compiler binary's ``--version`` printed)
-are removed until it holds at most ``$BINDTHEM_CACHE_SIZE`` (default 1G;
+unpickling, ``compilers/*``: what a compiler binary's ``--version`` printed,
+``on-demand/*``: the instantiations calls made, for stubs) are removed until
+it holds at most ``$BINDTHEM_CACHE_SIZE`` (default 1G;
 ``0`` or ``none``: unbounded), and what killed processes left (temporary
 files, ``*.removed-*`` folders) is removed. A cache hit marks its entry used.
 ``python -m bindthem cache list|size|clear`` inspects and empties it.
 """
 
+import contextlib
 import errno
 import fcntl
 import grp
@@ -53,7 +69,9 @@ import re
 import secrets
 import shlex
 import shutil
+import signal
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -65,16 +83,18 @@ from .errors import BuildError, BuildWarning, warn
 
 __all__ = ["cache_root", "cache_limit", "compile_cached", "entries", "evict", "flag_list",
            "group_entry", "group_read", "group_write", "hash_file", "remove_entry", "resolve",
-           "run_commands", "write_once"]
+           "run_commands", "using_group", "write_once"]
 
 DEFAULT_LIMIT = 1 << 30
 DEPS = "deps.json"
 LOCK = ".lock"
 # folders whose subfolders are entries of their own
-GROUPS = ("cells", "sources", "compilers")
+GROUPS = ("cells", "sources", "compilers", "on-demand")
 TEMP_PREFIX = ".build-"  # a build's private folder inside its entry
 REMOVED = ".removed-"  # <entry>.removed-<pid>-<ns>: an entry being removed
 MAX_MANIFEST = 16 << 20
+COMPILE_TRIES = 3  # compiles of one miss while what the compiler read keeps changing
+STAMP_LAG = 0.02  # seconds a file's times may lag the clock, where the kernel cannot say
 _TEMP = re.compile(r"^(?:\.build-.*|.*\.tmp(\d+).*|tmp\w{8}\.(?:cpp|cu|d))$")
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _O_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -451,7 +471,8 @@ def _disk_full(e, folder, what, size):
         "the build cache is full: no space left in %s (%s) while writing %s (%s); nothing "
         "was kept. Free space there (python -m bindthem cache clear, or a smaller "
         "BINDTHEM_CACHE_SIZE), or point BINDTHEM_CACHE at another disk"
-        % (folder, os.strerror(e.errno), what, _size_text(size)), output=str(e))
+        % (folder, os.strerror(e.errno), what, _size_text(size)), output=str(e),
+        transient=True)
 
 
 def _size_text(n):
@@ -464,9 +485,22 @@ def _size_text(n):
 
 
 def group_entry(cache_dir, group, name):
-    """The path of ``<cache>/<group>/<name>/`` (``cells``, ``sources``), a
-    trusted folder made as needed in a cache that can be written (else in
-    the private cache), marked used now."""
+    """The path of ``<cache>/<group>/<name>/``, made and marked used as
+    :func:`using_group` does, but not held: eviction may remove it at once.
+    What writes files there, or reads them, holds it with using_group."""
+    with using_group(cache_dir, group, name) as folder:
+        return folder
+
+
+@contextlib.contextmanager
+def using_group(cache_dir, group, name):
+    """``with using_group(cache_dir, "sources", key) as folder:``, the path of
+    ``<cache>/<group>/<name>/`` (a group of :data:`GROUPS`), a trusted folder
+    made as needed in a cache that can be written (else in the private
+    cache), marked used now, and held until the block ends: a shared
+    ``flock`` on its ``.lock``, which eviction takes exclusively without
+    waiting, so the folder is never removed meanwhile. Hold it from writing
+    its files until what reads them (a compile, a bind) has returned."""
     if not _plain(group) or not _plain(name):
         raise ValueError("cache entry %r/%r: expected plain names" % (group, name))
     root = open_root(cache_dir)
@@ -475,20 +509,20 @@ def group_entry(cache_dir, group, name):
         root = _private_root()
     with root:
         gfd = _open_dir(root, root.fd, root.path, group, True)
+        entry = _Entry(root, name, (gfd, os.path.join(root.path, group)))
         try:
-            efd = _open_dir(root, gfd, os.path.join(root.path, group), name, True)
-        finally:
-            os.close(gfd)
-        try:
+            entry.open(fcntl.LOCK_SH)
             try:
-                os.utime(".used", dir_fd=efd, follow_symlinks=False)
-            except FileNotFoundError:
-                _write_new(efd, ".used", b"", root.file_mode)
-        except FileExistsError:
-            pass
+                try:
+                    os.utime(".used", dir_fd=entry.fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    _write_new(entry.fd, ".used", b"", root.file_mode)
+            except FileExistsError:
+                pass
+            yield entry.path
         finally:
-            os.close(efd)
-        return os.path.join(root.path, group, name)
+            entry.close()
+            os.close(gfd)
 
 
 def group_read(cache_dir, group, name, file, limit=MAX_MANIFEST):
@@ -521,7 +555,8 @@ def group_write(cache_dir, group, name, file, data):
     with open_root(cache_dir) as root:
         if not root.writable:
             return False
-    write_once(group_entry(cache_dir, group, name), file, data)
+    with using_group(cache_dir, group, name) as folder:
+        write_once(folder, file, data)
     return True
 
 
@@ -566,22 +601,52 @@ def write_once(folder, rel, data):
 def run_commands(cmds, what, status):
     """Runs the compiler commands ``cmds`` (lists) in parallel; returns what
     each printed, in order. The first that failed (in order) raises
-    BuildError naming ``what``, with its output and command; a full disk
-    raises OSError(ENOSPC), which the build reports as a full cache."""
+    BuildError naming ``what``, with its output and command, ``transient``
+    when the failure is no verdict on the source (:func:`_failure`); a full
+    disk raises OSError(ENOSPC), which the build reports as a full cache."""
     try:
         procs = _status.run_all(cmds, status)
     except OSError as e:
         raise BuildError("cannot run %r: %s" % (cmds[0][0], e), output=str(e),
-                         command=cmds[0]) from None
+                         command=cmds[0], transient=e.errno in (errno.EAGAIN, errno.ENOMEM)
+                         ) from None
     texts = [proc.stdout + proc.stderr for proc in procs]
     for proc, text in zip(procs, texts):
         if proc.returncode != 0:
             if "No space left on device" in text or "Disk quota exceeded" in text:
                 raise OSError(errno.ENOSPC, text.strip())
-            raise BuildError("%s failed (exit %d):\n%s\ncommand: %s"
-                             % (what, proc.returncode, text.strip(), shlex.join(proc.args)),
-                             output=text, command=proc.args)
+            why, transient = _failure(what, proc.returncode, text)
+            raise BuildError("%s:\n%s\ncommand: %s" % (why, text.strip(), shlex.join(proc.args)),
+                             output=text, command=proc.args, transient=transient)
     return texts
+
+
+# A driver's own line (not an indented excerpt of the source) saying that its
+# compiler proper was killed (the OOM killer's SIGKILL) or ran out of memory:
+# g++, clang++, nvcc.
+_KILLED = re.compile(r"^\S.*(?:Killed signal terminated program|internal compiler error: Killed"
+                     r"|unable to execute command: Killed|died due to signal 9"
+                     r"|virtual memory exhausted|out of memory allocating"
+                     r"|LLVM ERROR: out of memory)", re.M)
+# ... or that a file it reads is missing (g++, clang++): gone since the build read it
+_MISSING = re.compile(r"^\S.*fatal error: .*(?:No such file or directory|file not found)",
+                      re.M)
+
+
+def _failure(what, returncode, text):
+    """(how a compile that exited with ``returncode``, printing ``text``,
+    failed, whether that is transient: no verdict on the source)."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "an unknown signal"
+        return ("%s: the compiler was killed by signal %d (%s%s)" % (
+            what, -returncode, name, ": out of memory?" if name == "SIGKILL" else ""), True)
+    if _KILLED.search(text):
+        return ("%s failed (exit %d): its compiler proper was killed or ran out of memory"
+                % (what, returncode), True)
+    return "%s failed (exit %d)" % (what, returncode), bool(_MISSING.search(text))
 
 
 def _parse_depfile(text):
@@ -770,68 +835,145 @@ def _compile(root, efd, folder, key, command, source, suffix, stem, ext, what, s
     """Builds the entry (we hold its exclusive lock): the compiler writes into
     a private folder made inside the entry; its output, checked to be a
     regular file of ours, is hashed, fsync-ed and renamed in, then the
-    manifest. Returns (output path, manifest)."""
+    manifest. When a file the compiler read changed or vanished while it ran
+    (:func:`_inputs`), the output is discarded and compiled again,
+    COMPILE_TRIES times at most. Returns (output path, manifest)."""
     _clean(efd, folder)
-    tmpdir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=folder)
-    tfd = os.open(tmpdir, _O_DIR)
-    writing = ("the generated source", len(source.encode()))
-    try:
-        src, dep = os.path.join(tmpdir, stem + suffix), os.path.join(tmpdir, stem + ".d")
-        out = stem + ext
-        _write_new(tfd, stem + suffix, source.encode(), root.file_mode)
-        writing = ("the compiler's output", None)
-        cmd = command(src, dep, os.path.join(tmpdir, out))
-        # a string: compiled by the command itself (NVRTC, several units): what it printed
-        text = cmd if isinstance(cmd, str) else run_commands([cmd], what, status)[0]
-        fd = os.open(out, _O_READ, dir_fd=tfd)
+    changed = None
+    for _ in range(COMPILE_TRIES):
+        tmpdir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=folder)
+        tfd = os.open(tmpdir, _O_DIR)
+        writing = ("the generated source", len(source.encode()))
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-                raise BuildError("%s left %s that is not a regular file of this user; not used"
-                                 % (what, os.path.join(tmpdir, out)))
-            out_sha = sha256_fd(fd, st.st_size)[0]
-            os.fchmod(fd, root.exec_mode if ext == ".so" else root.file_mode)
-            os.fsync(fd)
-            st = os.fstat(fd)
+            src, dep = os.path.join(tmpdir, stem + suffix), os.path.join(tmpdir, stem + ".d")
+            out = stem + ext
+            _write_new(tfd, stem + suffix, source.encode(), root.file_mode)
+            writing = ("the compiler's output", None)
+            start = time.time_ns()
+            time.sleep(_stamp_lag())  # what is written once the compiler runs is dated after start
+            cmd = command(src, dep, os.path.join(tmpdir, out))
+            # a string: compiled by the command itself (NVRTC, several units): what it printed
+            text = cmd if isinstance(cmd, str) else run_commands([cmd], what, status)[0]
+            st, out_sha = _output(root, tfd, tmpdir, out, ext, what)
+            inputs = _inputs(root, tfd, tmpdir, stem, src, start, system_dirs)
+            if isinstance(inputs, _Changed):
+                changed = inputs
+                continue
+            deps, stats, dirs = inputs
+            digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
+            target = "%s-%s%s" % (stem, digest, ext)
+            rec = {"key": key, "file": target, "size": st.st_size, "sha256": out_sha,
+                   "stat": stats, "dirs": dirs, "outside": {p: deps[p] for p in stats},
+                   "output": text.replace(src, "<generated %s>" % suffix.lstrip("."))}
+            rec["deps"] = Deps(rec["outside"], dirs, full=deps)
+            data = _manifest_bytes(rec)
+            writing = ("the manifest %s" % DEPS, len(data))
+            _write_new(tfd, DEPS, data, root.file_mode)
+            os.rename(out, target, src_dir_fd=tfd, dst_dir_fd=efd)
+            os.rename(DEPS, DEPS, src_dir_fd=tfd, dst_dir_fd=efd)
+            os.fsync(efd)
+            path = os.path.join(folder, target)
+            _verified.add((path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+            return path, rec
+        except OSError as e:
+            if e.errno in _FULL:
+                size = writing[1] if writing[1] is not None else _size(tmpdir)
+                raise _disk_full(e, folder, writing[0], size) from None
+            raise
         finally:
-            os.close(fd)
-        deps = []
-        text_dep = _read_at(tfd, stem + ".d", root)
-        if text_dep is not None:
-            deps = [p for p in _parse_depfile(text_dep.decode(errors="surrogateescape"))
-                    if not p.startswith(tmpdir + os.sep) and p != src and os.path.exists(p)]
-        deps, stats, dirs = _record_deps(deps, system_dirs() if system_dirs else ())
-        digest = hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()[:12]
-        target = "%s-%s%s" % (stem, digest, ext)
-        rec = {"key": key, "file": target, "size": st.st_size, "sha256": out_sha,
-               "stat": stats, "dirs": dirs, "outside": {p: deps[p] for p in stats},
-               "output": text.replace(src, "<generated %s>" % suffix.lstrip("."))}
-        rec["deps"] = Deps(rec["outside"], dirs, full=deps)
-        data = _manifest_bytes(rec)
-        writing = ("the manifest %s" % DEPS, len(data))
-        _write_new(tfd, DEPS, data, root.file_mode)
-        os.rename(out, target, src_dir_fd=tfd, dst_dir_fd=efd)
-        os.rename(DEPS, DEPS, src_dir_fd=tfd, dst_dir_fd=efd)
-        os.fsync(efd)
-        path = os.path.join(folder, target)
-        _verified.add((path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-        return path, rec
-    except OSError as e:
-        if e.errno in _FULL:
-            size = writing[1] if writing[1] is not None else _size(tmpdir)
-            raise _disk_full(e, folder, writing[0], size) from None
-        raise
+            os.close(tfd)
+            shutil.rmtree(tmpdir, ignore_errors=True)
+    raise changed.error(what)
+
+
+def _output(root, tfd, tmpdir, out, ext, what):
+    """(stat, SHA-256) of the compiler's output ``out`` in its private folder
+    (``tfd``), checked to be a regular file of this user, given the entry's
+    mode and fsync-ed."""
+    fd = os.open(out, _O_READ, dir_fd=tfd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise BuildError("%s left %s that is not a regular file of this user; not used"
+                             % (what, os.path.join(tmpdir, out)))
+        out_sha = sha256_fd(fd, st.st_size)[0]
+        os.fchmod(fd, root.exec_mode if ext == ".so" else root.file_mode)
+        os.fsync(fd)
+        return os.fstat(fd), out_sha
     finally:
-        os.close(tfd)
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        os.close(fd)
+
+
+class _Changed:
+    """A file the compiler read that changed while it ran (``stamp``: its
+    newest time, ns) or vanished (``stamp`` None)."""
+
+    def __init__(self, path, stamp):
+        self.path, self.stamp = path, stamp
+
+    def error(self, what):
+        how = ("%s changed while it was compiled" if self.stamp is not None else
+               "%s, which the compiler read, vanished while it was compiled") % self.path
+        return BuildError(
+            "%s: %s, compiled %d times: bindthem caches a build only when what the compiler "
+            "read is what it records. Build again once nothing writes it (an editor saving, a "
+            "generator, a sync); a file whose times run ahead of this machine's clock (the "
+            "server of a network file system) looks changed to every compile: set that clock "
+            "right" % (what, how, COMPILE_TRIES), transient=True)
+
+
+def _inputs(root, tfd, tmpdir, stem, src, start, system_dirs):
+    """:func:`_record_deps` of the files the compiler read (its depfile, less
+    its private folder), or a :class:`_Changed` when one of them vanished,
+    or one outside the compiler's folders and outside the cache has an mtime
+    or ctime not older than ``start`` (ns, taken a :func:`_stamp_lag` before
+    the compiler ran): written while it may have been read. The cache's own
+    files are named by their content and held while a compile reads them.
+    An mtime ahead of now says nothing (a file unpacked from an archive made
+    where the clock ran ahead): its ctime, which no one sets, still does."""
+    text = _read_at(tfd, stem + ".d", root)
+    paths = [] if text is None else [
+        p for p in _parse_depfile(text.decode(errors="surrogateescape"))
+        if not p.startswith(tmpdir + os.sep) and p != src]
+    try:
+        deps, stats, dirs = _record_deps(paths, system_dirs() if system_dirs else ())
+    except FileNotFoundError as e:
+        return _Changed(e.filename, None)
+    now, ours = time.time_ns(), os.path.join(root.path, "")
+    for p, (_, mtime, ctime, _) in stats.items():
+        newest = max(ctime, mtime if mtime <= now else 0)
+        if newest >= start and not p.startswith(ours):
+            return _Changed(p, newest)
+    return deps, stats, dirs
+
+
+_lag: list[float] = []
+
+
+def _stamp_lag():
+    """Seconds a file's times may lag the clock: the kernel dates a write by
+    its coarse clock (a tick behind), so a compiler started this long after
+    ``start`` reads nothing written after it that is dated before it. Two
+    ticks of CLOCK_REALTIME_COARSE (5 on Linux; time has no name for it)
+    where it says, at least 2 ms; STAMP_LAG elsewhere."""
+    if not _lag:
+        try:
+            tick = time.clock_getres(5) if sys.platform.startswith("linux") else 0.0
+        except OSError:
+            tick = 0.0
+        _lag.append(min(max(2 * tick, 0.002), STAMP_LAG) if tick > 0 else STAMP_LAG)
+    return _lag[0]
 
 
 class _Entry:
     """An entry folder, open and locked: ``fd``, ``lock`` (an fd, or None in
-    a read-only cache without a lock file), ``path``."""
+    a read-only cache without a lock file), ``path``. ``parent``: the (fd,
+    path) of the folder that holds it (a group's), else the cache's."""
 
-    def __init__(self, root, name):
-        self.root, self.name, self.path = root, name, os.path.join(root.path, name)
+    def __init__(self, root, name, parent=None):
+        self.root, self.name = root, name
+        self.dfd, self.dpath = parent if parent is not None else (root.fd, root.path)
+        self.path = os.path.join(self.dpath, name)
         self.fd = self.lock = None
 
     def open(self, how):
@@ -841,12 +983,12 @@ class _Entry:
         root = self.root
         while True:
             self.close()
-            self.fd = _open_dir(root, root.fd, root.path, self.name, root.writable)
+            self.fd = _open_dir(root, self.dfd, self.dpath, self.name, root.writable)
             if self.fd is None:
                 return False
             self.lock = _open_file(self.fd, LOCK, root, root.writable)
             if self.lock is None and root.writable:
-                _set_aside(root.fd, root.path, self.name)  # a lock that is a link, a FIFO...
+                _set_aside(self.dfd, self.dpath, self.name)  # a lock that is a link, a FIFO...
                 continue
             if self.lock is None:
                 return True
@@ -861,7 +1003,7 @@ class _Entry:
 
     def still_there(self):
         try:
-            st = os.stat(self.name, dir_fd=self.root.fd, follow_symlinks=False)
+            st = os.stat(self.name, dir_fd=self.dfd, follow_symlinks=False)
         except FileNotFoundError:
             return False
         return st.st_ino == os.fstat(self.fd).st_ino and st.st_dev == os.fstat(self.fd).st_dev
@@ -1008,7 +1150,7 @@ def _isdir(path):
 
 def entries(root):
     """The cache's entries, least recently used first: dicts with ``path``,
-    ``kind`` ("build", "cells", "sources", "compilers", or "removed": a folder a killed
+    ``kind`` ("build", a group of :data:`GROUPS`, or "removed": a folder a killed
     process was removing), ``size`` (bytes, leftovers included), ``used``
     (seconds since the epoch), ``file`` (the built output, or None) and
     ``leftovers`` (temporary files killed builds left in it)."""
@@ -1055,8 +1197,8 @@ def _removing_pid(path):
 
 
 def remove_entry(path):
-    """Removes one entry unless a build or a load holds its lock (a
-    ``*.removed-*`` folder unless its process is alive). The folder is first
+    """Removes one entry unless a build, a load or a :func:`using_group`
+    holds its lock (a ``*.removed-*`` folder unless its process is alive). The folder is first
     renamed away (atomically), so a process that opens it afterwards starts
     a fresh one. The lock taken is the one inside the folder renamed: when
     another process removed the folder and a new build made a new one at
@@ -1115,7 +1257,7 @@ def sweep(root):
             continue
         if not e["leftovers"]:
             continue
-        if e["kind"] != "build":  # no lock: a file whose writer is dead
+        if e["kind"] != "build":  # a group entry's: a file whose writer (its pid) is dead
             for n in e["leftovers"]:
                 m = _TEMP.match(n)
                 if m.group(1) and not _alive(int(m.group(1))):

@@ -237,43 +237,63 @@ class Handle:
     def path(self) -> str:
         """The file the loader opened."""
 
-class _PlannedMetadata(_Metadata):
-    plan: object  # the parsed plan (a capsule): bind() and cuda_bind() take it
+@final
+class Plan:
+    """A header and its instantiate.yml parsed once (parse): the bytes parsed,
+    their hashes and the metadata; what bind() and cuda_bind() take."""
 
-@overload
+    @property
+    def header(self) -> str: ...
+    @property
+    def instantiate(self) -> str | None: ...
+    @property
+    def header_text(self) -> bytes:
+        """The header's bytes, exactly as parsed."""
+    @property
+    def yaml_text(self) -> bytes | None: ...
+    @property
+    def strict(self) -> bool: ...
+    @property
+    def header_sha256(self) -> str: ...
+    @property
+    def yaml_sha256(self) -> str | None: ...
+    def metadata(self, *, brief: bool = False) -> _Metadata:
+        """What parse_header() returns for this plan, as a new dict."""
+
+def parse(
+    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
+    header_text: bytes | None = None, yaml_text: bytes | None = None,
+) -> Plan:
+    """Parse a kernel header (and an instantiate.yml) into a Plan, each file read once."""
+
 def parse_header(
     header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
-    plan: Literal[False] = False, brief: bool = False,
+    brief: bool = False,
 ) -> _Metadata:
     """Read a kernel header (and an instantiate.yml) into plain Python objects."""
-@overload
-def parse_header(
-    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
-    plan: Literal[True], brief: bool = False,
-) -> _PlannedMetadata: ...
-@overload
-def parse_header(
-    header: StrOrBytesPath, instantiate: StrOrBytesPath | None = None, *, strict: bool = False,
-    plan: bool, brief: bool = False,
-) -> _Metadata: ...  # a plan only when plan is true at run time
 
 def bind(
     library: StrOrBytesPath,
-    header: StrOrBytesPath | _PlannedMetadata,
+    header: StrOrBytesPath | Plan,
     instantiate: StrOrBytesPath | None = None,
     *,
     module: str,
     strict: bool = False,
     info: Any = None,
     options: dict[str, Any] | None = None,
-) -> tuple[Handle, dict[str, Function], object, list[str], list[_Skipped]]:
+) -> tuple[Handle, dict[str, Function], Plan, list[str], list[_Skipped]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
+
+def _loaded(path: StrOrBytesPath, load: bool = False,
+            fd: int = -1) -> tuple[int, bool | None] | None:
+    """The object dlopen(path) returns when one is loaded already (RTLD_NOLOAD: of
+    that name, or from that file's device and inode), or with load=True the one it
+    loads (RTLD_NODELETE, as bind() opens): None when none is loaded, else (its link
+    map's address, with fd whether its code and read-only data are the bytes of the
+    file open at fd, else None). bindthem._loading decides what to load with it."""
 
 def _parse_count() -> int:
     """How many times this process has parsed a header (tests)."""
-
-def metadata(capsule: object, /) -> _Metadata:
-    """The metadata dict of a capsule that bind() returned (see parse_header)."""
 
 @overload
 def nvrtc(lib: str, source: None = None) -> dict[str, Any]:
@@ -394,7 +414,7 @@ class CudaKernel(_Callable):
 
 def cuda_bind(
     image: bytes,
-    header: StrOrBytesPath | _PlannedMetadata,
+    header: StrOrBytesPath | Plan,
     instantiate: StrOrBytesPath | None = None,
     *,
     module: str,

@@ -10,6 +10,8 @@ import os
 _MORE = 1 << 16  # what a file that grew since its fstat is read in, beyond its size
 # path: ((inode, device, size, mtime, ctime), bytes) of the sources read_source read
 _sources: dict[str, tuple[tuple[int, int, int, int, int], bytes]] = {}
+# (path, identity): the SHA-256 of the bytes read_source keeps for it
+_digests: dict[tuple[str, tuple[int, int, int, int, int]], str] = {}
 
 
 def _identity(st):
@@ -35,6 +37,24 @@ def read_source(path):
                 _sources.clear()
             _sources[path] = (ident, data)
     return data
+
+
+def read_source_as(path, sha256):
+    """read_source(path) when its bytes have the SHA-256 ``sha256`` (hex),
+    else None: a build's local include read after the compile is the one
+    the compiler read (the manifest's hash) or is not taken. The digest of
+    bytes read_source keeps is taken once."""
+    data = read_source(path)
+    known = _sources.get(path)
+    key = (path, known[0]) if known is not None and known[1] is data else None
+    digest = _digests.get(key) if key is not None else None
+    if digest is None:
+        digest = hashlib.sha256(data).hexdigest()
+        if key is not None:
+            if len(_digests) >= 1024:
+                _digests.clear()
+            _digests[key] = digest
+    return data if digest == sha256 else None
 
 
 def read_upto(fd, size, limit):

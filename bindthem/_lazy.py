@@ -13,7 +13,9 @@ object of that kernel: concurrent first uses bind once. A failed bind is
 re-raised by the uses that follow for :data:`RETRY_AFTER` seconds (a
 thousand mapped tasks fail in milliseconds, not a thousand compiles); the
 first use after that tries again (a compiler installed, a library put in
-place).
+place). A transient failure (:attr:`bindthem.BuildError.transient`: a
+compiler killed by a signal, a full disk) is not re-raised: the next use
+tries again at once.
 
 After binding, a LazyLibrary *becomes* the Library (its namespace and its
 class are the bound one's, and its functions' ``.library`` is it); a
@@ -59,21 +61,25 @@ _travel.pending = pending  # what unpickling returns before the first use (see t
 def bind(source):
     """A new Library for a pickled Source (bindthem._travel's docstring says
     which files each kind binds)."""
-    if source.kind == "build":
-        header, inst = source._materialise()
-        return _build(header, inst, name=source.name, cxx=source.cxx, flags=list(source.flags),
-                      cache_dir=source._cache_dir(), strict=source.strict,
-                      options=source.options, source=source, quiet=True)
+    if source.kind == "build":  # the copies in the cache held until built and bound
+        with source._materialised() as (header, inst):
+            return _build(header, inst, name=source.name, cxx=source.cxx,
+                          flags=list(source.flags), cache_dir=source._cache_dir(),
+                          strict=source.strict, options=source.options, source=source,
+                          quiet=True, header_text=source.header_text,
+                          yaml_text=source.yaml_text)
     if source.kind == "cuda":
-        header, inst = source._materialise()
-        return _bind_cuda(source.image, header, inst, source.name, source.strict,
-                          source.library, source)
+        with source._materialised() as (header, inst):
+            return _bind_cuda(source.image, header, inst, source.name, source.strict,
+                              source.library, source, source.plan(header, inst))
     if source.kind == "package":
         return _bind_package(source)
-    source.check_library()
-    header, inst = source._materialise()
-    return _make(source.library, header, inst, source.name, source.strict, source,
-                 source.options)
+    opened = source.check_library()  # loaded: the name bind() finds it under
+    with source._materialised() as (header, inst):  # a copy in the cache: held until bound
+        lib = _make(opened.name, header, inst, source.name, source.strict, source,
+                    source.options, source.plan(header, inst))
+    lib.__file__ = source.library
+    return lib
 
 
 class Pending:
@@ -121,7 +127,8 @@ class Pending:
                 if made:
                     lib = bind(self.source)
             except Exception as e:
-                self.error, self.failed_at = e, time.monotonic()
+                if not getattr(e, "transient", False):  # a killed compiler: the next use retries
+                    self.error, self.failed_at = e, time.monotonic()
                 raise
             with _travel._lock:
                 if self.lazy is not None:

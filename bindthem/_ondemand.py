@@ -13,7 +13,7 @@ demand", states the rules.
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import hashlib
 import json
 import keyword
@@ -56,20 +56,20 @@ def _scalar_c(value):
 
 class Context:
     """What an on-demand instantiation of one Library is built with: the
-    build's header, compiler, flags, options and cache, and the build's
-    ``compile_one(ctx, meta, yml, yaml_text, source, what)`` and prelude
-    (bindthem.build hands them over: it imports this module, not the other
-    way round)."""
+    build's header path and the exact bytes it built (``header_text``, its
+    Plan's), compiler, flags, options and cache, and the build's
+    ``compile_one(ctx, plan, line, folder, what)`` (bindthem.build hands it
+    over: it imports this module, not the other way round)."""
 
     __slots__ = ("header", "header_text", "name", "cxx", "flags", "cache_dir", "strict",
-                 "options", "source", "cell", "compile_one", "prelude", "__weakref__")
+                 "options", "source", "cell", "compile_one", "__weakref__")
 
     def __init__(self, header, header_text, name, cxx, flags, cache_dir, strict, options,
-                 source, compile_one, prelude):
+                 source, compile_one):
         self.header, self.header_text, self.name = header, header_text, name
         self.cxx, self.flags, self.cache_dir = cxx, list(flags), cache_dir
         self.strict, self.options, self.source = strict, options, source
-        self.compile_one, self.prelude = compile_one, prelude
+        self.compile_one = compile_one
         self.cell = None  # %%bindthem: what its errors call the header ("cell")
 
 
@@ -96,8 +96,10 @@ class _Open:
 _opens: "weakref.WeakKeyDictionary[object, _Open]" = weakref.WeakKeyDictionary()
 _registry_lock = threading.Lock()
 _key_locks: dict = {}  # (id(_Open), types) -> Lock: concurrent first calls compile once
-# (header text hash, flags, name, types) -> BuildError text and output: a failed
-# instantiation is not compiled again in this process
+# (header text hash, flags, name, types) -> BuildError text and output: an
+# instantiation the compiler rejected is not compiled again in this process (a
+# transient failure, BuildError.transient, is not remembered: an OOM kill says
+# nothing about the source)
 _failed: dict = {}
 
 
@@ -268,35 +270,44 @@ def call(fn, args, kwargs, error):
     return fn(*args, **kwargs)
 
 
+# what a failed instantiation's error says: whether this process compiles it again
+_REMEMBERED = {False: " (remembered: the compiler rejected it; this process does not compile "
+                      "it again)",
+               True: "; not remembered: the next call compiles again"}
+
+
 def _failure_key(op, types):
     ctx = op.ctx
     return (hashlib.sha256(ctx.header_text).hexdigest(), ctx.cxx, tuple(ctx.flags),
             op.decl["name"], types)
 
 
-def _header_as_built(ctx):
-    """(path, built): ``built`` the header the build read, ``path`` one that
-    holds the text the Library was built from, with the local includes the
-    build read: ``built`` while those files are unchanged on disk, else a
-    copy of them the build cache keeps (``<cache>/sources/``), so that one
-    Library never mixes two versions of its header, and a header removed
-    since (a notebook cell's, evicted from the cache) is no failure."""
-    source = ctx.source
+@contextlib.contextmanager
+def _includes_as_built(ctx):
+    """(folders, copied), held: the folders whose local includes an
+    instantiation reads, as the build read them: the header's own while the
+    build's files (header, YAML, local includes) are unchanged on disk, else
+    first the folder of the copy of them the build cache keeps
+    (``<cache>/sources/``, locked against eviction while the compile reads
+    it; ``copied`` then says so; an include outside the header's folder,
+    never carried, is still read where the build read it), so that one
+    Library never mixes two versions of its header or includes, and a header
+    removed since (a notebook cell's, evicted from the cache) is no failure.
+    The header itself is always the build's bytes (ctx.header_text: the
+    compiler reads a snapshot of them)."""
+    source, folder = ctx.source, os.path.dirname(ctx.header)
     if source is None or source.kind != "build":
-        return ctx.header, ctx.header
-    try:
-        return source._materialise(ctx.cache_dir)[0], source.header
-    except BindError as e:
-        raise BuildError("instantiating on demand: %s" % e) from None
-
-
-def _beside(ctx, folder):
-    """ctx compiling a copy of its header: ``-iquote folder`` (the header's
-    own), so that an include the copy does not hold (one outside the
-    header's folder, never carried) is read where the build read it."""
-    c = copy.copy(ctx)
-    c.flags = ctx.flags + ["-iquote", folder]
-    return c
+        yield [folder], False
+        return
+    with contextlib.ExitStack() as held:
+        try:
+            header = held.enter_context(source._materialised(ctx.cache_dir))[0]
+        except BindError as e:
+            raise BuildError("instantiating on demand: %s" % e) from None
+        if header == source.header:
+            yield [folder], False
+        else:
+            yield [os.path.dirname(header), folder], True
 
 
 def _instantiate(fn, op, types):
@@ -305,37 +316,35 @@ def _instantiate(fn, op, types):
     fkey = _failure_key(op, types)
     if fkey in _failed:
         text, output = _failed[fkey]
-        raise BuildError(text + " (remembered: this process does not compile it again)",
-                         output=output)
-    yaml_text = yaml_lines(name, types)
-    header, built = _header_as_built(ctx)
-    compiling = ctx if header == built else _beside(ctx, os.path.dirname(built))
-    with tempfile.TemporaryDirectory(prefix="bindthem-on-demand-") as tmp:
-        yml = os.path.join(tmp, "instantiate.yml")
-        with open(yml, "w") as f:
-            f.write(yaml_text)
-        try:
-            meta = _core.parse_header(header, yml, strict=False, plan=True, brief=True)
-            lines = [ov["instantiation"] for f in meta["functions"] if f["name"] == name
-                     for ov in f["overloads"]]
-            if len(lines) != 1 or not lines[0]:
-                raise BuildError("instantiating %s on demand: the header does not instantiate "
-                                 "it with these types" % what)
-            source = "\n".join([ctx.prelude.rstrip("\n"), '#include "%s"' % header, "",
-                                lines[0]]) + "\n"
-            lib = ctx.compile_one(compiling, meta, yml, yaml_text.encode(), source, what)
-        except BuildError as e:
-            output = getattr(e, "output", "") or ""
-            if ctx.cell:  # the compiler's lines about the header read as the cell's
-                output = "\n".join(line for line in output.replace(header, ctx.cell)
-                                    .splitlines() if ".cpp" not in line)
-            copied = ("" if header == built else
-                      " (from the text %s had when the Library was built, kept at %s: that "
-                      "file has changed on disk since, or is gone)" % (built, header))
-            text = ("instantiating %s on demand (called with types no overload takes) failed%s: "
-                    "%s\n%s" % (what, copied, str(e).splitlines()[0], output)).rstrip()
+        raise BuildError(text, output=output)  # the text says it is remembered
+    header, folders, copied = ctx.header, [os.path.dirname(ctx.header)], False
+    try:
+        # the build's bytes with a YAML of this one instantiation: no file read
+        plan = _core.parse(header, "<on demand: %s>" % what, header_text=ctx.header_text,
+                           yaml_text=yaml_lines(name, types).encode())
+        lines = [ov["instantiation"] for f in plan.metadata(brief=True)["functions"]
+                 if f["name"] == name for ov in f["overloads"]]
+        if len(lines) != 1 or not lines[0]:
+            raise BuildError("instantiating %s on demand: the header does not instantiate it "
+                             "with these types" % what)
+        with _includes_as_built(ctx) as (folders, copied):
+            lib = ctx.compile_one(ctx, plan, lines[0], folders, what)
+    except BuildError as e:
+        output = getattr(e, "output", "") or ""
+        if ctx.cell:  # the compiler's lines about the header read as the cell's
+            output = "\n".join(line for line in output.replace(header, ctx.cell)
+                                .splitlines() if ".cpp" not in line)
+        copied = ("" if not copied else
+                  " (from the text %s and its local includes had when the Library was built, "
+                  "kept in %s: they have changed on disk since, or are gone)"
+                  % (header, folders[0]))
+        transient = getattr(e, "transient", False)
+        text = ("instantiating %s on demand (called with types no overload takes) failed%s: "
+                "%s%s\n%s" % (what, copied, str(e).splitlines()[0].rstrip(":"),
+                              _REMEMBERED[transient], output)).rstrip()
+        if not transient:
             _failed[fkey] = (text, output)
-            raise BuildError(text, output=output) from None
+        raise BuildError(text, output=output, transient=transient) from None
     fn._add(getattr(lib, name))
     op.made[types] = None
     if ctx.source is not None and ctx.source.on_demand is not None:

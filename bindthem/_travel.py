@@ -30,7 +30,9 @@ Binding (:func:`bindthem._lazy.bind`) then takes:
    ``<cache>/sources/<hash>/`` and built there once. A header edited on the
    unpickling side is never used in place of the pickled one;
 2. for a load: the library at the pickled path, only if its SHA-256 is the
-   pickled one, else a :class:`bindthem.BindError` saying so;
+   pickled one, else a :class:`bindthem.BindError` saying so; the bytes
+   hashed are the bytes loaded (:mod:`bindthem._loading`: a file replaced
+   since this process loaded that path runs its new code);
 3. for a package (:func:`bindthem.load_package`): this process's installed
    copy of the package, found without importing it, and its library only if
    its SHA-256 is the pickled one (a :class:`bindthem.PickleError` when the
@@ -45,6 +47,7 @@ file of bounded size: a FIFO or a device is refused at once.
 A process keeps every Library it unpickles (the code stays mapped anyway).
 """
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -55,7 +58,8 @@ import threading
 import weakref
 from typing import Any
 
-from ._files import read_upto, sha256_fd
+from . import _loading
+from ._files import read_upto
 from ._opts import _options
 from .errors import BindError, PickleError
 
@@ -127,18 +131,6 @@ def _read_regular(path, limit, size=None):
     return data
 
 
-def _hash_regular(path, limit):
-    """SHA-256 of a regular file of at most limit bytes (see _open_regular)."""
-    fd, st = _open_regular(path, limit)
-    try:
-        digest, n = sha256_fd(fd, st.st_size, limit)
-    finally:
-        os.close(fd)
-    if n > limit:
-        raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
-    return digest
-
-
 class Source:
     """A kernel by value: what a Library's pickle carries.
 
@@ -150,9 +142,10 @@ class Source:
     files       {path relative to the header's folder: text} of the local includes (build)
     cxx, flags  the compiler (None: the unpickling side's $CXX or c++) and all flags (build)
     cache_dir   the build cache given to build(); carried, never used where it is unpickled
-    library     the shared library's path and SHA-256 (load; the hash is taken on first
-                need, checked against the file's stat at load time); for a package, its
-                path inside the package's folder and its SHA-256
+    library     the shared library's path and the SHA-256 of the bytes mapped (load: known
+                when bindthem._loading hashed or copied them, else taken on first need
+                from the file, if its identity (library_stat) is still the one loaded);
+                for a package, its path inside the package's folder and its SHA-256
     options     {"gil": ..., "copy_const": ...} as given
     image       the CUDA module's bytes (cuda; library is then its file name, or "<bytes>")
     on_demand   build: None, or (an open build: instantiation on demand) the list of
@@ -188,8 +181,7 @@ class Source:
         """The loaded library's SHA-256, taken from the file if it is still
         the one that was loaded."""
         if self.library_hash is None:
-            st = os.stat(self.library)
-            if (st.st_size, st.st_mtime_ns, st.st_ino) != self.library_stat:
+            if _loading.identity(os.stat(self.library)) != self.library_stat:
                 raise pickle.PicklingError(
                     "cannot pickle Library %r: its shared library %s has changed on disk since "
                     "it was loaded, so its SHA-256 would not be that of the code bound here; "
@@ -250,13 +242,33 @@ class Source:
         # the carried folder: a pickle must not choose where this process writes.
         return None
 
+    def plan(self, header, instantiate):
+        """The :class:`_core.Plan` of the carried header and YAML texts,
+        named by ``header`` and ``instantiate`` (the paths that hold them,
+        :meth:`_materialised`): parsed from the bytes carried, not read
+        again, so what is bound is what the key hashed."""
+        from . import _core
+
+        return _core.parse(header, instantiate, strict=self.strict,
+                           header_text=self.header_text, yaml_text=self.yaml_text)
+
     def _materialise(self, cache_dir=None):
-        """(header, instantiate) paths holding the carried text: the original
-        files when unchanged, else copies under <cache>/sources/<key>/ (the
-        cache ``cache_dir``, a folder this process chose; else this process's
-        own: never the carried one)."""
+        """The paths of :meth:`_materialised`, not held: a copy in the cache
+        may be evicted as soon as this returns."""
+        with self._materialised(cache_dir) as paths:
+            return paths
+
+    @contextlib.contextmanager
+    def _materialised(self, cache_dir=None):
+        """``with source._materialised() as (header, instantiate):`` paths
+        holding the carried text: the original files when unchanged, else
+        copies under <cache>/sources/<key>/ (the cache ``cache_dir``, a
+        folder this process chose; else this process's own: never the
+        carried one), whose entry is held (bindthem._cache.using_group) until
+        the block ends: compile and bind from them inside it."""
         if self._same_on_disk():
-            return self.header, self.instantiate
+            yield self.header, self.instantiate
+            return
         for rel in self.files or {}:
             norm = os.path.normpath(rel)
             if os.path.isabs(norm) or norm.startswith(os.pardir):
@@ -265,21 +277,23 @@ class Source:
         # made safely (no link followed, private modes), marked used
         from . import _cache  # the build cache: only a Source that writes its files needs it
 
-        folder = _cache.group_entry(cache_dir if cache_dir is not None else self._cache_dir(),
-                                    "sources", self.key[:24])
-        header = _cache.write_once(folder, os.path.join("src", os.path.basename(self.header)),
-                                   self.header_text)
-        for rel, text in (self.files or {}).items():
-            _cache.write_once(folder, os.path.join("src", os.path.normpath(rel)), text)
-        inst = None
-        if self.instantiate:
-            inst = _cache.write_once(folder, os.path.join(
-                "yml", os.path.basename(self.instantiate)), self.yaml_text)
-        return header, inst
+        with _cache.using_group(cache_dir if cache_dir is not None else self._cache_dir(),
+                                "sources", self.key[:24]) as folder:
+            header = _cache.write_once(folder, os.path.join("src", os.path.basename(
+                self.header)), self.header_text)
+            for rel, text in (self.files or {}).items():
+                _cache.write_once(folder, os.path.join("src", os.path.normpath(rel)), text)
+            inst = None
+            if self.instantiate:
+                inst = _cache.write_once(folder, os.path.join(
+                    "yml", os.path.basename(self.instantiate)), self.yaml_text)
+            yield header, inst
 
     def check_library(self):
         """For a load: BindError unless the library at the pickled path is
-        the one pickled (its SHA-256), before it is bound."""
+        the one pickled (its SHA-256), before it is loaded; then loads it
+        (bindthem._loading.open_checked: the bytes hashed are the bytes
+        mapped) and returns what bind() opens."""
         if not os.path.exists(self.library):
             raise BindError(
                 "cannot unpickle Library %r: its shared library %s is not on this machine. A "
@@ -288,16 +302,16 @@ class Source:
                 "carries its source and builds it where it is unpickled"
                 % (self.name, self.library))
         try:
-            now = _hash_regular(self.library, LIBRARY_LIMIT)
-        except OSError as e:
+            return _loading.open_checked(self.library, self.library_hash, LIBRARY_LIMIT)
+        except _loading.Unreadable as e:
             raise BindError("cannot unpickle Library %r: its shared library %s cannot be "
                             "checked: %s" % (self.name, self.library, e.strerror)) from None
-        if now != self.library_hash:
+        except _loading.Mismatch as e:
             raise BindError(
                 "cannot unpickle Library %r: the shared library %s is not the one pickled "
                 "(SHA-256 %s..., pickled %s...); bindthem does not bind other code than was "
                 "pickled. Put the pickled library there, or load this one and pickle again"
-                % (self.name, self.library, now[:12], self.library_hash[:12]))
+                % (self.name, self.library, e.found[:12], self.library_hash[:12])) from None
 
 
 def _write_once(path, data):

@@ -2,13 +2,18 @@
 
 The translation unit is the header itself (its untemplated definitions) plus
 one explicit instantiation per overload that instantiate.yml lists, written
-from the same metadata that binds them. Libraries are cached under
-``cache_dir`` (default ``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) in a
-folder named by a SHA-256 of the header, the YAML, the generated source, the
-compiler's identity and the flags; the files the compiler read (``-MD``) are
-hashed too, so editing an included header rebuilds, into a library whose
-name carries those hashes (the loader would return the already loaded old
-library for a reused path). Builds write to a
+from the same metadata that binds them. The header is read once, by the
+parse (a :class:`_core.Plan`): the cache key hashes those bytes, and the
+compiler reads a snapshot of them written into the build's private folder
+(:func:`write_snapshot`), never the header's path again, so a header edited
+during a compile cannot put other code under its key. Libraries are cached
+under ``cache_dir`` (default ``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) in
+a folder named by a SHA-256 of the header, the YAML, the generated source,
+the compiler's identity and the flags; the files the compiler read (``-MD``,
+the header's local includes and the system headers) are hashed too, so
+editing an included header rebuilds, into a library whose name carries
+those hashes (the loader would return the already loaded old library for a
+reused path). Builds write to a
 temporary file and are renamed into place under a file lock, so two processes
 building at once are safe.
 
@@ -38,12 +43,13 @@ from ._cache import (
     run_commands,
     shell_words,
 )
-from ._files import read_source
+from ._files import read_source_as
 from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
 
-__all__ = ["build", "compile_library", "instantiation_source", "resolve_flags"]
+__all__ = ["build", "compile_library", "instantiation_source", "resolve_flags",
+           "write_snapshot"]
 
 DEFAULT_FLAGS = ("-O3",)
 REQUIRED_FLAGS = ("-fPIC", "-shared")
@@ -58,17 +64,55 @@ PRELUDE = "".join("#include <%s>\n" % h for h in (
 
 def instantiation_source(header, instantiate=None, *, strict=False):
     """The C++ source bindthem.build compiles for ``header``: the header and an
-    explicit instantiation of every templated overload."""
+    explicit instantiation of every templated overload. (A build includes a
+    snapshot of the header's bytes instead of the header's path, see
+    :func:`write_snapshot`; this text includes the header where it is.)"""
     meta = _core.parse_header(header, instantiate, strict=strict, brief=True)
-    return _source_of(header, meta)
+    return _source_of(os.path.abspath(header), meta)
 
 
-def _source_of(header, meta, share=None):
-    """The one translation unit, or, given ``share`` (instantiation lines),
-    one of several that each include the header and instantiate their share."""
-    lines = [PRELUDE.rstrip("\n"), '#include "%s"' % os.path.abspath(header), ""]
+def _source_of(include, meta, share=None):
+    """The one translation unit, including ``include`` (the snapshot's name,
+    or a header's path), or, given ``share`` (instantiation lines), one of
+    several that each include it and instantiate their share."""
+    lines = [PRELUDE.rstrip("\n"), '#include "%s"' % include, ""]
     lines += _instantiations(meta) if share is None else share
     return "\n".join(lines) + "\n"
+
+
+def snapshot_name(header):
+    """What a build's translation unit includes: the snapshot of the header
+    (:func:`write_snapshot`), beside it in the build's private folder."""
+    return os.path.basename(header)
+
+
+def _c_string(path):
+    return os.fsencode(path).replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+
+
+def write_snapshot(folder, plan):
+    """Writes the bytes ``plan`` parsed (a :class:`_core.Plan`) into
+    ``folder`` (a build's private folder, beside the translation unit) as
+    the file the unit includes, and returns its path: the compiler reads
+    exactly the bytes the cache key hashed and the Library binds, never the
+    header's path again. A ``#line`` first makes diagnostics and
+    ``__FILE__`` name the header; the compile gets the header's folder on
+    its quote include path (:func:`snapshot_flags`), so local includes are
+    found as before (and checked after the compile, ``bindthem._cache``)."""
+    text, bom = plan.header_text, b""
+    if text.startswith(b"\xef\xbb\xbf"):  # a byte order mark stays first
+        text, bom = text[3:], text[:3]
+    path = os.path.join(folder, snapshot_name(plan.header))
+    with open(path, "xb") as f:
+        f.write(bom + b'#line 1 "%s"\n' % _c_string(plan.header) + text)
+    return path
+
+
+def snapshot_flags(folder, option="-iquote"):
+    """The options that let a snapshot's ``#include "..."`` find what the
+    header's would: ``folder`` (the header's, or a copy of it) on the quote
+    include path."""
+    return [option, folder]
 
 
 def _instantiations(meta):
@@ -230,25 +274,30 @@ def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
     return flags
 
 
-def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-             output=None, record=None, load=None, jobs=None):
+def _compile(plan, meta, cxx, flags, cache_dir, output=None, record=None, load=None,
+             jobs=None):
+    """Compiles ``plan`` (a :class:`_core.Plan`; ``meta`` its brief metadata)
+    through the cache (compile_cached's ``output``, ``record``, ``load``)."""
+    header = plan.header
     cxx = shell_words(cxx or os.environ.get("CXX") or "c++")
-    source = _source_of(header, meta)
+    source = _source_of(snapshot_name(header), meta)
     stem = os.path.splitext(os.path.basename(header))[0]
     what = "compiling the kernels"
     status = "compiling %s with %s" % (os.path.basename(header), os.path.basename(cxx[-1]))
-
-    one_unit = _unit_command(cxx, flags)
+    # the header's folder, for the snapshot's local includes (after bindthem's own flags)
+    inc = snapshot_flags(os.path.dirname(header))
+    one_unit = _unit_command(cxx, flags, inc)
 
     n = len(_instantiations(meta))
     units = min(_check_jobs(jobs), n)
 
     def command(src, dep, out):  # run on a cache miss only: a warm build needs no prelude
+        write_snapshot(os.path.dirname(src), plan)
         pch, prelude_deps = ((), ()) if units < 2 and n < PCH_MIN else _prelude_pch(
             cxx, flags, cache_dir)
         if units > 1:
-            text = _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit,
-                                  what, status, pch)
+            text = _compile_units(snapshot_name(header), meta, units, cxx, flags, src, dep, out,
+                                  one_unit, what, status, pch, inc)
         else:
             text = _without_pch_if_gone(pch, lambda p: run_commands(
                 [one_unit(src, dep, out, p)], what, status)[0])
@@ -256,52 +305,63 @@ def _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml
         return text
     # the key names the one-unit source whatever ``jobs`` is: every split calls the same
     return compile_cached(
-        key_parts=(header, hashlib.sha256(header_text).hexdigest(), instantiate or "",
-                   hashlib.sha256(yaml_text).hexdigest() if instantiate else "", source,
-                   _compiler_id(cxx, cache_dir), "\0".join(cxx + flags)),
+        key_parts=(header, plan.header_sha256, plan.instantiate or "", plan.yaml_sha256 or "",
+                   source, _compiler_id(cxx, cache_dir), "\0".join(cxx + flags)),
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
         suffix=".cpp", what=what, output=output, record=record, load=load, status=status,
         command=command, system_dirs=lambda: _system_dirs(cxx, flags))
 
 
-def _unit_command(cxx, flags):
+def _unit_command(cxx, flags, inc=()):
     """command(src, depfile, out, pch=()) of compile_cached for one translation
-    unit (``pch``: the options of the precompiled prelude, or ())."""
+    unit (``pch``: the options of the precompiled prelude, or (); ``inc``:
+    the snapshot's include options, :func:`snapshot_flags`)."""
     def one_unit(src, dep, out, pch=()):
-        return cxx + flags + list(REQUIRED_FLAGS) + list(pch) + ["-MD", "-MF", dep, src, "-o",
-                                                                  out]
+        return (cxx + flags + list(REQUIRED_FLAGS) + list(pch) + list(inc)
+                + ["-MD", "-MF", dep, src, "-o", out])
     return one_unit
 
 
-def _compile_one(ctx, meta, yml, yaml_text, source, what):
+def _compile_one(ctx, plan, line, folders, what):
     """The Library of one instantiation made on demand (bindthem._ondemand):
-    ``source`` compiled through the cache with the build's compiler and
-    flags (a process: the GIL is released while it runs), bound from
-    ``meta`` (the header with ``yml``, which lists that instantiation)."""
+    a unit of the snapshot of ``plan``'s bytes (the build's header text with
+    a YAML that lists that instantiation, whose line is ``line``) compiled
+    through the cache with the build's compiler and flags (a process: the
+    GIL is released while it runs), its local includes read from
+    ``folders`` (the header's, or the cache's copy of the build's first),
+    bound from ``plan``."""
     cxx = shell_words(ctx.cxx or os.environ.get("CXX") or "c++")
     stem = os.path.splitext(os.path.basename(ctx.header))[0]
+    source = "\n".join([PRELUDE.rstrip("\n"), '#include "%s"' % snapshot_name(ctx.header), "",
+                        line]) + "\n"
+    command = _unit_command(cxx, ctx.flags, [f for d in folders for f in snapshot_flags(d)])
 
     def load(path):
-        return _make(path, ctx.header, yml, ctx.name, False, None, ctx.options, meta)
+        return _make(path, ctx.header, None, ctx.name, False, None, ctx.options, plan)
+
+    def compile_snapshot(src, dep, out):
+        write_snapshot(os.path.dirname(src), plan)
+        return command(src, dep, out)
 
     return compile_cached(
-        key_parts=(ctx.header, hashlib.sha256(ctx.header_text).hexdigest(), "on demand",
-                   hashlib.sha256(yaml_text).hexdigest(), source, _compiler_id(cxx, ctx.cache_dir),
+        key_parts=(ctx.header, plan.header_sha256, "on demand", plan.yaml_sha256, source,
+                   "\0".join(folders), _compiler_id(cxx, ctx.cache_dir),
                    "\0".join(cxx + ctx.flags)),
         cache_dir=ctx.cache_dir, folder_name=stem + "-on-demand", stem="lib" + stem, ext=".so",
         source=source, suffix=".cpp", what="compiling %s" % what, load=load,
         status="compiling %s with %s" % (what, os.path.basename(cxx[-1])),
-        command=_unit_command(cxx, ctx.flags), system_dirs=lambda: _system_dirs(cxx, ctx.flags))
+        command=compile_snapshot, system_dirs=lambda: _system_dirs(cxx, ctx.flags))
 
 
 # Data with internal linkage that is harmless in every unit: <iostream>'s initialiser.
 _PER_UNIT = frozenset(["_ZStL8__ioinit"])
 
 
-def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, what, status,
-                   pch=()):
-    """Compiles ``units`` translation units in parallel (each includes the
-    header and instantiates its share), in the private folder of ``src``,
+def _compile_units(include, meta, units, cxx, flags, src, dep, out, one_unit, what, status,
+                   pch=(), inc=()):
+    """Compiles ``units`` translation units in parallel (each includes
+    ``include``, the header's snapshot, and instantiates its share), in the
+    private folder of ``src``,
     then links them into ``out``; returns what the compiler printed, merged.
     The header's own definitions are in every unit, so where that would
     change what a call does, the one unit is built instead: a header whose
@@ -313,13 +373,13 @@ def _compile_units(header, meta, units, cxx, flags, src, dep, out, one_unit, wha
     shares = _shares(meta, units)
     for i, share in enumerate(shares):
         with open(os.path.join(folder, "unit%d.cpp" % i), "x") as f:
-            f.write(_source_of(header, meta, share))
+            f.write(_source_of(include, meta, share))
 
     def compile_all(pch):
         cmds, objs = [], []
         for i in range(len(shares)):
             unit, obj = (os.path.join(folder, "unit%d%s" % (i, ext)) for ext in (".cpp", ".o"))
-            cmds.append(cxx + flags + ["-fPIC"] + list(pch) + ["-c"]
+            cmds.append(cxx + flags + ["-fPIC"] + list(pch) + list(inc) + ["-c"]
                         + (["-MD", "-MF", dep] if i == 0 else []) + [unit, "-o", obj])
             objs.append(obj)
         return objs, [t.replace(c[-3], src) for t, c in zip(run_commands(cmds, what, status),
@@ -462,12 +522,6 @@ def _merge_outputs(texts):
     return "\n".join(kept) + ("\n" if kept else "")
 
 
-def _read_sources(header, instantiate):
-    header_text = read_source(header)
-    yaml_text = read_source(instantiate) if instantiate else None
-    return header_text, yaml_text
-
-
 def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
                     output: StrPath | None = None, cxx: str | None = None,
                     cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
@@ -486,16 +540,14 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
     if instantiate is not None:
         instantiate = os.path.abspath(os.fspath(instantiate))
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
-    meta = _core.parse_header(header, instantiate, strict=strict, brief=True)
+    plan = _core.parse(header, instantiate, strict=strict)
+    meta = plan.metadata(brief=True)
     # why nothing binds reads the declarations, which a brief dict leaves out
-    why = plan_message(meta if meta["functions"] or instantiate
-                       else _core.parse_header(header, None, strict=strict))
+    why = plan_message(meta if meta["functions"] or instantiate else plan.metadata())
     if why:
         warn(why)
-    header_text, yaml_text = _read_sources(header, instantiate)
     record: dict[str, Any] = {}
-    path = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-                    output=output, record=record, jobs=jobs)
+    path = _compile(plan, meta, cxx, flags, cache_dir, output=output, record=record, jobs=jobs)
     _build_warnings(header, record, flags, _local_files(header, record["deps"]), meta)
     return path
 
@@ -558,17 +610,22 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
 
 
 def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options, source=None,
-           quiet=False, jobs=None, on_demand=False, context=None):
+           quiet=False, jobs=None, on_demand=False, context=None, header_text=None,
+           yaml_text=None):
     """build() with resolved flags. With ``source`` (unpickling), that is the
     Library's source (whose ``on_demand`` says whether it is open) and
     nothing is warned: the author saw the warnings. ``context``: a function
     that makes the on-demand Context's error text readable (the notebook's
-    cell names)."""
+    cell names). ``header_text``/``yaml_text``: the texts to build (bytes)
+    in place of reading the files (which still name them, and whose folder
+    holds the local includes)."""
     if source is not None:
         on_demand = source.on_demand is not None
-    # the one parse; brief: the overloads' dicts hold what the source needs
-    meta = _core.parse_header(header, instantiate, strict=strict, plan=True, brief=True)
-    header_text, yaml_text = _read_sources(header, instantiate)
+    # the one parse: the bytes keyed, compiled and bound (see write_snapshot)
+    plan = _core.parse(header, instantiate, strict=strict, header_text=header_text,
+                       yaml_text=yaml_text)
+    # brief: the overloads' dicts hold what the source needs
+    meta = plan.metadata(brief=True)
     record = {}
 
     def load(path):  # while the cache entry is locked: it cannot be evicted under dlopen
@@ -576,17 +633,17 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
         if source is None:
             files = _local_files(header, record["deps"])
             source = _travel.Source(
-                kind="build", name=name, strict=strict, header=header, header_text=header_text,
-                instantiate=instantiate, yaml_text=yaml_text, files=files, cxx=cxx,
-                flags=list(flags), cache_dir=os.fspath(cache_dir) if cache_dir else None,
-                options=options, on_demand=[] if on_demand else None)
-        return _make(path, header, instantiate, name, strict, source, options, meta)
+                kind="build", name=name, strict=strict, header=header,
+                header_text=plan.header_text, instantiate=instantiate,
+                yaml_text=plan.yaml_text, files=files, cxx=cxx, flags=list(flags),
+                cache_dir=os.fspath(cache_dir) if cache_dir else None, options=options,
+                on_demand=[] if on_demand else None)
+        return _make(path, header, instantiate, name, strict, source, options, plan)
 
-    lib = _compile(header, instantiate, meta, cxx, flags, cache_dir, header_text, yaml_text,
-                   record=record, load=load, jobs=jobs)
+    lib = _compile(plan, meta, cxx, flags, cache_dir, record=record, load=load, jobs=jobs)
     if on_demand:
-        ctx = _ondemand.Context(header, header_text, name, cxx, flags, cache_dir, strict,
-                                options, source, _compile_one, PRELUDE)
+        ctx = _ondemand.Context(header, plan.header_text, name, cxx, flags, cache_dir, strict,
+                                options, source, _compile_one)
         _ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
     if not quiet:
         _build_warnings(header, record, flags, source.files, meta)
@@ -598,15 +655,21 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
 def _local_files(header, deps):
     """{path relative to the header's folder: text} of the files the compiler
     read from that folder or below it, other than the header (its local
-    includes: they travel in pickles)."""
+    includes: they travel in pickles), each the text the compiler read (the
+    hash the manifest records); BuildError when one changed since."""
     folder = os.path.join(os.path.dirname(header), "")
     files = {}
     # absolute and normalised (bindthem._cache._record_deps)
-    for p in sorted(p for p in deps.under(folder) if p != header):
+    for p, sha in sorted((p, h) for p, h in deps.under(folder).items() if p != header):
         try:
-            files[os.path.relpath(p, folder)] = read_source(p)
+            text = read_source_as(p, sha)
         except OSError:
-            pass
+            continue
+        if text is None:
+            raise BuildError("%s changed after the build read it (an include of %s): its text "
+                             "is not the one compiled, so the Library's pickle could not carry "
+                             "it; build again" % (p, header))
+        files[os.path.relpath(p, folder)] = text
     return files
 
 

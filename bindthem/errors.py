@@ -46,15 +46,21 @@ class SymbolError(BindError):
 
 
 class BuildError(BindError):
-    """The C++ (or CUDA) compiler failed; ``output`` holds what it printed."""
+    """The C++ (or CUDA) compiler failed; ``output`` holds what it printed,
+    ``command`` the command. ``transient`` is True when the failure is no
+    verdict on the source, so the same build may succeed when run again:
+    the compiler was killed by a signal or ran out of memory, a file it
+    reads was missing or changed while it ran, or the disk was full.
+    Instantiation on demand remembers only the other failures."""
 
-    def __init__(self, message, output="", command=None):
+    def __init__(self, message, output="", command=None, transient=False):
         super().__init__(message)
         self.output = output
         self.command = command
+        self.transient = transient
 
     def __reduce__(self):
-        return (type(self), (self.args[0], self.output, self.command))
+        return (type(self), (self.args[0], self.output, self.command, self.transient))
 
 
 class BindValueError(BindError, ValueError):

@@ -24,7 +24,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import _core, _display, _ondemand
-from ._cache import flag_list, group_entry, write_once
+from ._cache import flag_list, using_group, write_once
 from .build import JOBS_HELP, build, jobs_argument
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
 from .library import Library, getsource, left_out_message
@@ -156,7 +156,23 @@ class BindthemMagics(Magics):
             raise UsageError("%%bindthem NAME: %r is not a Python name" % args.name)
         if args.types and args.instantiate:
             raise UsageError("%%bindthem takes -t or -i, not both")
-        header, yml, where = self._write(args, cell)
+        # the cell's folder in the cache is held (never evicted) until it is built
+        with using_group(None, "cells", _cell_name(args, cell)) as folder:
+            header, yml, where = self._write(args, cell, folder)
+            lib = self._build(args, header, yml, where)
+        if not lib.__all__:
+            templated = _describe(lib.metadata["declarations"])
+            why = left_out_message(header, lib._bindthem_.left_out, 0)
+            raise UsageError("%%%%bindthem %s: nothing to bind%s\n%s" % (
+                args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
+                                          "or -i instantiate.yml" % templated),
+                _cell_text(why, header)))
+        _ondemand.set_cell(lib, CELL)
+        self.shell.push({args.name: lib})
+
+    def _build(self, args, header, yml, where):
+        """The Library of the cell's header, its warnings printed as the
+        cell's, its errors shown at the cell's lines."""
         extra = flag_list(args.extra_cxxflags, ()) + ["-I" + os.getcwd()]
         try:
             with warnings.catch_warnings(record=True) as caught:
@@ -179,15 +195,7 @@ class BindthemMagics(Magics):
         except BindError as e:
             raise _short(e, ["%%%%bindthem %s: %s" % (args.name, str(e).replace(header, CELL))]
                          ) from None
-        if not lib.__all__:
-            templated = _describe(lib.metadata["declarations"])
-            why = left_out_message(header, lib._bindthem_.left_out, 0)
-            raise UsageError("%%%%bindthem %s: nothing to bind%s\n%s" % (
-                args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
-                                          "or -i instantiate.yml" % templated),
-                _cell_text(why, header)))
-        _ondemand.set_cell(lib, CELL)
-        self.shell.push({args.name: lib})
+        return lib
 
     @staticmethod
     def _yaml_error(err, yml, where):
@@ -198,13 +206,10 @@ class BindthemMagics(Magics):
         return "%%bindthem: " + str(err)
 
     @staticmethod
-    def _write(args, cell):
-        """Writes the cell (and the YAML -t asks for) to a folder of the cache
-        named by their hash; returns (header, yml or None, -t line map)."""
-        digest = hashlib.sha256(("%s\0%s\0%r\0%s" % (args.name, cell, args.types,
-                                                     args.instantiate)).encode())
-        # made safely, marked used (the cache's least-recently-used bound)
-        folder = group_entry(None, "cells", digest.hexdigest()[:20])
+    def _write(args, cell, folder):
+        """Writes the cell (and the YAML -t asks for) to ``folder``, its entry
+        in the cache (:func:`_cell_name`, held); returns (header, yml or None,
+        -t line map)."""
         header = os.path.join(folder, args.name + ".h")
         _write_once(header, cell)
         yml, where = None, {}
@@ -220,6 +225,14 @@ class BindthemMagics(Magics):
             yml = os.path.join(folder, args.name + ".yml")
             _write_once(yml, text)
         return header, yml, where
+
+
+def _cell_name(args, cell):
+    """The name of the cell's folder in the cache (``cells/``, made safely,
+    marked used: the cache's least-recently-used bound): a hash of the cell
+    and the options that write its files."""
+    return hashlib.sha256(("%s\0%s\0%r\0%s" % (args.name, cell, args.types,
+                                                args.instantiate)).encode()).hexdigest()[:20]
 
 
 def _write_once(path, text):

@@ -9,7 +9,7 @@ import types
 import weakref
 from typing import Any
 
-from . import _core, _travel
+from . import _core, _loading, _travel
 from ._opts import GIL_POLICIES, _check_gil, _options
 from ._types import GilOption, GilPolicy, StrPath
 from .errors import BindTypeError, BindValueError, BindWarning, warn
@@ -45,8 +45,8 @@ class LibraryInfo:
     ``bindthem.info(lib).metadata`` still the metadata.
     """
 
-    __slots__ = ("handle", "_metadata", "header", "unexported", "not_kernels", "left_out",
-                 "source", "backend", "_library")
+    __slots__ = ("handle", "plan", "_metadata", "header", "unexported", "not_kernels",
+                 "left_out", "source", "backend", "_library")
 
     def __init__(self, header, source=None, backend=None):
         # made before binding, so that each callable is complete when the core makes it;
@@ -57,9 +57,11 @@ class LibraryInfo:
         self._bound(None, None, ())
         self._library = None
 
-    def _bound(self, handle, metadata, unexported, not_kernels=(), left_out=()):
+    def _bound(self, handle, plan, unexported, not_kernels=(), left_out=()):
         self.handle = handle
-        self._metadata = metadata  # a dict, or the core's capsule until first asked for
+        # what was parsed and bound (_core.Plan: the exact bytes and the metadata)
+        self.plan = plan
+        self._metadata = None  # plan.metadata(), made on first access
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
         # what the core left out, with why: [{"name", "line", "reason", "deliberate"}]
@@ -70,8 +72,8 @@ class LibraryInfo:
         """What :func:`bindthem.parse_header` returns for the header and YAML
         bound, built on first access (for 10^5 functions the dicts cost more
         than the binding)."""
-        if not isinstance(self._metadata, dict):
-            self._metadata = _core.metadata(self._metadata)
+        if self._metadata is None:
+            self._metadata = self.plan.metadata()
         return self._metadata
 
     def __repr__(self):
@@ -173,13 +175,13 @@ class Library(types.ModuleType):
     unexported = _Info("Overloads left out because the library lacks them.")
     not_kernels = _Info("The header's host functions, which a CUDA Library does not bind.")
 
-    def __init__(self, name, info, handle, functions, metadata, unexported, *, not_kernels=(),
+    def __init__(self, name, info, handle, functions, plan, unexported, *, not_kernels=(),
                  left_out=()):
         # info: the LibraryInfo the core gave each of functions as it made them
         super().__init__(name, _module_doc(name, info.header, functions, info.backend.what))
         self.__file__ = handle.path
         self.__all__ = sorted(functions)
-        info._bound(handle, metadata, unexported, not_kernels, left_out)
+        info._bound(handle, plan, unexported, not_kernels, left_out)
         info._library = weakref.ref(self)
         self._bindthem_ = info
         self.__dict__.update(functions)
@@ -290,6 +292,12 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
 
     The Library pickles by value: the header and YAML texts, this library's
     path and SHA-256 (unpickling binds only that same file).
+
+    A file replaced at that path since this process loaded it (a rebuild, by
+    rename or rewritten in place) is loaded from a private copy of its new
+    bytes: the new Library runs the new code, and the old one keeps its own
+    (docs/build.rst, "A library replaced at its path"). ``__file__`` is
+    ``library``; ``bindthem.info(lib).handle.path`` what the loader opened.
     """
     library = os.fspath(library)
     header = os.path.abspath(os.fspath(header))
@@ -301,37 +309,46 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
         library = os.path.abspath(library)
         _regular_file(library)
     opts = _options(gil, copy_const)
-    lib = _make(library, header, instantiate, name, strict, None, opts)
-    lib._bindthem_.source = _load_source(lib, header, instantiate, name, strict, opts)
+    opened = _loading.open_checked(library)  # a replaced file's new bytes, not its old object
+    lib = _make(opened.name, header, instantiate, name, strict, None, opts)
+    if opened.identity is not None:
+        lib.__file__ = library  # the file asked for, whatever name the loader opened
+    lib._bindthem_.source = _load_source(lib, opened, header, instantiate, name, strict, opts)
     warn_if_left_out(lib)
     return lib
 
 
-def _load_source(lib, header, instantiate, name, strict, opts):
-    path = lib._bindthem_.handle.path
-    st = os.stat(path)
+def _load_source(lib, opened, header, instantiate, name, strict, opts):
+    """What a loaded Library pickles: its library's path and the SHA-256 of
+    the bytes it maps (known when they were copied; else taken at pickling,
+    if the file's identity is still the one opened)."""
+    info = lib._bindthem_
+    if opened.identity is None:  # a bare soname: the file the loader found
+        path = info.handle.path
+        ident = _loading.identity(os.stat(path))
+    else:
+        path, ident = opened.path, opened.identity
     return _travel.Source(
-        kind="load", name=name, strict=strict, header=header, header_text=_travel._read(header),
-        instantiate=instantiate,
-        yaml_text=_travel._read(instantiate) if instantiate else None,
-        library=path, library_stat=(st.st_size, st.st_mtime_ns, st.st_ino), options=opts)
+        kind="load", name=name, strict=strict, header=header, header_text=info.plan.header_text,
+        instantiate=instantiate, yaml_text=info.plan.yaml_text,
+        library=path, library_hash=opened.sha256, library_stat=ident, options=opts)
 
 
-def _make(library, header, instantiate, name, strict, source, options=None, meta=None):
-    """Binds library; meta: what _core.parse_header(header, instantiate,
-    plan=True) returned, bound without parsing the header again."""
+def _make(library, header, instantiate, name, strict, source, options=None, plan=None):
+    """Binds library; plan: the _core.Plan of header and instantiate when
+    parsed already (bound as it is: the header is not read again)."""
     info = LibraryInfo(header, source)
-    handle, functions, metadata, unexported, left_out = _core.bind(
-        library, *plan_args(header, instantiate, meta), module=name, strict=strict, info=info,
+    handle, functions, plan, unexported, left_out = _core.bind(
+        library, *plan_args(header, instantiate, plan), module=name, strict=strict, info=info,
         options=options)
     _check_gil_names(options or {}, functions)
-    return Library(name, info, handle, functions, metadata, unexported, left_out=left_out)
+    return Library(name, info, handle, functions, plan, unexported, left_out=left_out)
 
 
-def plan_args(header, instantiate, meta):
-    """bind()'s and cuda_bind()'s (header, instantiate): the parsed plan when
-    there is one (the header is not read again), else the paths."""
-    return (header, instantiate) if meta is None else (meta, None)
+def plan_args(header, instantiate, plan):
+    """bind()'s and cuda_bind()'s (header, instantiate): the Plan when there
+    is one (the header is not read again), else the paths."""
+    return (header, instantiate) if plan is None else (plan, None)
 
 
 def _check_gil_names(opts, functions):

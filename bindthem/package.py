@@ -16,10 +16,10 @@ an editable install is built) puts beside a package's header:
   the library (``library_sha256``).
 
 :func:`load_package` finds them in the installed package, recomputes both
-hashes, and binds the library with :func:`bindthem.load` only when both are
-the recorded ones: a header or YAML edited after the build, or a library
-replaced, is a :class:`bindthem.BindError` naming the files and the remedy,
-never calls with the wrong signatures.
+hashes, and binds the library (bindthem._loading: the bytes hashed are the
+bytes loaded) only when both are the recorded ones: a header or YAML edited
+after the build, or a library replaced, is a :class:`bindthem.BindError`
+naming the files and the remedy, never calls with the wrong signatures.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import threading
 import warnings
 from typing import Any
 
-from . import _core, _travel
+from . import _core, _loading, _travel
 from ._opts import _options
 from ._types import Flags, GilOption, StrPath
 from .errors import BindError, PickleError
@@ -486,10 +486,14 @@ def load_package(package: str, header: str, instantiate: str | None = None, *,
     Checks first that the header, the YAML and the library are the ones the
     library was built from (the SHA-256s in ``<stem>.bindthem.json``): any
     difference is a :class:`bindthem.BindError` naming the files and the
-    remedy (rebuild the package). ``name`` (default ``<package>.<stem>``) is
-    the module name; the Library is also put in ``sys.modules`` under it, so
-    ``from <package> import <stem>`` works and is typed by the stub
-    ``<stem>.pyi`` the build wrote. ``gil``, ``copy_const``: as
+    remedy (rebuild the package). The library bytes hashed are the ones
+    loaded: after an upgrade in place in a running process, the new library
+    is loaded from a private copy (the old Library keeps its code), and a
+    second call with the files unchanged neither hashes nor copies again
+    (docs/build.rst, "A library replaced at its path"). ``name`` (default
+    ``<package>.<stem>``) is the module name; the Library is also put in
+    ``sys.modules`` under it, so ``from <package> import <stem>`` works and
+    is typed by the stub ``<stem>.pyi`` the build wrote. ``gil``, ``copy_const``: as
     :func:`bindthem.load`.
 
     The Library pickles as the package name, the library's path in the
@@ -513,7 +517,6 @@ def load_package(package: str, header: str, instantiate: str | None = None, *,
     try:
         h_text = _travel._read_regular(h_path, _travel.TEXT_LIMIT)
         y_text = _travel._read_regular(y_path, _travel.TEXT_LIMIT) if y_path else None
-        lib_hash = _travel._hash_regular(lib_path, _travel.LIBRARY_LIMIT)
     except OSError as e:
         raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
                         % (package, e.filename, e.strerror, _remedy(package))) from None
@@ -523,20 +526,28 @@ def load_package(package: str, header: str, instantiate: str | None = None, *,
             "SHA-256 is no longer the one %s records), so its calls could not be trusted to "
             "match the header; %s" % (package, lib_path, h_path, " or " + y_path if y_path else "",
                                       m_path, _remedy(package)))
-    if lib_hash != m["library_sha256"]:
+    try:  # hashed, then loaded: the bytes it maps are the ones hashed (bindthem._loading)
+        opened = _loading.open_checked(lib_path, m["library_sha256"], _travel.LIBRARY_LIMIT)
+    except _loading.Unreadable as e:
+        raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
+                        % (package, e.filename, e.strerror, _remedy(package))) from None
+    except _loading.Mismatch as e:
         raise BindError(
             "package %s's kernel library %s is not the one built with it (SHA-256 %s..., %s "
             "records %s...): it was replaced or damaged; %s"
-            % (package, lib_path, lib_hash[:12], m_path, m["library_sha256"][:12],
-               _remedy(package)))
+            % (package, lib_path, e.found[:12], m_path, m["library_sha256"][:12],
+               _remedy(package))) from None
     if name is None:
         name = package + "." + os.path.splitext(os.path.basename(header))[0]
     opts = _options(gil, copy_const)
     source = _travel.Source(
         kind="package", package=package, name=name, strict=m["strict"], header=h_path,
         header_text=h_text, instantiate=y_path, yaml_text=y_text, library=m["library"],
-        library_hash=lib_hash, options=opts)
-    lib = _make(lib_path, h_path, y_path, name, m["strict"], source, opts)
+        library_hash=opened.sha256, options=opts)
+    # bound from the bytes just checked against the manifest, not read again
+    lib = _make(opened.name, h_path, y_path, name, m["strict"], source, opts,
+                source.plan(h_path, y_path))
+    lib.__file__ = lib_path
     warn_if_left_out(lib)
     sys.modules[name] = lib
     return lib
@@ -552,18 +563,21 @@ def bind_pickled(source: Any) -> Library:
             "here (sys.path has no such package). Install the same version of %s where the "
             "pickle is loaded" % (source.name, source.package, source.package))
     path = os.path.join(folder, source.library)
-    try:
-        now = _travel._hash_regular(path, _travel.LIBRARY_LIMIT)
-    except OSError as e:
+    try:  # hashed, then loaded: the bytes it maps are the ones hashed (bindthem._loading)
+        opened = _loading.open_checked(path, source.library_hash, _travel.LIBRARY_LIMIT)
+    except _loading.Unreadable as e:
         raise PickleError("cannot unpickle %r: package %s is installed in %s, but its kernel "
                           "library %s cannot be read (%s): install the same version of %s"
                           % (source.name, source.package, folder, path, e.strerror,
                              source.package)) from None
-    if now != source.library_hash:
+    except _loading.Mismatch as e:
         raise PickleError(
             "cannot unpickle %r: package %s's kernel library %s here is not the one pickled "
             "(SHA-256 %s..., pickled %s...): another version of %s is installed; install the "
-            "pickling side's version" % (source.name, source.package, path, now[:12],
-                                        source.library_hash[:12], source.package))
-    header, inst = source._materialise()
-    return _make(path, header, inst, source.name, source.strict, source, source.options)
+            "pickling side's version" % (source.name, source.package, path, e.found[:12],
+                                        source.library_hash[:12], source.package)) from None
+    with source._materialised() as (header, inst):  # a copy in the cache: held until bound
+        lib = _make(opened.name, header, inst, source.name, source.strict, source,
+                    source.options, source.plan(header, inst))
+    lib.__file__ = path
+    return lib

@@ -62,11 +62,14 @@ RESULT = "[0.0, 2.0, 4.0, 6.0]"
 FAKE_CXX = """\
 #!/bin/sh
 # a fast stand-in compiler: copies the library prebuilt for the header named in the source
+# (the snapshot's name: the header of that name in the -iquote folder)
 [ "$1" = --version ] && { echo fake-cxx 1; exit 0; }
 while [ $# -gt 0 ]; do
-  case "$1" in -o) out=$2; shift;; -MF) dep=$2; shift;; -*) ;; *) src=$1;; esac; shift
+  case "$1" in -o) out=$2; shift;; -MF) dep=$2; shift;; -iquote) inc=$2; shift;; -*) ;;
+  *) src=$1;; esac; shift
 done
 h=$(sed -n 's/^#include "\\(.*\\)"$/\\1/p' "$src")
+case "$h" in /*) ;; *) h=$inc/$h;; esac
 cp "${h%.h}.so" "$out.part" && mv "$out.part" "$out" && echo "x: $src $h" > "$dep"
 """
 

@@ -1,6 +1,6 @@
 """One callable head (csrc/bt_callable.c) for bindthem.Function and
 bindthem.cuda.Kernel, and one parse per build (the plan travels from
-_core.parse_header(..., plan=True) to bind()/cuda_bind()).
+_core.parse()'s Plan to bind()/cuda_bind()).
 
 The Kernel side runs against the mock driver (tests/cuda_mock/mock_cuda.c),
 as tests/test_cuda*.py do; the same header is built for the CPU, so the two
@@ -237,9 +237,9 @@ def test_cuda_load_parses_once_and_build_path_not_again(gpu, tmp_path):
     _, n = parses(lambda: cuda.load(image, HEADER, str(yml)))
     assert n == 1
     # what cuda.build does once it has compiled: bind the plan it parsed for the source
-    meta, n = parses(lambda: _core.parse_header(HEADER, str(yml), plan=True))
+    plan, n = parses(lambda: _core.parse(HEADER, str(yml)))
     assert n == 1
-    lib, n = parses(lambda: cuda._load_module(image, HEADER, str(yml), "k", False, meta))
+    lib, n = parses(lambda: cuda._load_module(image, HEADER, str(yml), "k", False, plan))
     assert n == 0 and lib.axpy.symbols == gpu.axpy.symbols
 
 
@@ -261,13 +261,13 @@ def test_cuda_build_with_nvrtc_parses_once(mock, tmp_path):
 
 
 def test_the_plan_is_shared_not_consumed(cpu, sources):
-    meta = _core.parse_header(*sources, plan=True)
-    a = _core.bind(cpu.__file__, meta, module="a")
-    b = _core.bind(cpu.__file__, meta, module="b")
-    assert a[2] is b[2] is meta["plan"]
-    del meta
+    plan = _core.parse(*sources)
+    a = _core.bind(cpu.__file__, plan, module="a")
+    b = _core.bind(cpu.__file__, plan, module="b")
+    assert a[2] is b[2] is plan
+    del plan
     gc.collect()
-    assert _core.metadata(a[2])["functions"][0]["name"] == "axpy"
+    assert a[2].metadata()["functions"][0]["name"] == "axpy"
     y = np.ones(2)
     b[1]["axpy"](2.0, np.ones(2), y)
     assert y.tolist() == [3, 3]
@@ -279,7 +279,7 @@ def test_public_parse_header_has_no_plan(sources):
     json.dumps(meta)  # plain data
 
 
-# ---- the plan capsule cannot be forged ----
+# ---- what bind() takes: a Plan or paths, nothing else ----
 
 FORGERY = r"""
 import datetime, json, sys
@@ -294,36 +294,27 @@ def case(name, fn):
     except Exception as e:
         out[name] = "%s: %s" % (type(e).__name__, e)
 
-def meta(**change):
-    m = _core.parse_header(h, y, plan=True)
-    for k, v in change.items():
-        if v is None:
-            del m[k]
-        else:
-            m[k] = v
-    return m
-
-other = _core.parse_header(other_h, plan=True)
-case("no plan", lambda: _core.bind(lib, meta(plan=None), module="m"))
-case("plain dict", lambda: _core.bind(lib, {"header": h}, module="m"))
-case("not a capsule", lambda: _core.bind(lib, meta(plan=12345), module="m"))
-case("other capsule", lambda: _core.bind(lib, meta(plan=datetime.datetime_CAPI), module="m"))
-case("plan of another header", lambda: _core.bind(lib, meta(plan=other["plan"]), module="m"))
-case("header renamed", lambda: _core.bind(lib, meta(header=other_h), module="m"))
-case("instantiate dropped", lambda: _core.bind(lib, dict(meta(), instantiate=None), module="m"))
-case("instantiate too", lambda: _core.bind(lib, meta(), y, module="m"))
+plan = _core.parse(h, y)
+other = _core.parse(other_h)
+case("a dict", lambda: _core.bind(lib, dict(plan.metadata(), plan=plan), module="m"))
+case("not a path", lambda: _core.bind(lib, 12345, module="m"))
+case("a capsule", lambda: _core.bind(lib, datetime.datetime_CAPI, module="m"))
+case("instantiate too", lambda: _core.bind(lib, plan, y, module="m"))
+case("strict differs", lambda: _core.bind(lib, plan, module="m", strict=True))
+case("made by hand", lambda: type(plan)())
+case("header replaced", lambda: setattr(plan, "header_text", b"void f();"))
 def bind_other():
     _, fns, _, unexported, _ = _core.bind(lib, other, module="m")
     raise LookupError("bound %s, unexported %s" % (sorted(fns), unexported))
-case("another header's dict", bind_other)
-case("cuda: other capsule", lambda: _core.cuda_bind(b"x", meta(plan=datetime.datetime_CAPI),
-                                                    module="m", filename="x"))
-case("metadata() of another capsule", lambda: _core.metadata(datetime.datetime_CAPI))
+case("another header's plan", bind_other)
+case("cuda: a capsule", lambda: _core.cuda_bind(b"x", datetime.datetime_CAPI, module="m",
+                                                filename="x"))
+case("cuda: instantiate too", lambda: _core.cuda_bind(b"x", plan, y, module="m", filename="x"))
 print(json.dumps(out))
 """
 
 
-def test_forged_plans_are_refused(cpu, sources, tmp_path):
+def test_bind_takes_a_plan_or_paths_only(cpu, sources, tmp_path):
     other = tmp_path / "other.h"
     other.write_text("/* doc */\nvoid other_fn(double x[], const int x_size);\n")
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(FORGERY), cpu.__file__,
@@ -331,23 +322,44 @@ def test_forged_plans_are_refused(cpu, sources, tmp_path):
                           env=python_env(), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(proc.stdout.splitlines()[-1])
-    assert out["no plan"].startswith("TypeError: bind(): the metadata dict has no 'plan'")
-    assert out["plain dict"].startswith("TypeError: bind(): the metadata dict has no 'plan'")
-    assert out["not a capsule"] == ("TypeError: bind(): the metadata dict's 'plan' is int, not "
-                                    "the plan capsule parse_header(..., plan=True) makes")
-    assert out["other capsule"].startswith("TypeError: bind(): the metadata dict's 'plan' is "
-                                           "another capsule")
-    for name in ("plan of another header", "header renamed"):
-        assert out[name].startswith("ValueError: bind(): the metadata dict says header="), name
-        assert "other.h" in out[name]
-    assert out["instantiate dropped"].startswith(
-        "ValueError: bind(): the metadata dict says instantiate=None, but its plan was parsed "
-        "from '%s'" % sources[1])
-    assert out["instantiate too"].startswith("TypeError: bind(): instantiate= with a metadata "
-                                             "dict")
+    for name in ("a dict", "not a path", "a capsule", "cuda: a capsule"):
+        assert out[name].startswith("TypeError: "), (name, out[name])
+    assert out["instantiate too"].startswith("TypeError: bind(): instantiate= with a Plan")
+    assert out["cuda: instantiate too"].startswith(
+        "TypeError: cuda_bind(): instantiate= with a Plan")
+    assert out["strict differs"].startswith("ValueError: bind(): strict=True, but the Plan was "
+                                            "parsed with strict=False")
+    assert out["made by hand"].startswith("TypeError: cannot create")
+    assert out["header replaced"].startswith("AttributeError: ")
     # a genuine plan of another header binds that header: its function is not in this library
-    assert out["another header's dict"] == ("LookupError: bound [], unexported "
+    assert out["another header's plan"] == ("LookupError: bound [], unexported "
                                             "['void other_fn(double x[], const int x_size)']")
-    assert out["cuda: other capsule"].startswith("TypeError: cuda_bind(): the metadata dict's "
-                                                 "'plan' is another capsule")
-    assert out["metadata() of another capsule"].startswith("ValueError: ")
+
+
+def test_a_plan_holds_the_bytes_it_parsed(sources, tmp_path):
+    import hashlib
+
+    plan, n = parses(lambda: _core.parse(*sources))
+    assert n == 1
+    with open(sources[0], "rb") as f:
+        text = f.read()
+    with open(sources[1], "rb") as f:
+        yml = f.read()
+    assert plan.header_text == text and plan.yaml_text == yml
+    assert plan.header_sha256 == hashlib.sha256(text).hexdigest()
+    assert plan.yaml_sha256 == hashlib.sha256(yml).hexdigest()
+    assert (plan.header, plan.instantiate, plan.strict) == (sources[0], sources[1], False)
+    a, b = plan.metadata(), plan.metadata()
+    assert a == b == bindthem.parse_header(*sources) and a is not b
+    # given texts are parsed in place of the files, which need not exist
+    h = str(tmp_path / "gone.h")
+    other = _core.parse(h, header_text=b"/* doc */\nvoid g(double x[], const int x_size);\n")
+    assert other.metadata()["functions"][0]["name"] == "g" and other.yaml_sha256 is None
+    yml = str(tmp_path / "gone.yml")
+    with pytest.raises(bindthem.InstantiateError) as e:
+        _core.parse(h, yml, header_text=b"", yaml_text=b"- types: [\n")
+    assert e.value.filename == yml
+    with pytest.raises(TypeError):
+        _core.parse(h, header_text="text")
+    with pytest.raises(TypeError):
+        _core.parse(h, header_text=b"", yaml_text=b"- types: []")

@@ -29,8 +29,9 @@ from typing import Any
 
 from .. import _core, _travel
 from .. import library as _library
-from .._cache import compile_cached, flag_list, hash_file
+from .._cache import compile_cached, flag_list
 from .._types import Archs, Flags, StrPath
+from ..build import snapshot_flags, snapshot_name, write_snapshot
 from ..errors import BindValueError, CudaError, NoDriverError
 from ..library import Backend, LibraryInfo, _regular_file, plan_args, warn_if_left_out
 
@@ -167,9 +168,9 @@ def load(module: StrPath | bytes, header: StrPath, instantiate: StrPath | None =
     return _load_module(module, header, instantiate, name, strict)
 
 
-def _load_module(module, header, instantiate, name, strict, meta=None):
-    """load(); meta: what _core.parse_header(header, instantiate, plan=True)
-    returned (build() parsed the header already)."""
+def _load_module(module, header, instantiate, name, strict, plan=None):
+    """load(); plan: the _core.Plan of header and instantiate (build()
+    parsed the header already)."""
     if isinstance(module, (bytes, bytearray, memoryview)):
         image, filename = bytes(module), "<bytes>"
     else:
@@ -185,24 +186,23 @@ def _load_module(module, header, instantiate, name, strict, meta=None):
         instantiate = os.path.abspath(os.fspath(instantiate))
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
-    lib = _bind(image, header, instantiate, name, strict, filename, None, meta)
+    lib = _bind(image, header, instantiate, name, strict, filename, None, plan)
+    plan = lib._bindthem_.plan  # the bytes bound: the pickle carries those
     lib._bindthem_.source = _travel.Source(
-        kind="cuda", name=name, strict=strict, header=header,
-        header_text=_travel._read(header), instantiate=instantiate,
-        yaml_text=_travel._read(instantiate) if instantiate else None, library=filename,
-        image=image)
+        kind="cuda", name=name, strict=strict, header=header, header_text=plan.header_text,
+        instantiate=instantiate, yaml_text=plan.yaml_text, library=filename, image=image)
     warn_if_left_out(lib)
     return lib
 
 
-def _bind(image, header, instantiate, name, strict, filename, source, meta=None):
-    """load() of a module image, and unpickling (with its Source); meta:
-    what _core.parse_header(header, instantiate, plan=True) returned."""
+def _bind(image, header, instantiate, name, strict, filename, source, plan=None):
+    """load() of a module image, and unpickling (with its Source); plan: the
+    _core.Plan of header and instantiate when parsed already."""
     info = LibraryInfo(header, source, CUDA)
-    handle, kernels, metadata, unexported, not_kernels, left_out = _core.cuda_bind(
-        image, *plan_args(header, instantiate, meta), module=name, filename=filename,
+    handle, kernels, plan, unexported, not_kernels, left_out = _core.cuda_bind(
+        image, *plan_args(header, instantiate, plan), module=name, filename=filename,
         strict=strict, info=info)
-    return Library(name, info, handle, kernels, metadata, unexported, not_kernels=not_kernels,
+    return Library(name, info, handle, kernels, plan, unexported, not_kernels=not_kernels,
                    left_out=left_out)
 
 
@@ -264,19 +264,23 @@ def compile_fatbin(header: StrPath, instantiate: StrPath | None = None, *,
     for c in caps:
         gencode += ["-gencode", "arch=compute_%d,code=sm_%d" % (c, c)]
     gencode += ["-gencode", "arch=compute_%d,code=compute_%d" % (caps[-1], caps[-1])]
-    meta = _core.parse_header(header, instantiate, strict=strict, plan=_load is not None)
-    source = _source_of(header, meta, NVCC_PRELUDE)
+    # the one parse: the bytes keyed are those nvcc reads (a snapshot) and those bound
+    plan = _core.parse(header, instantiate, strict=strict)
+    source = _source_of(snapshot_name(header), plan.metadata(), NVCC_PRELUDE)
     stem = os.path.splitext(os.path.basename(header))[0]
+
+    def command(src, dep, out):
+        write_snapshot(os.path.dirname(src), plan)
+        return ([nvcc, "-fatbin"] + flag_args + gencode + snapshot_flags(
+            os.path.dirname(header), "-I") + ["-MD", "-MF", dep, src, "-o", out])
+
     return compile_cached(
-        key_parts=(header, hash_file(header), instantiate or "",
-                   hash_file(instantiate) if instantiate else "", source, version,
-                   "\0".join([nvcc] + flag_args + gencode)),
+        key_parts=(header, plan.header_sha256, instantiate or "", plan.yaml_sha256 or "",
+                   source, version, "\0".join([nvcc] + flag_args + gencode)),
         cache_dir=cache_dir, folder_name=stem + "-cuda", stem=stem, ext=".fatbin",
         source=source, suffix=".cu", what="nvcc", output=output,
-        load=_load and (lambda path: _load(path, meta)),
-        status="compiling %s with nvcc" % os.path.basename(header),
-        command=lambda src, dep, out: ([nvcc, "-fatbin"] + flag_args + gencode
-                                       + ["-MD", "-MF", dep, src, "-o", out]))
+        load=_load and (lambda path: _load(path, plan)),
+        status="compiling %s with nvcc" % os.path.basename(header), command=command)
 
 
 def _pick_compiler(compiler, nvcc):
@@ -305,8 +309,8 @@ def build(header: StrPath, instantiate: StrPath | None = None, *,
     image travels, no compiler is needed where it is unpickled."""
     cxxflags = _nvcc_flags(cxxflags, None, flags, "build")
 
-    def _load(path, meta):  # while the cache entry is locked: it cannot be evicted under the read
-        return _load_module(path, header, instantiate, name, strict, meta)
+    def _load(path, plan):  # while the cache entry is locked: it cannot be evicted under the read
+        return _load_module(path, header, instantiate, name, strict, plan)
 
     lib: Any  # with _load=, the compile functions return what it returns
     if _pick_compiler(compiler, nvcc) == "nvrtc":

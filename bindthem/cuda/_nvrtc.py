@@ -14,8 +14,9 @@ from importlib import resources
 from typing import Any
 
 from .. import _core
-from .._cache import compile_cached, flag_list, hash_file
+from .._cache import compile_cached, flag_list
 from .._types import Archs, Flags, StrPath
+from ..build import snapshot_name, write_snapshot
 from ..errors import BindValueError, BuildError
 from ._nvcc import _arch_items, _cuda_home, _unsupported, _with_std
 
@@ -30,8 +31,10 @@ def _kernel_overloads(meta):
                 yield ov, d
 
 
-def _source_of(header, meta, prelude):
-    lines = [prelude.rstrip("\n"), '#include "%s"' % header, ""]
+def _source_of(include, meta, prelude):
+    """The unit: the prelude, ``include`` (the header's snapshot, see
+    bindthem.build.write_snapshot, or its path) and the instantiations."""
+    lines = [prelude.rstrip("\n"), '#include "%s"' % include, ""]
     lines += [ov["instantiation"] for ov, _ in _kernel_overloads(meta) if ov["instantiation"]]
     return "\n".join(lines) + "\n"
 
@@ -186,8 +189,9 @@ def _local_includes(header, meta, dirs):
 
 
 def _nvrtc_compile(lib, header, meta, source, options, cubin, src, dep, out):
-    """Compiles src's text with NVRTC into out and writes the depfile;
-    returns NVRTC's log. Checks each kernel's lowered name against
+    """Compiles src's text with NVRTC into out and writes the depfile (the
+    header's local includes: the header itself is the snapshot of the bytes
+    keyed); returns NVRTC's log. Checks each kernel's lowered name against
     bindthem's mangling."""
     kernels = [(ov, d) for ov, d in _kernel_overloads(meta) if not d["extern_c"]]
     # each kernel's address expression, which NVRTC lowers to its name
@@ -222,7 +226,7 @@ def _nvrtc_compile(lib, header, meta, source, options, cubin, src, dep, out):
     incs = [o[2:] for o in options if o.startswith("-I")]
     with open(dep, "w") as f:
         f.write("%s: %s\n" % (out, " ".join(p.replace(" ", "\\ ")
-                                             for p in _local_includes(header, meta, incs))))
+                                             for p in _local_includes(header, meta, incs)[1:])))
     return res["log"]
 
 
@@ -269,8 +273,9 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
         instantiate = os.path.abspath(os.fspath(instantiate))
     lib, info = find_nvrtc(nvrtc)
     kind, cap = _nvrtc_target(arch, info["archs"])
-    meta = _core.parse_header(header, instantiate, strict=strict, plan=_load is not None)
-    source = _source_of(header, meta, NVRTC_PRELUDE)
+    plan = _core.parse(header, instantiate, strict=strict)
+    meta = plan.metadata()
+    source = _source_of(snapshot_name(header), meta, NVRTC_PRELUDE)
     cccl = _cccl_include(lib)
     fp16 = _fp16_include(lib)
     stem = os.path.splitext(os.path.basename(header))[0]
@@ -280,17 +285,20 @@ def compile_nvrtc(header: StrPath, instantiate: StrPath | None = None, *,
                    + ["-I" + (cccl or ""), "-I" + (fp16 or "")])
 
     def command(src, dep, out):
-        inc = ["-I" + os.path.dirname(header)] + (["-I" + fp16] if fp16 else [])
+        # the snapshot beside src first, then the header's folder for its local includes
+        write_snapshot(os.path.dirname(src), plan)
+        inc = ["-I" + os.path.dirname(src), "-I" + os.path.dirname(header)] + (
+            ["-I" + fp16] if fp16 else [])
         if cccl:
             inc = ["-I" + _std_shims(os.path.dirname(src)), "-I" + cccl] + inc
         options = ["-arch=%s_%d" % (kind, cap)] + _with_std(NVRTC_REQUIRED, user) + inc
         return _nvrtc_compile(lib, header, meta, source, options, kind == "sm", src, dep, out)
 
     return compile_cached(
-        key_parts=(header, hash_file(header), instantiate or "",
-                   hash_file(instantiate) if instantiate else "", source, lib,
+        key_parts=(header, plan.header_sha256, instantiate or "", plan.yaml_sha256 or "",
+                   source, lib,
                    "%d.%d" % info["version"], "\0".join(options_key)),
         cache_dir=cache_dir, folder_name=stem + "-nvrtc", stem=stem, ext=ext, source=source,
         suffix=".cu", what="NVRTC", output=output, command=command,
-        load=_load and (lambda path: _load(path, meta)),
+        load=_load and (lambda path: _load(path, plan)),
         status="compiling %s with NVRTC" % os.path.basename(header))

@@ -4,11 +4,13 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bt_file.h"
 
@@ -56,6 +58,100 @@ const char *bt_sym_path(void *handle, BtArena *arena)
     if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name)
         return NULL;
     return bt_arena_strdup(arena, lm->l_name);
+}
+
+void *bt_sym_loaded(const char *path)
+{
+    /* no RTLD_NODELETE here: it would pin an object someone else loaded */
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h)
+        dlerror(); /* none loaded is no error for the next caller to find */
+    return h;
+}
+
+uintptr_t bt_sym_object(void *handle)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0)
+        return 0;
+    return (uintptr_t)lm;
+}
+
+typedef struct Segments {
+    const struct link_map *lm;
+    const ElfW(Phdr) * phdr;
+    size_t n;
+} Segments;
+
+/* dl_iterate_phdr's callback: the program headers of s->lm's object, known
+ * by its load address and the address of its dynamic section. */
+static int find_segments(struct dl_phdr_info *info, size_t size, void *data)
+{
+    Segments *s = data;
+    size_t i;
+
+    (void)size;
+    if (info->dlpi_addr != s->lm->l_addr)
+        return 0;
+    for (i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC &&
+            info->dlpi_addr + info->dlpi_phdr[i].p_vaddr == (ElfW(Addr))s->lm->l_ld) {
+            s->phdr = info->dlpi_phdr;
+            s->n = info->dlpi_phnum;
+            return 1;
+        }
+    return 0;
+}
+
+/* 1 when the size bytes at mem are the file's at off, 0 when not, -1 (diag). */
+static int same_bytes(const char *mem, size_t size, int fd, off_t off, BtDiag *diag)
+{
+    char buf[16384];
+    size_t done = 0;
+
+    while (done < size) {
+        size_t want = size - done < sizeof buf ? size - done : sizeof buf;
+        ssize_t got = pread(fd, buf, want, off + (off_t)done);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            bt_diag_set(diag, BT_DIAG_OS, NULL, 0, 0, "cannot read the library: %s",
+                        strerror(errno));
+            diag->code = errno;
+            return -1;
+        }
+        if (got == 0 || memcmp(buf, mem + done, (size_t)got) != 0)
+            return 0;
+        done += (size_t)got;
+    }
+    return 1;
+}
+
+int bt_sym_same_code(void *handle, int fd, BtDiag *diag)
+{
+    Segments s = {NULL, NULL, 0};
+    struct link_map *lm = NULL;
+    size_t i;
+    int compared = 0;
+
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+        return 0;
+    s.lm = lm;
+    if (!dl_iterate_phdr(find_segments, &s))
+        return 0; /* its segments cannot be found: not shown to be the file's */
+    for (i = 0; i < s.n; i++) {
+        const ElfW(Phdr) *p = &s.phdr[i];
+        int rc;
+        /* writable segments are relocated (GOT, .data) and never equal the file */
+        if (p->p_type != PT_LOAD || (p->p_flags & PF_W))
+            continue;
+        rc = same_bytes((const char *)(lm->l_addr + p->p_vaddr), p->p_filesz, fd,
+                        (off_t)p->p_offset, diag);
+        if (rc <= 0)
+            return rc;
+        compared += (p->p_flags & PF_X) != 0;
+    }
+    return compared > 0; /* no code compared: not shown */
 }
 
 /* Is [off, off + size) inside a buffer of len bytes? (No overflow.) */

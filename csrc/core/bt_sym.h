@@ -6,6 +6,8 @@
 #ifndef BT_SYM_H
 #define BT_SYM_H
 
+#include <stdint.h>
+
 #include "bt_arena.h"
 #include "bt_diag.h"
 
@@ -20,6 +22,18 @@ BT_HIDDEN void *bt_sym_find(void *handle, const char *name);
 BT_HIDDEN void *bt_sym_find_own(void *handle, const char *name);
 /* The file the dynamic loader actually opened for handle (arena string). */
 BT_HIDDEN const char *bt_sym_path(void *handle, BtArena *arena);
+/* The object dlopen(path) would return because one is loaded already (of
+ * that name, or from that file's device and inode), without loading one
+ * (RTLD_NOLOAD): a handle to bt_sym_close, or NULL when none is. */
+BT_HIDDEN void *bt_sym_loaded(const char *path);
+/* The address of handle's link map: which object it is (a bindthem library
+ * is never unloaded, so the address names one object for the process's life). */
+BT_HIDDEN uintptr_t bt_sym_object(void *handle);
+/* Whether handle's code and read-only data (every PT_LOAD segment mapped
+ * without write permission) are the bytes at the same offsets of the file
+ * open at fd: 1 when they are, 0 when one differs or the file is shorter,
+ * -1 with diag (unreadable). The bytes that were hashed are the bytes that run. */
+BT_HIDDEN int bt_sym_same_code(void *handle, int fd, BtDiag *diag);
 
 /* Defined, exported function symbols of an ELF shared object on disk.
  * Returns 0 and an arena array, or -1 (not ELF, unreadable: diag set). */

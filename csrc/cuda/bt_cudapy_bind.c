@@ -9,6 +9,7 @@
 
 #include "bt_bind.h"
 #include "bt_meta_py.h"
+#include "bt_plan_py.h"
 #include "bt_numpy.h"
 
 #include <string.h>
@@ -234,10 +235,10 @@ const char bt_cudapy_bind_doc[] =
     "          info=None)\n--\n\n"
     "Load a CUDA module image (bytes: cubin, fatbin or PTX) and bind the __global__\n"
     "kernels a header (and instantiate.yml) plan. header: its path (parsed here),\n"
-    "or the dict parse_header(..., plan=True) returned (instantiate=None). Each\n"
-    "Kernel is made with info (its Library's LibraryInfo). Returns (module handle,\n"
-    "{name: Kernel}, metadata capsule (metadata() makes it a dict), [unexported\n"
-    "signatures], [non-kernels], [left out: {name, line, reason, deliberate}]).";
+    "or the Plan parse() made (instantiate=None). Each Kernel is made with info\n"
+    "(its Library's LibraryInfo). Returns (module handle, {name: Kernel}, the\n"
+    "Plan (its metadata() is parse_header's dict), [unexported signatures],\n"
+    "[non-kernels], [left out: {name, line, reason, deliberate}]).";
 
 PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -262,7 +263,7 @@ PyObject *bt_cudapy_bind(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "cuda_bind() needs module= and filename=");
         goto error;
     }
-    meta_py = bt_meta_for_bind(st, "cuda_bind", header, inst, strict, &meta);
+    meta_py = bt_plan_for_bind(st, "cuda_bind", header, inst, strict, &meta);
     if (!meta_py)
         goto error;
     if (bt_cuda_current_device(&dev, &e) < 0) {

@@ -11,7 +11,7 @@
 #include "bt_bind.h"
 #include "bt_diag_py.h"
 #include "bt_function.h"
-#include "bt_meta_py.h"
+#include "bt_plan_py.h"
 #include "bt_sym.h"
 
 typedef struct BtHandle {
@@ -82,6 +82,44 @@ static PyObject *open_handle(BtState *st, PyObject *path)
         return NULL;
     }
     return (PyObject *)h;
+}
+
+const char bt_library_loaded_doc[] =
+    "_loaded(path, load=False, fd=-1)\n--\n\n"
+    "The object dlopen(path) returns when one is loaded already (of that name,\n"
+    "or from that file's device and inode: RTLD_NOLOAD), or with load=True the\n"
+    "one it loads (pinned: RTLD_NODELETE, as bind() opens). Returns None when\n"
+    "none is loaded, else (object, same): object, its link map's address (which\n"
+    "object it is); same, with fd (the file that was hashed, open), whether its\n"
+    "code and read-only data are that file's bytes (None without fd).";
+
+PyObject *bt_library_loaded(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"path", "load", "fd", NULL};
+    PyObject *path = NULL, *r = NULL;
+    BtDiag diag;
+    void *h = NULL;
+    int load = 0, fd = -1, same = -1;
+
+    bt_diag_init(&diag);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|pi:_loaded", kwlist, PyUnicode_FSConverter,
+                                     &path, &load, &fd))
+        return NULL;
+    h = load ? bt_sym_open(PyBytes_AS_STRING(path), &diag) : bt_sym_loaded(PyBytes_AS_STRING(path));
+    if (!h) {
+        r = load ? bt_raise_diag(bt_state(module), &diag) : Py_NewRef(Py_None);
+        goto done;
+    }
+    if (fd >= 0 && (same = bt_sym_same_code(h, fd, &diag)) < 0) {
+        bt_raise_diag(bt_state(module), &diag);
+        goto done;
+    }
+    r = Py_BuildValue("(NN)", PyLong_FromVoidPtr((void *)bt_sym_object(h)),
+                      same < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(same));
+done:
+    bt_sym_close(h);
+    Py_DECREF(path);
+    return r;
 }
 
 /* ---- the CPU back end (bt_bind.h): dlsym in a Handle ---- */
@@ -174,12 +212,12 @@ const char bt_library_bind_doc[] =
     "bind(library, header, instantiate=None, *, module, strict=False, info=None,\n"
     "     options=None)\n--\n\n"
     "Open a shared library and bind the kernels a header (and instantiate.yml)\n"
-    "plan. header: its path (parsed here), or the dict parse_header(..., plan=True)\n"
-    "returned (parsed then; instantiate=None). Each Function is made with info\n"
+    "plan. header: its path (parsed here), or the Plan parse() made (then\n"
+    "instantiate=None and strict its own). Each Function is made with info\n"
     "(its Library's LibraryInfo) and options ({'gil': a policy or {name: policy},\n"
-    "'copy_const': bool}). Returns (handle, {name: Function}, metadata capsule\n"
-    "(metadata() makes it a dict), [unexported signatures], [left out: {name,\n"
-    "line, reason, deliberate}]).";
+    "'copy_const': bool}). Returns (handle, {name: Function}, the Plan (its\n"
+    "metadata() is parse_header's dict), [unexported signatures], [left out:\n"
+    "{name, line, reason, deliberate}]).";
 
 PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -205,7 +243,7 @@ PyObject *bt_library_bind(PyObject *module, PyObject *args, PyObject *kwargs)
                      Py_TYPE(options)->tp_name);
         goto error;
     }
-    meta_py = bt_meta_for_bind(st, "bind", header, inst, strict, &meta);
+    meta_py = bt_plan_for_bind(st, "bind", header, inst, strict, &meta);
     if (!meta_py)
         goto error;
     handle = open_handle(st, lib);

@@ -19,14 +19,6 @@ BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m, int brief);
  * metadata's "skipped" and of what a binding left out. */
 BT_HIDDEN PyObject *bt_meta_left_out(const BtDecl *d, const char *reason, int deliberate);
 
-/* New reference: a capsule that takes over *m (left empty), for metadata
- * built only when asked for: a dict per declaration and overload costs
- * more time and memory than binding them. */
-BT_HIDDEN PyObject *bt_meta_capsule(BtMeta *m);
-/* metadata(capsule): the capsule's metadata dict (new reference). */
-BT_HIDDEN PyObject *bt_meta_capsule_to_py(PyObject *module, PyObject *capsule);
-BT_HIDDEN extern const char bt_meta_capsule_doc[];
-
 /* header_directives(text): a header text's `#pragma omp` and local
  * `#include` lines, as the metadata has them (new reference). */
 BT_HIDDEN PyObject *bt_meta_directives_py(PyObject *module, PyObject *text);
@@ -37,16 +29,6 @@ BT_HIDDEN PyObject *bt_meta_names(const char *const *names);
 
 /* O& converter: str/bytes/PathLike -> bytes (new ref), None -> None. */
 BT_HIDDEN int bt_path_converter(PyObject *obj, PyObject **out);
-
-/* What bind() and cuda_bind() (`who`) bind: header is the header's path
- * (read here with instantiate and strict, once) or the dict that
- * parse_header(..., plan=True) returned, whose "plan" capsule is used as it
- * is (instantiate must then be None). New reference to a metadata capsule
- * (bt_meta_capsule's kind) with *m borrowed from it, or NULL with an
- * exception: TypeError for a dict without the plan or with another capsule,
- * ValueError for a dict whose header or instantiate is not its plan's. */
-BT_HIDDEN PyObject *bt_meta_for_bind(BtState *st, const char *who, PyObject *header,
-                                     PyObject *instantiate, int strict, const BtMeta **m);
 
 /* bt_meta_load with paths given as bytes (or None); -1 with an exception. */
 BT_HIDDEN int bt_meta_load_py(BtState *st, BtMeta *m, PyObject *header, PyObject *instantiate,

@@ -10,51 +10,44 @@
 #include "bt_meta_py.h"
 #include "bt_nvrtc_py.h"
 #include "bt_opts.h"
+#include "bt_plan_py.h"
 #include "bt_pyname.h"
 #include "bt_slot.h"
 #include "bt_types.h"
 
-PyDoc_STRVAR(
-    parse_header_doc,
-    "parse_header(header, instantiate=None, *, strict=False, plan=False, brief=False)\n--\n\n"
-    "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
-    "Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
-    "the header declares, bindable or not, with the reason), 'functions' (the\n"
-    "Python callables to make: name, doc and concrete overloads with their C\n"
-    "signature and symbol), 'skipped' (header functions not bound, and why) and\n"
-    "'missing' (instantiate.yml names that this header lacks; with strict=True\n"
-    "any such name is an error instead). With plan=True it also holds 'plan', the\n"
-    "parsed plan, which bind() and cuda_bind() take in place of the header path\n"
-    "so that a build parses once. brief=True: each overload's dict holds only\n"
-    "'declaration' and 'instantiation' (what a build's source needs).");
+PyDoc_STRVAR(parse_header_doc,
+             "parse_header(header, instantiate=None, *, strict=False, brief=False)\n--\n\n"
+             "Read a kernel header (and an instantiate.yml) into plain Python objects.\n\n"
+             "Returns a dict with 'header', 'instantiate', 'declarations' (every function\n"
+             "the header declares, bindable or not, with the reason), 'functions' (the\n"
+             "Python callables to make: name, doc and concrete overloads with their C\n"
+             "signature and symbol), 'skipped' (header functions not bound, and why) and\n"
+             "'missing' (instantiate.yml names that this header lacks; with strict=True\n"
+             "any such name is an error instead). brief=True: each overload's dict holds\n"
+             "only 'instantiation' and 'lines' (what a build's source needs). parse() makes\n"
+             "the Plan that bind() and cuda_bind() take.");
 
 static PyObject *parse_header(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"header", "instantiate", "strict", "plan", "brief", NULL};
-    PyObject *header = NULL, *inst = NULL, *cap = NULL, *r = NULL;
-    int strict = 0, plan = 0, brief = 0;
+    static char *kwlist[] = {"header", "instantiate", "strict", "brief", NULL};
+    PyObject *header = NULL, *inst = NULL, *r = NULL;
+    int strict = 0, brief = 0;
     BtMeta meta;
 
     memset(&meta, 0, sizeof meta);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$ppp:parse_header", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&$pp:parse_header", kwlist,
                                      PyUnicode_FSConverter, &header, bt_path_converter, &inst,
-                                     &strict, &plan, &brief))
+                                     &strict, &brief))
         goto error;
     if (!inst)
         inst = Py_NewRef(Py_None);
     if (bt_meta_load_py(bt_state(module), &meta, header, inst, strict) < 0)
         goto error;
     r = bt_meta_to_py(&meta, brief);
-    if (!r || !plan)
-        goto error;
-    cap = bt_meta_capsule(&meta);
-    if (!cap || PyDict_SetItemString(r, "plan", cap) < 0)
-        Py_CLEAR(r);
 error:
     bt_meta_free(&meta);
     Py_XDECREF(header);
     Py_XDECREF(inst);
-    Py_XDECREF(cap);
     return r;
 }
 
@@ -68,7 +61,10 @@ static PyMethodDef core_methods[] = {
      parse_header_doc},
     {"bind", (PyCFunction)(void (*)(void))bt_library_bind, METH_VARARGS | METH_KEYWORDS,
      bt_library_bind_doc},
-    {"metadata", bt_meta_capsule_to_py, METH_O, bt_meta_capsule_doc},
+    {"_loaded", (PyCFunction)(void (*)(void))bt_library_loaded, METH_VARARGS | METH_KEYWORDS,
+     bt_library_loaded_doc},
+    {"parse", (PyCFunction)(void (*)(void))bt_plan_parse, METH_VARARGS | METH_KEYWORDS,
+     bt_plan_parse_doc},
     {"header_directives", bt_meta_directives_py, METH_O, bt_meta_directives_doc},
     {"_parse_count", parse_count, METH_NOARGS,
      "_parse_count()\n--\n\nHow many times this process has parsed a header (tests)."},
@@ -145,6 +141,9 @@ static int core_exec(PyObject *module)
     st->HandleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_handle_spec, NULL);
     if (!st->HandleType || PyModule_AddType(module, st->HandleType) < 0)
         goto done;
+    st->PlanType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_plan_spec, NULL);
+    if (!st->PlanType || PyModule_AddType(module, st->PlanType) < 0)
+        goto done;
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0 ||
         add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 || add_doc_anchors(module) < 0 ||
         PyModule_AddStringConstant(module, "GIL_POLICY_TEXT", BT_GIL_POLICY_TEXT) < 0 ||
@@ -172,6 +171,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->BuildError);
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->HandleType);
+    Py_VISIT(st->PlanType);
     Py_VISIT(st->opts_var);
     return bt_cudapy_traverse(st, visit, arg);
 }
@@ -186,6 +186,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->BuildError);
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->HandleType);
+    Py_CLEAR(st->PlanType);
     Py_CLEAR(st->opts_var);
     bt_cudapy_clear(st);
     return 0;

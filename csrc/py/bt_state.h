@@ -21,6 +21,7 @@ typedef struct BtState {
     PyObject *BuildError;
     PyTypeObject *FunctionType;
     PyTypeObject *HandleType;
+    PyTypeObject *PlanType;
     /* bindthem.cuda (bt_cudapy_module.c registers them) */
     PyObject *CudaError;
     PyObject *NoDriverError;
@@ -36,7 +37,7 @@ typedef struct BtState {
     /* calls go through libffi even where a direct call applies
      * (BINDTHEM_FFI=1 at import, _core.force_ffi(); relaxed atomic) */
     int force_ffi;
-    /* headers parsed (bt_meta_load_py): _core._parse_count(), for tests (BT_FT_ADD) */
+    /* headers parsed (bt_meta_load_py, bt_plan_py): _core._parse_count(), for tests (BT_FT_ADD) */
     Py_ssize_t parses;
 } BtState;
 
