@@ -10,6 +10,7 @@ import weakref
 from typing import Any
 
 from . import _core, _loading, _travel
+from ._ondemand import yaml_lines
 from ._opts import GIL_POLICIES, _check_gil, _options
 from ._types import GilOption, GilPolicy, StrPath
 from .errors import BindTypeError, BindValueError, BindWarning, warn
@@ -378,11 +379,11 @@ def nothing_bound(metadata, kernels_only=False):
     return ("%s binds no functions: its functions are templates (%s), and without an "
             "instantiate.yml nothing says which types to instantiate them with. Write one that "
             "lists a type tuple per instantiation (one C++ type per template parameter), e.g.\n"
-            "- types:\n    - [%s]\n  functions: [%s]\nand pass it: build(header, "
-            "'instantiate.yml'), load(library, header, 'instantiate.yml'), or -i instantiate.yml "
-            "on the command line (see %s)" % (metadata["header"], names,
-                                    ", ".join("double" for _ in first["template"]),
-                                    first["name"], _core.DOC_ANCHORS["templates"]))
+            "%sand pass it: build(header, 'instantiate.yml'), load(library, header, "
+            "'instantiate.yml'), or -i instantiate.yml on the command line (see %s)"
+            % (metadata["header"], names,
+               yaml_lines(first["name"], ["double"] * len(first["template"])),
+               _core.DOC_ANCHORS["templates"]))
 
 
 # a BindWarning lists this many of the declarations left out, then a count
