@@ -110,27 +110,23 @@ def _python_params(decl):
 
 def open_functions(lib, ctx, declarations, listed=None):
     """Makes an open Function for each bindable templated declaration of
-    ``declarations`` (one per name: the first) and puts it in ``lib``; a
-    function ``listed`` already bound (on_demand=True with a YAML) keeps its
-    overloads in the open one. Returns the names made open."""
+    ``declarations`` (``lib``'s plan's, in its order; one per name: the
+    first) and puts it in ``lib``; a function ``listed`` already bound
+    (on_demand=True with a YAML) keeps its overloads in the open one.
+    Returns the names made open. The core gives each its parameter names,
+    positional-only ones and signature, from the declaration."""
     made = []
-    for d in declarations:
+    for index, d in enumerate(declarations):
         if not d["template"] or not d["bindable"] or d["static"] or d["global"] or d["device"]:
             continue
         if d["name"] in made or not d["name"].isidentifier() or keyword.iskeyword(d["name"]) \
                 or (d["name"].startswith("__") and d["name"].endswith("__")):
             continue  # a name no kernel can have (the core said why, in left_out)
-        params = _python_params(d)
-        names = tuple(p["name"] for p in params)
-        optional = tuple(p["default"] is not None for p in params)
-        posonly = tuple(n for n in names if n.startswith("arg") and n[3:].isdigit())
-        text_sig = "(%s)" % ", ".join(p["name"] if p["default"] is None else
-                                      "%s=%s" % (p["name"], p["default"]) for p in params)
         old = lib.__dict__.get(d["name"])
         fn = _core.open_function(
-            d["name"], names, optional, posonly, text_sig, d["doc"] or "", lib.__name__,
-            lib._bindthem_, ctx.options, lib._bindthem_.handle, OPEN_MAX)
-        op = _Open(ctx, d, names)
+            lib._bindthem_.plan, index, lib.__name__, lib._bindthem_, ctx.options,
+            lib._bindthem_.handle, OPEN_MAX)
+        op = _Open(ctx, d, fn.parameters)
         if old is not None:
             try:
                 fn._add(old)
@@ -194,19 +190,21 @@ def yaml_lines(name, types):
     return "- types:\n    - [%s]\n  functions: [%s]\n" % (", ".join(types), name)
 
 
-def deduce(decl, args, kwargs):
+def deduce(decl, args, kwargs, names):
     """The template arguments (a tuple of C types) for a call of the
     declaration ``decl`` with ``args`` and ``kwargs``: each template
     parameter from the dtype of an array declared with it, else from the
-    scalars declared with it. None when the arguments do not bind to the
-    parameters (the caller's own TypeError says why); TypeError naming the
-    conflicting or undeducible parameters otherwise."""
-    params = _python_params(decl)
+    scalars declared with it. ``names``: the Python names of its parameters
+    (the open Function's ``parameters``, the core's), which the keywords
+    are. None when the arguments do not bind to the parameters (the
+    caller's own TypeError says why); TypeError naming the conflicting or
+    undeducible parameters otherwise."""
+    params = dict(zip(names, _python_params(decl)))
     if len(args) > len(params):
         return None
-    given = dict(zip((p["name"] for p in params), args))
+    given = dict(zip(names, args))
     for k, v in kwargs.items():
-        if k in given or not any(p["name"] == k for p in params):
+        if k in given or k not in params:
             return None
         given[k] = v
     found, problems = {}, []
@@ -215,19 +213,19 @@ def deduce(decl, args, kwargs):
         for array in (True, False):
             if seen:
                 break  # an array fixes the parameter: scalars only where none did
-            for p in params:
-                if p["type"] != t or p["array"] != array or p["name"] not in given:
+            for name, p in params.items():
+                if p["type"] != t or p["array"] != array or name not in given:
                     continue
-                v = given[p["name"]]
+                v = given[name]
                 dt = getattr(v, "dtype", None) if array else None
                 c = _DTYPE_C.get(np.dtype(dt).name) if dt is not None else None
                 what = "%s array" % np.dtype(dt).name if dt is not None else type(v).__name__
                 if not array:
                     c = _scalar_c(v)
                 if c is None:
-                    silent.append("%s (%s)" % (p["name"], what))
+                    silent.append("%s (%s)" % (name, what))
                 else:
-                    seen.append((c, p["name"], what))
+                    seen.append((c, name, what))
         kinds = list(dict.fromkeys(c for c, _, _ in seen))
         if len(kinds) > 1:
             problems.append("%s conflicts: %s" % (t, ", ".join(
@@ -258,7 +256,7 @@ def call(fn, args, kwargs, error):
         op = _opens.get(fn)
     if op is None:
         raise error
-    types = deduce(op.decl, args, kwargs)
+    types = deduce(op.decl, args, kwargs, op.names)
     if types is None or types in op.made:
         raise error  # the call does not bind, or the instantiation takes other arguments
     key = (id(op), types)

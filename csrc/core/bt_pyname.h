@@ -2,7 +2,9 @@
  * signature text.
  *
  * Pure C. The one place of the rule every reader of a signature follows
- * (dispatch's __text_signature__, the metadata, hence stubs and the CLI):
+ * (dispatch's __text_signature__, the metadata, hence stubs and the CLI)
+ * and the call obeys (the dispatcher binds by these names, open Functions'
+ * too, and refuses the positional-only ones as keywords):
  * size parameters (`x_size`, `x_sizeK`) are not Python parameters; a C name
  * that is a Python keyword (Python's keyword.kwlist; soft keywords are
  * names) is written with a trailing underscore; the parameters up to the

@@ -34,47 +34,69 @@ static PyObject *params_text(const BtOverload *ov, const BtCall *c)
     return r;
 }
 
+/* New reference: parameter i's Python name (bt_pyname_put: "lambda_" for
+ * `lambda`), interned, so that a keyword spelled in the caller's code is
+ * the same object. */
+static PyObject *py_name(const BtDecl *decl, int i)
+{
+    BtBuf b;
+    PyObject *r;
+
+    bt_buf_init(&b);
+    bt_pyname_put(&b, decl, i);
+    r = b.failed ? PyErr_NoMemory() : PyUnicode_InternFromString(bt_buf_str(&b));
+    bt_buf_free(&b);
+    return r;
+}
+
+/* New reference: the Python names of call c's parameters, in order. */
+static PyObject *call_names(const BtOverload *ov, const BtCall *c)
+{
+    PyObject *names = PyTuple_New(c->n_py);
+    int i;
+
+    for (i = 0; names && i < c->n_py; i++) {
+        PyObject *s = py_name(ov->decl, c->slots[i].cidx);
+        if (!s) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, i, s);
+    }
+    return names;
+}
+
 /* The group of call c: an existing one with its parameter names, or a new one. */
 static int find_group(BtDispatch *d, const BtOverload *ov, const BtCall *c)
 {
     BtDispatchGroup *gr;
-    int g, i;
+    PyObject *names = call_names(ov, c);
+    int g, same;
 
+    if (!names)
+        return -1;
     for (g = 0; g < d->n_groups; g++) {
-        gr = &d->groups[g];
-        if (gr->n_py != c->n_py)
-            continue;
-        for (i = 0; i < c->n_py; i++) {
-            const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(gr->names, i));
-            if (!s)
-                return -1;
-            if (strcmp(s, ov->decl->params[c->slots[i].cidx].name) != 0)
-                break;
+        same = PyObject_RichCompareBool(d->groups[g].names, names, Py_EQ);
+        if (same != 0) {
+            Py_DECREF(names);
+            return same < 0 ? -1 : g;
         }
-        if (i == c->n_py)
-            return g;
     }
     gr = &d->groups[d->n_groups];
     gr->n_py = c->n_py;
-    gr->names = PyTuple_New(c->n_py);
+    gr->names = names;
     gr->optional = PyMem_Calloc((size_t)c->n_py + 1, 1);
-    if (!gr->names || !gr->optional) {
-        if (gr->names)
-            PyErr_NoMemory();
+    if (!gr->optional) {
+        PyErr_NoMemory();
         return -1;
-    }
-    for (i = 0; i < c->n_py; i++) {
-        PyObject *s = PyUnicode_InternFromString(ov->decl->params[c->slots[i].cidx].name);
-        if (!s)
-            return -1;
-        PyTuple_SET_ITEM(gr->names, i, s);
     }
     if (c->n_py > d->max_py)
         d->max_py = c->n_py;
     return d->n_groups++;
 }
 
-/* Records name (an unnamed parameter's argN) as positional-only. 0 or -1. */
+/* Records name, a positional-only parameter's (bt_pyname_posonly: one up
+ * to the last unnamed or keyword-named one), as never a keyword. 0 or -1. */
 static int add_posonly(BtDispatch *d, PyObject *name)
 {
     if (!d->posonly && !(d->posonly = PySet_New(NULL)))
@@ -82,15 +104,16 @@ static int add_posonly(BtDispatch *d, PyObject *name)
     return PySet_Add(d->posonly, name);
 }
 
-/* 0, or -1 with CPython's TypeError when keyword kw names an unnamed
- * parameter (argN is positional-only, as in the signature). */
+/* 0, or -1 with CPython's TypeError when keyword kw names a positional-only
+ * parameter (one before the signature's '/'). */
 static int refuse_posonly(const BtDispatch *d, PyObject *kw)
 {
     int c = d->posonly ? PySet_Contains(d->posonly, kw) : 0;
     if (c > 0)
         PyErr_Format(PyExc_TypeError,
                      "%U() got some positional-only arguments passed as keyword arguments: '%S' "
-                     "(the header leaves that parameter unnamed; pass it by position)",
+                     "(the parameters up to the last one the header leaves unnamed or names "
+                     "with a Python keyword are positional-only; pass it by position)",
                      d->qualname, kw);
     return c ? -1 : 0;
 }
@@ -1183,58 +1206,112 @@ int bt_dispatch_pick_bound(BtDispatch *d, int given, const BtDispatchHow *how, B
 
 /* ---- open dispatchers (instantiation on demand) ---- */
 
-int bt_dispatch_open(BtDispatch *d, const char *name, PyObject *names, PyObject *optional,
-                     PyObject *posonly, int cap)
+/* The defaults of an open function's declaration decl, whose types no
+ * instantiation fixes yet: reprs[i] (per C parameter, NULL-initialised) a
+ * new reference to the repr of the literal parameter i defaults to, for
+ * the trailing run of Python parameters whose defaults are literals
+ * (bt_slot_defaults's rule but the type's check), else NULL. 0 or -1. */
+static int open_defaults(const BtDecl *decl, PyObject **reprs)
 {
-    Py_ssize_t i, n = PyTuple_GET_SIZE(names);
+    int i;
 
-    memset(d, 0, sizeof *d);
-    if (n > BT_MAX_PARAMS || PyTuple_GET_SIZE(optional) != n) {
-        PyErr_Format(PyExc_ValueError, "open function %s: %zd parameters, %zd default flags", name,
-                     n, PyTuple_GET_SIZE(optional));
+    for (i = decl->n_params - 1; i >= 0; i--) {
+        const BtParam *p = &decl->params[i];
+        PyObject *v;
+        if (!bt_pyname_takes(decl, i))
+            continue;
+        if (p->t.is_array || !p->defval || !(v = bt_slot_literal(p->defval)))
+            break;
+        reprs[i] = PyObject_Repr(v);
+        Py_DECREF(v);
+        if (!reprs[i])
+            return -1;
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* An open dispatcher's one group, from decl: its Python names, which have
+ * defaults (reprs, open_defaults'), which are positional-only; and the
+ * text signature. 0 or -1. */
+static int open_group(BtDispatch *d, const BtDecl *decl, PyObject *const *reprs)
+{
+    const char *defaults[BT_MAX_PARAMS] = {NULL};
+    BtDispatchGroup *gr = &d->groups[0];
+    BtBuf b;
+    int i, k = 0, posonly = bt_pyname_posonly(decl);
+
+    gr->names = PyTuple_New(d->n_py);
+    gr->optional = PyMem_Calloc((size_t)d->n_py + 1, 1);
+    if (!gr->names || !gr->optional) {
+        if (gr->names)
+            PyErr_NoMemory();
         return -1;
     }
+    for (i = 0; i < decl->n_params; i++) {
+        PyObject *s;
+        if (!bt_pyname_takes(decl, i))
+            continue;
+        if (!(s = py_name(decl, i)) || (reprs[i] && !(defaults[i] = PyUnicode_AsUTF8(reprs[i])))) {
+            Py_XDECREF(s);
+            return -1;
+        }
+        gr->optional[k] = reprs[i] != NULL;
+        PyTuple_SET_ITEM(gr->names, k++, s);
+        if (k <= posonly && add_posonly(d, s) < 0)
+            return -1;
+    }
+    gr->n_py = k;
+    d->n_groups = 1;
+    d->names = Py_NewRef(gr->names);
+    bt_buf_init(&b);
+    bt_pyname_signature(&b, decl, defaults);
+    d->text_sig = b.failed ? PyErr_NoMemory() : PyUnicode_FromString(bt_buf_str(&b));
+    bt_buf_free(&b);
+    return d->text_sig ? 0 : -1;
+}
+
+int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, int cap)
+{
+    PyObject *reprs[BT_MAX_PARAMS] = {NULL};
+    int i, rc = -1;
+
+    memset(d, 0, sizeof *d);
+    if (decl->n_params > BT_MAX_PARAMS) {
+        PyErr_Format(PyExc_ValueError, "open function %s: %d parameters, at most %d", decl->name,
+                     decl->n_params, BT_MAX_PARAMS);
+        return -1;
+    }
+    for (i = 0; i < decl->n_params; i++)
+        d->n_py += bt_pyname_takes(decl, i);
     d->slots = PyMem_Calloc((size_t)cap, sizeof *d->slots);
     d->ov_group = PyMem_Calloc((size_t)cap, sizeof *d->ov_group);
     d->groups = PyMem_Calloc((size_t)cap, sizeof *d->groups);
-    d->last_keys = PyMem_Calloc((size_t)n + 1, sizeof *d->last_keys);
+    d->last_keys = PyMem_Calloc((size_t)d->n_py + 1, sizeof *d->last_keys);
     if (!d->slots || !d->ov_group || !d->groups || !d->last_keys) {
         PyErr_NoMemory();
         return -1;
     }
-    d->n_groups = 1;
-    d->groups[0].n_py = (int)n;
-    d->groups[0].names = Py_NewRef(names);
-    d->groups[0].optional = PyMem_Calloc((size_t)n + 1, 1);
-    if (!d->groups[0].optional) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        int t = PyObject_IsTrue(PyTuple_GET_ITEM(optional, i));
-        if (t < 0)
-            return -1;
-        d->groups[0].optional[i] = (uint8_t)t;
-    }
-    for (i = 0; i < PyTuple_GET_SIZE(posonly); i++)
-        if (add_posonly(d, PyTuple_GET_ITEM(posonly, i)) < 0)
-            return -1;
-    d->name = PyUnicode_InternFromString(name);
+    if (open_defaults(decl, reprs) < 0 || open_group(d, decl, reprs) < 0)
+        goto done;
+    d->name = PyUnicode_InternFromString(decl->name);
     if (!d->name)
-        return -1;
+        goto done;
     d->qualname = Py_NewRef(d->name);
     d->cname = PyUnicode_AsUTF8(d->name);
-    d->names = Py_NewRef(names);
     d->overloads = PyTuple_New(0);
     d->pysigs = PyTuple_New(0);
     d->ov_list = PyUnicode_FromString("");
     if (!d->cname || !d->overloads || !d->pysigs || !d->ov_list)
-        return -1;
-    d->n_py = d->max_py = d->key_len = d->fast_n = d->min_n = (int)n;
+        goto done;
+    d->max_py = d->key_len = d->fast_n = d->min_n = d->n_py;
     while (d->min_n > 0 && d->groups[0].optional[d->min_n - 1])
         d->min_n--;
     d->last_ov = -1;
-    return kw_map_build(d); /* the names are fixed: bt_dispatch_add takes only the same */
+    rc = kw_map_build(d); /* the names are fixed: bt_dispatch_add takes only the same */
+done:
+    for (i = 0; i < decl->n_params; i++)
+        Py_XDECREF(reprs[i]);
+    return rc;
 }
 
 /* Stores o into *field, handing the value it replaces to keep (a reader
@@ -1278,13 +1355,14 @@ int bt_dispatch_add(BtDispatch *d, const BtDispatch *from, int cap, PyObject *ke
         d->slots[n + j] = from->slots[j];
         d->ov_group[n + j] = 0;
     }
-    grown = *d;
+    grown = *d; /* the grown tuples, for overload_list */
     grown.n_ovs = n + from->n_ovs;
     grown.pysigs = PySequence_Concat(d->pysigs, from->pysigs);
-    if (!grown.pysigs)
+    grown.overloads = PySequence_Concat(d->overloads, from->overloads);
+    if (!grown.pysigs || !grown.overloads)
         goto done;
     if (replace(&d->ov_list, overload_list(&grown), keep) < 0 ||
-        replace(&d->overloads, PySequence_Concat(d->overloads, from->overloads), keep) < 0 ||
+        replace(&d->overloads, Py_NewRef(grown.overloads), keep) < 0 ||
         replace(&d->pysigs, Py_NewRef(grown.pysigs), keep) < 0)
         goto done;
     Py_CLEAR(d->miss_msg);               /* a kept no-match may match now */
@@ -1292,6 +1370,7 @@ int bt_dispatch_add(BtDispatch *d, const BtDispatch *from, int cap, PyObject *ke
     rc = 0;
 done:
     Py_XDECREF(grown.pysigs);
+    Py_XDECREF(grown.overloads);
     BT_FT_UNLOCK(&d->lock);
     return rc;
 }

@@ -17,7 +17,12 @@
  * group the arguments bind to, in YAML order, exact pass first, as
  * pybind11 tries its m.def overloads. An omitted argument has code
  * BT_K_OMITTED, which only a parameter with a default takes: overloads of
- * one group may differ in their defaults. */
+ * one group may differ in their defaults.
+ *
+ * The names a call binds are the signature's: bt_pyname's Python names
+ * (`lambda_` for `lambda`; the C name is no keyword), its positional-only
+ * ones refused as keywords, so inspect.signature(f).bind() takes what the
+ * call takes. The keyword map is built from them at bind time. */
 
 #ifndef BT_DISPATCH_H
 #define BT_DISPATCH_H
@@ -45,7 +50,7 @@ typedef struct BtDispatchTable {
 
 /* The overloads that share one list of Python parameter names. */
 typedef struct BtDispatchGroup {
-    PyObject *names; /* tuple of parameter names (str, interned) */
+    PyObject *names; /* tuple of Python parameter names (bt_pyname_put: "lambda_"; interned) */
     int n_py;
     uint8_t *optional; /* n_py flags: some overload of the group has a default there */
     int *pos;          /* several groups: per name id, the parameter's position or -1 */
@@ -57,10 +62,12 @@ typedef struct BtDispatch {
     PyObject *names;         /* the first group's names (a new reference) */
     PyObject *overloads;     /* tuple of C signatures (str) */
     PyObject *pysigs;        /* tuple, per overload: its Python signature "f(x, w=1.0)" */
-    PyObject *text_sig;      /* the first overload's "(x, w=1.0)", for __text_signature__ */
+    PyObject *text_sig;      /* the first overload's "(x, w=1.0)" (an open one's: its
+                              * declaration's), for __text_signature__ */
     PyObject *ov_list;       /* the errors' list of overloads, one per line (overload_list) */
     PyObject *all_names;     /* several groups: every name once (ids index it), else NULL */
-    PyObject *posonly;       /* names of unnamed parameters (argN): never keywords; or NULL */
+    PyObject *posonly;       /* names of the positional-only parameters (bt_pyname_posonly's,
+                              * every overload's): never keywords; or NULL */
     const char *cname;       /* UTF-8 of name, for messages */
     const BtArgSlot **slots; /* per overload: its slots (the calls own them) */
     int *ov_group;           /* per overload: its group */
@@ -214,13 +221,13 @@ BT_HIDDEN int bt_dispatch_bind(BtDispatch *d, PyObject *const *args, Py_ssize_t 
 BT_HIDDEN int bt_dispatch_pick_bound(BtDispatch *d, int given, const BtDispatchHow *how,
                                      BtDispatchPick *p);
 
-/* Instantiation on demand: sets up d as an open dispatcher, with no
- * overload yet and room for cap: one group of parameter names (tuple of
- * interned str), optional (a tuple of truth values, one per name: a
- * default there), posonly (a tuple of the names that are never keywords).
+/* Instantiation on demand: sets up d as an open dispatcher for the
+ * templated declaration decl, with no overload yet and room for cap. Its
+ * one group, its positional-only names and its text signature are decl's
+ * by bt_pyname, as an instantiation's are; a parameter has a default when
+ * it and every later one default to a literal (whatever the types).
  * Returns 0, or -1 with an exception set; d can be cleared either way. */
-BT_HIDDEN int bt_dispatch_open(BtDispatch *d, const char *name, PyObject *names, PyObject *optional,
-                               PyObject *posonly, int cap);
+BT_HIDDEN int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, int cap);
 
 /* Appends the overloads of from (one group, the same names and defaults
  * as d's; its slots must outlive d) to the open dispatcher d (room for

@@ -6,6 +6,7 @@
 
 #include "bt_from_c.h"
 #include "bt_opts.h"
+#include "bt_plan_py.h"
 
 #include <string.h>
 
@@ -16,17 +17,34 @@ typedef struct BtFunction {
     int cap;         /* open (instantiation on demand): room for this many overloads; else 0 */
 } BtFunction;
 
+/* Whether args[nargs] and kwnames bind to f's parameters, the error set
+ * left as it is: asked only after a failed call (out of the call paths,
+ * whose code stays as it is), of an open Function's one parameter list. */
+static int binds(BtFunction *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *type, *value, *tb;
+    BtDispatchPick p;
+    int given;
+
+    PyErr_Fetch(&type, &value, &tb);
+    given = bt_dispatch_bind(&f->d, args, nargs, kwnames, NULL, &p);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    return given >= 0;
+}
+
 /* An open Function's miss (bt_dispatch_no_match's or bt_dispatch_pick's
- * TypeError set): bindthem._from_c.on_demand(f, args, kwargs, error)
- * deduces the template arguments, compiles and adds the instantiation, and
- * calls f again, or raises. Any other Function, or another error: NULL as
- * it is. */
+ * TypeError set): when the arguments bind (else no instantiation would take
+ * them: the binding error stands), bindthem._from_c.on_demand(f, args,
+ * kwargs, error) deduces the template arguments, compiles and adds the
+ * instantiation, and calls f again, or raises. Any other Function, or
+ * another error: NULL as it is. */
 static PyObject *miss(BtFunction *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *type, *value, *tb, *argv[4] = {(PyObject *)f, NULL, NULL, NULL}, *r = NULL;
     Py_ssize_t i, nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
 
-    if (!f->cap || !PyErr_ExceptionMatches(PyExc_TypeError))
+    if (!f->cap || !PyErr_ExceptionMatches(PyExc_TypeError) || !binds(f, args, nargs, kwnames))
         return NULL;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
@@ -382,23 +400,41 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
     return (PyObject *)f;
 }
 
-/* _core.open_function(name, names, optional, posonly, text_signature, doc,
- * module, info, options, owner, cap): an open Function with no overload
- * yet; _add gives it some. */
+/* Declaration decl (an index into its metadata's "declarations") of plan,
+ * a _core.Plan the caller holds, or NULL with an exception. */
+static const BtDecl *plan_decl(BtState *st, PyObject *plan, int decl)
+{
+    const BtMeta *m = bt_plan_meta(st, "open_function", plan);
+
+    if (!m)
+        return NULL;
+    if (decl < 0 || decl >= m->header.n_decls) {
+        PyErr_Format(PyExc_IndexError, "open_function(): the plan has %d declarations, not %d",
+                     m->header.n_decls, decl + 1);
+        return NULL;
+    }
+    return &m->header.decls[decl];
+}
+
+/* _core.open_function(plan, decl, module, info, options, owner, cap): an
+ * open Function of plan's templated declaration decl, with no overload
+ * yet; _add gives it some. Its names and signature are the declaration's
+ * (bt_dispatch_open). */
 static PyObject *open_function(PyObject *module, PyObject *args)
 {
     BtState *st = bt_state(module);
-    const char *name;
-    PyObject *names, *optional, *posonly, *text_sig, *doc, *mod, *info, *options, *owner;
+    const BtDecl *decl;
+    PyObject *plan, *mod, *info, *options, *owner;
     BtFunction *f;
-    int cap;
+    int index, cap;
 
-    if (!PyArg_ParseTuple(args, "sO!O!O!UUUOOOi:open_function", &name, &PyTuple_Type, &names,
-                          &PyTuple_Type, &optional, &PyTuple_Type, &posonly, &text_sig, &doc, &mod,
-                          &info, &options, &owner, &cap))
+    if (!PyArg_ParseTuple(args, "OiUOOOi:open_function", &plan, &index, &mod, &info, &options,
+                          &owner, &cap))
         return NULL;
     if (cap < 1 || cap > 4096)
         return PyErr_Format(PyExc_ValueError, "open_function: cap=%d, expected 1 to 4096", cap);
+    if (!(decl = plan_decl(st, plan, index)))
+        return NULL;
     f = PyObject_GC_New(BtFunction, st->FunctionType);
     if (!f)
         return NULL;
@@ -407,22 +443,21 @@ static PyObject *open_function(PyObject *module, PyObject *args)
     f->owner = PyList_New(0); /* the owner, then what _add keeps alive */
     f->info = info == Py_None ? NULL : Py_NewRef(info);
     f->module = Py_NewRef(mod);
-    f->doc = Py_NewRef(doc);
-    f->text_sig = Py_NewRef(text_sig);
+    f->doc = PyUnicode_FromString(decl->doc ? decl->doc : "");
     f->st = st;
     f->cap = cap;
     bt_arena_init(&f->arena);
     PyObject_GC_Track(f);
-    if (!f->owner || PyList_Append(f->owner, owner) < 0)
+    if (!f->owner || !f->doc || PyList_Append(f->owner, owner) < 0)
         goto error;
     f->calls = bt_arena_array(&f->arena, (size_t)cap, sizeof *f->calls);
     if (!f->calls) {
         PyErr_NoMemory();
         goto error;
     }
-    if (bt_dispatch_open(&f->d, name, names, optional, posonly, cap) < 0 ||
-        configure(f, options) < 0)
+    if (bt_dispatch_open(&f->d, decl, cap) < 0 || configure(f, options) < 0)
         goto error;
+    f->text_sig = Py_NewRef(f->d.text_sig);
     return (PyObject *)f;
 error:
     Py_DECREF(f);
@@ -431,7 +466,10 @@ error:
 
 PyMethodDef bt_function_methods[] = {
     {"open_function", open_function, METH_VARARGS,
-     "open_function(name, names, optional, posonly, text_signature, doc, module, info, options, "
-     "owner, cap, /)\n--\n\nAn open Function (instantiation on demand) with no overload yet."},
+     "open_function(plan, decl, module, info, options, owner, cap, /)\n--\n\n"
+     "An open Function (instantiation on demand) of the Plan's templated declaration decl\n"
+     "(an index into its metadata's declarations), with no overload yet. Its parameter\n"
+     "names, positional-only ones and signature are the declaration's, by the rule that\n"
+     "names an instantiation's."},
     {NULL, NULL, 0, NULL},
 };

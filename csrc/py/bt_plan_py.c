@@ -203,6 +203,16 @@ done:
     return r;
 }
 
+const BtMeta *bt_plan_meta(BtState *st, const char *who, PyObject *plan)
+{
+    if (!Py_IS_TYPE(plan, st->PlanType)) {
+        PyErr_Format(PyExc_TypeError, "%s(): expected a Plan, not %.100s", who,
+                     Py_TYPE(plan)->tp_name);
+        return NULL;
+    }
+    return &((BtPlanObject *)plan)->meta;
+}
+
 PyObject *bt_plan_for_bind(BtState *st, const char *who, PyObject *header, PyObject *instantiate,
                            int strict, const BtMeta **m)
 {

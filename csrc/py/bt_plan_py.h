@@ -17,6 +17,10 @@ BT_HIDDEN PyObject *bt_plan_parse(PyObject *module, PyObject *args, PyObject *kw
  * must then be None, strict the plan's) or the header's path (read here
  * with instantiate and strict, once, into a new Plan). New reference to
  * the Plan with *m borrowed from it, or NULL with an exception. */
+/* The metadata of plan, a Plan the caller holds (borrowed: alive as long
+ * as plan), or NULL with TypeError naming `who` for anything else. */
+BT_HIDDEN const BtMeta *bt_plan_meta(BtState *st, const char *who, PyObject *plan);
+
 BT_HIDDEN PyObject *bt_plan_for_bind(BtState *st, const char *who, PyObject *header,
                                      PyObject *instantiate, int strict, const BtMeta **m);
 

@@ -4,6 +4,7 @@
 #include "bt_numpy.h"
 
 #include "bt_lex.h"
+#include "bt_pyname.h"
 
 #include <float.h>
 #include <math.h>
@@ -811,6 +812,13 @@ static PyObject *literal_object(const BtLiteral *l)
     return r;
 }
 
+PyObject *bt_slot_literal(const char *text)
+{
+    BtLiteral lit;
+
+    return bt_lex_literal(text, &lit) < 0 ? NULL : literal_object(&lit);
+}
+
 /* One scalar parameter's default (see bt_slot_defaults): a new reference
  * to the value shown (as the parameter's Python type: `double w = 1` shows
  * 1.0), the C value in *out; NULL without an exception when it has none. */
@@ -930,7 +938,7 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
 {
     const BtDecl *d = ov->decl;
     BtSizeParam *sizes;
-    int i, k = 0, n_sizes = 0;
+    int i, k = 0, n_sizes = 0, posonly = bt_pyname_posonly(d);
 
     sizes = bt_arena_alloc(arena, sizeof(BtSizeParam) * (size_t)(d->n_params + 1));
     if (!sizes) {
@@ -977,7 +985,7 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
         s->array_code = bt_slot_array_code(ov->ptypes[i]);
         s->need = BT_ARR_C_CONTIGUOUS | BT_ARR_ALIGNED | (s->is_const ? 0 : BT_ARR_WRITEABLE);
         s->cidx = i;
-        s->posonly = p->unnamed;
+        s->posonly = k <= posonly;
         s->kind = t->kind;
         s->size = (uint8_t)t->size;
         s->min = t->min;

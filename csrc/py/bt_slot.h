@@ -84,7 +84,7 @@ typedef struct BtArgSlot {
     uint8_t array_code;       /* the code an array argument must have */
     int need;                 /* BT_ARR_* an array argument must have */
     int cidx;                 /* index of the C parameter */
-    int posonly;              /* positional-only: the header names it not (argN) */
+    int posonly;              /* positional-only: before the signature's '/' (bt_pyname_posonly) */
     const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
     int n_sizes;
     int min_ndim; /* array: 1 + the highest axis they name */
@@ -437,5 +437,10 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const ui
  * argument (the same conversions and range checks) and every later Python
  * parameter has one too. Returns 0, or -1 with an exception set. */
 BT_HIDDEN int bt_slot_defaults(const BtOverload *ov, PyObject **pydefs, BtValue *cvals);
+
+/* New reference: the Python value of the C literal text (bt_lex_literal:
+ * `0.5`, `1.5f`, `'T'`, `true`) whatever the parameter's type, or NULL
+ * without an exception when text is no literal. */
+BT_HIDDEN PyObject *bt_slot_literal(const char *text);
 
 #endif
