@@ -61,8 +61,10 @@ def test_sdist_has_sources(members):
     want = _rel("csrc/*/*.c") | _rel("csrc/*/*.cpp") | _rel("csrc/*/*.h") | _rel("csrc/*.md")
     want |= _rel("bindthem/*.py") | {p for p in _rel("examples/**/*") if os.path.isfile(
         os.path.join(ROOT, p)) and "__pycache__" not in p}
+    want |= _rel("bindthem/cache/*.py")
     want |= _rel("bindthem/cuda/*.py") | {"bindthem/cuda/prelude.cuh"}
-    want |= {"bindthem/py.typed", "README.rst", "pyproject.toml", "setup.py", "MANIFEST.in"}
+    want |= {"bindthem/py.typed", "bindthem/README.md", "README.rst", "pyproject.toml",
+             "setup.py", "MANIFEST.in"}
     # the documentation site and the image it shows (tests/test_docs.py builds it)
     want |= _rel("docs/*.rst") | _rel("docs/*.py") | {"benchmarks/callgrind_instructions.png"}
     assert len(_rel("csrc/*/*.c")) >= 15 and "examples/myheader.h" in want
