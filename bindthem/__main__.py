@@ -7,8 +7,8 @@ import time
 import warnings
 
 from . import parse_header
-from ._cache import cache_limit, entries, remove_entry, resolve, sweep
 from .build import JOBS_HELP, compile_library, jobs_argument
+from .cache import cache_limit, entries, remove_entry, resolve, sweep
 from .errors import BindError
 from .library import plan_message
 from .package import package_built_library, package_flags, package_sources

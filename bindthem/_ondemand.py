@@ -357,7 +357,7 @@ def _seen_name(header, header_text):
 
 
 def _remember_seen(ctx, name, types):
-    from ._cache import group_read, group_write
+    from .cache import group_read, group_write
 
     key = _seen_name(ctx.header, ctx.header_text)
     try:
@@ -373,7 +373,7 @@ def _remember_seen(ctx, name, types):
 def seen(header, cache_dir=None):
     """[(function, types)] the header's functions were instantiated with on
     demand (in any process using this cache), as recorded."""
-    from ._cache import group_read
+    from .cache import group_read
 
     header = os.path.abspath(header)
     with open(header, "rb") as f:

@@ -264,7 +264,7 @@ class Source:
         holding the carried text: the original files when unchanged, else
         copies under <cache>/sources/<key>/ (the cache ``cache_dir``, a
         folder this process chose; else this process's own: never the
-        carried one), whose entry is held (bindthem._cache.using_group) until
+        carried one), whose entry is held (bindthem.cache.using_group) until
         the block ends: compile and bind from them inside it."""
         if self._same_on_disk():
             yield self.header, self.instantiate
@@ -275,17 +275,17 @@ class Source:
                 raise BindError("cannot unpickle %r: included file %r lies outside the header's "
                                 "folder" % (self.name, rel))
         # made safely (no link followed, private modes), marked used
-        from . import _cache  # the build cache: only a Source that writes its files needs it
+        from . import cache  # the build cache: only a Source that writes its files needs it
 
-        with _cache.using_group(cache_dir if cache_dir is not None else self._cache_dir(),
-                                "sources", self.key[:24]) as folder:
-            header = _cache.write_once(folder, os.path.join("src", os.path.basename(
+        with cache.using_group(cache_dir if cache_dir is not None else self._cache_dir(),
+                               "sources", self.key[:24]) as folder:
+            header = cache.write_once(folder, os.path.join("src", os.path.basename(
                 self.header)), self.header_text)
             for rel, text in (self.files or {}).items():
-                _cache.write_once(folder, os.path.join("src", os.path.normpath(rel)), text)
+                cache.write_once(folder, os.path.join("src", os.path.normpath(rel)), text)
             inst = None
             if self.instantiate:
-                inst = _cache.write_once(folder, os.path.join(
+                inst = cache.write_once(folder, os.path.join(
                     "yml", os.path.basename(self.instantiate)), self.yaml_text)
             yield header, inst
 
@@ -312,13 +312,6 @@ class Source:
                 "(SHA-256 %s..., pickled %s...); bindthem does not bind other code than was "
                 "pickled. Put the pickled library there, or load this one and pickle again"
                 % (self.name, self.library, e.found[:12], self.library_hash[:12])) from None
-
-
-def _write_once(path, data):
-    """Writes bytes to path unless it already holds them, atomically."""
-    from . import _cache
-
-    _cache.write_once(os.path.dirname(path), os.path.basename(path), data)
 
 
 def _source(fields):

@@ -34,7 +34,9 @@ import subprocess
 from typing import Any
 
 from . import _core, _ondemand, _travel
-from ._cache import (
+from ._files import read_source_as
+from ._types import Flags, GilOption, StrPath
+from .cache import (
     compile_cached,
     flag_list,
     group_read,
@@ -43,8 +45,6 @@ from ._cache import (
     run_commands,
     shell_words,
 )
-from ._files import read_source_as
-from ._types import Flags, GilOption, StrPath
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
 
@@ -98,7 +98,7 @@ def write_snapshot(folder, plan):
     header's path again. A ``#line`` first makes diagnostics and
     ``__FILE__`` name the header; the compile gets the header's folder on
     its quote include path (:func:`snapshot_flags`), so local includes are
-    found as before (and checked after the compile, ``bindthem._cache``)."""
+    found as before (and checked after the compile, ``bindthem.cache``)."""
     text, bom = plan.header_text, b""
     if text.startswith(b"\xef\xbb\xbf"):  # a byte order mark stays first
         text, bom = text[3:], text[:3]
@@ -659,7 +659,7 @@ def _local_files(header, deps):
     hash the manifest records); BuildError when one changed since."""
     folder = os.path.join(os.path.dirname(header), "")
     files = {}
-    # absolute and normalised (bindthem._cache._record_deps)
+    # absolute and normalised (bindthem.cache._manifest._record_deps)
     for p, sha in sorted((p, h) for p, h in deps.under(folder).items() if p != header):
         try:
             text = read_source_as(p, sha)

@@ -24,8 +24,8 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import _core, _display, _ondemand
-from ._cache import flag_list, using_group, write_once
 from .build import JOBS_HELP, build, jobs_argument
+from .cache import flag_list, using_group, write_once
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
 from .library import Library, getsource, left_out_message
 

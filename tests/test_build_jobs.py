@@ -20,7 +20,10 @@ from support import TOTAL_SCALE_H
 import bindthem
 from bindthem import _status
 
-cachemod = importlib.import_module("bindthem._cache")
+cachemod = importlib.import_module("bindthem.cache")
+# where the private functions the tests replace are looked up
+manifestmod = importlib.import_module("bindthem.cache._manifest")  # _stat_key
+entrymod = importlib.import_module("bindthem.cache._entry")  # _compile
 
 KERNELS = TOTAL_SCALE_H + """
 // The largest of x.
@@ -238,8 +241,8 @@ def test_a_warm_build_stats_system_headers_by_folder(tmp_path, monkeypatch):
     assert len(rec["stat"]) < 20 and not [p for p in rec["stat"] for d in rec["dirs"]
                                           if p.startswith(os.path.join(d, ""))]
     statted = []
-    real = cachemod._stat_key
-    monkeypatch.setattr(cachemod, "_stat_key", lambda p: statted.append(p) or real(p))
+    real = manifestmod._stat_key
+    monkeypatch.setattr(manifestmod, "_stat_key", lambda p: statted.append(p) or real(p))
     bindthem.build(h, y, cache_dir=cache, jobs=1)
     assert sorted(statted) == sorted(list(rec["stat"]) + list(rec["dirs"]))
 
@@ -264,8 +267,8 @@ def test_a_system_header_replaced_by_its_package_rebuilds(tmp_path, monkeypatch)
     install("#define K 2\n")
     assert bindthem.build(h, y, **kw).k() == 2
     install("#define K 2\n")
-    compiles, real = [], cachemod._compile
-    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real(*a))
+    compiles, real = [], entrymod._compile
+    monkeypatch.setattr(entrymod, "_compile", lambda *a: compiles.append(a) or real(*a))
     assert bindthem.build(h, y, **kw).k() == 2 and compiles == []
 
 
@@ -277,8 +280,8 @@ def test_a_manifest_of_an_earlier_bindthem_is_a_hit(tmp_path, monkeypatch):
     h, y, cache, manifest, rec = built_with_manifest(tmp_path)
     full = dict(rec["deps"])
     assert rec["outside"] == {p: full[p] for p in rec["stat"]}
-    compiles, real_compile, real_stat = [], cachemod._compile, cachemod._stat_key
-    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
+    compiles, real_compile, real_stat = [], entrymod._compile, manifestmod._stat_key
+    monkeypatch.setattr(entrymod, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
 
     def rewrite(**change):
         new = dict(rec, deps=full, **change)
@@ -290,7 +293,7 @@ def test_a_manifest_of_an_earlier_bindthem_is_a_hit(tmp_path, monkeypatch):
     for outside in (list(rec["stat"]), None):
         rewrite(outside=outside)
         statted = []
-        monkeypatch.setattr(cachemod, "_stat_key", lambda p: statted.append(p) or real_stat(p))
+        monkeypatch.setattr(manifestmod, "_stat_key", lambda p: statted.append(p) or real_stat(p))
         assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
         assert compiles == []
         assert sorted(statted) == sorted(list(rec["stat"]) + list(rec["dirs"]))
@@ -312,10 +315,10 @@ def test_a_hit_reads_only_the_head_of_its_manifest(tmp_path, monkeypatch):
     assert lib.total(np.arange(3.0)) == 3.0
     with open(manifest, "rb") as f:
         assert f.read().endswith(b"{damaged")
-    compiles, real_compile, real_stat = [], cachemod._compile, cachemod._stat_key
-    monkeypatch.setattr(cachemod, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
+    compiles, real_compile, real_stat = [], entrymod._compile, manifestmod._stat_key
+    monkeypatch.setattr(entrymod, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
     folder = next(iter(rec["dirs"]))  # a folder changed: its files are checked one by one
-    monkeypatch.setattr(cachemod, "_stat_key",
+    monkeypatch.setattr(manifestmod, "_stat_key",
                         lambda p: [0, 0, 0, 0] if p == folder else real_stat(p))
     assert bindthem.build(h, y, cache_dir=cache, jobs=1).total(np.arange(3.0)) == 3.0
     assert len(compiles) == 1  # the damaged manifest was a miss: rebuilt

@@ -23,7 +23,7 @@ import pytest
 from support import python_env
 
 import bindthem
-from bindthem import _cache
+from bindthem import cache as cachemod
 
 KERNEL = """\
 #include "inc/step.h"
@@ -102,13 +102,13 @@ def cache(tmp_path, monkeypatch):
 
 
 def test_a_group_entry_in_use_is_never_evicted(cache):
-    with _cache.using_group(None, "sources", "k") as folder:
-        _cache.write_once(folder, os.path.join("src", "k.h"), b"int k;\n")
-        assert _cache.remove_entry(folder) is False
-        assert _cache.evict(_cache.resolve(), 0) == []
+    with cachemod.using_group(None, "sources", "k") as folder:
+        cachemod.write_once(folder, os.path.join("src", "k.h"), b"int k;\n")
+        assert cachemod.remove_entry(folder) is False
+        assert cachemod.evict(cachemod.resolve(), 0) == []
         with open(os.path.join(folder, "src", "k.h")) as f:
             assert f.read() == "int k;\n"
-    assert _cache.evict(_cache.resolve(), 0) == [folder]
+    assert cachemod.evict(cachemod.resolve(), 0) == [folder]
 
 
 UNPICKLE = """\
@@ -235,7 +235,7 @@ def test_an_include_removed_while_the_compiler_runs_is_no_silent_success(tmp_pat
 ])
 def test_run_commands_says_which_failures_are_transient(argv, transient, says):
     with pytest.raises(bindthem.BuildError) as e:
-        _cache.run_commands([argv], "compiling k", "compiling k")
+        cachemod.run_commands([argv], "compiling k", "compiling k")
     assert e.value.transient is transient and says in str(e.value)
     assert pickle.loads(pickle.dumps(e.value)).transient is transient
 
@@ -275,14 +275,14 @@ def test_a_rejected_instantiation_is_remembered_and_says_so(tmp_path, cache):
 def test_on_demand_records_are_entries_of_the_cache(tmp_path, cache):
     lib = bindthem.build(kernel_tree(tmp_path / "src"), cxxflags="-O0")
     lib.axpy(np.zeros(2), 1.0)  # records axpy<double> in on-demand/
-    root = _cache.resolve()
-    seen = [e for e in _cache.entries(root) if e["kind"] == "on-demand"]
+    root = cachemod.resolve()
+    seen = [e for e in cachemod.entries(root) if e["kind"] == "on-demand"]
     assert len(seen) == 1 and seen[0]["size"] > 0
     r = subprocess.run([sys.executable, "-m", "bindthem", "cache", "list"],
                        env=python_env(), capture_output=True, text=True)
     assert r.returncode == 0 and " on-demand " in r.stdout
-    assert seen[0]["path"] in _cache.evict(root, 0)
-    assert not [e for e in _cache.entries(root) if e["kind"] == "on-demand"]
+    assert seen[0]["path"] in cachemod.evict(root, 0)
+    assert not [e for e in cachemod.entries(root) if e["kind"] == "on-demand"]
 
 
 # --- racing processes at the size limit --------------------------------------------

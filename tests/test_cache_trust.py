@@ -442,33 +442,33 @@ def test_evictor_whose_folder_was_replaced_leaves_the_new_build(tmp_path, monkey
     the removed folder); it must not rename and delete the new folder, whose
     build holds the new lock (seen at eight processes at the size limit as
     a compiler whose source vanished)."""
-    from bindthem import _cache
+    from bindthem import cache
     entry = tmp_path / "k-0123"
     entry.mkdir()
-    (entry / _cache.LOCK).write_text("")
+    (entry / cache.LOCK).write_text("")
     held, real_flock = [], fcntl.flock
 
     def racing_flock(fd, how):
         if not held:  # the other evictor and the new build, between open and flock
-            os.rename(entry, str(entry) + _cache.REMOVED + "1-1")
+            os.rename(entry, str(entry) + cache.REMOVED + "1-1")
             entry.mkdir()
-            (entry / _cache.LOCK).write_text("")
+            (entry / cache.LOCK).write_text("")
             (entry / ".build-x").mkdir()
             (entry / ".build-x" / "k.cpp").write_text("int k;\n")
-            new = os.open(entry / _cache.LOCK, os.O_RDONLY)
+            new = os.open(entry / cache.LOCK, os.O_RDONLY)
             real_flock(new, fcntl.LOCK_EX)
             held.append(new)
         return real_flock(fd, how)
 
     monkeypatch.setattr(fcntl, "flock", racing_flock)
     try:
-        assert _cache.remove_entry(str(entry)) is False
+        assert cache.remove_entry(str(entry)) is False
     finally:
         monkeypatch.undo()
         for fd in held:
             os.close(fd)
     assert (entry / ".build-x" / "k.cpp").read_text() == "int k;\n"
-    assert _cache.remove_entry(str(entry)) is True  # unheld now: removed
+    assert cache.remove_entry(str(entry)) is True  # unheld now: removed
     assert not entry.exists()
 
 

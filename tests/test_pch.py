@@ -17,7 +17,8 @@ from support import TOTAL_SCALE_H
 import bindthem
 
 build_module = importlib.import_module("bindthem.build")
-cache_module = importlib.import_module("bindthem._cache")
+cache_module = importlib.import_module("bindthem.cache")
+entry_module = importlib.import_module("bindthem.cache._entry")  # where _compile runs commands
 
 HEADER = TOTAL_SCALE_H
 
@@ -49,7 +50,7 @@ def commands(monkeypatch):
         return real(cmds, what, status)
 
     monkeypatch.setattr(build_module, "run_commands", spy)  # the units
-    monkeypatch.setattr(cache_module, "run_commands", spy)  # the precompile (a cache entry)
+    monkeypatch.setattr(entry_module, "run_commands", spy)  # the precompile (a cache entry)
     monkeypatch.delenv(build_module.PCH_ENV, raising=False)
     return seen
 

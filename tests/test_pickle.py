@@ -299,7 +299,7 @@ def test_the_compiler_identity_is_asked_once_per_process(project, cache_dir, mon
 
 
 def test_a_cache_hit_does_not_rehash_the_system_headers(project, cache_dir, monkeypatch):
-    import bindthem._cache as cachemod
+    import bindthem.cache._manifest as cachemod  # where _hit looks hash_file up
 
     lib = bindthem.build(str(project / "travel.h"), str(project / "travel.yml"),
                          cache_dir=cache_dir)

@@ -29,9 +29,9 @@ from typing import Any
 
 from .. import _core, _travel
 from .. import library as _library
-from .._cache import compile_cached, flag_list
 from .._types import Archs, Flags, StrPath
 from ..build import snapshot_flags, snapshot_name, write_snapshot
+from ..cache import compile_cached, flag_list
 from ..errors import BindValueError, CudaError, NoDriverError
 from ..library import Backend, LibraryInfo, _regular_file, plan_args, warn_if_left_out
 

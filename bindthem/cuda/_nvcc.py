@@ -10,8 +10,8 @@ import subprocess
 import warnings
 from importlib import resources
 
-from .._cache import flag_list
 from ..build import PRELUDE as HOST_PRELUDE
+from ..cache import flag_list
 from ..errors import BindTypeError, BindValueError, BuildError
 
 # The range bindthem compiles for by default: Volta to Hopper, plus PTX for

@@ -14,9 +14,9 @@ from importlib import resources
 from typing import Any
 
 from .. import _core
-from .._cache import compile_cached, flag_list
 from .._types import Archs, Flags, StrPath
 from ..build import snapshot_name, write_snapshot
+from ..cache import compile_cached, flag_list
 from ..errors import BindValueError, BuildError
 from ._nvcc import _arch_items, _cuda_home, _unsupported, _with_std
 
