@@ -2,7 +2,8 @@
 
 /* bt_cudapy_array.c, _export.c, _memory.c, _args.c: device arrays, their
  * export, copies, reading array and stream arguments (bt_cudapy_array.h);
- * bt_cudapy_kernel.c: kernels and launches; bt_cudapy_bind.c: cuda_bind and the
+ * bt_cudapy_kernel.c and its siblings (bt_cudapy_kernel_impl.h names them):
+ * kernels and launches; bt_cudapy_bind.c: cuda_bind and the
  * module handle; bt_cudapy_module.c: registration, cuda_* functions. */
 #ifndef BT_CUDA_PY_H
 #define BT_CUDA_PY_H
@@ -100,7 +101,7 @@ BT_HIDDEN PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_
 
 BT_HIDDEN extern PyType_Spec bt_cudapy_event_spec;
 
-/* ---- bt_cudapy_kernel.c ---- */
+/* ---- bt_cudapy_kernel.c, bt_cudapy_launch.c ---- */
 
 BT_HIDDEN extern PyType_Spec bt_cudapy_kernel_spec;
 BT_HIDDEN extern PyType_Spec bt_cudapy_launch_spec;

@@ -4,7 +4,7 @@
  * streams made and destroyed, the driver's facts) and the registration of
  * the CUDA exceptions (fetched from bindthem._from_c) and types. The types'
  * code is in bt_cudapy_bind.c (CudaModule, cuda_bind), bt_cudapy_kernel.c
- * (Kernel, Launch), bt_cudapy_array.c and its siblings (DeviceArray;
+ * and its siblings (Kernel, Launch), bt_cudapy_array.c and its siblings (DeviceArray;
  * bt_cudapy_array.h names them) and bt_cudapy_event.c (Event). Nothing here
  * loads the driver until a function is called. */
 #include "bt_cudapy.h"

@@ -1,5 +1,5 @@
 /* bt_function.c - bindthem.Function, a bound kernel: the callable head
- * (bt_callable.c) with its call: the shared dispatcher (bt_dispatch.c)
+ * (bt_callable.c) with its call: the shared dispatcher (bt_dispatch.h)
  * picks the overload, bt_call_invoke makes the call; plus the CPU's own
  * attributes (GIL policy, const copies, copy counts, call paths). */
 #include "bt_function.h"
@@ -149,57 +149,58 @@ static BT_NOINLINE PyObject *function_call_general(BtFunction *f, PyObject *cons
     return invoke(f, p.ov, p.argv, p.names);
 }
 
+/* One parameter list, argv[n_py] bound, each given unless `omitting`
+ * (NULL: left out; a constant at each caller): the last-call memo first
+ * (the same dtypes as last time; an omitted argument has a key of its
+ * own), else the dispatch codes (an omitted argument's BT_K_OMITTED, as
+ * bt_dispatch_pick gives them), bt_dispatch_select and the memo updated.
+ * The overload, or -1 with bt_dispatch_no_match's TypeError set. */
+static inline BT_ALWAYS_INLINE int select_bound(BtDispatch *d, PyObject *const *argv, int omitting)
+{
+    uint8_t codes[BT_MAX_PARAMS];
+    int i, ov, pass;
+
+    ov = bt_dispatch_last_as(d, argv, omitting);
+    if (ov >= 0)
+        return ov;
+    for (i = 0; i < d->n_py; i++)
+        codes[i] = !omitting || argv[i] ? bt_slot_code(argv[i]) : BT_K_OMITTED;
+    ov = bt_dispatch_select(d, codes, &pass);
+    if (ov < 0) {
+        bt_dispatch_no_match(d, argv, codes);
+        return -1;
+    }
+    bt_dispatch_remember(d, argv, ov);
+    return ov;
+}
+
 /* One parameter list, the first nargs parameters given by position and
  * the rest left out (each has a default, min_n <= nargs < n_py): the
- * binding is known, so no keyword loop; the last-call memo first (an
- * omitted argument has a key of its own), else the omitted ones' code is
- * BT_K_OMITTED, as bt_dispatch_pick gives them. */
+ * binding is known, so no keyword loop: select_bound with the omitted
+ * ones NULL. */
 static BT_NOINLINE PyObject *function_call_defaults(BtFunction *f, PyObject *const *args,
                                                     Py_ssize_t nargs)
 {
     BtDispatch *d = &f->d;
     PyObject *argv[BT_MAX_PARAMS];
-    uint8_t codes[BT_MAX_PARAMS];
-    int i, ov, pass;
+    int i, ov;
 
     for (i = 0; i < d->n_py; i++)
         argv[i] = i < nargs ? args[i] : NULL;
-    ov = bt_dispatch_last_as(d, argv, 1);
-    if (ov < 0) {
-        for (i = 0; i < d->n_py; i++)
-            codes[i] = argv[i] ? bt_slot_code(argv[i]) : BT_K_OMITTED;
-        ov = bt_dispatch_select(d, codes, &pass);
-        if (ov < 0) {
-            bt_dispatch_no_match(d, argv, codes);
-            return miss(f, args, nargs, NULL);
-        }
-        bt_dispatch_remember(d, argv, ov);
-    }
-    return invoke(f, ov, argv, d->names);
+    ov = select_bound(d, argv, 1);
+    return ov < 0 ? miss(f, args, nargs, NULL) : invoke(f, ov, argv, d->names);
 }
 
 /* Every parameter given by position, one parameter list, and the fused
- * entry did not take the call: the memo, else the dispatch codes. Out of
- * line, as the other ways below: the fused entry's frame stays small. */
+ * entry did not take the call: select_bound. Out of line, as the other
+ * ways below: the fused entry's frame stays small. */
 static BT_NOINLINE PyObject *function_call_positional(BtFunction *f, PyObject *const *args,
                                                       Py_ssize_t nargs)
 {
     BtDispatch *d = &f->d;
-    uint8_t codes[BT_MAX_PARAMS];
-    int i, ov, pass;
+    int ov = select_bound(d, args, 0);
 
-    ov = bt_dispatch_last(d, args); /* the same dtypes as last time */
-    if (ov < 0) {
-        for (i = 0; i < d->n_py; i++)
-            codes[i] = bt_slot_code(args[i]);
-        ov = bt_dispatch_select(d, codes, &pass);
-        if (ov < 0) {
-            bt_dispatch_no_match(d, args, codes);
-            return miss(f, args, nargs, NULL);
-        }
-        bt_dispatch_remember(d, args, ov);
-    }
-    return invoke(f, ov, args, d->names);
+    return ov < 0 ? miss(f, args, nargs, NULL) : invoke(f, ov, args, d->names);
 }
 
 static PyObject *function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
