@@ -20,39 +20,51 @@ building at once are safe.
 Flags, in order: ``cxxflags`` (default ``-O3``; given, it *replaces* that),
 then, appended, ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` for
 ``openmp=True``; ``-fPIC -shared`` always come last.
+
+This module is the API and the build's source (the translation unit, the
+snapshot, the warnings); below it, ``bindthem._compiler`` says who the
+compiler is and which include folders are its own, and ``bindthem._units``
+splits a cold build into parallel units and precompiles the prelude.
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import itertools
 import os
 import re
-import shutil
-import subprocess
 from typing import Any
 
 from . import _core, _ondemand, _travel
+from ._compiler import _compiler_id, _system_dirs
 from ._files import read_source_as
 from ._types import Flags, GilOption, StrPath
-from .cache import (
-    compile_cached,
-    flag_list,
-    group_read,
-    group_write,
-    remove_entry,
-    run_commands,
-    shell_words,
+from ._units import JOBS_HELP as JOBS_HELP
+from ._units import PCH_ENV as PCH_ENV
+from ._units import (
+    PCH_MIN,
+    _add_deps,
+    _check_jobs,
+    _compile_units,
+    _prelude_pch,
+    _shares,
+    _unit_command,
+    _without_pch_if_gone,
 )
+from ._units import REQUIRED_FLAGS as REQUIRED_FLAGS
+from ._units import default_jobs as default_jobs
+from ._units import jobs_argument as jobs_argument
+from .cache import compile_cached, flag_list, run_commands, shell_words
 from .errors import BuildError, BuildWarning, warn
 from .library import Library, _make, _options, plan_message, warn_if_left_out
+
+# ``X as X`` above: names of bindthem._units that bindthem.build has always
+# exported (the command line and %%bindthem read JOBS_HELP and jobs_argument here)
 
 __all__ = ["build", "compile_library", "instantiation_source", "resolve_flags",
            "write_snapshot"]
 
 DEFAULT_FLAGS = ("-O3",)
-REQUIRED_FLAGS = ("-fPIC", "-shared")
+# REQUIRED_FLAGS (-fPIC -shared, always last) is bindthem._units', which writes the commands
 OPENMP_FLAG = "-fopenmp"
 # Headers written for pybind11 bindings lean on what pybind11 includes (pyamg's
 # linalg.h uses std::vector without <vector>), so the generated source
@@ -120,141 +132,6 @@ def _instantiations(meta):
             if ov["instantiation"]]
 
 
-def default_jobs():
-    """The compiler processes a cold build runs at once: the cores this
-    process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform (macOS)
-        return os.cpu_count() or 1
-
-
-def _check_jobs(jobs):
-    if jobs is None:
-        return default_jobs()
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError("jobs=%r: expected a number of compiler processes, 1 or more "
-                         "(default: the %d cores this process may use)" % (jobs, default_jobs()))
-    return jobs
-
-
-JOBS_HELP = ("compiler processes a cold build runs at once, each compiling a share of the "
-             "instantiations (default: the cores this process may use)")
-
-
-def jobs_argument(text):
-    """--jobs N of the command line and %%bindthem: a number, 1 or more."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError("%r: expected a number of compiler processes, 1 or "
-                                         "more" % text)
-    return int(text)
-
-
-def _shares(meta, n):
-    """The header's instantiation lines in ``n`` shares of about equal work
-    (work: the template's length in the header; longest first to the
-    lightest share), each share in the header's order. Depends only on the
-    metadata (``parse_header(..., brief=True)``'s) and ``n``."""
-    items = [(ov["instantiation"], ov["lines"]) for fn in meta["functions"]
-             for ov in fn["overloads"] if ov["instantiation"]]
-    cost = [lines for _, lines in items]
-    loads, shares = [0] * n, [[] for _ in range(n)]
-    for i in sorted(range(len(items)), key=lambda i: (-cost[i], i)):
-        k = min(range(n), key=lambda k: (loads[k], k))
-        shares[k].append(i)
-        loads[k] += cost[i]
-    return [[items[i][0] for i in sorted(share)] for share in shares]
-
-
-_compiler_ids: dict[Any, str] = {}
-
-
-def _compiler_id(cxx, cache_dir=None):
-    """What ``cxx --version`` prints: run once per compiler and process, and
-    kept in the cache (``compilers/<hash>/version``) under the identity of
-    the compiler's executable (its resolved path, device, inode, size,
-    mtime and ctime), so a warm build in a new process runs no compiler. A
-    compiler given with arguments (``ccache g++``) or that is not an ELF
-    binary (a wrapper script: what it runs can change under it) is asked
-    every process."""
-    key = (tuple(cxx), os.environ.get("PATH"))
-    ident = _compiler_ids.get(key)
-    if ident is not None:
-        return ident
-    name = _compiler_identity(cxx)
-    data = group_read(cache_dir, "compilers", name, "version") if name else None
-    try:
-        ident = data.decode() if data is not None else None
-    except UnicodeDecodeError:
-        ident = None
-    if ident is None:
-        try:
-            out = subprocess.run(cxx + ["--version"], capture_output=True, text=True,
-                                 timeout=60)
-        except (OSError, subprocess.SubprocessError) as e:
-            raise BuildError("cannot run the C++ compiler %r: %s" % (" ".join(cxx), e),
-                             output=str(e), command=cxx) from None
-        ident = out.stdout + out.stderr
-        if name and out.returncode == 0:
-            try:
-                group_write(cache_dir, "compilers", name, "version", ident.encode())
-            except OSError:  # a full disk: asked again next time
-                pass
-    _compiler_ids[key] = ident
-    return ident
-
-
-def _compiler_identity(cxx):
-    """A hash of a one-word ELF compiler's executable identity, or None."""
-    if len(cxx) != 1:
-        return None
-    exe = shutil.which(cxx[0])
-    if exe is None:
-        return None
-    real = os.path.realpath(exe)
-    try:
-        with open(real, "rb") as f:
-            if f.read(4) != b"\x7fELF":
-                return None
-            st = os.fstat(f.fileno())
-    except OSError:
-        return None
-    ident = "\0".join(map(str, (real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
-                                 st.st_ctime_ns)))
-    return hashlib.sha256(ident.encode()).hexdigest()[:32]
-
-
-_system_dirs_of: dict[Any, tuple[str, ...]] = {}
-_INCLUDE_OPTIONS = ("-isystem", "-idirafter", "-iquote", "-I")
-
-
-def _system_dirs(cxx, flags):
-    """The compiler's own include folders (its ``#include <...>`` search list,
-    without those the flags or $CPATH name: the user's may be edited), asked
-    once per compiler, flags and process; () when it cannot say."""
-    key = (tuple(cxx), tuple(flags), os.environ.get("PATH"))
-    dirs = _system_dirs_of.get(key)
-    if dirs is None:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")}
-        try:
-            out = subprocess.run(cxx + flags + ["-x", "c++", "-E", "-v", "-"], env=env,
-                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                 timeout=60).stderr
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        _, _, listed = out.partition("#include <...> search starts here:\n")
-        listed, end, _ = listed.partition("End of search list.")
-        named = {os.path.abspath(f[len(o):]) for f in flags for o in _INCLUDE_OPTIONS
-                 if f.startswith(o) and len(f) > len(o)}
-        named |= {os.path.abspath(f) for f in flags if os.path.isdir(f)}
-        dirs = tuple(d for d in (os.path.abspath(line.split(" (")[0].strip())
-                                 for line in listed.splitlines() if line.strip())
-                     if d not in named) if end else ()
-        _system_dirs_of[key] = dirs
-    return dirs
-
-
 def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
     """The flags a build passes before ``-fPIC -shared``: ``cxxflags``
     (default ``-O3``), which replaces the default, then, appended,
@@ -294,10 +171,12 @@ def _compile(plan, meta, cxx, flags, cache_dir, output=None, record=None, load=N
     def command(src, dep, out):  # run on a cache miss only: a warm build needs no prelude
         write_snapshot(os.path.dirname(src), plan)
         pch, prelude_deps = ((), ()) if units < 2 and n < PCH_MIN else _prelude_pch(
-            cxx, flags, cache_dir)
+            cxx, flags, cache_dir, PRELUDE)
         if units > 1:
-            text = _compile_units(snapshot_name(header), meta, units, cxx, flags, src, dep, out,
-                                  one_unit, what, status, pch, inc)
+            sources = [_source_of(snapshot_name(header), meta, share)
+                       for share in _shares(meta, units)]
+            text = _compile_units(sources, cxx, flags, src, dep, out, one_unit, what, status,
+                                  pch, inc)
         else:
             text = _without_pch_if_gone(pch, lambda p: run_commands(
                 [one_unit(src, dep, out, p)], what, status)[0])
@@ -310,16 +189,6 @@ def _compile(plan, meta, cxx, flags, cache_dir, output=None, record=None, load=N
         cache_dir=cache_dir, folder_name=stem, stem="lib" + stem, ext=".so", source=source,
         suffix=".cpp", what=what, output=output, record=record, load=load, status=status,
         command=command, system_dirs=lambda: _system_dirs(cxx, flags))
-
-
-def _unit_command(cxx, flags, inc=()):
-    """command(src, depfile, out, pch=()) of compile_cached for one translation
-    unit (``pch``: the options of the precompiled prelude, or (); ``inc``:
-    the snapshot's include options, :func:`snapshot_flags`)."""
-    def one_unit(src, dep, out, pch=()):
-        return (cxx + flags + list(REQUIRED_FLAGS) + list(pch) + list(inc)
-                + ["-MD", "-MF", dep, src, "-o", out])
-    return one_unit
 
 
 def _compile_one(ctx, plan, line, folders, what):
@@ -351,175 +220,6 @@ def _compile_one(ctx, plan, line, folders, what):
         source=source, suffix=".cpp", what="compiling %s" % what, load=load,
         status="compiling %s with %s" % (what, os.path.basename(cxx[-1])),
         command=compile_snapshot, system_dirs=lambda: _system_dirs(cxx, ctx.flags))
-
-
-# Data with internal linkage that is harmless in every unit: <iostream>'s initialiser.
-_PER_UNIT = frozenset(["_ZStL8__ioinit"])
-
-
-def _compile_units(include, meta, units, cxx, flags, src, dep, out, one_unit, what, status,
-                   pch=(), inc=()):
-    """Compiles ``units`` translation units in parallel (each includes
-    ``include``, the header's snapshot, and instantiates its share), in the
-    private folder of ``src``,
-    then links them into ``out``; returns what the compiler printed, merged.
-    The header's own definitions are in every unit, so where that would
-    change what a call does, the one unit is built instead: a header whose
-    objects hold writable data of internal linkage (``static`` or unnamed
-    namespace variables: each unit would have its own copy), or whose
-    objects do not link (a definition that is not inline: defined twice).
-    ``pch``: the compiler options of the precompiled prelude, or ()."""
-    folder = os.path.dirname(src)
-    shares = _shares(meta, units)
-    for i, share in enumerate(shares):
-        with open(os.path.join(folder, "unit%d.cpp" % i), "x") as f:
-            f.write(_source_of(include, meta, share))
-
-    def compile_all(pch):
-        cmds, objs = [], []
-        for i in range(len(shares)):
-            unit, obj = (os.path.join(folder, "unit%d%s" % (i, ext)) for ext in (".cpp", ".o"))
-            cmds.append(cxx + flags + ["-fPIC"] + list(pch) + list(inc) + ["-c"]
-                        + (["-MD", "-MF", dep] if i == 0 else []) + [unit, "-o", obj])
-            objs.append(obj)
-        return objs, [t.replace(c[-3], src) for t, c in zip(run_commands(cmds, what, status),
-                                                              cmds)]
-
-    objs, texts = _without_pch_if_gone(pch, compile_all)
-    if not _per_unit_state(objs):
-        try:
-            texts += run_commands([cxx + flags + list(REQUIRED_FLAGS) + objs + ["-o", out]],
-                                  what, status)
-            return _merge_outputs(texts)
-        except BuildError:
-            pass
-    return _without_pch_if_gone(pch, lambda p: run_commands([one_unit(src, dep, out, p)],
-                                                            what, status)[0])
-
-
-# The prelude precompiled (GCC's precompiled headers): every translation unit a
-# cold build compiles starts with PRELUDE, which is most of the work of a small
-# unit (~0.25 s of g++ -O3 reading the standard headers). It is compiled once
-# per compiler, flags and cache, as a cache entry of its own (so an update of
-# the standard headers, which changes their folders, makes it again), and only
-# when a build compiles. GCC checks that a precompiled header fits the options
-# of the compile that reads it and ignores one that does not; the units' sources
-# (and so the cache keys) are the same with or without it.
-PCH_ENV = "BINDTHEM_NO_PCH"  # set (non-empty): no precompiled prelude
-# A build precompiles the prelude (~0.9 s, once) only where that pays at once:
-# several units, or this many instantiations (a small header, a notebook cell of
-# untemplated functions, does not wait for it)
-PCH_MIN = 8
-
-
-def _prelude_pch(cxx, flags, cache_dir):
-    """(the options ``-include <prelude>`` that make g++ read the prelude
-    precompiled, the files its precompile read), or ((), ()) where it cannot:
-    another compiler (clang's PCH work differently), a compiler given with
-    arguments or as a wrapper script, $BINDTHEM_NO_PCH set, or a failed
-    precompile (the build then reads the prelude's text, as always). g++
-    leaves most of those files out of the dependencies of a unit that reads
-    the precompiled prelude: the build adds them (:func:`_add_deps`), so the
-    unit's cache entry is checked against the standard headers as before."""
-    if os.environ.get(PCH_ENV) or _compiler_identity(cxx) is None:
-        return (), ()
-    ident = _compiler_id(cxx, cache_dir)
-    if "Free Software Foundation" not in ident or "clang" in ident:
-        return (), ()
-    pch_flags = flags + ["-fPIC"]
-    record = {}  # the precompile's deps
-    try:
-        path = compile_cached(
-            key_parts=("prelude", PRELUDE, ident, "\0".join(cxx + pch_flags)),
-            cache_dir=cache_dir, folder_name="prelude", stem="prelude", ext=".hpp.gch",
-            source=PRELUDE, suffix=".hpp", what="precompiling bindthem's prelude",
-            status="precompiling the standard headers with %s" % os.path.basename(cxx[-1]),
-            command=lambda src, dep, out: cxx + pch_flags + ["-x", "c++-header", "-MD", "-MF",
-                                                             dep, src, "-o", out],
-            system_dirs=lambda: _system_dirs(cxx, flags), record=record)
-    except (BuildError, OSError):
-        return (), ()
-    try:
-        deps = sorted(record["deps"])
-    except BuildError:  # its manifest's second line is damaged: precompiled again next time
-        remove_entry(os.path.dirname(path))
-        return (), ()
-    return ("-include", path[:-len(".gch")]), deps
-
-
-def _add_deps(depfile, paths):
-    """Adds ``paths`` to the make rule the compiler wrote into ``depfile``."""
-    if not paths:
-        return
-    with open(depfile, "r+") as f:
-        text = f.read().rstrip()
-        f.seek(0)
-        f.write(text + "".join(" \\\n " + p.replace(" ", "\\ ") for p in paths) + "\n")
-        f.truncate()
-
-
-def _without_pch_if_gone(pch, compile_with):
-    """``compile_with(pch)``; once more with no precompiled prelude if that
-    failed naming it (evicted from the cache meanwhile, or refused by this
-    compiler): it is a shortcut, never a cause of failure."""
-    try:
-        return compile_with(pch)
-    except BuildError as e:
-        if not pch or pch[1] not in (e.output or ""):  # what the compiler said, not the command
-            raise
-    return compile_with(())
-
-
-def _per_unit_state(objs):
-    """Whether the objects hold writable data of internal linkage (``nm``
-    types b, d, g, s), or cannot be read: the one unit is then built."""
-    try:
-        proc = subprocess.run(["nm"] + objs, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return True
-    if proc.returncode != 0:
-        return True
-    for line in proc.stdout.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[1] in ("b", "d", "g", "s") and f[2] not in _PER_UNIT:
-            return True
-    return False
-
-
-_CONTEXT = re.compile(r"^(In file included from |\s+from |.*: In |.*: At global scope"
-                      r"|.*:\d+:\d+:\s+required from )")
-
-
-def _merge_outputs(texts):
-    """What several units' compilers printed, each diagnostic once: a
-    diagnostic (a warning or error line, the notes and lines after it, the
-    context lines before it) is dropped when one with the same text, its
-    context aside, was kept already."""
-    seen, kept = set(), []
-    for text in texts:
-        blocks, context, cur = [], [], None
-        for line in text.splitlines():
-            if _CONTEXT.match(line):
-                if cur is not None:
-                    blocks.append(cur)
-                    cur = None
-                context.append(line)
-            elif cur is None or (not line[:1].isspace() and ": note:" not in line):
-                if cur is not None:
-                    blocks.append(cur)
-                cur, context = (context, [line]), []
-            else:
-                cur[1].append(line)
-        if cur is not None:
-            blocks.append(cur)
-        if context:
-            blocks.append((context, []))
-        for ctx, body in blocks:
-            key = "\n".join(body or ctx)
-            if key not in seen:
-                seen.add(key)
-                kept += ctx + body
-    return "\n".join(kept) + ("\n" if kept else "")
 
 
 def compile_library(header: StrPath, instantiate: StrPath | None = None, *,

@@ -99,14 +99,15 @@ def test_jobs_split_the_instantiations_and_call_the_same(tmp_path, runs):
 
 def test_shares_are_balanced_and_cover_every_instantiation(tmp_path):
     bb = importlib.import_module("bindthem.build")
+    units = importlib.import_module("bindthem._units")  # where a build is split
     h, y = write(tmp_path)
     meta = bindthem._core.parse_header(h, y, brief=True)  # what a build splits
     every = bb._instantiations(meta)
     for n in (1, 2, 3, 5):
-        shares = bb._shares(meta, n)
+        shares = units._shares(meta, n)
         assert sorted(sum(shares, [])) == sorted(every) and len(shares) == n
         assert max(map(len, shares)) - min(map(len, shares)) <= 2
-        assert shares == bb._shares(meta, n)  # the same split every time
+        assert shares == units._shares(meta, n)  # the same split every time
 
 
 def test_the_cache_key_does_not_depend_on_jobs(tmp_path, runs):

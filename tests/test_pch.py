@@ -16,7 +16,8 @@ from support import TOTAL_SCALE_H
 
 import bindthem
 
-build_module = importlib.import_module("bindthem.build")
+build_module = importlib.import_module("bindthem.build")  # where the one unit is compiled
+units_module = importlib.import_module("bindthem._units")  # the parallel units, the prelude
 cache_module = importlib.import_module("bindthem.cache")
 entry_module = importlib.import_module("bindthem.cache._entry")  # where _compile runs commands
 
@@ -49,9 +50,10 @@ def commands(monkeypatch):
         seen.extend(cmds)
         return real(cmds, what, status)
 
-    monkeypatch.setattr(build_module, "run_commands", spy)  # the units
+    monkeypatch.setattr(build_module, "run_commands", spy)  # the one unit
+    monkeypatch.setattr(units_module, "run_commands", spy)  # the parallel units
     monkeypatch.setattr(entry_module, "run_commands", spy)  # the precompile (a cache entry)
-    monkeypatch.delenv(build_module.PCH_ENV, raising=False)
+    monkeypatch.delenv(units_module.PCH_ENV, raising=False)
     return seen
 
 
@@ -105,7 +107,7 @@ def test_a_small_one_unit_build_does_not_wait_for_it(tmp_path, commands):
                          cache_dir=str(tmp_path / "c"), jobs=1)
     assert lib.total(np.ones(3)) == 3.0
     assert _includes(commands) == [] and _prelude_entries(str(tmp_path / "c")) == []
-    assert build_module.PCH_MIN > 2
+    assert units_module.PCH_MIN > 2
 
 
 def test_precompiled_once_per_compiler_and_flags(kernels, commands, tmp_path):
@@ -128,11 +130,11 @@ def test_precompiled_once_per_compiler_and_flags(kernels, commands, tmp_path):
 def test_same_calls_with_and_without(kernels, monkeypatch, tmp_path):
     if shutil.which("g++") is None:
         pytest.skip("no g++")
-    monkeypatch.setenv(build_module.PCH_ENV, "1")
+    monkeypatch.setenv(units_module.PCH_ENV, "1")
     plain = bindthem.build(*kernels, cxx="g++", cxxflags=FLAGS, name="plain",
                            cache_dir=str(tmp_path / "a"), jobs=1)
     assert _prelude_entries(str(tmp_path / "a")) == []
-    monkeypatch.delenv(build_module.PCH_ENV)
+    monkeypatch.delenv(units_module.PCH_ENV)
     fast = bindthem.build(*kernels, cxx="g++", cxxflags=FLAGS, name="fast",
                           cache_dir=str(tmp_path / "b"), jobs=1)
     assert len(_prelude_entries(str(tmp_path / "b"))) == 1
@@ -143,11 +145,11 @@ def test_same_calls_with_and_without(kernels, monkeypatch, tmp_path):
 
 
 def test_no_pch_env_and_clang_build_from_text(kernels, commands, monkeypatch, tmp_path):
-    monkeypatch.setenv(build_module.PCH_ENV, "1")
+    monkeypatch.setenv(units_module.PCH_ENV, "1")
     lib = bindthem.build(*kernels, cxx="g++", cxxflags=FLAGS, cache_dir=str(tmp_path / "a"))
     _computes(lib)
     assert _includes(commands) == [] and _prelude_entries(str(tmp_path / "a")) == []
-    monkeypatch.delenv(build_module.PCH_ENV)
+    monkeypatch.delenv(units_module.PCH_ENV)
     if shutil.which("clang++") is None:
         return
     del commands[:]

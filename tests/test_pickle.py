@@ -280,17 +280,17 @@ def test_warm_unpickle_is_cheap(project, cache_dir):
 def test_the_compiler_identity_is_asked_once_per_process(project, cache_dir, monkeypatch):
     import importlib
 
-    bb = importlib.import_module("bindthem.build")  # bindthem.build is the function
+    cc = importlib.import_module("bindthem._compiler")  # where the compiler is asked
     runs = []
-    real = bb.subprocess.run
+    real = cc.subprocess.run
 
     def counting(cmd, *a, **kw):
         runs.append(cmd)
         return real(cmd, *a, **kw)
 
-    monkeypatch.setattr(bb, "_compiler_ids", {})
-    monkeypatch.setattr(bb, "_system_dirs_of", {})
-    monkeypatch.setattr(bb.subprocess, "run", counting)
+    monkeypatch.setattr(cc, "_compiler_ids", {})
+    monkeypatch.setattr(cc, "_system_dirs_of", {})
+    monkeypatch.setattr(cc.subprocess, "run", counting)
     for _ in range(3):
         bindthem.build(str(project / "travel.h"), str(project / "travel.yml"),
                        cache_dir=cache_dir)

@@ -17,6 +17,7 @@ from test_build_jobs import write
 from bindthem import _core
 
 build = importlib.import_module("bindthem.build")  # the module (bindthem.build is the function)
+compiler = importlib.import_module("bindthem._compiler")  # where the compiler is identified
 
 CHILD = textwrap.dedent("""
     import subprocess, sys
@@ -65,15 +66,15 @@ def test_compiler_identity_follows_the_executable(kernels):
     exe = kernels / "bin" / "cxx"
     exe.parent.mkdir()
     shutil.copy2(sys.executable, exe)  # any ELF executable
-    first = build._compiler_identity([str(exe)])
-    assert first and first == build._compiler_identity([str(exe)])
+    first = compiler._compiler_identity([str(exe)])
+    assert first and first == compiler._compiler_identity([str(exe)])
     link = kernels / "bin" / "c++"
     link.symlink_to(exe)
-    assert build._compiler_identity([str(link)]) == first  # resolved, not named
+    assert compiler._compiler_identity([str(link)]) == first  # resolved, not named
     exe.unlink()
     shutil.copy2(sys.executable, exe)
-    assert build._compiler_identity([str(exe)]) not in (None, first)
-    assert build._compiler_identity([str(exe), "-m64"]) is None  # with arguments: asked
+    assert compiler._compiler_identity([str(exe)]) not in (None, first)
+    assert compiler._compiler_identity([str(exe), "-m64"]) is None  # with arguments: asked
 
 
 def test_wrapper_script_is_asked_every_process(kernels):
