@@ -58,7 +58,7 @@ import threading
 import weakref
 from typing import Any
 
-from . import _loading
+from . import _core, _loading
 from ._files import read_upto
 from ._opts import _options
 from .errors import BindError, PickleError
@@ -247,16 +247,8 @@ class Source:
         named by ``header`` and ``instantiate`` (the paths that hold them,
         :meth:`_materialised`): parsed from the bytes carried, not read
         again, so what is bound is what the key hashed."""
-        from . import _core
-
         return _core.parse(header, instantiate, strict=self.strict,
                            header_text=self.header_text, yaml_text=self.yaml_text)
-
-    def _materialise(self, cache_dir=None):
-        """The paths of :meth:`_materialised`, not held: a copy in the cache
-        may be evicted as soon as this returns."""
-        with self._materialised(cache_dir) as paths:
-            return paths
 
     @contextlib.contextmanager
     def _materialised(self, cache_dir=None):

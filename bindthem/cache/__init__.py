@@ -84,7 +84,6 @@ a copy, and the package's own calls do not look it up here.
 from ._entry import (
     compile_cached,
     flag_list,
-    group_entry,
     group_read,
     group_write,
     run_commands,
@@ -97,6 +96,6 @@ from ._manifest import hash_file, read_manifest
 from ._root import DEPS, GROUPS, LOCK, REMOVED, cache_root, open_root, resolve
 
 __all__ = ["DEPS", "GROUPS", "LOCK", "REMOVED", "cache_limit", "cache_root", "compile_cached",
-           "entries", "evict", "flag_list", "group_entry", "group_read", "group_write",
+           "entries", "evict", "flag_list", "group_read", "group_write",
            "hash_file", "open_root", "read_manifest", "remove_entry", "resolve", "run_commands",
            "shell_words", "sweep", "using_group", "write_once"]

@@ -411,14 +411,6 @@ def _copy_out(efd, name, output):
 # --- group entries: held while they are used ------------------------------------
 
 
-def group_entry(cache_dir, group, name):
-    """The path of ``<cache>/<group>/<name>/``, made and marked used as
-    :func:`using_group` does, but not held: eviction may remove it at once.
-    What writes files there, or reads them, holds it with using_group."""
-    with using_group(cache_dir, group, name) as folder:
-        return folder
-
-
 @contextlib.contextmanager
 def using_group(cache_dir, group, name):
     """``with using_group(cache_dir, "sources", key) as folder:``, the path of

@@ -187,7 +187,7 @@ def write_once(folder, rel, data):
     """Writes bytes ``data`` to ``folder/rel`` unless it holds them already:
     subfolders made 0700 and walked without following links, the file
     published atomically (:func:`_publish`). ``folder`` is trusted (from
-    :func:`group_entry`); ``rel`` must stay inside it. Returns the path."""
+    :func:`using_group`, held); ``rel`` must stay inside it. Returns the path."""
     parts = os.path.normpath(rel).split(os.sep)
     if os.path.isabs(rel) or not all(_plain(p) for p in parts):
         raise ValueError("%r: expected a relative path inside %s" % (rel, folder))
