@@ -1,5 +1,7 @@
 /* bt_parse.c - header reader: templates and function declarations into
- * declaration records; bodies skipped by brace matching.
+ * declaration records; bodies skipped by brace matching. The type, param
+ * and params rules are bt_parse_param.c's; errors at a token and bracket
+ * matching bt_parse_tok.c's (what they share: bt_parse_impl.h).
  *
  * The grammar it accepts (tokens from bt_lex.c; preprocessor lines and
  * comments are already gone, the comment block above a token is its doc):
@@ -33,196 +35,17 @@
  * type token, followed by '(' at angle depth 0. Everything else at file
  * scope is "other" and skipped. Functions the dialect can't bind are kept
  * with an unbindable reason; only malformed syntax is an error. */
-#include "bt_parse.h"
+#include "bt_parse_impl.h"
 
 #include <stdio.h>
-#include <string.h>
 
-#include "bt_lex.h"
-
-#define MAX_NEST 200
-#define MAX_STACK 64
-
-typedef struct Tmpl {
-    const char **names;
-    BtTParam *info; /* one per name */
-    int n;
-    const char *reason; /* why the template makes the function unbindable */
-} Tmpl;
-
-typedef struct Parser {
-    const char *file;
-    BtTokens toks;
-    int pos;
-    BtArena *arena;
-    BtDiag *diag;
-    const char **ns;
-    int n_ns;
-    int extern_c; /* inside extern "C" { } */
-    int anon_ns;  /* inside namespace { } */
-    int depth;
-    BtDecl *decls; /* a block of its own (bt_arena_resize) */
-    int n_decls, cap_decls;
-    struct Range *ranges; /* split_params' output, reused for every function */
-    int cap_ranges;
-    int strict;       /* an unreadable declaration is an error, not a record */
-    int fail_tok;     /* token index of the last error fail() recorded */
-    int eof_recorded; /* an unreadable declaration ending at end of file is recorded */
-    int knr_names;    /* the last parameter list was bare names: `f(a, b)` */
-} Parser;
-
-/* What parse_type learned from a type (and maybe a declarator name). */
-typedef struct TypeInfo {
-    char spelling[256]; /* normalized base type, cv left out */
-    int is_const;
-    int nptr, nref;
-    const char *elaborated; /* "struct", "union", "class", "enum", or NULL */
-    int name;               /* token index of the name, or -1 */
-} TypeInfo;
-
-static int parse_items(Parser *p, int inside);
-
-/* ---- tokens ---- */
-
-static const BtToken *tok(const Parser *p, int i)
-{
-    return &p->toks.v[i < p->toks.n ? i : p->toks.n - 1];
-}
-
-static const BtToken *cur(const Parser *p) { return tok(p, p->pos); }
-
-static int is(const Parser *p, int i, const char *s) { return bt_lex_is(tok(p, i), s); }
-
-static void advance(Parser *p)
-{
-    if (p->pos < p->toks.n - 1)
-        p->pos++;
-}
-
-static int at_end(const BtToken *t) { return t->kind == BT_TOK_EOF || t->kind == BT_TOK_ERROR; }
-
-static const char *near(const BtToken *t, char *buf, size_t size)
-{
-    int n = t->len;
-
-    if (at_end(t)) {
-        snprintf(buf, size, "end of file");
-        return buf;
-    }
-    if (n > 40) /* cut at 40 bytes, not inside a UTF-8 sequence */
-        for (n = 40; n > 0 && ((unsigned char)t->s[n] & 0xC0) == 0x80; n--)
-            ;
-    snprintf(buf, size, "'%.*s'", n, t->s);
-    return buf;
-}
-
-/* Records an error at token t; at the lexer's error token, the lexer's error. */
-static int fail(Parser *p, const BtToken *t, const char *fmt, ...) BT_PRINTF(3, 4);
-static int fail(Parser *p, const BtToken *t, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    if (t->kind == BT_TOK_ERROR) {
-        const BtDiag *e = &p->toks.err;
-        p->fail_tok = p->toks.n - 1;
-        return bt_diag_set(p->diag, e->kind, e->file, e->line, e->col, "%s", e->message);
-    }
-    p->fail_tok = (int)(t - p->toks.v);
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return bt_diag_set(p->diag, BT_DIAG_HEADER, p->file, t->line, bt_lex_col(&p->toks, t), "%s",
-                       msg);
-}
-
-static int expected(Parser *p, const BtToken *t, const char *what)
-{
-    char nb[64];
-    return fail(p, t, "expected %s near %s", what, near(t, nb, sizeof nb));
-}
-
-static char *tokdup(Parser *p, const BtToken *t)
-{
-    return bt_arena_strndup(p->arena, t->s, (size_t)t->len);
-}
-
-static int is_any(const BtToken *t, const char *const *list)
-{
-    for (; *list; list++)
-        if (bt_lex_is(t, *list))
-            return 1;
-    return 0;
-}
-
-static const char *const builtin_words[] = {
-    "void",   "bool",    "char",    "short",    "int",      "long", "signed",   "unsigned", "float",
-    "double", "wchar_t", "char8_t", "char16_t", "char32_t", "auto", "__int128", NULL};
-static const char *const cv_words[] = {"const",      "volatile",     "restrict",
-                                       "__restrict", "__restrict__", NULL};
-static const char *const elaborated_words[] = {"struct", "union", "class", "enum", NULL};
 static const char *const other_words[] = {
     "struct", "class",    "union",     "enum", "typedef", "using", "static_assert",
     "friend", "template", "namespace", "asm",  "__asm__", NULL};
 
+static int parse_items(Parser *p, int inside);
+
 /* ---- skipping ---- */
-
-static char closer_of(const BtToken *t)
-{
-    if (t->kind != BT_TOK_PUNCT || t->len != 1)
-        return 0;
-    return *t->s == '(' ? ')' : *t->s == '[' ? ']' : *t->s == '{' ? '}' : 0;
-}
-
-static int is_closer(const BtToken *t)
-{
-    return t->kind == BT_TOK_PUNCT && t->len == 1 && strchr(")]}", *t->s);
-}
-
-/* The error at t when the innermost open bracket wants its closer. */
-static int want_closer(Parser *p, const BtToken *t, const char *stack, int sp)
-{
-    char what[8];
-    snprintf(what, sizeof what, "'%c'", stack[sp - 1]);
-    return expected(p, t, what);
-}
-
-/* One token of a bracket walk: an opener is pushed, a closer must match the
- * innermost opener and pops it; *sp > 0 on entry unless t opens. */
-static int nest(Parser *p, const BtToken *t, char *stack, int *sp)
-{
-    char c = closer_of(t);
-    if (c) {
-        if (*sp == MAX_STACK)
-            return fail(p, t, "brackets nested too deeply");
-        stack[(*sp)++] = c;
-    } else if (is_closer(t)) {
-        if (*t->s != stack[*sp - 1])
-            return want_closer(p, t, stack, *sp);
-        --*sp;
-    }
-    return 0;
-}
-
-/* balanced -> opener (any token | balanced)* matching closer */
-static int skip_balanced(Parser *p)
-{
-    char stack[MAX_STACK];
-    int sp = 0;
-
-    /* from an opener on, sp > 0 wherever stack[sp - 1] is read */
-    if (!closer_of(cur(p)))
-        return expected(p, cur(p), "'(', '[' or '{'");
-    do {
-        const BtToken *t = cur(p);
-        if (at_end(t))
-            return want_closer(p, t, stack, sp);
-        if (nest(p, t, stack, &sp) < 0)
-            return -1;
-        advance(p);
-    } while (sp > 0);
-    return 0;
-}
 
 /* body -> '{' (any token, braces matched) '}' */
 static int skip_body(Parser *p, const char *fname)
@@ -232,8 +55,9 @@ static int skip_body(Parser *p, const char *fname)
     do {
         const BtToken *t = cur(p);
         if (at_end(t))
-            return fail(p, t, "unexpected end of file in function body of '%s' (opened at line %d)",
-                        fname, open_line);
+            return bt_parse_fail(
+                p, t, "unexpected end of file in function body of '%s' (opened at line %d)", fname,
+                open_line);
         if (bt_lex_is(t, "{"))
             depth++;
         else if (bt_lex_is(t, "}"))
@@ -251,7 +75,7 @@ static int skip_other(Parser *p)
     for (;;) {
         const BtToken *t = cur(p);
         if (at_end(t))
-            return expected(p, t, "';'");
+            return bt_parse_expected(p, t, "';'");
         if (bt_lex_is(t, ";")) {
             advance(p);
             return 0;
@@ -259,20 +83,20 @@ static int skip_other(Parser *p)
         if (bt_lex_is(t, "}"))
             return 0;
         if (bt_lex_is(t, "{")) {
-            if (skip_balanced(p) < 0)
+            if (bt_parse_skip_balanced(p) < 0)
                 return -1;
             if (!needs_semi)
                 return 0;
             continue;
         }
         if (closer_of(t)) {
-            if (skip_balanced(p) < 0)
+            if (bt_parse_skip_balanced(p) < 0)
                 return -1;
             continue;
         }
         if (is_closer(t)) {
             char nb[64];
-            return fail(p, t, "unexpected %s", near(t, nb, sizeof nb));
+            return bt_parse_fail(p, t, "unexpected %s", bt_parse_near(t, nb, sizeof nb));
         }
         if (is_any(t, other_words) || bt_lex_is(t, "="))
             needs_semi = 1;
@@ -280,446 +104,10 @@ static int skip_other(Parser *p)
     }
 }
 
-/* Skips '<' ... '>' (nested) starting at token i, within [i, b); returns the
- * index after '>', or -1 when it does not close before b. */
-static int skip_angles(const Parser *p, int i, int b)
-{
-    int depth = 0;
-
-    for (; i < b; i++) {
-        if (is(p, i, "<"))
-            depth++;
-        else if (is(p, i, ">") && --depth == 0)
-            return i + 1;
-    }
-    return -1;
-}
-
-/* ---- types ---- */
-
-static void append(char *buf, size_t size, const char *s, size_t n)
-{
-    size_t len = strlen(buf);
-    if (len + n + 1 < size) {
-        memcpy(buf + len, s, n);
-        buf[len + n] = '\0';
-    }
-}
-
-/* type -> (cv | name)+ ('*' | '&' | '&&' | cv)* [IDENT], over tokens [a, b).
- * what: the expected-token text for errors ("')'"). */
-static int parse_type(Parser *p, int a, int b, int allow_name, const char *what, TypeInfo *ti)
-{
-    char raw[512] = "";
-    size_t before_last = 0;
-    int i = a, seen_ptr = 0, ngroups = 0, last_start = -1, last_end = -1;
-
-    memset(ti, 0, sizeof *ti);
-    ti->name = -1;
-    while (i < b) {
-        const BtToken *t = tok(p, i);
-        if (is_any(t, cv_words)) {
-            if (bt_lex_is(t, "const") && !seen_ptr)
-                ti->is_const = 1;
-            i++;
-        } else if (is_any(t, elaborated_words) && !seen_ptr) {
-            ti->elaborated = bt_lex_is(t, "struct")  ? "struct"
-                             : bt_lex_is(t, "union") ? "union"
-                             : bt_lex_is(t, "enum")  ? "enum"
-                                                     : "class";
-            append(raw, sizeof raw, ti->elaborated, strlen(ti->elaborated));
-            append(raw, sizeof raw, " ", 1);
-            i++;
-        } else if (bt_lex_is(t, "typename") && !seen_ptr) {
-            i++;
-        } else if ((bt_lex_is(t, "*") || bt_lex_is(t, "&")) && ngroups > 0) {
-            if (*t->s == '*')
-                ti->nptr++;
-            else
-                ti->nref++;
-            seen_ptr = 1;
-            i++;
-        } else if (seen_ptr && t->kind == BT_TOK_IDENT && allow_name && ti->name < 0) {
-            ti->name = i++;
-        } else if (!seen_ptr && (t->kind == BT_TOK_IDENT || bt_lex_is(t, "::"))) {
-            int start = i;
-            if (bt_lex_is(t, "::"))
-                i++;
-            if (i >= b || tok(p, i)->kind != BT_TOK_IDENT)
-                return expected(p, tok(p, i), "type name");
-            i++;
-            for (;;) {
-                if (i < b && is(p, i, "<")) {
-                    int j = skip_angles(p, i, b);
-                    if (j < 0)
-                        return expected(p, tok(p, b), "'>'");
-                    i = j;
-                } else if (i + 1 < b && is(p, i, "::") && tok(p, i + 1)->kind == BT_TOK_IDENT) {
-                    i += 2;
-                } else {
-                    break;
-                }
-            }
-            before_last = strlen(raw);
-            for (int k = start; k < i; k++) {
-                append(raw, sizeof raw, " ", 1);
-                append(raw, sizeof raw, tok(p, k)->s, (size_t)tok(p, k)->len);
-            }
-            ngroups++;
-            last_start = start;
-            last_end = i;
-        } else {
-            return expected(p, t, what);
-        }
-    }
-    if (ngroups == 0)
-        return expected(p, tok(p, a < b ? a : b), "type name");
-    if (!seen_ptr && allow_name && ngroups >= 2 && last_end == last_start + 1 &&
-        !is_any(tok(p, last_start), builtin_words)) {
-        ti->name = last_start;
-        raw[before_last] = '\0';
-        if (last_end != b)
-            return expected(p, tok(p, last_end), what);
-    }
-    bt_type_normalize(raw, strlen(raw), ti->spelling, sizeof ti->spelling);
-    return 0;
-}
-
-/* Resolves a base spelling to a template parameter or a scalar type. */
-static int resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
-{
-    const char *s = ti->spelling;
-    size_t n;
-    int k;
-
-    ref->tparam = -1;
-    ref->is_const = ti->is_const;
-    for (k = 0; tm && k < tm->n; k++) {
-        if (tm->names[k][0] && !tm->info[k].is_value && strcmp(tm->names[k], s) == 0) {
-            ref->tparam = k;
-            return 0;
-        }
-    }
-    if (strncmp(s, "std::", 5) == 0)
-        s += 5;
-    if (strncmp(s, "complex<", 8) == 0) {
-        n = strlen(s + 8);
-        for (k = 0; tm && k < tm->n && n > 1; k++) {
-            if (tm->names[k][0] && !tm->info[k].is_value && strlen(tm->names[k]) == n - 1 &&
-                strncmp(tm->names[k], s + 8, n - 1) == 0 && s[8 + n - 1] == '>') {
-                ref->tparam = k;
-                ref->is_complex_of_tparam = 1;
-                return 0;
-            }
-        }
-    }
-    if (ti->elaborated)
-        return -1;
-    return bt_type_lookup(ti->spelling, &ref->type);
-}
-
 /* ---- functions ---- */
 
-typedef struct Range {
-    int a, b;
-} Range;
-
-/* Splits '(' params ')' at p->pos into ranges; leaves p->pos after ')'. */
-static int split_params(Parser *p, Range **out, int *n_out)
-{
-    char stack[MAX_STACK];
-    int sp = 0, angle = 0, n = 0, i = p->pos, seg;
-
-    stack[sp++] = ')';
-    seg = ++i;
-    for (;; i++) {
-        const BtToken *t = tok(p, i);
-        int end = 0, was = sp;
-        if (at_end(t) || bt_lex_is(t, ";"))
-            return want_closer(p, t, stack, sp);
-        if (nest(p, t, stack, &sp) < 0)
-            return -1;
-        if (sp != was) {
-            end = sp == 0;
-        } else if (sp == 1 && bt_lex_is(t, "<") && tok(p, i - 1)->kind == BT_TOK_IDENT) {
-            angle++;
-        } else if (sp == 1 && angle > 0 && bt_lex_is(t, ">")) {
-            angle--;
-        }
-        if (end || (sp == 1 && angle == 0 && bt_lex_is(t, ","))) {
-            if (seg == i && (n > 0 || !end))
-                return expected(p, t, "parameter declaration");
-            if (seg < i) {
-                if (n == p->cap_ranges) {
-                    int cap = p->cap_ranges ? 2 * p->cap_ranges : 16;
-                    Range *v = bt_arena_resize(p->arena, p->ranges, (size_t)cap * sizeof *v);
-                    if (!v)
-                        return bt_diag_nomem(p->diag);
-                    p->ranges = v;
-                    p->cap_ranges = cap;
-                }
-                p->ranges[n].a = seg;
-                p->ranges[n].b = i;
-                n++;
-            }
-            seg = i + 1;
-            if (end)
-                break;
-        }
-    }
-    p->pos = i;
-    advance(p);
-    *out = p->ranges;
-    *n_out = n;
-    return 0;
-}
-
-/* First token in [a, b) at bracket depth 0 spelling s, or b. */
-static int find_top(const Parser *p, int a, int b, const char *s)
-{
-    int depth = 0;
-
-    for (int i = a; i < b; i++) {
-        const BtToken *t = tok(p, i);
-        if (depth == 0 && bt_lex_is(t, s))
-            return i;
-        if (closer_of(t))
-            depth++;
-        else if (is_closer(t))
-            depth--;
-    }
-    return b;
-}
-
-static const char *label(Parser *p, const BtParam *pr, int index)
-{
-    if (pr->name && pr->name[0])
-        return bt_arena_printf(p->arena, "'%s'", pr->name);
-    return bt_arena_printf(p->arena, "%d", index + 1);
-}
-
-/* param -> '...' | type [IDENT] ('[' balanced ']')* ['=' balanced]
- * Sets *reason (arena) when the parameter can't be bound. */
-static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *pr,
-                       const char **reason)
-{
-    const BtToken *first = tok(p, r.a);
-    TypeInfo ti;
-    int eq, br, i, ndims = 0, paren;
-    const char *lb;
-
-    pr->size_of = -1;
-    pr->size_axis = 0;
-    pr->t.tparam = -1;
-    pr->name = "";
-    pr->line = first->line;
-    pr->col = bt_lex_col(&p->toks, first);
-    if (bt_lex_is(first, "...") && r.b == r.a + 1) {
-        *reason = "variadic function (...)";
-        return 0;
-    }
-    eq = find_top(p, r.a, r.b, "=");
-    if (eq == r.a)
-        return expected(p, first, "parameter declaration");
-    paren = find_top(p, r.a, eq, "(");
-    if (paren < eq) {
-        /* a declarator in parentheses: (*cb)(int), (&a)[3] */
-        for (i = paren + 1; i < eq && !is(p, i, ")"); i++) {
-            if (tok(p, i)->kind == BT_TOK_IDENT) {
-                if (!(pr->name = tokdup(p, tok(p, i))))
-                    return bt_diag_nomem(p->diag);
-                pr->line = tok(p, i)->line;
-                pr->col = bt_lex_col(&p->toks, tok(p, i));
-                break;
-            }
-        }
-        lb = label(p, pr, index);
-        if (is(p, paren + 1, "*") && is(p, find_top(p, paren + 1, eq, ")") + 1, "("))
-            *reason = bt_arena_printf(p->arena, "parameter %s is a function pointer", lb);
-        else
-            *reason = bt_arena_printf(p->arena, "parameter %s has an unsupported declarator", lb);
-        return 0;
-    }
-    br = find_top(p, r.a, eq, "[");
-    for (i = br; i < eq; ndims++) {
-        int save = p->pos;
-        if (!is(p, i, "["))
-            return expected(p, tok(p, i), "')'");
-        p->pos = i;
-        if (skip_balanced(p) < 0)
-            return -1;
-        i = p->pos;
-        p->pos = save;
-    }
-    if (parse_type(p, r.a, br, 1, "')'", &ti) < 0)
-        return -1;
-    if (ti.name >= 0) {
-        const BtToken *nt = tok(p, ti.name);
-        pr->name = tokdup(p, nt);
-        pr->line = nt->line;
-        pr->col = bt_lex_col(&p->toks, nt);
-    }
-    if (eq + 1 < r.b) {
-        const BtToken *e = tok(p, r.b - 1);
-        pr->defval = bt_arena_strndup(p->arena, tok(p, eq + 1)->s,
-                                      (size_t)(e->s + e->len - tok(p, eq + 1)->s));
-        if (!pr->defval)
-            return bt_diag_nomem(p->diag);
-    } else if (eq + 1 == r.b) {
-        return expected(p, tok(p, r.b), "default argument");
-    }
-    if (pr->name && !pr->name[0] && !pr->t.is_array && ti.nptr + ndims == 0) {
-        pr->unnamed = 1; /* a scalar: named by its position */
-        pr->name = bt_arena_printf(p->arena, "arg%d", index);
-    }
-    if (!pr->name)
-        return bt_diag_nomem(p->diag);
-    lb = label(p, pr, index);
-    pr->t.is_array = ti.nptr + ndims == 1;
-    if (resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.nref && ti.nptr + ndims < 2)
-        *reason = bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb, ti.spelling);
-    if (ti.nref)
-        *reason = bt_arena_printf(p->arena, "parameter %s is a reference (%s %s)", lb, ti.spelling,
-                                  ti.nref > 1 ? "&&" : "&");
-    else if (ndims > 1)
-        *reason = bt_arena_printf(p->arena, "parameter %s is a multi-dimensional array", lb);
-    else if (ti.nptr + ndims > 1)
-        *reason = bt_arena_printf(p->arena, "parameter %s is a pointer to pointer (%s **)", lb,
-                                  ti.spelling);
-    else if (ti.elaborated)
-        *reason = bt_arena_printf(p->arena, "parameter %s has %s type '%s'", lb, ti.elaborated,
-                                  ti.spelling);
-    else if (!pr->name[0] && pr->t.is_array)
-        *reason = bt_arena_printf(p->arena,
-                                  "parameter %d is an unnamed array; name it so that its "
-                                  "'NAME_size' can follow",
-                                  index + 1);
-    else if (eq < r.b && pr->t.is_array)
-        *reason = bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
-    else if (!*reason && pr->t.tparam < 0 && pr->t.type == BT_VOID)
-        *reason = bt_arena_printf(
-            p->arena,
-            pr->t.is_array ? "parameter %s is a void pointer" : "parameter %s has type void", lb);
-    return 0;
-}
-
-static int is_size_type(const BtTypeRef *t)
-{
-    char kind;
-    if (t->is_array || t->is_complex_of_tparam)
-        return 0;
-    if (t->tparam >= 0)
-        return 1;
-    kind = bt_type(t->type)->kind;
-    return kind == 'i' || kind == 'u';
-}
-
-/* The axis a size parameter named `name` gives of array `array`: 0 for
- * `array_size`, K for `array_sizeK`; -1 when it names no size of array,
- * -2 when K is BT_MAX_SIZE_AXES or more. */
-static int size_axis(const char *array, const char *name)
-{
-    size_t len = strlen(array);
-    const char *s;
-    int k = 0;
-
-    if (strncmp(name, array, len) != 0 || strncmp(name + len, "_size", 5) != 0)
-        return -1;
-    for (s = name + len + 5; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        if (k >= BT_MAX_SIZE_AXES)
-            continue;
-        k = k * 10 + (*s - '0');
-    }
-    return k < BT_MAX_SIZE_AXES ? k : -2;
-}
-
-/* params -> [ 'void' | param (',' param)* ], then the size rule: each
- * array is followed by one or more of its size parameters. */
-static int parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
-{
-    Range *r = NULL;
-    const char **why;
-    int n = 0, i, j;
-
-    if (split_params(p, &r, &n) < 0)
-        return -1;
-    if (n == 1 && r[0].b == r[0].a + 1 && is(p, r[0].a, "void"))
-        n = 0;
-    p->knr_names = n > 0;
-    for (i = 0; i < n; i++)
-        p->knr_names &= r[i].b == r[i].a + 1 && tok(p, r[i].a)->kind == BT_TOK_IDENT &&
-                        !is_any(tok(p, r[i].a), builtin_words);
-    d->n_params = n;
-    d->params = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *d->params);
-    why = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *why);
-    if (!d->params || !why)
-        return bt_diag_nomem(p->diag);
-    for (i = 0; i < n; i++)
-        if (parse_param(p, r[i], i, tm, &d->params[i], &why[i]) < 0)
-            return -1;
-    for (i = 0; i < n && !d->unbindable; i++) {
-        BtParam *x = &d->params[i];
-        d->unbindable = why[i];
-        if (d->unbindable || !x->t.is_array)
-            continue;
-        for (j = i + 1; j < n; j++) {
-            BtParam *s = &d->params[j];
-            int axis = size_axis(x->name, s->name);
-            if (axis == -1)
-                break;
-            if (axis == -2)
-                d->unbindable = bt_arena_printf(
-                    p->arena,
-                    "parameter '%s' names an axis of '%s' past the last one bindthem "
-                    "passes ('%s_size%d')",
-                    s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
-            else if (!why[j] && !is_size_type(&s->t))
-                d->unbindable = bt_arena_printf(
-                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
-            if (d->unbindable)
-                break;
-            s->size_of = i;
-            s->size_axis = axis;
-        }
-        if (!d->unbindable && j == i + 1)
-            d->unbindable = bt_arena_printf(
-                p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
-                x->name);
-        if (d->unbindable) /* past the `continue`: an array's size parameters */
-            d->unbindable_rule = BT_RULE_SIZES;
-    }
-    return 0;
-}
-
-/* The return type in tokens [a, b) into d->ret; a reason (arena) when it
- * cannot be bound, NULL when it can, or "" for a lone `auto`. */
-static const char *return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, int b, int *rc)
-{
-    TypeInfo ti;
-
-    *rc = parse_type(p, a, b, 0, "function name", &ti);
-    if (*rc < 0)
-        return NULL;
-    d->ret.tparam = -1;
-    d->ret.type = BT_VOID;
-    if (strcmp(ti.spelling, "auto") == 0 && !ti.nptr && !ti.nref)
-        return "";
-    if (resolve(&ti, tm, &d->ret) < 0 && !ti.elaborated && !ti.nref && !ti.nptr)
-        return bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
-    if (ti.nref)
-        return bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
-    if (ti.nptr)
-        return bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
-    if (ti.elaborated)
-        return bt_arena_printf(p->arena, "return value has %s type '%s'", ti.elaborated,
-                               ti.spelling);
-    return NULL;
-}
-
 /* trailer -> cv | 'noexcept' [...] | 'throw' (...) | 'override' | 'final' | '-' '>' type
- * *ret_reason is return_type's answer for the leading type; a trailing
+ * *ret_reason is bt_parse_return_type's answer for the leading type; a trailing
  * return type replaces a lone `auto`. */
 static int parse_trailer(Parser *p, BtDecl *d, const Tmpl *tm, const char **ret_reason)
 {
@@ -731,7 +119,7 @@ static int parse_trailer(Parser *p, BtDecl *d, const Tmpl *tm, const char **ret_
             advance(p);
         } else if (bt_lex_is(t, "noexcept") || bt_lex_is(t, "throw")) {
             advance(p);
-            if (bt_lex_is(cur(p), "(") && skip_balanced(p) < 0)
+            if (bt_lex_is(cur(p), "(") && bt_parse_skip_balanced(p) < 0)
                 return -1;
         } else if (bt_lex_is(t, "-") && is(p, p->pos + 1, ">")) {
             int a = p->pos + 2, b = a, rc;
@@ -740,12 +128,12 @@ static int parse_trailer(Parser *p, BtDecl *d, const Tmpl *tm, const char **ret_
                    !is(p, b, "override") && !is(p, b, "final"))
                 b++; /* a type has no brackets but '<...>', which holds none of these */
             if (b == a)
-                return expected(p, tok(p, a), "return type");
+                return bt_parse_expected(p, tok(p, a), "return type");
             if (is(p, a, "decltype")) {
                 if (!*ret_reason || !**ret_reason)
                     *ret_reason = "return type is a decltype(...)";
             } else if (*ret_reason && !**ret_reason) {
-                why = return_type(p, d, tm, a, b, &rc);
+                why = bt_parse_return_type(p, d, tm, a, b, &rc);
                 if (rc < 0)
                     return -1;
                 *ret_reason = why && !*why ? "deduced return type ('auto' after '->')" : why;
@@ -775,7 +163,7 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
     const char *ret_reason;
     int rc;
 
-    ret_reason = return_type(p, d, tm, p->pos, name_at, &rc);
+    ret_reason = bt_parse_return_type(p, d, tm, p->pos, name_at, &rc);
     if (rc < 0)
         return -1;
     d->name = tokdup(p, nt);
@@ -784,7 +172,7 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
     d->line = nt->line;
     d->col = bt_lex_col(&p->toks, nt);
     p->pos = name_at + 1;
-    if (parse_params(p, d, tm) < 0)
+    if (bt_parse_params(p, d, tm) < 0)
         return -1;
     if (parse_trailer(p, d, tm, &ret_reason) < 0)
         return -1;
@@ -794,10 +182,10 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
                                         d->n_params, BT_MAX_PARAMS);
     if (knr_declarations(p)) {
-        int brace = find_top(p, p->pos, p->toks.n - 1, "{");
+        int brace = bt_parse_find_top(p, p->pos, p->toks.n - 1, "{");
         d->unbindable = "old-style (K&R) parameter declarations; write a prototype";
-        if (brace == p->toks.n - 1 || find_top(p, p->pos, brace, "}") < brace)
-            return expected(p, cur(p), "';' or '{'");
+        if (brace == p->toks.n - 1 || bt_parse_find_top(p, p->pos, brace, "}") < brace)
+            return bt_parse_expected(p, cur(p), "';' or '{'");
         p->pos = brace;
     }
     if (bt_lex_is(cur(p), ";")) {
@@ -809,14 +197,14 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
     if (bt_lex_is(cur(p), "=")) {
         advance(p);
         if (cur(p)->kind != BT_TOK_IDENT && cur(p)->kind != BT_TOK_NUMBER)
-            return expected(p, cur(p), "'delete' or 'default'");
+            return bt_parse_expected(p, cur(p), "'delete' or 'default'");
         advance(p);
         if (!bt_lex_is(cur(p), ";"))
-            return expected(p, cur(p), "';'");
+            return bt_parse_expected(p, cur(p), "';'");
         advance(p);
         return 0;
     }
-    return expected(p, cur(p), "';' or '{'");
+    return bt_parse_expected(p, cur(p), "';' or '{'");
 }
 
 static int add_decl(Parser *p, BtDecl **out)
@@ -854,7 +242,7 @@ static int function_head(const Parser *p)
             break;
     }
     if (!is(p, j, "(") || j < p->pos + 2 || tok(p, j - 1)->kind != BT_TOK_IDENT ||
-        is_any(tok(p, j - 1), builtin_words) || is_any(tok(p, j - 1), cv_words) ||
+        is_any(tok(p, j - 1), bt_parse_builtin_words) || is_any(tok(p, j - 1), bt_parse_cv_words) ||
         is(p, j - 2, "::"))
         return -1;
     return j - 1;
@@ -940,7 +328,7 @@ static int skip_targ(Parser *p)
         const BtToken *t = cur(p);
         if (at_end(t) || bt_lex_is(t, ";") || bt_lex_is(t, "{") || bt_lex_is(t, "}") ||
             (is_closer(t) && angle == 0))
-            return expected(p, t, "'>'");
+            return bt_parse_expected(p, t, "'>'");
         if (angle == 0 && (bt_lex_is(t, ",") || bt_lex_is(t, ">")))
             return 0;
         if (bt_lex_is(t, "<"))
@@ -948,7 +336,7 @@ static int skip_targ(Parser *p)
         else if (bt_lex_is(t, ">"))
             angle--;
         if (closer_of(t)) {
-            if (skip_balanced(p) < 0)
+            if (bt_parse_skip_balanced(p) < 0)
                 return -1;
             continue;
         }
@@ -977,7 +365,7 @@ static int value_tparam(Parser *p, Tmpl *tm, int a, int b, const char **name, Bt
         tm->reason = tm->reason ? tm->reason : "template template parameter";
         return 0;
     }
-    if (parse_type(p, a, b, 1, "'>'", &ti) < 0)
+    if (bt_parse_type(p, a, b, 1, "'>'", &ti) < 0)
         return -1;
     if (ti.name >= 0 && !(*name = tokdup(p, tok(p, ti.name))))
         return bt_diag_nomem(p->diag);
@@ -986,7 +374,7 @@ static int value_tparam(Parser *p, Tmpl *tm, int a, int b, const char **name, Bt
     memset(&ref, 0, sizeof ref);
     if (ti.name < 0)
         tm->reason = bt_arena_printf(p->arena, "template parameter %d has no name", k + 1);
-    else if (resolve(&ti, tm, &ref) < 0 || ref.tparam >= 0 || ti.nptr || ti.nref ||
+    else if (bt_parse_resolve(&ti, tm, &ref) < 0 || ref.tparam >= 0 || ti.nptr || ti.nref ||
              ((kind = bt_type(ref.type)->kind) != 'i' && kind != 'u' && kind != 'b'))
         tm->reason = bt_arena_printf(p->arena,
                                      "non-type template parameter '%s' of type '%s%s'; bindthem "
@@ -1009,7 +397,7 @@ static int parse_tparam(Parser *p, Tmpl *tm, const char **name, BtTParam *info)
     *name = "";
     memset(info, 0, sizeof *info);
     if (bt_lex_is(t, ",") || bt_lex_is(t, ">"))
-        return expected(p, t, "template parameter");
+        return bt_parse_expected(p, t, "template parameter");
     /* `typename T::type N` is a value of a dependent type */
     if (bt_lex_is(t, "class") ||
         (bt_lex_is(t, "typename") &&
@@ -1031,21 +419,21 @@ static int parse_tparam(Parser *p, Tmpl *tm, const char **name, BtTParam *info)
             if (skip_targ(p) < 0)
                 return -1;
             if (p->pos == a)
-                return expected(p, cur(p), "default template argument");
+                return bt_parse_expected(p, cur(p), "default template argument");
             if (!(info->defval = span_text(p, a, p->pos)))
                 return bt_diag_nomem(p->diag);
         }
         if (!bt_lex_is(cur(p), ",") && !bt_lex_is(cur(p), ">"))
-            return expected(p, cur(p), "'>'");
+            return bt_parse_expected(p, cur(p), "'>'");
         return 0;
     }
     if (skip_targ(p) < 0)
         return -1;
-    eq = find_top(p, start, p->pos, "=");
+    eq = bt_parse_find_top(p, start, p->pos, "=");
     if (eq == start)
-        return expected(p, tok(p, start), "template parameter");
+        return bt_parse_expected(p, tok(p, start), "template parameter");
     if (eq + 1 == p->pos)
-        return expected(p, cur(p), "default template argument");
+        return bt_parse_expected(p, cur(p), "default template argument");
     if (eq < p->pos && !(info->defval = span_text(p, eq + 1, p->pos)))
         return bt_diag_nomem(p->diag);
     return value_tparam(p, tm, start, eq, name, info);
@@ -1120,13 +508,13 @@ static int parse_namespace(Parser *p)
             if (bt_lex_is(cur(p), "inline")) /* C++20 a::inline b */
                 advance(p);
             if (cur(p)->kind != BT_TOK_IDENT)
-                return expected(p, cur(p), "namespace name");
+                return bt_parse_expected(p, cur(p), "namespace name");
         }
     }
     if (bt_lex_is(cur(p), "="))
         return skip_other(p); /* namespace alias */
     if (!bt_lex_is(cur(p), "{"))
-        return expected(p, cur(p), n_names ? "'::' or '{'" : "'{'");
+        return bt_parse_expected(p, cur(p), n_names ? "'::' or '{'" : "'{'");
     if (n_names == 0) {
         p->anon_ns = 1;
     } else {
@@ -1165,7 +553,7 @@ static int parse_item(Parser *p)
         return 0;
     }
     if (++p->depth > MAX_NEST)
-        return fail(p, t, "declarations nested too deeply");
+        return bt_parse_fail(p, t, "declarations nested too deeply");
     if (bt_lex_is(t, "namespace") || (bt_lex_is(t, "inline") && is(p, p->pos + 1, "namespace"))) {
         r = parse_namespace(p);
     } else if (bt_lex_is(t, "extern") && tok(p, p->pos + 1)->kind == BT_TOK_STRING) {
@@ -1221,10 +609,10 @@ static int resync(const Parser *p, int start)
  * its first '(' at bracket depth 0, or NULL. */
 static const BtToken *unreadable_name(const Parser *p, int a, int b)
 {
-    int i = find_top(p, a, b, "(");
+    int i = bt_parse_find_top(p, a, b, "(");
 
     if (i < b && i > a && tok(p, i - 1)->kind == BT_TOK_IDENT &&
-        !is_any(tok(p, i - 1), builtin_words) && !is_any(tok(p, i - 1), other_words))
+        !is_any(tok(p, i - 1), bt_parse_builtin_words) && !is_any(tok(p, i - 1), other_words))
         return tok(p, i - 1);
     return NULL;
 }
@@ -1281,15 +669,16 @@ static int parse_items(Parser *p, int inside)
 {
     /* `namespace a::b::c {` nests as deep as three namespace blocks */
     if (inside && p->n_ns > MAX_NEST) /* at the namespace's '{' */
-        return fail(p, tok(p, p->pos - 1), "namespaces nested too deeply (%d names; at most %d)",
-                    p->n_ns, MAX_NEST);
+        return bt_parse_fail(p, tok(p, p->pos - 1),
+                             "namespaces nested too deeply (%d names; at most %d)", p->n_ns,
+                             MAX_NEST);
     for (;;) {
         const BtToken *t = cur(p);
         const char **ns = p->ns;
         int start = p->pos, n_ns = p->n_ns, extern_c = p->extern_c, anon = p->anon_ns;
         int depth = p->depth, r;
         if (t->kind == BT_TOK_ERROR || (t->kind == BT_TOK_EOF && inside)) {
-            r = expected(p, t, "'}'");
+            r = bt_parse_expected(p, t, "'}'");
             if (inside || p->strict)
                 return r;
             return recover(p, start);
@@ -1298,7 +687,7 @@ static int parse_items(Parser *p, int inside)
             return 0;
         if (bt_lex_is(t, "}") && inside)
             return 0;
-        r = bt_lex_is(t, "}") ? fail(p, t, "unexpected '}'") : parse_item(p);
+        r = bt_lex_is(t, "}") ? bt_parse_fail(p, t, "unexpected '}'") : parse_item(p);
         if (r == 0)
             continue;
         if (p->strict || p->diag->kind == BT_DIAG_NOMEM)

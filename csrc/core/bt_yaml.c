@@ -376,29 +376,24 @@ static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *
     return 0;
 }
 
-/* entry -> {types: types, functions: [ident, ...]} */
-static int read_entry(Reader *r, const yaml_node_t *n, int index)
+/* An entry's two keys, 'types' and 'functions', into *types and *funcs
+ * (epath names the entry in messages). */
+static int entry_keys(Reader *r, const yaml_node_t *n, const char *epath, yaml_node_t **types,
+                      yaml_node_t **funcs)
 {
-    const char *epath = bt_arena_printf(r->arena, "%s[%d]", r->prefix, index);
-    yaml_node_t *types = NULL, *funcs = NULL;
     yaml_node_pair_t *p;
-    yaml_node_item_t *it;
-    Tuple *tuples;
-    int n_tuples, i, j, alias;
 
-    if (!epath)
-        return nomem(r);
+    *types = *funcs = NULL;
     if (n->type != YAML_MAPPING_NODE)
         return fail_at(r, n, "entry %s must be a mapping with 'types' and 'functions' keys, not %s",
                        epath, describe(r, n));
-    alias = seen(r, n);
     for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = child(r, p->key);
         yaml_node_t **slot = NULL;
         if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "types") == 0)
-            slot = &types;
+            slot = types;
         else if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "functions") == 0)
-            slot = &funcs;
+            slot = funcs;
         if (!slot)
             return fail_at(r, k, "unknown key %s in entry %s (expected 'types' and 'functions')",
                            describe(r, k), epath);
@@ -406,47 +401,62 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
             return fail_at(r, k, "duplicate key '%s' in entry %s", sval(k), epath);
         *slot = child(r, p->value);
     }
-    if (!funcs)
+    if (!*funcs)
         return fail_at(r, n, "entry %s has no 'functions' key", epath);
-    if (!types)
+    if (!*types)
         return fail_at(r, n,
                        "entry %s has no 'types' key (write 'types: null' for untemplated "
                        "functions)",
                        epath);
+    return 0;
+}
 
-    /* types */
+/* types -> null | [tuple, ...], of entry epath: its tuples into *tuples
+ * (arena), *n_tuples of them (one, a null tuple, for `types: null`). */
+static int read_types(Reader *r, const yaml_node_t *types, const char *epath, Tuple **tuples,
+                      int *n_tuples)
+{
+    yaml_node_item_t *it;
+    int i, n;
+
     if (is_null(types)) {
-        n_tuples = 1;
-        tuples = bt_arena_alloc(r->arena, sizeof *tuples);
-        if (!tuples)
+        *n_tuples = 1;
+        if (!(*tuples = bt_arena_alloc(r->arena, sizeof **tuples)))
             return nomem(r);
-        if (read_tuple(r, types, bt_arena_printf(r->arena, "%s.types", epath), tuples) < 0)
-            return -1;
-    } else {
-        if (types->type != YAML_SEQUENCE_NODE)
-            return fail_at(r, types,
-                           "%s.types must be a sequence of type tuples or null, "
-                           "not %s",
-                           epath, describe(r, types));
-        n_tuples = (int)(types->data.sequence.items.top - types->data.sequence.items.start);
-        if (n_tuples == 0)
-            return fail_at(r, types,
-                           "%s.types is empty; write 'types: null' for untemplated "
-                           "functions",
-                           epath);
-        tuples = bt_arena_alloc(r->arena, (size_t)n_tuples * sizeof *tuples);
-        if (!tuples)
-            return nomem(r);
-        for (it = types->data.sequence.items.start, i = 0; i < n_tuples; it++, i++) {
-            const char *tpath = bt_arena_printf(r->arena, "%s.types[%d]", epath, i);
-            if (!tpath)
-                return nomem(r);
-            if (read_tuple(r, child(r, *it), tpath, &tuples[i]) < 0)
-                return -1;
-        }
+        return read_tuple(r, types, bt_arena_printf(r->arena, "%s.types", epath), *tuples);
     }
+    if (types->type != YAML_SEQUENCE_NODE)
+        return fail_at(r, types,
+                       "%s.types must be a sequence of type tuples or null, "
+                       "not %s",
+                       epath, describe(r, types));
+    n = (int)(types->data.sequence.items.top - types->data.sequence.items.start);
+    if (n == 0)
+        return fail_at(r, types,
+                       "%s.types is empty; write 'types: null' for untemplated "
+                       "functions",
+                       epath);
+    *n_tuples = n;
+    if (!(*tuples = bt_arena_alloc(r->arena, (size_t)n * sizeof **tuples)))
+        return nomem(r);
+    for (it = types->data.sequence.items.start, i = 0; i < n; it++, i++) {
+        const char *tpath = bt_arena_printf(r->arena, "%s.types[%d]", epath, i);
+        if (!tpath)
+            return nomem(r);
+        if (read_tuple(r, child(r, *it), tpath, &(*tuples)[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
 
-    /* functions, function-major */
+/* functions -> [ident, ...] of entry n (epath; alias: walked before), each
+ * paired with every one of tuples[n_tuples], function-major. */
+static int read_functions(Reader *r, const yaml_node_t *funcs, const yaml_node_t *n,
+                          const char *epath, int alias, const Tuple *tuples, int n_tuples)
+{
+    yaml_node_item_t *it;
+    int i, j;
+
     if (funcs->type != YAML_SEQUENCE_NODE)
         return fail_at(r, funcs, "%s.functions must be a sequence of function names, not %s", epath,
                        describe(r, funcs));
@@ -470,6 +480,24 @@ static int read_entry(Reader *r, const yaml_node_t *n, int index)
                 return -1;
     }
     return 0;
+}
+
+/* entry -> {types: types, functions: [ident, ...]} */
+static int read_entry(Reader *r, const yaml_node_t *n, int index)
+{
+    const char *epath = bt_arena_printf(r->arena, "%s[%d]", r->prefix, index);
+    yaml_node_t *types, *funcs;
+    Tuple *tuples = NULL;
+    int n_tuples = 0, alias;
+
+    if (!epath)
+        return nomem(r);
+    if (entry_keys(r, n, epath, &types, &funcs) < 0)
+        return -1;
+    alias = seen(r, n);
+    if (read_types(r, types, epath, &tuples, &n_tuples) < 0)
+        return -1;
+    return read_functions(r, funcs, n, epath, alias, tuples, n_tuples);
 }
 
 static int read_entries(Reader *r, const yaml_node_t *n, const char *what)

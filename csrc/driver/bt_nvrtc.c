@@ -127,6 +127,73 @@ static char *dup_string(const char *s)
     return d;
 }
 
+/* The lowered name of each of exprs[nexprs] (added before the compile)
+ * into out->lowered, malloc'd, counted in out->nlowered. 0 or -1. */
+static int lowered_names(const Api *api, BtNvrtcProgram prog, const char *const *exprs, int nexprs,
+                         BtNvrtcOutput *out, BtDiag *e)
+{
+    BtNvrtcResult r;
+    int i;
+
+    out->lowered = nexprs > 0 ? calloc((size_t)nexprs, sizeof *out->lowered) : NULL;
+    if (nexprs > 0 && !out->lowered)
+        return bt_diag_nomem(e);
+    for (i = 0; i < nexprs; i++) {
+        const char *low = NULL;
+        if ((r = api->GetLoweredName(prog, exprs[i], &low)) != 0 || !low) {
+            call_failed(api, e, r, "nvrtcGetLoweredName");
+            snprintf(e->message + strlen(e->message), sizeof e->message - strlen(e->message),
+                     " (for %s)", exprs[i]);
+            return -1;
+        }
+        if (!(out->lowered[i] = dup_string(low)))
+            return bt_diag_nomem(e);
+        out->nlowered = i + 1;
+    }
+    return 0;
+}
+
+/* The compiled program's image (CUBIN, or PTX's text) into out->image and
+ * out->size, malloc'd. 0 or -1. */
+static int program_image(const Api *api, BtNvrtcProgram prog, int cubin, BtNvrtcOutput *out,
+                         BtDiag *e)
+{
+    size_t size = 0;
+    BtNvrtcResult r = cubin ? api->GetCUBINSize(prog, &size) : api->GetPTXSize(prog, &size);
+
+    if (r != 0)
+        return call_failed(api, e, r, cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize");
+    if (cubin && size == 0)
+        return fail(e, 0,
+                    "nvrtcGetCUBIN: no CUBIN (compile with -arch=sm_XX, not "
+                    "compute_XX, for one)");
+    if (!(out->image = calloc(size + 1, 1)))
+        return bt_diag_nomem(e);
+    r = cubin ? api->GetCUBIN(prog, out->image) : api->GetPTX(prog, out->image);
+    if (r != 0)
+        return call_failed(api, e, r, cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX");
+    /* PTX's size counts its NUL; the image is the text */
+    out->size = cubin ? size : strlen(out->image);
+    return 0;
+}
+
+/* Compiles prog with options[noptions]; the log into out->log whatever the
+ * outcome (malloc'd). 0 or -1. */
+static int compile_program(const Api *api, BtNvrtcProgram prog, const char *const *options,
+                           int noptions, BtNvrtcOutput *out, BtDiag *e)
+{
+    BtNvrtcResult r = api->CompileProgram(prog, noptions, options);
+    const char *s;
+
+    out->log = program_log(api, prog);
+    if (!out->log)
+        return bt_diag_nomem(e);
+    if (r == 0)
+        return 0;
+    s = api->GetErrorString(r);
+    return fail(e, r, "nvrtcCompileProgram: %s", s ? s : "failed");
+}
+
 int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
                      const char *const *options, int noptions, const char *const *exprs, int nexprs,
                      int cubin, BtNvrtcOutput *out, BtDiag *e)
@@ -134,7 +201,6 @@ int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
     Api api;
     BtNvrtcProgram prog = NULL;
     BtNvrtcResult r;
-    size_t size = 0;
     int i, rc = -1;
 
     memset(out, 0, sizeof *out);
@@ -145,63 +211,15 @@ int bt_nvrtc_compile(const char *lib, const char *source, const char *name,
     for (i = 0; i < nexprs; i++) {
         if ((r = api.AddNameExpression(prog, exprs[i])) != 0) {
             call_failed(&api, e, r, "nvrtcAddNameExpression");
-            goto error;
+            goto done;
         }
     }
-    r = api.CompileProgram(prog, noptions, options);
-    out->log = program_log(&api, prog);
-    if (!out->log) {
-        bt_diag_nomem(e);
-        goto error;
-    }
-    if (r != 0) {
-        const char *s = api.GetErrorString(r);
-        fail(e, r, "nvrtcCompileProgram: %s", s ? s : "failed");
-        goto error; /* out keeps the log */
-    }
-    out->lowered = nexprs > 0 ? calloc((size_t)nexprs, sizeof *out->lowered) : NULL;
-    if (nexprs > 0 && !out->lowered) {
-        bt_diag_nomem(e);
-        goto error;
-    }
-    for (i = 0; i < nexprs; i++) {
-        const char *low = NULL;
-        if ((r = api.GetLoweredName(prog, exprs[i], &low)) != 0 || !low) {
-            call_failed(&api, e, r, "nvrtcGetLoweredName");
-            snprintf(e->message + strlen(e->message), sizeof e->message - strlen(e->message),
-                     " (for %s)", exprs[i]);
-            goto error;
-        }
-        if (!(out->lowered[i] = dup_string(low))) {
-            bt_diag_nomem(e);
-            goto error;
-        }
-        out->nlowered = i + 1;
-    }
-    r = cubin ? api.GetCUBINSize(prog, &size) : api.GetPTXSize(prog, &size);
-    if (r != 0) {
-        call_failed(&api, e, r, cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize");
-        goto error;
-    }
-    if (cubin && size == 0) {
-        fail(e, 0,
-             "nvrtcGetCUBIN: no CUBIN (compile with -arch=sm_XX, not "
-             "compute_XX, for one)");
-        goto error;
-    }
-    if (!(out->image = calloc(size + 1, 1))) {
-        bt_diag_nomem(e);
-        goto error;
-    }
-    r = cubin ? api.GetCUBIN(prog, out->image) : api.GetPTX(prog, out->image);
-    if (r != 0) {
-        call_failed(&api, e, r, cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX");
-        goto error;
-    }
-    /* PTX's size counts its NUL; the image is the text */
-    out->size = cubin ? size : strlen(out->image);
+    if (compile_program(&api, prog, options, noptions, out, e) < 0 || /* out keeps the log */
+        lowered_names(&api, prog, exprs, nexprs, out, e) < 0 ||
+        program_image(&api, prog, cubin, out, e) < 0)
+        goto done;
     rc = 0;
-error:
+done:
     if (prog)
         api.DestroyProgram(&prog);
     if (rc < 0) {

@@ -247,104 +247,152 @@ static void *resolve(const BtBackend *be, void *ctx, const BtFunc *f, const BtOv
     return NULL;
 }
 
+/* One walk (bt_bind_plan): what it reads, what it makes, its arenas. */
+typedef struct Binder {
+    BtState *st;
+    const BtMeta *meta;
+    const BtBackend *be;
+    void *ctx;
+    PyObject *file;
+    BtBound *out;
+    BtArena arena;   /* the next object's: its calls and addresses */
+    BtArena scratch; /* this walk's: the overload copies handed to make */
+} Binder;
+
+/* The plan's skipped declarations into out->left_out, with the back end's
+ * reason where it refuses one too. */
+static int left_out_skipped(Binder *b)
+{
+    int i;
+
+    for (i = 0; i < b->meta->plan.n_skipped; i++) {
+        const BtSkipped *s = &b->meta->plan.skipped[i];
+        int deliberate = 0;
+        const char *refused = b->be->refuse ? b->be->refuse(s->decl, NULL, &deliberate) : NULL;
+        if (left_out(b->out, s->decl, refused ? refused : s->reason, deliberate || s->deliberate) <
+            0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Overload ov, which the back end refuses for `refused`: a BindError when
+ * instantiate.yml lists it, else recorded in skipped and left_out (0). */
+static int refused_overload(Binder *b, const BtOverload *ov, const char *refused, int deliberate)
+{
+    if (ov->inst) {
+        PyErr_Format(b->st->BindError, "instantiate.yml lists '%s' (%s:%d), which is %s",
+                     ov->decl->name, b->meta->header.file, ov->decl->line, refused);
+        return -1;
+    }
+    if (append_str(b->out->skipped, ov->signature) < 0 ||
+        left_out(b->out, ov->decl, refused, deliberate) < 0)
+        return -1;
+    return 0;
+}
+
+/* Overload ov, whose symbol sym the binary lacks (why: the reason):
+ * SymbolError when instantiate.yml lists it, else recorded in unexported
+ * and left_out (0). */
+static int missing_overload(Binder *b, const BtOverload *ov, const char *sym, const char *why)
+{
+    if (ov->inst) {
+        missing_symbol(b->st, b->be, b->ctx, ov, sym, b->file, b->meta->header.file);
+        return -1;
+    }
+    if (append_str(b->out->unexported, ov->signature) < 0 || left_out(b->out, ov->decl, why, 0) < 0)
+        return -1;
+    return 0;
+}
+
+/* Overload ov of f through steps 1-5 (bt_bind.h): 1 with *call prepared
+ * and *addr its address; 0 when it is left out (recorded); -1 with an
+ * exception set. A listed overload must bind; an unlisted one (planned as
+ * untemplated, or no instantiate.yml) binds if it can. */
+static int bind_overload(Binder *b, const BtFunc *f, const BtOverload *ov, BtCall *call,
+                         void **addr)
+{
+    const BtBackend *be = b->be;
+    int missing = 0, deliberate = 0;
+    const char *refused = be->refuse ? be->refuse(ov->decl, ov, &deliberate) : NULL;
+    const char *sym, *why = NULL;
+
+    if (refused)
+        return refused_overload(b, ov, refused, deliberate);
+    sym = bt_mangle(ov->decl, ov->targs, &b->arena);
+    if (!sym) {
+        PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
+        return -1;
+    }
+    *addr = resolve(be, b->ctx, f, ov, &sym, &missing, &why, b->file, &b->arena, &b->scratch);
+    if (!*addr)
+        return missing ? missing_overload(b, ov, sym, why) : -1;
+    if (be->param && check_layout(b->st, be, b->ctx, *addr, ov, sym, b->file) < 0)
+        return -1;
+    if (bt_call_prepare(b->st, call, ov, sym, &b->arena) < 0 ||
+        (be->prepare && be->prepare(b->st, call, ov, *addr, &b->arena) < 0))
+        return -1;
+    return 1;
+}
+
+/* Python name f: its overloads bound, then the back end's one object for
+ * those that bound into out->funcs (none bound: no entry). The object
+ * takes b->arena over; the next one starts a fresh arena. */
+static int bind_func(Binder *b, const BtFunc *f)
+{
+    BtFunc kept = *f;
+    BtCall *calls = bt_arena_array(&b->arena, (size_t)f->n_ovs, sizeof(BtCall));
+    void **addrs = bt_arena_array(&b->arena, (size_t)f->n_ovs, sizeof(void *));
+    BtOverload *ovs = bt_arena_array(&b->scratch, (size_t)f->n_ovs, sizeof(BtOverload));
+    PyObject *obj;
+    int j, r, n = 0;
+
+    if (!calls || !addrs || !ovs) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (j = 0; j < f->n_ovs; j++) {
+        r = bind_overload(b, f, &f->ovs[j], &calls[n], &addrs[n]);
+        if (r < 0)
+            return -1;
+        if (r > 0)
+            ovs[n++] = f->ovs[j];
+    }
+    if (n == 0)
+        return 0;
+    kept.ovs = ovs;
+    kept.n_ovs = n;
+    obj = b->be->make(b->ctx, &kept, calls, addrs, &b->arena);
+    bt_arena_init(&b->arena); /* make took it over */
+    if (!obj)
+        return -1;
+    r = PyDict_SetItemString(b->out->funcs, f->name, obj);
+    Py_DECREF(obj);
+    return r;
+}
+
 int bt_bind_plan(BtState *st, const BtMeta *meta, const BtBackend *be, void *ctx, PyObject *file,
                  BtBound *out)
 {
-    BtArena arena;   /* the next object's: its calls and addresses */
-    BtArena scratch; /* this walk's: the overload copies handed to make */
-    int i, j, rc = -1;
+    Binder b = {st, meta, be, ctx, file, out};
+    int i, rc = -1;
 
-    bt_arena_init(&arena);
-    bt_arena_init(&scratch);
+    bt_arena_init(&b.arena);
+    bt_arena_init(&b.scratch);
     out->funcs = PyDict_New();
     out->unexported = PyList_New(0);
     out->skipped = PyList_New(0);
     out->left_out = PyList_New(0);
-    if (!out->funcs || !out->unexported || !out->skipped || !out->left_out)
-        goto error;
-    for (i = 0; i < meta->plan.n_skipped; i++) {
-        const BtSkipped *s = &meta->plan.skipped[i];
-        int deliberate = 0;
-        const char *refused = be->refuse ? be->refuse(s->decl, NULL, &deliberate) : NULL;
-        if (left_out(out, s->decl, refused ? refused : s->reason, deliberate || s->deliberate) < 0)
-            goto error;
-    }
-    for (i = 0; i < meta->plan.n_funcs; i++) {
-        const BtFunc *f = &meta->plan.funcs[i];
-        BtFunc kept = *f;
-        BtCall *calls = bt_arena_array(&arena, (size_t)f->n_ovs, sizeof(BtCall));
-        void **addrs = bt_arena_array(&arena, (size_t)f->n_ovs, sizeof(void *));
-        BtOverload *ovs = bt_arena_array(&scratch, (size_t)f->n_ovs, sizeof(BtOverload));
-        PyObject *obj;
-        int n = 0;
-
-        if (!calls || !addrs || !ovs) {
-            PyErr_NoMemory();
-            goto error;
-        }
-        for (j = 0; j < f->n_ovs; j++) {
-            const BtOverload *ov = &f->ovs[j];
-            int missing = 0, deliberate = 0;
-            const char *refused = be->refuse ? be->refuse(ov->decl, ov, &deliberate) : NULL;
-            const char *sym, *why = NULL;
-            void *addr;
-            /* a listed overload must bind; an unlisted one (planned as
-             * untemplated, or no instantiate.yml) binds if it can */
-            if (refused) {
-                if (ov->inst) {
-                    PyErr_Format(st->BindError, "instantiate.yml lists '%s' (%s:%d), which is %s",
-                                 ov->decl->name, meta->header.file, ov->decl->line, refused);
-                    goto error;
-                }
-                if (append_str(out->skipped, ov->signature) < 0 ||
-                    left_out(out, ov->decl, refused, deliberate) < 0)
-                    goto error;
-                continue;
-            }
-            sym = bt_mangle(ov->decl, ov->targs, &arena);
-            if (!sym) {
-                PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
-                goto error;
-            }
-            addr = resolve(be, ctx, f, ov, &sym, &missing, &why, file, &arena, &scratch);
-            if (!addr && !missing)
-                goto error;
-            if (!addr) {
-                if (ov->inst) {
-                    missing_symbol(st, be, ctx, ov, sym, file, meta->header.file);
-                    goto error;
-                }
-                if (append_str(out->unexported, ov->signature) < 0 ||
-                    left_out(out, ov->decl, why, 0) < 0)
-                    goto error;
-                continue;
-            }
-            if (be->param && check_layout(st, be, ctx, addr, ov, sym, file) < 0)
-                goto error;
-            if (bt_call_prepare(st, &calls[n], ov, sym, &arena) < 0 ||
-                (be->prepare && be->prepare(st, &calls[n], ov, addr, &arena) < 0))
-                goto error;
-            addrs[n] = addr;
-            ovs[n++] = *ov;
-        }
-        if (n == 0)
-            continue;
-        kept.ovs = ovs;
-        kept.n_ovs = n;
-        obj = be->make(ctx, &kept, calls, addrs, &arena);
-        bt_arena_init(&arena); /* make took it over */
-        if (!obj)
-            goto error;
-        if (PyDict_SetItemString(out->funcs, f->name, obj) < 0) {
-            Py_DECREF(obj);
-            goto error;
-        }
-        Py_DECREF(obj);
-    }
+    if (!out->funcs || !out->unexported || !out->skipped || !out->left_out ||
+        left_out_skipped(&b) < 0)
+        goto done;
+    for (i = 0; i < meta->plan.n_funcs; i++)
+        if (bind_func(&b, &meta->plan.funcs[i]) < 0)
+            goto done;
     rc = 0;
-error:
-    bt_arena_free(&arena);
-    bt_arena_free(&scratch);
+done:
+    bt_arena_free(&b.arena);
+    bt_arena_free(&b.scratch);
     if (rc < 0)
         bt_bound_clear(out);
     return rc;

@@ -43,12 +43,9 @@ static void plan_words(BtCall *call)
         BtArgSlot *s = &call->slots[i];
         s->word = call->direct.pos[s->cidx];
         s->size_word = BT_DIRECT_WORDS; /* the scratch word */
-        s->max_1d = PY_SSIZE_T_MAX;
+        s->max_1d = bt_slot_max_1d(s);
         if (s->is_array && s->n_sizes == 1) {
             s->size_word = call->direct.pos[s->sizes->cidx];
-            s->max_1d = s->min_ndim > 1                    ? -1
-                        : s->sizes->limit < PY_SSIZE_T_MAX ? (Py_ssize_t)s->sizes->limit
-                                                           : PY_SSIZE_T_MAX;
         } else if (s->is_array ? s->n_sizes > 1
                                : s->kind == 'c' || (s->kind == 'f' && s->size != 4 && s->size != 8))
             call->fused = 0;

@@ -112,9 +112,13 @@ BT_HIDDEN PyObject *bt_call_return(const BtValue *rvalue, BtTypeId t);
  * A call whose arguments have the keys of the last call (the dispatcher's
  * memo, bt_dispatch.h) goes to that call's overload; when the overload is
  * `fused`, one pass over the arguments checks each one's key and stores it
- * into the direct call's words at the slot's precomputed position: an
- * array's flags, rank and extent checked as bt_slot_walk checks them, a
- * scalar converted by bt_slot_store_fast. Nothing it does runs Python code
+ * into the direct call's words at the slot's precomputed position. Its
+ * checks are bt_slot.h's per-argument checks, the ones bt_slot_walk makes
+ * (an array's key, flags, rank and extent: BT_SLOT_ARRAY_HAS_KEY,
+ * bt_slot_flags_ok, bt_slot_max_1d / BT_SLOT_SIZE_FITS; a scalar's key and
+ * quick conversion: bt_slot_scalar_has_key, bt_slot_store_fast; an omitted
+ * one's: bt_slot_omitted_has_key, bt_slot_put_default), not copies of
+ * them. Nothing it does runs Python code
  * or has an effect outside w, so any argument it does not take (another
  * key, an array that lacks a flag, a scalar out of the quick range) sends
  * the whole call to the general path (bt_call_invoke), which raises or
@@ -146,35 +150,34 @@ static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObj
         const void *k = BT_FT_LOAD(&keys[i]);
         PyObject *o = omitting == BT_FUSED_PREFIX && i >= nargs ? NULL : args[i];
         if (omitting && !o) { /* its default, converted at bind time */
-            if (k != (const void *)&bt_slot_omitted_key)
+            if (!bt_slot_omitted_has_key(k))
                 return 0;
-            memcpy(&w[s->word], s->defval.bytes, sizeof *w);
+            bt_slot_put_default(&w[s->word], s, 1);
             continue;
         }
         if (s->is_array) {
             PyArrayObject *a = (PyArrayObject *)o;
             const Py_ssize_t *dims;
             int nd;
-            if (Py_TYPE(o) != &PyArray_Type || (const void *)PyArray_DESCR(a) != k ||
-                (PyArray_FLAGS(a) & s->need) != s->need)
+            if (!BT_SLOT_ARRAY_HAS_KEY(o, k) || !bt_slot_flags_ok(s, PyArray_FLAGS(a)))
                 return 0;
             nd = PyArray_NDIM(a);
             dims = (const Py_ssize_t *)PyArray_DIMS(a);
             w[s->word] = (uint64_t)(uintptr_t)PyArray_DATA(a);
-            if (nd == 1) { /* the common one: its extent, checked once */
+            if (nd == 1) { /* the common one: BT_SLOT_SIZE_FITS as one bound (max_1d) */
                 if (dims[0] > s->max_1d)
                     return 0;
-                *total += dims[0];
-                w[s->size_word] = (uint64_t)dims[0];
+                *total += dims[0];                   /* bt_slot_elements(1, dims) */
+                w[s->size_word] = (uint64_t)dims[0]; /* the scratch word when it has no size */
                 continue;
             }
             *total += bt_slot_elements(nd, dims);
             if (s->n_sizes) { /* one (fused) */
-                if (nd < s->min_ndim || (uint64_t)dims[s->sizes->axis] > s->sizes->limit)
+                if (!BT_SLOT_SIZE_FITS(s, s->sizes, nd, dims))
                     return 0;
-                w[s->size_word] = (uint64_t)dims[s->sizes->axis];
+                w[s->size_word] = bt_slot_size_value(s->sizes, dims);
             }
-        } else if ((const void *)Py_TYPE(o) != k || !bt_slot_store_fast(s, o, &w[s->word])) {
+        } else if (!bt_slot_scalar_has_key(o, k) || !bt_slot_store_fast(s, o, &w[s->word])) {
             return 0;
         }
     }

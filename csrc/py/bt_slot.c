@@ -329,7 +329,8 @@ uint8_t bt_slot_code(PyObject *o)
 /* The key of an omitted argument (NULL in args): no object's. */
 const char bt_slot_omitted_key;
 
-/* The key of o (see bt_slot_keys), or NULL when it has none. */
+/* The key of o (see bt_slot_keys), or NULL when it has none. What a call
+ * compares with it: bt_slot_key_of and its cases (bt_slot.h). */
 static const void *arg_key(PyObject *o)
 {
     PyTypeObject *tp;
@@ -367,11 +368,8 @@ static inline BT_ALWAYS_INLINE int same_keys(PyObject *const *args, const void *
 
     for (i = 0; i < n; i++) {
         PyObject *o = args[i];
-        const void *k = omitting && !o ? (const void *)&bt_slot_omitted_key
-                        : Py_TYPE(o) == &PyArray_Type
-                            ? (const void *)PyArray_DESCR((PyArrayObject *)o)
-                            : (const void *)Py_TYPE(o);
-        /* a key is never an ndarray subclass's type, nor a non-built-in descriptor */
+        /* what o compares (bt_slot_key_of: the fused entry's key checks too) */
+        const void *k = omitting && !o ? (const void *)&bt_slot_omitted_key : bt_slot_key_of(o);
         if (k != BT_FT_LOAD(&keys[i])) /* free-threaded: the memo's seqlock (bt_dispatch.h) */
             return 0;
     }

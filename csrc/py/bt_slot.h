@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bt_numpy.h"
 #include "bt_plan.h"
 
 /* Dispatch codes: one byte per argument.
@@ -302,6 +303,125 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
     }
 }
 
+/* ================= the per-argument checks =================
+ *
+ * One definition of each check a call makes of one argument. Two paths make
+ * them: the store walk (bt_slot_walk, below), once the dispatcher has
+ * matched the arguments (by their codes, or by the last call's keys:
+ * bt_slot_same_keys), and the fused entry (bt_call_fused_store, bt_call.h),
+ * which compares the keys and makes the walk's checks in one pass. Both
+ * call these, so a check changed here changes for both:
+ *   - the key (the memo's, bt_slot_keys): bt_slot_key_of (what an argument
+ *     compares with one, whatever the slot: bt_slot_same_keys), and its
+ *     cases by slot: BT_SLOT_ARRAY_HAS_KEY (an ndarray of exactly that
+ *     built-in descriptor), bt_slot_scalar_has_key, bt_slot_omitted_has_key;
+ *   - an array: bt_slot_flags_ok (the flags the slot needs), bt_slot_elements
+ *     (the GIL policy's count), BT_SLOT_SIZE_FITS (its one size parameter
+ *     takes the extent as it is; bt_slot_max_1d: the same for a 1-D array,
+ *     as one bound) and bt_slot_size_value (what that parameter gets);
+ *   - a scalar: bt_slot_store_fast (above); an omitted one:
+ *     bt_slot_put_default.
+ * What a check refuses goes the full way (bt_slot_array_refused,
+ * bt_slot_store_sizes, bt_slot_store_scalar), with its messages. */
+
+/* Whether an omitted argument's key is k. */
+static inline BT_ALWAYS_INLINE int bt_slot_omitted_has_key(const void *k)
+{
+    return k == (const void *)&bt_slot_omitted_key;
+}
+
+/* What argument o (not omitted) compares with a key: an ndarray's
+ * descriptor, any other object's type. The key it has (bt_slot_keys) is
+ * this when it has one: never an ndarray subclass's type, nor a
+ * descriptor that is not NumPy's built-in one. */
+static inline BT_ALWAYS_INLINE const void *bt_slot_key_of(PyObject *o)
+{
+    return Py_TYPE(o) == &PyArray_Type ? (const void *)PyArray_DESCR((PyArrayObject *)o)
+                                       : (const void *)Py_TYPE(o);
+}
+
+/* Whether o has key k where k is an array slot's (a descriptor): o is an
+ * ndarray, not a subclass, with that descriptor (bt_slot_key_of's first
+ * case). A macro, as is BT_SLOT_SIZE_FITS: around an inline function that
+ * returns a `&&`, GCC 12 lays out the fused loop worse (17 instructions
+ * more a call of k63 by keyword, benchmarks/bench_callgrind.py). o is read
+ * twice: pass a name. */
+#define BT_SLOT_ARRAY_HAS_KEY(o, k)                                                                \
+    (Py_TYPE(o) == &PyArray_Type && (const void *)PyArray_DESCR((PyArrayObject *)(o)) == (k))
+
+/* Whether o has key k where k is a scalar slot's (a type, never
+ * ndarray's): bt_slot_key_of's compare needs only the type, since an
+ * ndarray's descriptor is no type. */
+static inline BT_ALWAYS_INLINE int bt_slot_scalar_has_key(PyObject *o, const void *k)
+{
+    return (const void *)Py_TYPE(o) == k;
+}
+
+/* Whether an array with flags (BT_ARR_*) has all that slot s needs. Where
+ * not, bt_slot_array_refused says why (or lets an aligned copy stand in). */
+static inline BT_ALWAYS_INLINE int bt_slot_flags_ok(const BtArgSlot *s, int flags)
+{
+    return (flags & s->need) == s->need;
+}
+
+/* The elements of an array of nd dimensions dims. */
+static inline Py_ssize_t bt_slot_elements(int nd, const Py_ssize_t *dims)
+{
+    Py_ssize_t n = 1;
+    int j;
+
+    if (nd == 1)
+        return dims[0];
+    for (j = 0; j < nd; j++)
+        n *= dims[j];
+    return n;
+}
+
+/* Whether z, the one size parameter of array slot s (s->n_sizes == 1:
+ * z is s->sizes, passed as the caller holds it), takes an array of nd
+ * dimensions dims as it is: the axis it names exists and its extent is in
+ * the parameter's range. Then z gets bt_slot_size_value; else
+ * bt_slot_store_sizes raises. A macro (BT_SLOT_ARRAY_HAS_KEY says why); z
+ * is read twice: pass a name. */
+#define BT_SLOT_SIZE_FITS(s, z, nd, dims)                                                          \
+    ((nd) >= (s)->min_ndim && (uint64_t)(dims)[(z)->axis] <= (z)->limit)
+
+/* BT_SLOT_SIZE_FITS for a 1-D array as one bound on its extent, taken at
+ * bind time (BtArgSlot.max_1d): the size parameter's limit, or -1 when it
+ * names an axis past the first; any extent when s has no size parameter. */
+static inline Py_ssize_t bt_slot_max_1d(const BtArgSlot *s)
+{
+    if (s->n_sizes != 1)
+        return PY_SSIZE_T_MAX;
+    return s->min_ndim > 1                    ? -1
+           : s->sizes->limit < PY_SSIZE_T_MAX ? (Py_ssize_t)s->sizes->limit
+                                              : PY_SSIZE_T_MAX;
+}
+
+/* What size parameter z gets once BT_SLOT_SIZE_FITS: the extent, as 64
+ * bits (little-endian: a narrower parameter reads the low bytes). */
+static inline BT_ALWAYS_INLINE uint64_t bt_slot_size_value(const BtSizeParam *z,
+                                                           const Py_ssize_t *dims)
+{
+    return (uint64_t)dims[z->axis];
+}
+
+/* A scalar of slot s, from its 16-byte storage, into its words. */
+static inline BT_ALWAYS_INLINE void bt_slot_put_value(uint64_t *at, const BtArgSlot *s,
+                                                      const BtValue *v)
+{
+    memcpy(at, v->bytes, s->size > 8 ? 16 : 8);
+}
+
+/* An omitted argument of scalar slot s into its words: its default,
+ * converted at bind time. words, a constant at each caller: 2 where s may
+ * be a 16-byte complex double (the walk), 1 where the caller takes
+ * one-word scalars only (the fused entry: plan_words). */
+static inline BT_ALWAYS_INLINE void bt_slot_put_default(uint64_t *at, const BtArgSlot *s, int words)
+{
+    memcpy(at, s->defval.bytes, words > 1 && s->size > 8 ? 16 : 8);
+}
+
 /* ================= the store walk =================
  *
  * The one loop that stores a call's arguments, for every back end: the
@@ -315,13 +435,17 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
  *     resize or setflags there would leave a stale pointer);
  *   - a scalar converted once: the quick way (bt_slot_store_fast), else
  *     bt_slot_store_scalar's conversions, checks and messages; an omitted
- *     one gets its default, converted at bind time;
- *   - an array checked once against the slot's flags (the refusal and its
- *     message: bt_slot_array_refused), its elements counted (*total: the
- *     GIL policy's measure), its address and size parameters stored (the
- *     common single size in range inline, else bt_slot_store_sizes);
+ *     one gets its default, converted at bind time (bt_slot_put_default);
+ *   - an array checked once against the slot's flags (bt_slot_flags_ok;
+ *     the refusal and its message: bt_slot_array_refused), its elements
+ *     counted (*total: the GIL policy's measure), its address and size
+ *     parameters stored (the common single size in range inline:
+ *     BT_SLOT_SIZE_FITS, bt_slot_size_value; else bt_slot_store_sizes);
  *   - an ndarray that lacks only alignment handed to src->unaligned for an
  *     aligned stand-in, or, where that is NULL, the walk stopped before it.
+ * Its checks are the per-argument checks above, which the fused entry
+ * (bt_call_fused_store, bt_call.h) makes too: a check is changed there,
+ * never in one of the two loops.
  */
 
 /* What a walk reads: the arguments by Python parameter (NULL: omitted),
@@ -340,26 +464,6 @@ typedef struct BtArgSource {
     PyObject *names;   /* tuple of str: the parameters' names, for messages */
 } BtArgSource;
 
-/* The elements of an array of nd dimensions dims. */
-static inline Py_ssize_t bt_slot_elements(int nd, const Py_ssize_t *dims)
-{
-    Py_ssize_t n = 1;
-    int j;
-
-    if (nd == 1)
-        return dims[0];
-    for (j = 0; j < nd; j++)
-        n *= dims[j];
-    return n;
-}
-
-/* A scalar of slot s, from its 16-byte storage, into its words. */
-static inline BT_ALWAYS_INLINE void bt_slot_put_value(uint64_t *at, const BtArgSlot *s,
-                                                      const BtValue *v)
-{
-    memcpy(at, v->bytes, s->size > 8 ? 16 : 8);
-}
-
 /* Array argument i (slot s) into out; see the walk. 0, -1, or 1 where it
  * lacks only alignment and src->unaligned is NULL (nothing stored). */
 static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
@@ -371,7 +475,7 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
 
     if (src->array(src->ctx, src->args, i, &a) < 0)
         return -1;
-    if ((a.flags & s->need) != s->need) {
+    if (!bt_slot_flags_ok(s, a.flags)) {
         BtArrayArg b = a; /* a copy: `a` itself stays in registers on the common path */
         int r = bt_slot_array_refused(s, &b, src->fname, PyTuple_GET_ITEM(src->names, i));
         if (r < 0 || !src->unaligned)
@@ -385,8 +489,8 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
     if (s->n_sizes == 0)
         return 0;
     /* the common one: a single size, in range */
-    if (s->n_sizes == 1 && a.ndim >= s->min_ndim && (uint64_t)a.dims[z->axis] <= z->limit) {
-        *bt_arg_at(out, z->cidx) = (uint64_t)a.dims[z->axis];
+    if (s->n_sizes == 1 && BT_SLOT_SIZE_FITS(s, z, a.ndim, a.dims)) {
+        *bt_arg_at(out, z->cidx) = bt_slot_size_value(z, a.dims);
         return 0;
     }
     return bt_slot_store_sizes(s, a.ndim, a.dims, *out, src->fname,
@@ -418,7 +522,7 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const ui
         }
         at = bt_arg_at(out, s->cidx);
         if (!o) { /* omitted: the default, converted at bind time */
-            bt_slot_put_value(at, s, &s->defval);
+            bt_slot_put_default(at, s, 2);
         } else if (!bt_slot_store_fast(s, o, at)) {
             if (bt_slot_store_scalar(&v, s->type, o, src->fname, PyTuple_GET_ITEM(src->names, i)) <
                 0)

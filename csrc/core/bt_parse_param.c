@@ -1,0 +1,467 @@
+/* bt_parse_param.c - types and parameters: the type, param and params
+ * rules (the size rule with them), the return type.
+ *
+ *   params    -> [ 'void' | param (',' param)* ]
+ *   param     -> '...' | type [IDENT] ('[' balanced ']')* ['=' balanced]
+ *   type      -> (cv | name)+ ('*' | '&' | '&&' | cv)*
+ *   name      -> ['::'] IDENT ['<' balanced '>'] ('::' IDENT ['<' balanced '>'])*
+ *
+ * (the whole grammar: bt_parse.c). A parameter the dialect can't bind
+ * gets a reason; only malformed syntax is an error. */
+#include "bt_parse_impl.h"
+
+static const char *const elaborated_words[] = {"struct", "union", "class", "enum", NULL};
+
+/* Skips '<' ... '>' (nested) starting at token i, within [i, b); returns the
+ * index after '>', or -1 when it does not close before b. */
+static int skip_angles(const Parser *p, int i, int b)
+{
+    int depth = 0;
+
+    for (; i < b; i++) {
+        if (is(p, i, "<"))
+            depth++;
+        else if (is(p, i, ">") && --depth == 0)
+            return i + 1;
+    }
+    return -1;
+}
+
+/* ---- types ---- */
+
+static void append(char *buf, size_t size, const char *s, size_t n)
+{
+    size_t len = strlen(buf);
+    if (len + n + 1 < size) {
+        memcpy(buf + len, s, n);
+        buf[len + n] = '\0';
+    }
+}
+
+/* type -> (cv | name)+ ('*' | '&' | '&&' | cv)* [IDENT], over tokens [a, b).
+ * what: the expected-token text for errors ("')'"). */
+int bt_parse_type(Parser *p, int a, int b, int allow_name, const char *what, TypeInfo *ti)
+{
+    char raw[512] = "";
+    size_t before_last = 0;
+    int i = a, seen_ptr = 0, ngroups = 0, last_start = -1, last_end = -1;
+
+    memset(ti, 0, sizeof *ti);
+    ti->name = -1;
+    while (i < b) {
+        const BtToken *t = tok(p, i);
+        if (is_any(t, bt_parse_cv_words)) {
+            if (bt_lex_is(t, "const") && !seen_ptr)
+                ti->is_const = 1;
+            i++;
+        } else if (is_any(t, elaborated_words) && !seen_ptr) {
+            ti->elaborated = bt_lex_is(t, "struct")  ? "struct"
+                             : bt_lex_is(t, "union") ? "union"
+                             : bt_lex_is(t, "enum")  ? "enum"
+                                                     : "class";
+            append(raw, sizeof raw, ti->elaborated, strlen(ti->elaborated));
+            append(raw, sizeof raw, " ", 1);
+            i++;
+        } else if (bt_lex_is(t, "typename") && !seen_ptr) {
+            i++;
+        } else if ((bt_lex_is(t, "*") || bt_lex_is(t, "&")) && ngroups > 0) {
+            if (*t->s == '*')
+                ti->nptr++;
+            else
+                ti->nref++;
+            seen_ptr = 1;
+            i++;
+        } else if (seen_ptr && t->kind == BT_TOK_IDENT && allow_name && ti->name < 0) {
+            ti->name = i++;
+        } else if (!seen_ptr && (t->kind == BT_TOK_IDENT || bt_lex_is(t, "::"))) {
+            int start = i;
+            if (bt_lex_is(t, "::"))
+                i++;
+            if (i >= b || tok(p, i)->kind != BT_TOK_IDENT)
+                return bt_parse_expected(p, tok(p, i), "type name");
+            i++;
+            for (;;) {
+                if (i < b && is(p, i, "<")) {
+                    int j = skip_angles(p, i, b);
+                    if (j < 0)
+                        return bt_parse_expected(p, tok(p, b), "'>'");
+                    i = j;
+                } else if (i + 1 < b && is(p, i, "::") && tok(p, i + 1)->kind == BT_TOK_IDENT) {
+                    i += 2;
+                } else {
+                    break;
+                }
+            }
+            before_last = strlen(raw);
+            for (int k = start; k < i; k++) {
+                append(raw, sizeof raw, " ", 1);
+                append(raw, sizeof raw, tok(p, k)->s, (size_t)tok(p, k)->len);
+            }
+            ngroups++;
+            last_start = start;
+            last_end = i;
+        } else {
+            return bt_parse_expected(p, t, what);
+        }
+    }
+    if (ngroups == 0)
+        return bt_parse_expected(p, tok(p, a < b ? a : b), "type name");
+    if (!seen_ptr && allow_name && ngroups >= 2 && last_end == last_start + 1 &&
+        !is_any(tok(p, last_start), bt_parse_builtin_words)) {
+        ti->name = last_start;
+        raw[before_last] = '\0';
+        if (last_end != b)
+            return bt_parse_expected(p, tok(p, last_end), what);
+    }
+    bt_type_normalize(raw, strlen(raw), ti->spelling, sizeof ti->spelling);
+    return 0;
+}
+
+/* Resolves a base spelling to a template parameter or a scalar type. */
+int bt_parse_resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
+{
+    const char *s = ti->spelling;
+    size_t n;
+    int k;
+
+    ref->tparam = -1;
+    ref->is_const = ti->is_const;
+    for (k = 0; tm && k < tm->n; k++) {
+        if (tm->names[k][0] && !tm->info[k].is_value && strcmp(tm->names[k], s) == 0) {
+            ref->tparam = k;
+            return 0;
+        }
+    }
+    if (strncmp(s, "std::", 5) == 0)
+        s += 5;
+    if (strncmp(s, "complex<", 8) == 0) {
+        n = strlen(s + 8);
+        for (k = 0; tm && k < tm->n && n > 1; k++) {
+            if (tm->names[k][0] && !tm->info[k].is_value && strlen(tm->names[k]) == n - 1 &&
+                strncmp(tm->names[k], s + 8, n - 1) == 0 && s[8 + n - 1] == '>') {
+                ref->tparam = k;
+                ref->is_complex_of_tparam = 1;
+                return 0;
+            }
+        }
+    }
+    if (ti->elaborated)
+        return -1;
+    return bt_type_lookup(ti->spelling, &ref->type);
+}
+
+/* ---- parameters ---- */
+
+/* Splits '(' params ')' at p->pos into ranges; leaves p->pos after ')'. */
+static int split_params(Parser *p, Range **out, int *n_out)
+{
+    char stack[MAX_STACK];
+    int sp = 0, angle = 0, n = 0, i = p->pos, seg;
+
+    stack[sp++] = ')';
+    seg = ++i;
+    for (;; i++) {
+        const BtToken *t = tok(p, i);
+        int end = 0, was = sp;
+        if (at_end(t) || bt_lex_is(t, ";"))
+            return bt_parse_want_closer(p, t, stack, sp);
+        if (bt_parse_nest(p, t, stack, &sp) < 0)
+            return -1;
+        if (sp != was) {
+            end = sp == 0;
+        } else if (sp == 1 && bt_lex_is(t, "<") && tok(p, i - 1)->kind == BT_TOK_IDENT) {
+            angle++;
+        } else if (sp == 1 && angle > 0 && bt_lex_is(t, ">")) {
+            angle--;
+        }
+        if (end || (sp == 1 && angle == 0 && bt_lex_is(t, ","))) {
+            if (seg == i && (n > 0 || !end))
+                return bt_parse_expected(p, t, "parameter declaration");
+            if (seg < i) {
+                if (n == p->cap_ranges) {
+                    int cap = p->cap_ranges ? 2 * p->cap_ranges : 16;
+                    Range *v = bt_arena_resize(p->arena, p->ranges, (size_t)cap * sizeof *v);
+                    if (!v)
+                        return bt_diag_nomem(p->diag);
+                    p->ranges = v;
+                    p->cap_ranges = cap;
+                }
+                p->ranges[n].a = seg;
+                p->ranges[n].b = i;
+                n++;
+            }
+            seg = i + 1;
+            if (end)
+                break;
+        }
+    }
+    p->pos = i;
+    advance(p);
+    *out = p->ranges;
+    *n_out = n;
+    return 0;
+}
+
+static const char *label(Parser *p, const BtParam *pr, int index)
+{
+    if (pr->name && pr->name[0])
+        return bt_arena_printf(p->arena, "'%s'", pr->name);
+    return bt_arena_printf(p->arena, "%d", index + 1);
+}
+
+/* A parameter declared in parentheses, tokens [paren, eq): `(*cb)(int)`,
+ * `(&a)[3]`. Its name, if it has one, into pr; why it cannot be bound
+ * into *reason (arena). */
+static int paren_declarator(Parser *p, int paren, int eq, int index, BtParam *pr,
+                            const char **reason)
+{
+    const char *lb;
+    int i;
+
+    for (i = paren + 1; i < eq && !is(p, i, ")"); i++) {
+        if (tok(p, i)->kind == BT_TOK_IDENT) {
+            if (!(pr->name = tokdup(p, tok(p, i))))
+                return bt_diag_nomem(p->diag);
+            pr->line = tok(p, i)->line;
+            pr->col = bt_lex_col(&p->toks, tok(p, i));
+            break;
+        }
+    }
+    lb = label(p, pr, index);
+    if (is(p, paren + 1, "*") && is(p, bt_parse_find_top(p, paren + 1, eq, ")") + 1, "("))
+        *reason = bt_arena_printf(p->arena, "parameter %s is a function pointer", lb);
+    else
+        *reason = bt_arena_printf(p->arena, "parameter %s has an unsupported declarator", lb);
+    return 0;
+}
+
+/* ('[' balanced ']')* over tokens [br, eq): how many into *ndims. */
+static int array_dims(Parser *p, int br, int eq, int *ndims)
+{
+    int i, save = p->pos;
+
+    for (i = br, *ndims = 0; i < eq; ++*ndims) {
+        if (!is(p, i, "["))
+            return bt_parse_expected(p, tok(p, i), "')'");
+        p->pos = i;
+        if (bt_parse_skip_balanced(p) < 0)
+            return -1;
+        i = p->pos;
+        p->pos = save;
+    }
+    return 0;
+}
+
+/* The default argument after '=' at token eq of parameter r into
+ * pr->defval, as written (none when eq is r.b). */
+static int param_default(Parser *p, Range r, int eq, BtParam *pr)
+{
+    const BtToken *e = tok(p, r.b - 1);
+
+    if (eq + 1 == r.b)
+        return bt_parse_expected(p, tok(p, r.b), "default argument");
+    if (eq + 1 < r.b) {
+        pr->defval = bt_arena_strndup(p->arena, tok(p, eq + 1)->s,
+                                      (size_t)(e->s + e->len - tok(p, eq + 1)->s));
+        if (!pr->defval)
+            return bt_diag_nomem(p->diag);
+    }
+    return 0;
+}
+
+/* Why parameter pr (labelled lb; its type ti, resolved into pr->t, with
+ * ndims brackets; a default when has_default) cannot be bound, or `why`
+ * when no rule here says (NULL: it can). */
+static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti, int ndims,
+                                int has_default, int index, const char *lb, const char *why)
+{
+    if (ti->nref)
+        return bt_arena_printf(p->arena, "parameter %s is a reference (%s %s)", lb, ti->spelling,
+                               ti->nref > 1 ? "&&" : "&");
+    if (ndims > 1)
+        return bt_arena_printf(p->arena, "parameter %s is a multi-dimensional array", lb);
+    if (ti->nptr + ndims > 1)
+        return bt_arena_printf(p->arena, "parameter %s is a pointer to pointer (%s **)", lb,
+                               ti->spelling);
+    if (ti->elaborated)
+        return bt_arena_printf(p->arena, "parameter %s has %s type '%s'", lb, ti->elaborated,
+                               ti->spelling);
+    if (!pr->name[0] && pr->t.is_array)
+        return bt_arena_printf(p->arena,
+                               "parameter %d is an unnamed array; name it so that its "
+                               "'NAME_size' can follow",
+                               index + 1);
+    if (has_default && pr->t.is_array)
+        return bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
+    if (!why && pr->t.tparam < 0 && pr->t.type == BT_VOID)
+        return bt_arena_printf(
+            p->arena,
+            pr->t.is_array ? "parameter %s is a void pointer" : "parameter %s has type void", lb);
+    return why;
+}
+
+/* param -> '...' | type [IDENT] ('[' balanced ']')* ['=' balanced]
+ * Sets *reason (arena) when the parameter can't be bound. */
+static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *pr,
+                       const char **reason)
+{
+    const BtToken *first = tok(p, r.a);
+    TypeInfo ti;
+    int eq, br, ndims, paren;
+    const char *lb;
+
+    pr->size_of = -1;
+    pr->size_axis = 0;
+    pr->t.tparam = -1;
+    pr->name = "";
+    pr->line = first->line;
+    pr->col = bt_lex_col(&p->toks, first);
+    if (bt_lex_is(first, "...") && r.b == r.a + 1) {
+        *reason = "variadic function (...)";
+        return 0;
+    }
+    eq = bt_parse_find_top(p, r.a, r.b, "=");
+    if (eq == r.a)
+        return bt_parse_expected(p, first, "parameter declaration");
+    paren = bt_parse_find_top(p, r.a, eq, "(");
+    if (paren < eq)
+        return paren_declarator(p, paren, eq, index, pr, reason);
+    br = bt_parse_find_top(p, r.a, eq, "[");
+    if (array_dims(p, br, eq, &ndims) < 0 || bt_parse_type(p, r.a, br, 1, "')'", &ti) < 0)
+        return -1;
+    if (ti.name >= 0) {
+        const BtToken *nt = tok(p, ti.name);
+        pr->name = tokdup(p, nt);
+        pr->line = nt->line;
+        pr->col = bt_lex_col(&p->toks, nt);
+    }
+    if (param_default(p, r, eq, pr) < 0)
+        return -1;
+    if (pr->name && !pr->name[0] && !pr->t.is_array && ti.nptr + ndims == 0) {
+        pr->unnamed = 1; /* a scalar: named by its position */
+        pr->name = bt_arena_printf(p->arena, "arg%d", index);
+    }
+    if (!pr->name)
+        return bt_diag_nomem(p->diag);
+    lb = label(p, pr, index);
+    pr->t.is_array = ti.nptr + ndims == 1;
+    if (bt_parse_resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.nref && ti.nptr + ndims < 2)
+        *reason = bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb, ti.spelling);
+    *reason = param_reason(p, pr, &ti, ndims, eq < r.b, index, lb, *reason);
+    return 0;
+}
+
+static int is_size_type(const BtTypeRef *t)
+{
+    char kind;
+    if (t->is_array || t->is_complex_of_tparam)
+        return 0;
+    if (t->tparam >= 0)
+        return 1;
+    kind = bt_type(t->type)->kind;
+    return kind == 'i' || kind == 'u';
+}
+
+/* The axis a size parameter named `name` gives of array `array`: 0 for
+ * `array_size`, K for `array_sizeK`; -1 when it names no size of array,
+ * -2 when K is BT_MAX_SIZE_AXES or more. */
+static int size_axis(const char *array, const char *name)
+{
+    size_t len = strlen(array);
+    const char *s;
+    int k = 0;
+
+    if (strncmp(name, array, len) != 0 || strncmp(name + len, "_size", 5) != 0)
+        return -1;
+    for (s = name + len + 5; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        if (k >= BT_MAX_SIZE_AXES)
+            continue;
+        k = k * 10 + (*s - '0');
+    }
+    return k < BT_MAX_SIZE_AXES ? k : -2;
+}
+
+/* params -> [ 'void' | param (',' param)* ], then the size rule: each
+ * array is followed by one or more of its size parameters. */
+int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
+{
+    Range *r = NULL;
+    const char **why;
+    int n = 0, i, j;
+
+    if (split_params(p, &r, &n) < 0)
+        return -1;
+    if (n == 1 && r[0].b == r[0].a + 1 && is(p, r[0].a, "void"))
+        n = 0;
+    p->knr_names = n > 0;
+    for (i = 0; i < n; i++)
+        p->knr_names &= r[i].b == r[i].a + 1 && tok(p, r[i].a)->kind == BT_TOK_IDENT &&
+                        !is_any(tok(p, r[i].a), bt_parse_builtin_words);
+    d->n_params = n;
+    d->params = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *d->params);
+    why = bt_arena_alloc(p->arena, (size_t)(n ? n : 1) * sizeof *why);
+    if (!d->params || !why)
+        return bt_diag_nomem(p->diag);
+    for (i = 0; i < n; i++)
+        if (parse_param(p, r[i], i, tm, &d->params[i], &why[i]) < 0)
+            return -1;
+    for (i = 0; i < n && !d->unbindable; i++) {
+        BtParam *x = &d->params[i];
+        d->unbindable = why[i];
+        if (d->unbindable || !x->t.is_array)
+            continue;
+        for (j = i + 1; j < n; j++) {
+            BtParam *s = &d->params[j];
+            int axis = size_axis(x->name, s->name);
+            if (axis == -1)
+                break;
+            if (axis == -2)
+                d->unbindable = bt_arena_printf(
+                    p->arena,
+                    "parameter '%s' names an axis of '%s' past the last one bindthem "
+                    "passes ('%s_size%d')",
+                    s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
+            else if (!why[j] && !is_size_type(&s->t))
+                d->unbindable = bt_arena_printf(
+                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
+            if (d->unbindable)
+                break;
+            s->size_of = i;
+            s->size_axis = axis;
+        }
+        if (!d->unbindable && j == i + 1)
+            d->unbindable = bt_arena_printf(
+                p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
+                x->name);
+        if (d->unbindable) /* past the `continue`: an array's size parameters */
+            d->unbindable_rule = BT_RULE_SIZES;
+    }
+    return 0;
+}
+
+/* The return type in tokens [a, b) into d->ret; a reason (arena) when it
+ * cannot be bound, NULL when it can, or "" for a lone `auto`. */
+const char *bt_parse_return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, int b, int *rc)
+{
+    TypeInfo ti;
+
+    *rc = bt_parse_type(p, a, b, 0, "function name", &ti);
+    if (*rc < 0)
+        return NULL;
+    d->ret.tparam = -1;
+    d->ret.type = BT_VOID;
+    if (strcmp(ti.spelling, "auto") == 0 && !ti.nptr && !ti.nref)
+        return "";
+    if (bt_parse_resolve(&ti, tm, &d->ret) < 0 && !ti.elaborated && !ti.nref && !ti.nptr)
+        return bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
+    if (ti.nref)
+        return bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
+    if (ti.nptr)
+        return bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
+    if (ti.elaborated)
+        return bt_arena_printf(p->arena, "return value has %s type '%s'", ti.elaborated,
+                               ti.spelling);
+    return NULL;
+}
