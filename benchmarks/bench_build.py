@@ -38,7 +38,7 @@ WARM = 21
 CHILD = """
 import json, os, resource, sys, time
 import bindthem
-import bindthem.build  # loaded on first use: imported before the clock, as bindthem once did
+import bindthem._services.compile.kernels  # loaded on first use: imported before the clock
 core, cache, mode, jobs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 yml = os.path.join(core, "instantiate.yml")
 heads = %r

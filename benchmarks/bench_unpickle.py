@@ -64,7 +64,8 @@ def main():
     import importlib
 
     import bindthem  # noqa: F401 - the private build (common put it first on sys.path)
-    cc = importlib.import_module("bindthem._compiler")  # where the compiler's identity is kept
+    # where the compiler's identity is kept
+    cc = importlib.import_module("bindthem._services.compile.compiler")
     lib = common.relaxation()
     f = lib.gauss_seidel
     data = pickle.dumps(f)

@@ -113,7 +113,7 @@ def build_libraries():
 def library_paths():
     """[(shared library, header, instantiate.yml, module name)] of the 8
     cached libraries, building them first if needed."""
-    bb = importlib.import_module("bindthem.build")
+    import bindthem as bb
     core = amg_core()
     yml = os.path.join(core, "instantiate.yml")
     return [(bb.compile_library(os.path.join(core, h + ".h"), yml,

@@ -5,6 +5,12 @@ followed by its ``_size``) and an instantiate.yml are read by a C core; the
 shared library's functions become Python callables at run time, taking NumPy
 arrays zero-copy and dispatching on their dtypes. No binding code is
 generated or compiled.
+
+The API is this package's top level (bindthem/README.md is the map): this
+module, library, package, setuptools, stubs, ipython, cuda, __main__, and
+the entry points named from outside (_from_c by the C core, _unpickle by
+pickles). What they call is in bindthem._services, the leaves below it in
+bindthem._base.
 """
 
 from __future__ import annotations
@@ -25,12 +31,9 @@ except ImportError as _e:
         % (_here, ", bindthem's source folder, which has no compiled extension until it is "
            "built" if _src else ""), name="bindthem._core") from None
 import importlib  # noqa: E402
-import sys  # noqa: E402
-import types  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 
-from . import _travel  # noqa: E402
-from ._types import StrPath  # noqa: E402
+from ._base.types import StrPath  # noqa: E402
 from .errors import (  # noqa: E402
     BindError,
     BindTypeError,
@@ -43,26 +46,24 @@ from .errors import (  # noqa: E402
     PickleError,
     SymbolError,
 )
-from .library import Library, getsource, info, load, options  # noqa: E402
+from .library import Library, build, compile_library, getsource, info, load, options  # noqa: E402
 from .package import load_package  # noqa: E402
 
 if TYPE_CHECKING:
     from . import cuda
-    from .build import build, compile_library
 
 # What `import bindthem` does not import until first used, so that a package's
 # kernels bind at import without the build machinery or CUDA (see
-# docs/packages.rst): name -> (module, attribute or None for the module).
-_LAZY = {"build": ("build", "build"), "compile_library": ("build", "compile_library"),
-         "cuda": ("cuda", None)}
+# docs/packages.rst): build and compile_library import theirs when first
+# called; cuda is imported on first access: name -> module.
+_LAZY = {"cuda": "cuda"}
 
 
 def __getattr__(name):
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError("module 'bindthem' has no attribute %r" % (name,))
-    module = importlib.import_module("." + where[0], __name__)
-    value = module if where[1] is None else getattr(module, where[1])
+    value = importlib.import_module("." + where, __name__)
     globals()[name] = value
     return value
 
@@ -70,35 +71,6 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
-
-class _Package(types.ModuleType):
-    """bindthem's own module type, for one name: the import system sets a
-    package's attribute to a submodule when it first imports it, and
-    ``bindthem.build`` is the function, not the submodule of that name."""
-
-    def __setattr__(self, name, value):
-        if name == "build" and isinstance(value, types.ModuleType):
-            value = value.build
-        super().__setattr__(name, value)
-
-    def __reduce__(self):
-        # by reference, as cloudpickle pickles a module (which it does by exact type)
-        return importlib.import_module, (self.__name__,)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
-def _pending(source):
-    """What unpickling a kernel returns before its first use: bindthem._lazy's
-    stand-ins (imported by the first unpickle, not with bindthem)."""
-    from . import _lazy
-
-    return _lazy.pending(source)
-
-
-if _travel.pending is None:
-    _travel.pending = _pending
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
            "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",

@@ -7,10 +7,11 @@ import time
 import warnings
 
 from . import parse_header
-from .build import JOBS_HELP, compile_library, jobs_argument
-from .cache import cache_limit, entries, remove_entry, resolve, sweep
+from ._services.binding import plan_message
+from ._services.cache import cache_limit, entries, remove_entry, resolve, sweep
+from ._services.compile.units import JOBS_HELP, jobs_argument
 from .errors import BindError
-from .library import plan_message
+from .library import compile_library
 from .package import package_built_library, package_flags, package_sources
 
 

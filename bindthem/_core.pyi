@@ -42,7 +42,7 @@ def scalar_types() -> tuple[_ScalarType, ...]:
     """The C scalar types bindthem knows, one dict per type."""
 
 # bindthem.options() (csrc/py/bt_opts.c): gil is an index into
-# bindthem.library.GIL_POLICIES, -1 or None for "not set".
+# bindthem._base.opts.GIL_POLICIES, -1 or None for "not set".
 def _options_push(gil: int, copy_const: int, /) -> Any: ...
 def _options_pop(token: Any, /) -> None: ...
 def _options_get() -> tuple[str | None, bool | None]: ...
@@ -290,7 +290,7 @@ def _loaded(path: StrOrBytesPath, load: bool = False,
     that name, or from that file's device and inode), or with load=True the one it
     loads (RTLD_NODELETE, as bind() opens): None when none is loaded, else (its link
     map's address, with fd whether its code and read-only data are the bytes of the
-    file open at fd, else None). bindthem._loading decides what to load with it."""
+    file open at fd, else None). bindthem._services.loading decides what to load with it."""
 
 def _parse_count() -> int:
     """How many times this process has parsed a header (tests)."""

@@ -3,8 +3,10 @@
 C (csrc/) finds these by name as ``bindthem._from_c.<name>`` (bt_from_c in
 csrc/py/bt_function.c), so renaming or removing one breaks C at run time, not at
 import: tests/test_from_c.py reads the names C asks for from csrc/ and
-imports each. It imports only what sits below the API (the core imports it
-while ``bindthem._core`` is being made).
+imports each. An entry point, at the top with the API (C calls up into
+Python through it): at module level it imports bindthem.errors only (the
+core imports it while ``bindthem._core`` is being made); the services it
+hands each call to (display, instantiation on demand) on first use.
 """
 
 from .errors import (
@@ -23,22 +25,23 @@ __all__ = ["BindError", "BuildError", "CudaError", "HeaderError", "InstantiateEr
 
 
 def function_html(function):
-    """Function._repr_html_ (bindthem._display, imported on the first display)."""
-    from ._display import function_html as html
+    """Function._repr_html_ (bindthem._services.display, imported on the first display)."""
+    from ._services.display import function_html as html
 
     return html(function)
 
 
 def function_pretty(function, p, cycle):
-    """Function._repr_pretty_ (bindthem._display, imported on the first display)."""
-    from ._display import function_pretty as pretty
+    """Function._repr_pretty_ (bindthem._services.display, imported on the first display)."""
+    from ._services.display import function_pretty as pretty
 
     return pretty(function, p, cycle)
 
 
 def reduce_function(info, name):
     """Function.__reduce__ (a CUDA kernel's too): the function by name, with
-    its kernel's source (info is its Library's LibraryInfo)."""
+    its kernel's source (info is its Library's LibraryInfo): a pickle that
+    names bindthem._unpickle.function (bindthem._base.byname)."""
     return info._reduce_function(name)
 
 
@@ -49,7 +52,8 @@ def dask_token(info, name):
 
 def on_demand(fn, args, kwargs, error):
     """An open Function's call that no overload takes (bt_function.c miss):
-    instantiate the template for it, add it, call again (bindthem._ondemand)."""
-    from ._ondemand import call
+    instantiate the template for it, add it, call again
+    (bindthem._services.compile.ondemand)."""
+    from ._services.compile.ondemand import call
 
     return call(fn, args, kwargs, error)

@@ -1,4 +1,12 @@
-"""Unpickled Libraries and Functions that bind on first use.
+"""What a pickle of a Library or Function calls, and the stand-ins that bind on first use.
+
+A pickle names this module's :func:`library`, :func:`function` and
+:func:`source` by module and name (bindthem._base.byname): the modules that
+write pickles (the Library class, a Source, the C core's Function through
+bindthem._from_c) sit below it and never import it. It sits at the top with
+the API because it binds with the services of every kind (the build, the
+loader, load_package's, CUDA's); it imports services only, and nothing
+imports it. bindthem._services.travel says what a pickle carries and checks it.
 
 Where a process does not have a pickled Library yet, unpickling returns at
 once a :class:`LazyLibrary` or :class:`LazyFunction`; the first use (a call,
@@ -31,13 +39,15 @@ import time
 import types
 import weakref
 
-from . import _core, _travel
-from .build import _build
-from .cuda import _bind as _bind_cuda
-from .library import Library, _make
-from .package import bind_pickled as _bind_package
+from . import _core
+from ._base.byname import FUNCTION, LIBRARY
+from ._services import travel
+from ._services.binding import Library, _make, bind_cuda
+from ._services.compile.kernels import build_library
+from ._services.packaging import bind_pickled
 
-__all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "pending"]
+__all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "function", "library",
+           "pending", "source"]
 
 RETRY_AFTER = 10.0  # seconds a failed bind is re-raised before a use tries again
 
@@ -46,34 +56,60 @@ _PENDING = "__bindthem_pending__"  # where a LazyLibrary keeps its Pending until
 _OWN = ("__all__", "__file__")  # a Library's dunders worth binding for
 
 
+# --- what a pickle calls (named by bindthem._base.byname: LIBRARY, FUNCTION, SOURCE) ---
+
+def library(source):
+    """The Library for a pickled Source (pickle calls this): the one this
+    process has, else a LazyLibrary that binds on first use."""
+    lib = travel._have(travel._checked(source))
+    if lib is not None:
+        return lib
+    return pending(source).library()
+
+
+def function(source, name):
+    """A Function of the Library for a pickled Source (pickle calls this):
+    the bound one where this process has the Library, else a LazyFunction."""
+    key = travel._checked(source)
+    if type(name) is not str or not name.isidentifier():
+        travel._refuse("the function's name", "is %r, not an identifier" % (name,))
+    lib = travel._have(key)
+    if lib is not None:
+        return travel.function_of(lib, name)
+    return pending(source).function(name)
+
+
+def source(fields):
+    """A Source from a pickle's fields, checked (pickle calls this):
+    bindthem._services.travel.check."""
+    return travel.check(fields)
+
+
 def pending(source):
     """The Pending of source's key, made on the first unpickle of it."""
-    with _travel._lock:
+    with travel._lock:
         p = _pending.get(source.key)
         if p is None:
             p = _pending[source.key] = Pending(source)
         return p
 
 
-_travel.pending = pending  # what unpickling returns before the first use (see there)
-
-
 def bind(source):
-    """A new Library for a pickled Source (bindthem._travel's docstring says
-    which files each kind binds)."""
+    """A new Library for a pickled Source (bindthem._services.travel's
+    docstring says which files each kind binds)."""
     if source.kind == "build":  # the copies in the cache held until built and bound
         with source._materialised() as (header, inst):
-            return _build(header, inst, name=source.name, cxx=source.cxx,
-                          flags=list(source.flags), cache_dir=source._cache_dir(),
-                          strict=source.strict, options=source.options, source=source,
-                          quiet=True, header_text=source.header_text,
-                          yaml_text=source.yaml_text)
+            return build_library(header, inst, name=source.name, cxx=source.cxx,
+                                 flags=list(source.flags), cache_dir=source._cache_dir(),
+                                 strict=source.strict, options=source.options, source=source,
+                                 quiet=True, header_text=source.header_text,
+                                 yaml_text=source.yaml_text)
     if source.kind == "cuda":
         with source._materialised() as (header, inst):
-            return _bind_cuda(source.image, header, inst, source.name, source.strict,
-                              source.library, source, source.plan(header, inst))
+            return bind_cuda(source.image, header, inst, source.name, source.strict,
+                             source.library, source, source.plan(header, inst))
     if source.kind == "package":
-        return _bind_package(source)
+        return bind_pickled(source)
     opened = source.check_library()  # loaded: the name bind() finds it under
     with source._materialised() as (header, inst):  # a copy in the cache: held until bound
         lib = _make(opened.name, header, inst, source.name, source.strict, source,
@@ -97,7 +133,7 @@ class Pending:
 
     def library(self):
         """The Library when bound, else the one LazyLibrary of this kernel."""
-        with _travel._lock:
+        with travel._lock:
             if self.result is not None:
                 return self.result
             if self.lazy is None:
@@ -105,9 +141,9 @@ class Pending:
             return self.lazy
 
     def function(self, name):
-        with _travel._lock:
+        with travel._lock:
             if self.result is not None:
-                return _travel.function_of(self.result, name)
+                return travel.function_of(self.result, name)
         return LazyFunction(self, name)
 
     def get(self):
@@ -122,7 +158,7 @@ class Pending:
                 raise _again(self.error)
             self.binds += 1
             try:
-                lib = _travel._have(self.key)
+                lib = travel._have(self.key)
                 made = lib is None
                 if made:
                     lib = bind(self.source)
@@ -130,12 +166,12 @@ class Pending:
                 if not getattr(e, "transient", False):  # a killed compiler: the next use retries
                     self.error, self.failed_at = e, time.monotonic()
                 raise
-            with _travel._lock:
+            with travel._lock:
                 if self.lazy is not None:
                     self.lazy._become(lib, made)
                     lib = self.lazy
                 if made:
-                    _travel._unpickled[self.key] = lib
+                    travel._unpickled[self.key] = lib
                 self.result, self.error = lib, None
                 _pending.pop(self.key, None)
             return lib
@@ -207,11 +243,11 @@ class LazyLibrary(Library):
 
     def __reduce__(self):
         p = self.__dict__.get(_PENDING)
-        return Library.__reduce__(self) if p is None else (_travel.library, (p.source,))
+        return Library.__reduce__(self) if p is None else (LIBRARY, (p.source,))
 
     def __dask_tokenize__(self):
         p = self.__dict__.get(_PENDING)
-        return Library.__dask_tokenize__(self) if p is None else _travel.token(p.key)
+        return Library.__dask_tokenize__(self) if p is None else travel.token(p.key)
 
 
 class LazyFunction:
@@ -229,7 +265,7 @@ class LazyFunction:
     def _get(self):
         f = self._function
         if f is None:
-            f = self._function = _travel.function_of(self._pending.get(), self._name)
+            f = self._function = travel.function_of(self._pending.get(), self._name)
         return f
 
     def __call__(self, *args, **kwargs):
@@ -273,10 +309,10 @@ class LazyFunction:
         return self  # as a Function: no method binding when stored on a class
 
     def __reduce__(self):
-        return (_travel.function, (self._pending.source, self._name))
+        return (FUNCTION, (self._pending.source, self._name))
 
     def __dask_tokenize__(self):
-        return _travel.token(self._pending.key, self._name)
+        return travel.token(self._pending.key, self._name)
 
     def __copy__(self):
         return self

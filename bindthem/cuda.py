@@ -27,17 +27,17 @@ import os
 import weakref
 from typing import Any
 
-from .. import _core, _travel
-from .. import library as _library
-from .._types import Archs, Flags, StrPath
-from ..build import snapshot_flags, snapshot_name, write_snapshot
-from ..cache import compile_cached, flag_list
-from ..errors import BindValueError, CudaError, NoDriverError
-from ..library import Backend, LibraryInfo, _regular_file, plan_args, warn_if_left_out
+from . import _core
+from . import library as _library
+from ._base.types import Archs, Flags, StrPath
+from ._services import travel
+from ._services.binding import bind_cuda, warn_if_left_out
+from ._services.cache import compile_cached, flag_list
+from ._services.compile.source import snapshot_flags, snapshot_name, write_snapshot
 
 # The toolchains' constants stay importable as bindthem.cuda.X, as before the split.
-from ._nvcc import DEFAULT_ARCHS as DEFAULT_ARCHS
-from ._nvcc import (
+from ._services.cuda.nvcc import DEFAULT_ARCHS as DEFAULT_ARCHS
+from ._services.cuda.nvcc import (
     DEFAULT_FLAGS,
     NVCC_PRELUDE,
     _archs,
@@ -49,10 +49,12 @@ from ._nvcc import (
     _nvcc_required,
     _with_std,
 )
-from ._nvcc import NVCC_RELAXED as NVCC_RELAXED
-from ._nvrtc import NVRTC_PRELUDE, _source_of, compile_nvrtc, find_nvrtc
-from ._nvrtc import NVRTC_REQUIRED as NVRTC_REQUIRED
-from ._nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
+from ._services.cuda.nvcc import NVCC_RELAXED as NVCC_RELAXED
+from ._services.cuda.nvrtc import NVRTC_PRELUDE, _source_of, compile_nvrtc, find_nvrtc
+from ._services.cuda.nvrtc import NVRTC_REQUIRED as NVRTC_REQUIRED
+from ._services.cuda.nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
+from .errors import BindValueError, CudaError, NoDriverError
+from .library import _regular_file
 
 __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
            "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
@@ -132,18 +134,6 @@ LEGACY = Stream(_core.CUDA_STREAM_LEGACY, "LEGACY")
 PER_THREAD = Stream(_core.CUDA_STREAM_PER_THREAD, "PER_THREAD")
 
 
-class _CudaBackend(Backend):
-    """The CUDA back end of :class:`bindthem.Library`: kernels launch rather
-    than call (no GIL or copy options); each keeps its LibraryInfo, as a
-    Function does (pickling, ``.library``, dask tokens)."""
-
-    name = "cuda"
-    noun = "CUDA kernels"
-    what = "CUDA kernels"
-
-
-CUDA = _CudaBackend()
-
 #: One Library class for every back end; ``bindthem.cuda.Library`` is it.
 Library = _library.Library
 
@@ -186,24 +176,13 @@ def _load_module(module, header, instantiate, name, strict, plan=None):
         instantiate = os.path.abspath(os.fspath(instantiate))
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
-    lib = _bind(image, header, instantiate, name, strict, filename, None, plan)
+    lib = bind_cuda(image, header, instantiate, name, strict, filename, None, plan)
     plan = lib._bindthem_.plan  # the bytes bound: the pickle carries those
-    lib._bindthem_.source = _travel.Source(
+    lib._bindthem_.source = travel.Source(
         kind="cuda", name=name, strict=strict, header=header, header_text=plan.header_text,
         instantiate=instantiate, yaml_text=plan.yaml_text, library=filename, image=image)
     warn_if_left_out(lib)
     return lib
-
-
-def _bind(image, header, instantiate, name, strict, filename, source, plan=None):
-    """load() of a module image, and unpickling (with its Source); plan: the
-    _core.Plan of header and instantiate when parsed already."""
-    info = LibraryInfo(header, source, CUDA)
-    handle, kernels, plan, unexported, not_kernels, left_out = _core.cuda_bind(
-        image, *plan_args(header, instantiate, plan), module=name, filename=filename,
-        strict=strict, info=info)
-    return Library(name, info, handle, kernels, plan, unexported, not_kernels=not_kernels,
-                   left_out=left_out)
 
 
 # ---- nvcc ----
@@ -214,7 +193,7 @@ COMPILERS = ("nvcc", "nvrtc")
 def kernel_source(header: StrPath, instantiate: StrPath | None = None, *, strict: bool = False,
                   compiler: str = "nvcc") -> str:
     """The .cu source :func:`build` compiles: the standard prelude (for
-    ``compiler="nvcc"`` the CPU build's, see :data:`bindthem.build.PRELUDE`,
+    ``compiler="nvcc"`` the CPU build's, ``bindthem._services.compile.source.PRELUDE``,
     after the device pass's ``std::complex``; for ``"nvrtc"``
     :data:`NVRTC_PRELUDE`), the header and an explicit
     instantiation of every templated ``__global__`` overload."""

@@ -23,11 +23,15 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from . import _core, _display, _ondemand
-from .build import JOBS_HELP, build, jobs_argument
-from .cache import flag_list, using_group, write_once
+from . import _core
+from ._base.instantiation import split_types as _split_types
+from ._services import display as _display
+from ._services.binding import Library, left_out_message
+from ._services.cache import flag_list, using_group, write_once
+from ._services.compile import ondemand
+from ._services.compile.units import JOBS_HELP, jobs_argument
 from .errors import BindError, BindWarning, BuildError, BuildWarning, HeaderError, InstantiateError
-from .library import Library, getsource, left_out_message
+from .library import build, getsource
 
 __all__ = ["BindthemMagics", "load_ipython_extension"]
 
@@ -38,7 +42,7 @@ def split_types(text):
     """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
     commas inside ``<>`` do not split."""
     try:
-        return _ondemand.split_types(text)
+        return _split_types(text)
     except ValueError:
         raise UsageError("-t %r: expected C++ types separated by commas, e.g. -t \"int,double\""
                          % text) from None
@@ -167,7 +171,7 @@ class BindthemMagics(Magics):
                 args.name, templated and (": the cell's templated functions (%s) need -t TYPES "
                                           "or -i instantiate.yml" % templated),
                 _cell_text(why, header)))
-        _ondemand.set_cell(lib, CELL)
+        ondemand.set_cell(lib, CELL)
         self.shell.push({args.name: lib})
 
     def _build(self, args, header, yml, where):

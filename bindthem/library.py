@@ -1,22 +1,32 @@
-"""bindthem.Library and bindthem.load: a shared library's kernels as a module."""
+"""bindthem.Library, bindthem.load and bindthem.build: a header's kernels as a module.
+
+The API that makes a Library: :func:`load` (a shared library's kernels),
+:func:`build` and :func:`compile_library` (compiled first), and what reads a
+Library back (:func:`info`, :func:`getsource`, :func:`options`). Each checks
+its arguments and calls a service: the Library class and the binding are
+bindthem._services.binding's, the build bindthem._services.compile's (imported
+on the first build, not with bindthem).
+"""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
-import types
-import weakref
 from typing import Any
 
-from . import _core, _loading, _travel
-from ._ondemand import yaml_lines
-from ._opts import GIL_POLICIES, _check_gil, _options
-from ._types import GilOption, GilPolicy, StrPath
-from .errors import BindTypeError, BindValueError, BindWarning, warn
+from . import _core
+from ._base.opts import GIL_POLICIES, _check_gil, _options
+from ._base.types import Flags, GilOption, GilPolicy, StrPath
+from ._services import loading, travel
+from ._services.binding import Backend as Backend
+from ._services.binding import Library as Library
+from ._services.binding import LibraryInfo as LibraryInfo
+from ._services.binding import _make, warn_if_left_out
+from .errors import BindTypeError
 
-__all__ = ["Backend", "Library", "LibraryInfo", "getsource", "info", "library_of", "load",
-           "options"]
+__all__ = ["Backend", "Library", "LibraryInfo", "build", "compile_library", "getsource", "info",
+           "library_of", "load", "options"]
 
 
 def _regular_file(path):
@@ -30,107 +40,6 @@ def _regular_file(path):
         raise OSError(errno.EINVAL, "cannot load: the file is not a regular file (%s)"
                       % ("a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"), path)
 
-
-def _module_doc(name, header, functions, what="Kernels"):
-    lines = ["%s of %s, bound by bindthem." % (what, os.path.basename(header)), "",
-             "Methods", "-------"]
-    lines += sorted(functions)
-    return "\n".join(lines) + "\n"
-
-
-class LibraryInfo:
-    """bindthem's own data about a Library, ``bindthem.info(lib)``.
-
-    Kept out of the kernels' namespace, so that a kernel may be called
-    ``metadata`` or ``unexported``: ``lib.metadata`` is then the kernel, and
-    ``bindthem.info(lib).metadata`` still the metadata.
-    """
-
-    __slots__ = ("handle", "plan", "_metadata", "header", "unexported", "not_kernels",
-                 "left_out", "source", "backend", "_library")
-
-    def __init__(self, header, source=None, backend=None):
-        # made before binding, so that each callable is complete when the core makes it;
-        # Library fills in what the binding returned (_bound)
-        self.header = header
-        self.source = source  # what pickles carry (bindthem._travel.Source)
-        self.backend = backend if backend is not None else CPU
-        self._bound(None, None, ())
-        self._library = None
-
-    def _bound(self, handle, plan, unexported, not_kernels=(), left_out=()):
-        self.handle = handle
-        # what was parsed and bound (_core.Plan: the exact bytes and the metadata)
-        self.plan = plan
-        self._metadata = None  # plan.metadata(), made on first access
-        self.unexported = list(unexported)
-        self.not_kernels = list(not_kernels)
-        # what the core left out, with why: [{"name", "line", "reason", "deliberate"}]
-        self.left_out = list(left_out)
-
-    @property
-    def metadata(self):
-        """What :func:`bindthem.parse_header` returns for the header and YAML
-        bound, built on first access (for 10^5 functions the dicts cost more
-        than the binding)."""
-        if self._metadata is None:
-            self._metadata = self.plan.metadata()
-        return self._metadata
-
-    def __repr__(self):
-        return "<bindthem.LibraryInfo of %s>" % os.path.basename(self.header)
-
-    @property
-    def library(self):
-        """The Library, or None once it is gone (its functions may outlive it)."""
-        return self._library() if self._library is not None else None
-
-    def _reduce(self):
-        lib = self.library
-        if lib is not None:
-            _travel.remember(lib, self.source)
-        return self.source
-
-    def _reduce_function(self, name):
-        """Function.__reduce__: the function by name, with its kernel's source."""
-        return (_travel.function, (self._reduce(), name))
-
-    def _token(self, name=None):
-        """__dask_tokenize__: the same for the same kernel source, options and name."""
-        return _travel.token(self.source.key, name)
-
-
-class _Info:
-    """A Library attribute read from its :class:`LibraryInfo` unless a kernel of
-    that name shadows it (a non-data descriptor: the instance dict wins)."""
-
-    def __init__(self, doc):
-        self.__doc__ = doc
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, lib, owner=None):
-        if lib is None:
-            return self
-        return getattr(lib._bindthem_, self.name)
-
-
-class Backend:
-    """What one back end does differently, for the one :class:`Library` class:
-    its name and what its callables are called (the core gives each its
-    LibraryInfo and options as it makes it). ``bindthem.info(lib).backend``
-    is one of these."""
-
-    name = "cpu"
-    noun = "functions"  # the repr's "(3 functions)"
-    what = "Kernels"  # the module docstring's "Kernels of x.h, bound by bindthem."
-
-    def __repr__(self):
-        return "<bindthem back end %s>" % self.name
-
-
-CPU = Backend()
 
 def info(obj: Library | _core.Function | _core.CudaKernel) -> LibraryInfo:
     """bindthem's own data about a Library (:class:`LibraryInfo`: its
@@ -152,92 +61,6 @@ def library_of(obj: object) -> Library | None:
     return None
 
 
-class Library(types.ModuleType):
-    """The kernels of one header, served from one shared library or CUDA module.
-
-    :func:`bindthem.load`, :func:`bindthem.build`, :func:`bindthem.cuda.load`
-    and :func:`bindthem.cuda.build` all return one. A module object (it can
-    sit in ``sys.modules``): each bound kernel is an attribute, ``__all__`` and
-    ``dir()`` list them, ``__file__`` is the shared library or CUDA module.
-    ``metadata`` is what :func:`bindthem.parse_header` returns for the header
-    (built on first access, from what was bound), ``unexported`` the
-    overloads left out because the library lacks them (only without an
-    instantiate.yml), ``not_kernels`` the header's host functions that a CUDA
-    Library does not bind (empty on the CPU). A kernel of one of those names
-    takes the name; all stay at ``bindthem.info(lib)`` (:class:`LibraryInfo`,
-    whose ``backend`` says which back end bound it).
-    """
-
-    # bindthem.info(lib): a slot, not the module's namespace, so that no
-    # kernel name can shadow it and dir()/vars() list kernels only
-    __slots__ = ("_bindthem_",)
-
-    metadata = _Info("What bindthem.parse_header returns for the header.")
-    unexported = _Info("Overloads left out because the library lacks them.")
-    not_kernels = _Info("The header's host functions, which a CUDA Library does not bind.")
-
-    def __init__(self, name, info, handle, functions, plan, unexported, *, not_kernels=(),
-                 left_out=()):
-        # info: the LibraryInfo the core gave each of functions as it made them
-        super().__init__(name, _module_doc(name, info.header, functions, info.backend.what))
-        self.__file__ = handle.path
-        self.__all__ = sorted(functions)
-        info._bound(handle, plan, unexported, not_kernels, left_out)
-        info._library = weakref.ref(self)
-        self._bindthem_ = info
-        self.__dict__.update(functions)
-
-    def __getattr__(self, name):
-        # only for names the instance lacks: one the header declares says why it is not bound
-        info = getattr(self, "_bindthem_", None) if name != "_bindthem_" else None
-        why = [x for x in info.left_out if x["name"] == name] if info is not None else []
-        if not why:
-            raise AttributeError("module %r has no attribute %r" % (self.__name__, name),
-                                 name=name, obj=self)
-        raise AttributeError("; ".join(dict.fromkeys(
-            "%s:%d declares %r, but this Library does not bind it: %s"
-            % (os.path.basename(info.header), x["line"], name, x["reason"]) for x in why)),
-            name=name, obj=self)
-
-    def __dir__(self):
-        return sorted(set(self.__all__) | {"__all__", "__doc__", "__file__",
-                                           "__name__", "metadata", "unexported", "not_kernels"})
-
-    @property
-    def __bindthem__(self):
-        """Deprecated (removed in 0.2): :func:`bindthem.info`."""
-        warn("lib.__bindthem__ is deprecated and goes in bindthem 0.2: use bindthem.info(lib)",
-             DeprecationWarning)
-        return self._bindthem_
-
-    def __repr__(self):
-        return "<bindthem.Library %r from %r (%d %s)>" % (
-            self.__name__, self.__file__, len(self.__all__), self._bindthem_.backend.noun)
-
-    def __reduce__(self):
-        return (_travel.library, (self._bindthem_._reduce(),))
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self  # like a module or a function: bound code does not change
-
-    def __dask_tokenize__(self):
-        return self._bindthem_._token()
-
-    # bindthem._display is imported on the first display or getsource(), not with bindthem
-    def _repr_html_(self):
-        from . import _display
-
-        return _display.library_html(self)
-
-    def _repr_pretty_(self, p, cycle):
-        from . import _display
-
-        _display.library_pretty(self, p, cycle)
-
-
 def getsource(obj):
     """The kernel source of a bound function, read from its header: its doc
     comment, template line and definition (every declaration its overloads
@@ -246,7 +69,7 @@ def getsource(obj):
     raises ``OSError`` when it is gone or no longer has the function where it
     was bound, ``TypeError`` for other objects. CUDA kernels and Libraries
     too."""
-    from . import _display
+    from ._services import display as _display
 
     if isinstance(obj, Library):
         with open(_display._meta(obj)["header"], encoding="utf-8", errors="replace") as fh:
@@ -310,7 +133,7 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
         library = os.path.abspath(library)
         _regular_file(library)
     opts = _options(gil, copy_const)
-    opened = _loading.open_checked(library)  # a replaced file's new bytes, not its old object
+    opened = loading.open_checked(library)  # a replaced file's new bytes, not its old object
     lib = _make(opened.name, header, instantiate, name, strict, None, opts)
     if opened.identity is not None:
         lib.__file__ = library  # the file asked for, whatever name the loader opened
@@ -326,121 +149,98 @@ def _load_source(lib, opened, header, instantiate, name, strict, opts):
     info = lib._bindthem_
     if opened.identity is None:  # a bare soname: the file the loader found
         path = info.handle.path
-        ident = _loading.identity(os.stat(path))
+        ident = loading.identity(os.stat(path))
     else:
         path, ident = opened.path, opened.identity
-    return _travel.Source(
+    return travel.Source(
         kind="load", name=name, strict=strict, header=header, header_text=info.plan.header_text,
         instantiate=instantiate, yaml_text=info.plan.yaml_text,
         library=path, library_hash=opened.sha256, library_stat=ident, options=opts)
 
 
-def _make(library, header, instantiate, name, strict, source, options=None, plan=None):
-    """Binds library; plan: the _core.Plan of header and instantiate when
-    parsed already (bound as it is: the header is not read again)."""
-    info = LibraryInfo(header, source)
-    handle, functions, plan, unexported, left_out = _core.bind(
-        library, *plan_args(header, instantiate, plan), module=name, strict=strict, info=info,
-        options=options)
-    _check_gil_names(options or {}, functions)
-    return Library(name, info, handle, functions, plan, unexported, left_out=left_out)
+def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
+                    output: StrPath | None = None, cxx: str | None = None,
+                    cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
+                    openmp: bool = False, cache_dir: StrPath | None = None,
+                    strict: bool = False, jobs: int | None = None) -> str:
+    """Compile ``header``'s kernels (and instantiations) into a shared library.
 
-
-def plan_args(header, instantiate, plan):
-    """bind()'s and cuda_bind()'s (header, instantiate): the Plan when there
-    is one (the header is not read again), else the paths."""
-    return (header, instantiate) if plan is None else (plan, None)
-
-
-def _check_gil_names(opts, functions):
-    """A gil= dict names only functions the Library binds."""
-    gil = opts.get("gil", "auto")
-    unknown = sorted(set(gil) - set(functions)) if isinstance(gil, dict) else ()
-    if unknown:
-        raise BindValueError("gil= names %s, which this Library does not bind (it binds %s)"
-                             % (", ".join(map(repr, unknown)), ", ".join(sorted(functions)) or
-                                "nothing"))
-
-
-def nothing_bound(metadata, kernels_only=False):
-    """Why a header without instantiate.yml binds nothing, with what to pass,
-    or None when it binds something (or has no templated function).
-    ``kernels_only``: only ``__global__`` templates count, and the caller
-    knows that nothing was bound (a CUDA Library binds no host function)."""
-    if (metadata["functions"] and not kernels_only) or metadata.get("instantiate"):
-        return None
-    templated = [d for d in metadata["declarations"]
-                 if d["template"] and d["bindable"] and (d["global"] or not kernels_only)]
-    if not templated:
-        return None
-    first = templated[0]
-    names = ", ".join(dict.fromkeys("%s<%s>" % (d["name"], ", ".join(d["template"]))
-                                    for d in templated))
-    return ("%s binds no functions: its functions are templates (%s), and without an "
-            "instantiate.yml nothing says which types to instantiate them with. Write one that "
-            "lists a type tuple per instantiation (one C++ type per template parameter), e.g.\n"
-            "%sand pass it: build(header, 'instantiate.yml'), load(library, header, "
-            "'instantiate.yml'), or -i instantiate.yml on the command line (see %s)"
-            % (metadata["header"], names,
-               yaml_lines(first["name"], ["double"] * len(first["template"])),
-               _core.DOC_ANCHORS["templates"]))
-
-
-# a BindWarning lists this many of the declarations left out, then a count
-LEFT_OUT_SHOWN = 5
-
-
-def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=False):
-    """What a BindWarning says when a header binds fewer functions than it
-    declares, or None when it binds all but what it leaves out deliberately.
-
-    ``left_out``: the core's ``[{"name", "line", "reason", "deliberate"}]``
-    (``bindthem.info(lib).left_out`` after binding, ``metadata["skipped"]``
-    before); ``n_bound``: the names bound. A deliberate omission (an inline or
-    static helper, a template instantiate.yml does not name, a host function
-    in a CUDA module) is listed only when nothing is bound. ``metadata``: to
-    add what to pass when templates without instantiate.yml are the cause.
+    Returns its path: ``output`` when given, else the cached library.
+    ``cxx`` defaults to ``$CXX`` or ``c++``. Flags (lists or strings):
+    ``cxxflags`` *replaces* the default ``-O3``; ``$CXXFLAGS``,
+    ``extra_cxxflags`` and, with ``openmp=True``, ``-fopenmp`` are *appended*
+    to it; ``-fPIC -shared`` are always added. The compiler's warnings become
+    :class:`bindthem.BuildWarning` warnings. ``jobs``: as :func:`build`'s.
     """
-    shown = [x for x in left_out if n_bound == 0 or not x["deliberate"]]
-    base = os.path.basename(header)
-    if n_bound and not shown:
-        return None
-    if not shown:
-        return ("%s binds no functions: it declares none that bindthem can read (bindthem reads "
-                "the declarations in the header itself, not in the files it #includes: pass the "
-                "header that declares the kernels)" % header)
-    lines = ["%s:%d: %s: %s" % (base, x["line"], x["name"], x["reason"])
-             for x in shown[:LEFT_OUT_SHOWN]]
-    if len(shown) > LEFT_OUT_SHOWN:
-        lines.append("and %d more (bindthem.info(lib).left_out lists them all)"
-                     % (len(shown) - LEFT_OUT_SHOWN))
-    if n_bound:
-        head = "%s binds %d function%s; %d declaration%s not bound:" % (
-            header, n_bound, "" if n_bound == 1 else "s", len(shown),
-            " is" if len(shown) == 1 else "s are")
-    else:
-        head = "%s binds no functions; %d declaration%s not bound:" % (
-            header, len(shown), " is" if len(shown) == 1 else "s are")
-    text = "\n  ".join([head] + lines)
-    why = nothing_bound(metadata, kernels_only) if metadata is not None and not n_bound else None
-    return text + ("\n" + why if why else "")
+    from ._services.compile.kernels import compile_header, resolve_flags  # on the first build
+
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    return compile_header(header, instantiate, output=output, cxx=cxx, flags=flags,
+                          cache_dir=cache_dir, strict=strict, jobs=jobs)
 
 
-def plan_message(meta):
-    """left_out_message for a header and YAML before anything is compiled or
-    loaded (stubs, compile_library, the command line): from the plan."""
-    return left_out_message(meta["header"], meta["skipped"], len(meta["functions"]), meta)
+def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | None = None,
+          cxx: str | None = None, cxxflags: Flags | None = None,
+          extra_cxxflags: Flags | None = None, openmp: bool = False,
+          cache_dir: StrPath | None = None, strict: bool = False, gil: GilOption = "auto",
+          copy_const: bool = False, jobs: int | None = None,
+          on_demand: bool | None = None) -> Library:
+    """Compile ``header``'s untemplated functions and the explicit
+    instantiations ``instantiate`` lists with the system C++ compiler, then
+    bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`
+    with the compiler's output when it fails.
 
+    ``cxx``: the compiler, default ``$CXX`` or ``c++``. Flags (each a list
+    or a string split as a shell does), in the order they are passed:
 
-def warn_if_left_out(lib):
-    """One BindWarning when a Library binds fewer functions than its header
-    declares (left_out_message)."""
-    info = lib._bindthem_
-    kernels_only = info.backend is not CPU
-    why = left_out_message(info.header, info.left_out, len(lib.__all__),
-                           info.metadata if not lib.__all__ else None, kernels_only)
-    if why:
-        warn(why, BindWarning)
+    - ``cxxflags`` **replaces** the default ``-O3`` (``cxxflags="-O2 -g"``);
+    - ``$CXXFLAGS`` is **appended**, then ``extra_cxxflags``
+      (``extra_cxxflags="-march=native"`` keeps ``-O3``);
+    - ``openmp=True`` **appends** ``-fopenmp`` (compile and link);
+    - ``-fPIC -shared`` always come last.
+
+    The compiler's warnings become :class:`bindthem.BuildWarning` warnings
+    (replayed when the library comes from the cache), as does a header with
+    ``#pragma omp`` built without an OpenMP flag. ``gil`` and ``copy_const``
+    are :func:`bindthem.load`'s. ``cache_dir`` (default ``$BINDTHEM_CACHE``
+    or ``~/.cache/bindthem``) is bounded, see ``python -m bindthem cache``.
+
+    ``jobs``: how many compiler processes a cold build runs at once (default:
+    the cores this process may use). The instantiations are split over that
+    many translation units, compiled in parallel and linked; the library
+    calls the same whatever ``jobs`` is, and its cache entry is shared.
+
+    ``on_demand``: templated functions are bound *open*: a call with types
+    that no overload takes deduces the template arguments, compiles that
+    instantiation (once, through the cache) and adds it to the function.
+    The default is True without ``instantiate`` and False with it (docs/on-demand.rst,
+    "Instantiation on demand").
+
+    The Library and its functions pickle by value (the header, YAML and local
+    includes' text, the flags and options): unpickling builds that text where
+    the files differ or are missing, never an edited file in its place.
+    """
+    # the build machinery, imported on the first build: not with bindthem (docs/packages.rst)
+    from ._services.compile.kernels import build_library, resolve_flags
+
+    header = os.path.abspath(os.fspath(header))
+    if instantiate is not None:
+        instantiate = os.path.abspath(os.fspath(instantiate))
+    if name is None:
+        name = os.path.splitext(os.path.basename(header))[0]
+    opts = _options(gil, copy_const)
+    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+    if on_demand is None:
+        on_demand = instantiate is None
+    if not isinstance(on_demand, bool):
+        raise TypeError("on_demand=%r: expected True, False or None (default: True without "
+                        "instantiate.yml)" % (on_demand,))
+    return build_library(header, instantiate, name=name, cxx=cxx, flags=flags,
+                         cache_dir=cache_dir, strict=strict, options=opts, jobs=jobs,
+                         on_demand=on_demand)
 
 
 class options:

@@ -30,7 +30,7 @@ from typing import Any
 
 from setuptools.command.build_py import build_py as _build_py  # type: ignore[import-untyped, unused-ignore]
 
-from ._types import Flags
+from ._base.types import Flags
 from .package import package_library
 
 try:  # setuptools >= 70.1 has its own; older ones use the wheel package's

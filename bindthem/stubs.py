@@ -34,9 +34,12 @@ import keyword
 import os
 import sys
 
-from . import _core, _ondemand
+from . import _core
+from ._base.files import write_text
+from ._base.instantiation import split_types
+from ._services.binding import _module_doc, plan_message
+from ._services.compile import ondemand
 from .errors import BindError, BindWarning, warn
-from .library import _module_doc, plan_message
 
 __all__ = ["render", "main"]
 
@@ -194,15 +197,6 @@ def _target(output, module):
     return output
 
 
-def _write(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = "%s.tmp%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def _check(path, text, out):
     try:
         with open(path, "rb") as f:
@@ -227,7 +221,7 @@ def _on_demand_argument(text):
     name, sep, types = text.partition(":")
     if not sep or not name.strip().isidentifier():
         raise ValueError("--on-demand %r: expected FUNCTION:TYPES, e.g. axpy:int,double" % text)
-    return name.strip(), tuple(_ondemand.split_types(types))
+    return name.strip(), tuple(split_types(types))
 
 
 def main(argv=None):
@@ -258,8 +252,8 @@ def main(argv=None):
         meta = _core.parse_header(args.header, args.instantiate, strict=args.strict)
         made = [_on_demand_argument(a) for a in args.on_demand]
         if args.on_demand_seen:
-            made += _ondemand.seen(args.header)
-        meta = _ondemand.with_instantiations(meta, args.header, made, args.strict)
+            made += ondemand.seen(args.header)
+        meta = ondemand.with_instantiations(meta, args.header, made, args.strict)
         why = plan_message(meta) if not made else None
         if not meta["functions"]:  # a stub of nothing: say why, and write none
             print("error: %s" % why, file=sys.stderr)
@@ -274,7 +268,7 @@ def main(argv=None):
         path = _target(args.output, module)
         if args.check:
             return _check(path, text, sys.stdout)
-        _write(path, text)
+        write_text(path, text)
         return 0
     except (BindError, OSError, ValueError, UnicodeDecodeError) as e:
         print("error: %s" % e, file=sys.stderr)

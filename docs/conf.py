@@ -57,7 +57,6 @@ nitpick_ignore = [
     # internals that public docstrings name: not API, so not documented here
     ("py:func", "bindthem.package.package_library"),
     ("py:data", "NVRTC_PRELUDE"),
-    ("py:data", "bindthem.build.PRELUDE"),
 ]
 
 # Exception messages are compared too (Sphinx's default ignores their text).
@@ -78,13 +77,16 @@ def _resolve_short_names(app, env, node, contnode):
     """A docstring's ``:class:`bindthem.SymbolError``` or ``:class:`LibraryInfo```
     names an object this site documents under another module path (the
     docstrings say ``bindthem.X``; X lives in ``bindthem.errors``): resolve it
-    when exactly one documented object has that last name component."""
+    when exactly one documented object has that last name component (the
+    canonical names autodoc adds for an object defined elsewhere, e.g.
+    ``bindthem._services.binding.LibraryInfo``, are aliases, not objects)."""
     if node.get("refdomain") != "py":
         return None
     target = node["reftarget"].lstrip("~.")
     last = target.rsplit(".", 1)[-1]
     py = env.get_domain("py")
-    hits = [name for name in py.objects if name.rsplit(".", 1)[-1] == last
+    hits = [name for name, obj in py.objects.items() if name.rsplit(".", 1)[-1] == last
+            and not obj.aliased
             and (name == target or name.endswith("." + target) or target.endswith("." + last))]
     if len(hits) != 1:
         return None

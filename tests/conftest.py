@@ -16,9 +16,24 @@ import pytest
 # here, so that they are session-wide, as the driver is process-wide
 from cuda_support import clean_fixture, lib_fixture, mock_fixture, mock_path_fixture  # noqa: F401
 
-KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "kernels")
+TESTS = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(TESTS, "data", "kernels")
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
+
+
+def _core_suite():
+    """tests/core_suite.txt's files (relative to tests/): the core suite."""
+    with open(os.path.join(TESTS, "core_suite.txt")) as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marker `core` on the core suite's tests (`-m core` runs just those)."""
+    core = _core_suite()
+    for item in items:
+        if os.path.relpath(str(item.path), TESTS) in core:
+            item.add_marker(pytest.mark.core)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -45,7 +60,7 @@ def _run(cmd):
 
 def compile_cxx(outdir, stem, header, instantiate=None, extra=""):
     """Compile header (+ the explicit instantiations of instantiate) with g++."""
-    from bindthem.build import instantiation_source
+    from bindthem._services.compile.source import instantiation_source
 
     src = os.path.join(outdir, stem + ".cpp")
     with open(src, "w") as f:

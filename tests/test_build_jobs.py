@@ -18,12 +18,12 @@ import pytest
 from support import TOTAL_SCALE_H
 
 import bindthem
-from bindthem import _status
+from bindthem._services import status as _status
 
-cachemod = importlib.import_module("bindthem.cache")
+cachemod = importlib.import_module("bindthem._services.cache")
 # where the private functions the tests replace are looked up
-manifestmod = importlib.import_module("bindthem.cache._manifest")  # _stat_key
-entrymod = importlib.import_module("bindthem.cache._entry")  # _compile
+manifestmod = importlib.import_module("bindthem._services.cache._manifest")  # _stat_key
+entrymod = importlib.import_module("bindthem._services.cache._entry")  # _compile
 
 KERNELS = TOTAL_SCALE_H + """
 // The largest of x.
@@ -98,8 +98,8 @@ def test_jobs_split_the_instantiations_and_call_the_same(tmp_path, runs):
 
 
 def test_shares_are_balanced_and_cover_every_instantiation(tmp_path):
-    bb = importlib.import_module("bindthem.build")
-    units = importlib.import_module("bindthem._units")  # where a build is split
+    bb = importlib.import_module("bindthem._services.compile.kernels")
+    units = importlib.import_module("bindthem._services.compile.units")  # where a build is split
     h, y = write(tmp_path)
     meta = bindthem._core.parse_header(h, y, brief=True)  # what a build splits
     every = bb._instantiations(meta)
@@ -118,8 +118,7 @@ def test_the_cache_key_does_not_depend_on_jobs(tmp_path, runs):
     b = bindthem.build(h, y, cache_dir=cache, jobs=1)
     assert len(runs) == n  # a hit: nothing compiled
     assert a._bindthem_.handle.path == b._bindthem_.handle.path
-    path = importlib.import_module("bindthem.build").compile_library(h, y, cache_dir=cache,
-                                                                      jobs=5)
+    path = bindthem.compile_library(h, y, cache_dir=cache, jobs=5)
     assert path == a._bindthem_.handle.path and len(runs) == n
 
 
@@ -196,7 +195,7 @@ def test_cli_jobs(tmp_path):
 MAGIC = """
 import sys, warnings
 from IPython.core.interactiveshell import InteractiveShell
-from bindthem import _status
+from bindthem._services import status as _status
 seen = []
 run_all = _status.run_all
 def spy(cmds, what):
@@ -252,7 +251,7 @@ def test_a_system_header_replaced_by_its_package_rebuilds(tmp_path, monkeypatch)
     """A folder of the compiler's own (here a stand-in): a file renamed in
     over a header (as dpkg and rpm install) is seen, the same text again
     is not a rebuild."""
-    bb = importlib.import_module("bindthem.build")
+    bb = importlib.import_module("bindthem._services.compile.kernels")  # where _compile runs
     sysdir = tmp_path / "sys"
     sysdir.mkdir()
     (sysdir / "k.h").write_text("#define K 1\n")

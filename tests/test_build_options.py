@@ -18,6 +18,7 @@ from support import python_env
 
 import bindthem
 from bindthem.__main__ import main
+from bindthem._services import cache as cachemod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -316,7 +317,7 @@ def test_cache_stays_bounded(tmp_path, cache_dir, monkeypatch):
     h = tmp_path / "b0.h"
     h.write_text("// 0.\nint b0() { return 0; }\n")
     first = bindthem.build(str(h), cache_dir=cache_dir)
-    one = sum(e["size"] for e in bindthem.cache.entries(cache_dir))
+    one = sum(e["size"] for e in cachemod.entries(cache_dir))
     monkeypatch.setenv("BINDTHEM_CACHE_SIZE", str(int(one * 2.5)))
     made = [first]
     for i in range(1, 4):
@@ -325,17 +326,17 @@ def test_cache_stays_bounded(tmp_path, cache_dir, monkeypatch):
         made.append(bindthem.build(str(h), cache_dir=cache_dir))
         os.utime(os.path.join(os.path.dirname(made[-1].__file__), "deps.json"),
                  (time.time() + i,) * 2)
-    left = [e["file"] for e in bindthem.cache.entries(cache_dir)]
+    left = [e["file"] for e in cachemod.entries(cache_dir)]
     assert left == [m.__file__ for m in made[2:]]  # the least recently used went first
-    assert bindthem.cache.cache_limit() == int(one * 2.5)
+    assert cachemod.cache_limit() == int(one * 2.5)
     monkeypatch.setenv("BINDTHEM_CACHE_SIZE", "2G")
-    assert bindthem.cache.cache_limit() == 2 << 30
+    assert cachemod.cache_limit() == 2 << 30
     monkeypatch.setenv("BINDTHEM_CACHE_SIZE", "none")
-    assert bindthem.cache.cache_limit() is None
+    assert cachemod.cache_limit() is None
     monkeypatch.setenv("BINDTHEM_CACHE_SIZE", "lots")
     with pytest.raises(ValueError, match="BINDTHEM_CACHE_SIZE='lots': expected a size like "
                        "500M or 2G, or none"):
-        bindthem.cache.cache_limit()
+        cachemod.cache_limit()
 
 
 def test_the_cache_leaves_folders_it_did_not_make_alone(tmp_path, cache_dir):
@@ -346,7 +347,7 @@ def test_the_cache_leaves_folders_it_did_not_make_alone(tmp_path, cache_dir):
     h = tmp_path / "n.h"
     h.write_text("// n.\nint n() { return 1; }\n")
     bindthem.build(str(h), cache_dir=cache_dir)
-    assert [e["kind"] for e in bindthem.cache.entries(cache_dir)] == ["build"]
+    assert [e["kind"] for e in cachemod.entries(cache_dir)] == ["build"]
     assert cache_cli(cache_dir, "clear").startswith("removed 1 entries")
     assert os.listdir(cache_dir) == ["notes"]
 
@@ -389,5 +390,5 @@ def test_import_from_the_source_folder_says_what_to_do(tmp_path):
 def test_flags_and_compilers_split_as_a_shell_does(text):
     import shlex
 
-    from bindthem.cache import shell_words
+    from bindthem._services.cache import shell_words
     assert shell_words(text) == shlex.split(text)

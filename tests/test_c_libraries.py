@@ -17,7 +17,7 @@ import pytest
 from conftest import kernel
 
 import bindthem
-from bindthem import _display
+from bindthem._services import display as _display
 
 COMPILERS = ["gcc", "clang"]
 

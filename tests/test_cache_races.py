@@ -23,7 +23,7 @@ import pytest
 from support import python_env
 
 import bindthem
-from bindthem import cache as cachemod
+from bindthem._services import cache as cachemod
 
 KERNEL = """\
 #include "inc/step.h"

@@ -365,10 +365,11 @@ def test_planted_symlinks_are_never_followed(shared, fast, private, tmp_path):
     os.symlink(outside, cache / "sources")
     script = textwrap.dedent("""\
         import pickle, sys, numpy as np, bindthem
+        from bindthem._services import travel
         lib = bindthem.build(sys.argv[1])
         data = pickle.dumps(lib)
         open(sys.argv[1], "a").write("// edited\\n")  # the file no longer holds the text
-        bindthem._travel._live.clear()
+        travel._live.clear()
         lib2 = pickle.loads(data)
         y = np.zeros(4); lib2.axpy(np.arange(4.0), y, 2.0); print(y.tolist(), lib2.__file__)
     """)
@@ -442,7 +443,7 @@ def test_evictor_whose_folder_was_replaced_leaves_the_new_build(tmp_path, monkey
     the removed folder); it must not rename and delete the new folder, whose
     build holds the new lock (seen at eight processes at the size limit as
     a compiler whose source vanished)."""
-    from bindthem import cache
+    from bindthem._services import cache
     entry = tmp_path / "k-0123"
     entry.mkdir()
     (entry / cache.LOCK).write_text("")
@@ -572,11 +573,12 @@ def test_umask_000_makes_private_folders_and_files(shared, private, tmp_path):
     cache = base / "made" / "by" / "bindthem"
     script = textwrap.dedent("""\
         import os, pickle, sys, numpy as np, bindthem
+        from bindthem._services import travel
         os.umask(0)
         lib = bindthem.build(sys.argv[1])
         data = pickle.dumps(lib)
         open(sys.argv[1], "a").write("// edited\\n")
-        bindthem._travel._live.clear()
+        travel._live.clear()
         pickle.loads(data).axpy  # unpickling binds on first use: this writes sources/
         print("ok")
     """)

@@ -26,6 +26,7 @@ from cuda_support import (
 
 import bindthem
 import bindthem.cuda as cuda
+from bindthem._services import display
 
 # ---- loading ----
 
@@ -244,7 +245,7 @@ def test_one_library_class_for_cpu_and_cuda(lib):
     assert "<b>bindthem.Library</b> <code>kernels</code>: 4 CUDA kernels from" in html
     assert "<code>axpy(a, x, y)</code>" in html
     assert "void axpy&lt;float&gt;(const float a" in html
-    text = bindthem._display.library_text(lib)
+    text = display.library_text(lib)
     assert text.startswith("bindthem.Library 'kernels': 4 CUDA kernels\n")
     assert "\naxpy(a, x, y)  # line " in text
     assert bindthem.getsource(lib.axpy).count("axpy(") == 1
@@ -273,7 +274,7 @@ def test_cuda_library_pickles_by_value(mock, mock_path, tmp_path, clean):
     p.write_bytes(data)
     rc, out = run_py(PRELUDE + """
         import pickle
-        lib, axpy = pickle.load(open(%r, "rb"))  # bound on first use (bindthem._lazy)
+        lib, axpy = pickle.load(open(%r, "rb"))  # bound on first use (bindthem._unpickle)
         x = cuda.to_device(np.arange(4, dtype=np.float32))
         y = cuda.to_device(np.ones(4, dtype=np.float32))
         axpy[1, 4](2.0, x, y)

@@ -30,6 +30,7 @@ from cuda_support import (
 
 import bindthem
 import bindthem.cuda as cuda
+from bindthem._services.cuda import nvrtc
 
 # ---- nvcc ----
 
@@ -127,7 +128,7 @@ CPLX_YAML = os.path.join(DATA, "complex.yml")
 
 
 def test_kernel_source_has_the_cpu_prelude():
-    from bindthem.build import PRELUDE
+    from bindthem._services.compile.source import PRELUDE
     src = cuda.kernel_source(CPLX_HEADER, CPLX_YAML)
     # the device pass's std::complex first (nvcc_complex.cuh), then the CPU's prelude
     assert src.startswith(cuda.NVCC_PRELUDE) and cuda.NVCC_PRELUDE.endswith(PRELUDE)
@@ -296,7 +297,7 @@ def test_nvrtc_standard_includes_are_stand_ins(tmp_path):
 
 @needs_nvrtc
 def test_nvrtc_lowered_name_mismatch_names_both(monkeypatch, tmp_path):
-    real = cuda._nvrtc._kernel_overloads
+    real = nvrtc._kernel_overloads
 
     def wrong(meta):
         for ov, d in real(meta):
@@ -304,7 +305,7 @@ def test_nvrtc_lowered_name_mismatch_names_both(monkeypatch, tmp_path):
                 ov = dict(ov, symbol="_Z4axpyIfEvT_PKS0_iPS0_l")
             yield ov, d
 
-    monkeypatch.setattr(cuda._nvrtc, "_kernel_overloads", wrong)
+    monkeypatch.setattr(nvrtc, "_kernel_overloads", wrong)
     with pytest.raises(bindthem.BuildError) as ei:
         cuda.compile_nvrtc(HEADER, YAML, cache_dir=str(tmp_path))
     assert ("void axpy<float>(const float a, const float x[], const int x_size, float y[], "

@@ -144,7 +144,7 @@ def test_messages_end_with_their_rule(tmp_path):
         "pointer with no 'x_size' after it" + tail("sizes"))
     assert error_of("- {types: [null], functions: [byref]}\n").endswith(tail("unbindable"))
 
-    from bindthem.library import nothing_bound
+    from bindthem._services.binding import nothing_bound
     t = tmp_path / "t.h"
     t.write_text("template <class T> T twice(const T a) { return a + a; }\n")
     assert nothing_bound(bindthem.parse_header(str(t))).endswith(tail("templates"))

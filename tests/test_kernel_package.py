@@ -15,6 +15,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import types
 import zipfile
 
 import pytest
@@ -22,7 +23,7 @@ import pytest
 from support import BINDTHEM_PATH, python_env
 
 import bindthem
-from bindthem import _travel
+from bindthem._services import travel as _travel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "kernelpkg")
@@ -86,7 +87,7 @@ def use(site, code=USE, **kw):
 
 def test_compile_library_is_public():
     assert "compile_library" in bindthem.__all__ and "load_package" in bindthem.__all__
-    from bindthem.build import compile_library
+    from bindthem import compile_library
 
     assert bindthem.compile_library is compile_library
 
@@ -232,12 +233,15 @@ def _fields(data):
     """The Source fields inside a pickle of a packaged function."""
     found = []
 
+    # the pickle names bindthem._unpickle's entry points by module and name
+    # (bindthem._base.byname): a stand-in module in its place
+    entry = types.SimpleNamespace(source=lambda f: found.append(f) or f,
+                                  function=lambda s, n: None)
+
     class Finder(pickle.Unpickler):
         def find_class(self, module, name):
-            if (module, name) == ("bindthem._travel", "_source"):
-                return lambda f: found.append(f) or f
-            if (module, name) == ("bindthem._travel", "function"):
-                return lambda s, n: None
+            if (module, name) == ("importlib", "import_module"):
+                return lambda m: entry if m == "bindthem._unpickle" else __import__(m)
             return super().find_class(module, name)
 
     Finder(__import__("io").BytesIO(data)).load()

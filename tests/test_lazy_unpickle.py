@@ -2,7 +2,7 @@
 returns at once a stand-in that binds on first use, in the thread that uses
 it: unpickling never compiles and never fails for want of a compiler or a
 library; that use raises bindthem's own error, and retries after
-bindthem._lazy.RETRY_AFTER seconds."""
+bindthem._unpickle.RETRY_AFTER seconds."""
 
 import os
 import pickle
@@ -18,7 +18,7 @@ from conftest import compile_cxx, kernel
 from support import python_env
 
 import bindthem
-from bindthem import _lazy
+from bindthem import _unpickle as _lazy
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ NO_COMPILER = """
     import os, pickle, sys, time
     import numpy as np
     import bindthem
-    from bindthem import _lazy
+    from bindthem import _unpickle as _lazy
     data = sys.stdin.buffer.read()
     t = time.perf_counter()
     lib, f = pickle.loads(data)
@@ -124,7 +124,7 @@ def test_a_lazy_function_behaves_as_the_function(project, cache_dir):
 
     from dask.base import tokenize
 
-    from bindthem import _travel
+    from bindthem._services import travel as _travel
     from bindthem.library import library_of
 
     lib = bindthem.build(str(project / "lazy.h"), str(project / "lazy.yml"), cache_dir=cache_dir)
@@ -153,7 +153,7 @@ def test_a_lazy_function_behaves_as_the_function(project, cache_dir):
 CONCURRENT = """
     import pickle, sys, threading
     import numpy as np
-    from bindthem import _lazy
+    from bindthem import _unpickle as _lazy
     binds = []
     real = _lazy.bind
     _lazy.bind = lambda source: binds.append(1) or real(source)

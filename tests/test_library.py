@@ -20,7 +20,7 @@ import bindthem
 from bindthem import _core
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-buildmod = importlib.import_module("bindthem.build")
+buildmod = importlib.import_module("bindthem._services.compile.kernels")
 
 
 def run_python(code, stdin=None, cwd=None, env=None):
@@ -215,7 +215,7 @@ def test_pickle_a_built_library(cache_dir):
 def compiles(monkeypatch):
     """Counts the compiler runs of bindthem.build (its cache's compile step),
     the precompile of the prelude aside (tests/test_pch.py)."""
-    import bindthem.cache._entry as cachemod  # where compile_cached looks _compile up
+    import bindthem._services.cache._entry as cachemod  # where compile_cached looks _compile up
 
     calls = []
     real = cachemod._compile

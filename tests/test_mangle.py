@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 import bindthem
-from bindthem.build import instantiation_source
+from bindthem._services.compile.source import instantiation_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "mangle")

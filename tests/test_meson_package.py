@@ -25,7 +25,7 @@ from test_kernel_package import _venv_python, env_with, run
 
 from support import BINDTHEM_PATH
 
-from bindthem import _travel
+from bindthem._services import travel as _travel
 from bindthem.stubs import render
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -12,10 +12,11 @@ import numpy
 import pytest
 
 import bindthem
-from bindthem import _core, _types, library
+from bindthem import _core, library
 from bindthem.__main__ import _python_signatures
-from bindthem.build import instantiation_source
-from bindthem.cuda import _nvrtc
+from bindthem._base import types as _types
+from bindthem._services.compile.source import instantiation_source
+from bindthem._services.cuda import nvrtc as _nvrtc
 from bindthem.stubs import render
 
 KEYWORDS = """\

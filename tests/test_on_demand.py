@@ -17,6 +17,7 @@ import pytest
 from support import python_env
 
 import bindthem
+from bindthem._services import display
 
 KERNELS = """\
 // x[i] += a for i < n (n: the first Ap[0] elements).
@@ -84,7 +85,7 @@ def test_arrays_deduce_and_later_calls_use_the_new_overload(setup):
     assert compiles(log) == base + 2
     assert lib.axpy._dispatch_info is not None and x.tolist() == [2.5, 2.5, 0.0]
     # shown wherever overloads show, with where the template is
-    html, text = lib.axpy._repr_html_(), bindthem._display.function_text(lib.axpy)
+    html, text = lib.axpy._repr_html_(), display.function_text(lib.axpy)
     for shown in (html, text):
         assert "axpy&lt;long, float&gt;" in shown or "axpy<long, float>" in shown
         assert "open: a call with types no overload takes" in shown and "kern.h:3" in shown
@@ -311,8 +312,8 @@ def test_a_pickle_cannot_name_other_types_than_the_table(setup):
 
 
 def _reduce_with(fields):
-    from bindthem import _travel
-    return pickle.dumps(_Call(_travel._source, fields))
+    from bindthem import _unpickle
+    return pickle.dumps(_Call(_unpickle.source, fields))
 
 
 class _Call:

@@ -61,8 +61,8 @@ def test_sdist_has_sources(members):
     want = _rel("csrc/*/*.c") | _rel("csrc/*/*.cpp") | _rel("csrc/*/*.h") | _rel("csrc/*.md")
     want |= _rel("bindthem/*.py") | {p for p in _rel("examples/**/*") if os.path.isfile(
         os.path.join(ROOT, p)) and "__pycache__" not in p}
-    want |= _rel("bindthem/cache/*.py")
-    want |= _rel("bindthem/cuda/*.py") | {"bindthem/cuda/prelude.cuh"}
+    want |= _rel("bindthem/**/*.py") | _rel("bindthem/_services/cuda/*.cuh")
+    assert "bindthem/_services/cuda/prelude.cuh" in want
     want |= {"bindthem/py.typed", "bindthem/README.md", "README.rst", "pyproject.toml",
              "setup.py", "MANIFEST.in"}
     # the documentation site and the image it shows (tests/test_docs.py builds it)

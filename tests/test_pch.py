@@ -16,10 +16,10 @@ from support import TOTAL_SCALE_H
 
 import bindthem
 
-build_module = importlib.import_module("bindthem.build")  # where the one unit is compiled
-units_module = importlib.import_module("bindthem._units")  # the parallel units, the prelude
-cache_module = importlib.import_module("bindthem.cache")
-entry_module = importlib.import_module("bindthem.cache._entry")  # where _compile runs commands
+build_module = importlib.import_module("bindthem._services.compile.kernels")  # the one unit
+units_module = importlib.import_module("bindthem._services.compile.units")  # units, prelude
+cache_module = importlib.import_module("bindthem._services.cache")
+entry_module = importlib.import_module("bindthem._services.cache._entry")  # _compile runs
 
 HEADER = TOTAL_SCALE_H
 

@@ -280,7 +280,7 @@ def test_warm_unpickle_is_cheap(project, cache_dir):
 def test_the_compiler_identity_is_asked_once_per_process(project, cache_dir, monkeypatch):
     import importlib
 
-    cc = importlib.import_module("bindthem._compiler")  # where the compiler is asked
+    cc = importlib.import_module("bindthem._services.compile.compiler")  # where it is asked
     runs = []
     real = cc.subprocess.run
 
@@ -299,7 +299,7 @@ def test_the_compiler_identity_is_asked_once_per_process(project, cache_dir, mon
 
 
 def test_a_cache_hit_does_not_rehash_the_system_headers(project, cache_dir, monkeypatch):
-    import bindthem.cache._manifest as cachemod  # where _hit looks hash_file up
+    import bindthem._services.cache._manifest as cachemod  # where _hit looks hash_file up
 
     lib = bindthem.build(str(project / "travel.h"), str(project / "travel.yml"),
                          cache_dir=cache_dir)

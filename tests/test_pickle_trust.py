@@ -17,7 +17,8 @@ import pytest
 from support import python_env
 
 import bindthem
-from bindthem import _travel
+from bindthem import _unpickle
+from bindthem._services import travel as _travel
 
 HEADER = b"""#include "detail/offset.h"
 // y += a*x.
@@ -56,7 +57,7 @@ class _Fields:
         self.fields = fields
 
     def __reduce__(self):
-        return (_travel._source, (self.fields,))
+        return (_unpickle.source, (self.fields,))
 
 
 class _Forged:
@@ -66,7 +67,7 @@ class _Forged:
         self.fields, self.name = fields, name
 
     def __reduce__(self):
-        return (_travel.function, (_Fields(self.fields), self.name))
+        return (_unpickle.function, (_Fields(self.fields), self.name))
 
 
 def forge(fields, rehash=False, **changes):
@@ -337,8 +338,8 @@ def test_a_forgery_cannot_poison_a_later_genuine_pickle(genuine, tmp_path):
 SPECIAL = """
 import json, pickle, sys, time
 import numpy as np
-from bindthem import _lazy, _travel
-_travel.function = lambda source, name: source  # each case its own checked Source
+from bindthem import _unpickle
+_unpickle.function = lambda source, name: source  # each case its own checked Source
 out = []
 for label, data in pickle.load(open(sys.argv[1], "rb")):
     t = time.perf_counter()
@@ -346,7 +347,7 @@ for label, data in pickle.load(open(sys.argv[1], "rb")):
         src = pickle.loads(data)
         same = src._same_on_disk() if src.kind == "build" else None
         if src.kind == "load":
-            y = np.ones(4); _lazy.bind(src).axpy(2.0, np.arange(4.0), y)
+            y = np.ones(4); _unpickle.bind(src).axpy(2.0, np.arange(4.0), y)
         res = ["ok", same]
     except Exception as e:
         res = [type(e).__name__, str(e)[:400]]

@@ -1,5 +1,5 @@
 """A library replaced at its path and loaded again in the same process runs
-its new code (bindthem._loading): glibc hands back an object already loaded
+its new code (bindthem._services.loading): glibc hands back an object already loaded
 under the same name (or from the same device and inode) without reading the
 file, so bindthem loads the new bytes from a private copy instead, and the
 old Library keeps its own code.
@@ -243,7 +243,7 @@ def test_unpickling_a_package_after_an_upgrade_runs_the_new_code(versions, tmp_p
 def test_load_package_checks_the_bytes_it_maps_once_per_file(versions, tmp_path):
     """A second load_package of the unchanged file neither hashes nor copies it again."""
     scenario(versions, tmp_path, prelude=PACKAGE, code="""
-        from bindthem import _loading
+        from bindthem._services import loading as _loading
         install("v1", None)
         a = bindthem.load_package("rpkg", "k.h")
         hashed = _loading.hashed_bytes()
@@ -279,7 +279,8 @@ def test_a_replacement_between_the_hash_and_the_load_is_caught(versions, tmp_pat
     import ctypes
     import hashlib
 
-    from bindthem import _core, _loading
+    from bindthem import _core
+    from bindthem._services import loading as _loading
 
     path = str(tmp_path / "libk.so")
     shutil.copyfile(versions["v1"], path)
@@ -333,7 +334,8 @@ def test_a_copy_falls_back_to_a_private_temporary_file(versions, tmp_path, why):
     """After MEMFDS_KEPT memfds (one descriptor each), or where a memfd
     cannot be mapped executable, the copy is a file in a private folder."""
     out = scenario(versions, tmp_path, """
-        from bindthem import _core, _loading
+        from bindthem import _core
+        from bindthem._services import loading as _loading
         if P["why"] == "memfds_kept":
             _loading.MEMFDS_KEPT = 0
         else:

@@ -27,8 +27,8 @@ import pytest
 from support import python_env
 
 import bindthem
-from bindthem import stubs
-from bindthem.build import compile_library
+from bindthem import compile_library, stubs
+from bindthem._services import binding
 
 REPO = Path(__file__).resolve().parents[1]
 TYPING = REPO / "tests" / "typing"
@@ -229,7 +229,7 @@ def _defs(text):
 def test_readme_example_stub():
     text = stubs.render(EXAMPLE_H, EXAMPLE_YML)
     tree, defs = _defs(text)
-    lib_doc = bindthem.library._module_doc("myheader", str(EXAMPLE_H), ["myfunc"])
+    lib_doc = binding._module_doc("myheader", str(EXAMPLE_H), ["myfunc"])
     assert ast.get_docstring(tree, clean=False) == lib_doc
     assert "from typing import overload\n\nimport numpy\nimport numpy.typing\n" in text
     assert '__all__ = ["myfunc"]' in text

@@ -16,8 +16,8 @@ from test_build_jobs import write
 
 from bindthem import _core
 
-build = importlib.import_module("bindthem.build")  # the module (bindthem.build is the function)
-compiler = importlib.import_module("bindthem._compiler")  # where the compiler is identified
+build = importlib.import_module("bindthem._services.compile.kernels")  # the build
+compiler = importlib.import_module("bindthem._services.compile.compiler")  # who the compiler is
 
 CHILD = textwrap.dedent("""
     import subprocess, sys
@@ -107,7 +107,7 @@ def test_sources_are_read_once_while_their_stat_holds(tmp_path, monkeypatch):
     """Headers that include one file, or share one YAML, read it once in a
     process; a write is seen even where it keeps the size and puts the mtime
     back (the ctime changes), as is a file renamed over it."""
-    from bindthem import _files
+    from bindthem._base import files as _files
 
     monkeypatch.setattr(_files, "_sources", {})
     p = tmp_path / "shared.h"

@@ -2,7 +2,8 @@
 whole file where a fixed chunk would make Python allocate (and give back) a
 buffer of the chunk's size on every call. Used by the build cache and by
 what travels in pickles. And the sources a build reads, read once per
-process while their stat is unchanged."""
+process while their stat is unchanged; and a file written whole or not at
+all (stubs, manifests)."""
 
 import hashlib
 import os
@@ -84,3 +85,15 @@ def sha256_fd(fd, size, limit=None):
         h.update(b)
         n += len(b)
     return h.hexdigest(), n
+
+
+def write_text(path, text):
+    """Writes ``text`` to ``path`` (its folder made if need be) through a
+    temporary file renamed over it: a reader sees the old file or the new
+    one, never part of it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, path)

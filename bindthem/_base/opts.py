@@ -1,11 +1,11 @@
 """build()/load()'s gil= and copy_const=: the policies and their check.
 
-Below the API modules: pickles carry these options, and bindthem._travel
+A leaf: pickles carry these options, and bindthem._services.travel
 checks them with :func:`_options` before anything is bound.
 """
 
-from . import _core
-from .errors import BindTypeError, BindValueError
+from .. import _core
+from ..errors import BindTypeError, BindValueError
 
 GIL_POLICIES = _core.GIL_POLICIES  # the C table (csrc/py/bt_opts.c), in the order of BT_GIL_*
 

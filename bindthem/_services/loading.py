@@ -77,8 +77,8 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-from . import _core
-from ._files import sha256_fd
+from .. import _core
+from .._base.files import sha256_fd
 
 __all__ = ["Mismatch", "Opened", "Unreadable", "hashed_bytes", "identity", "open_checked"]
 

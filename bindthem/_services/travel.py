@@ -20,10 +20,10 @@ compiled, loaded or remembered). Then it returns, in this order:
 1. the Library this process already has for that content (one it unpickled
    before, or the live original), so repeated unpickling costs a dict look-up;
 2. else a stand-in that binds on first use, in the thread that uses it
-   (:mod:`bindthem._lazy`), so that unpickling itself never compiles nor
+   (:mod:`bindthem._unpickle`), so that unpickling itself never compiles nor
    fails for want of a compiler, a library or a driver.
 
-Binding (:func:`bindthem._lazy.bind`) then takes:
+Binding (:func:`bindthem._unpickle.bind`) then takes:
 
 1. for a build: the files at the original paths when they hold the carried
    text (same machine: a cache hit); otherwise the carried text, written to
@@ -31,7 +31,7 @@ Binding (:func:`bindthem._lazy.bind`) then takes:
    unpickling side is never used in place of the pickled one;
 2. for a load: the library at the pickled path, only if its SHA-256 is the
    pickled one, else a :class:`bindthem.BindError` saying so; the bytes
-   hashed are the bytes loaded (:mod:`bindthem._loading`: a file replaced
+   hashed are the bytes loaded (:mod:`bindthem._services.loading`: a file replaced
    since this process loaded that path runs its new code);
 3. for a package (:func:`bindthem.load_package`): this process's installed
    copy of the package, found without importing it, and its library only if
@@ -45,6 +45,11 @@ compared, the library hashed) is opened ``O_NONBLOCK`` and must be a regular
 file of bounded size: a FIFO or a device is refused at once.
 
 A process keeps every Library it unpickles (the code stays mapped anyway).
+
+What a pickle calls is named, never imported here (bindthem._base.byname):
+bindthem._unpickle's ``library`` and ``function`` (which return what this
+process has, else a stand-in) and ``source`` (which calls :func:`check`).
+This module sits below the Library class and the build; that one above them.
 """
 
 import contextlib
@@ -58,12 +63,15 @@ import threading
 import weakref
 from typing import Any
 
-from . import _core, _loading
-from ._files import read_upto
-from ._opts import _options
-from .errors import BindError, PickleError
+from .. import _core
+from .._base.byname import SOURCE
+from .._base.files import read_upto
+from .._base.instantiation import C_TYPES, OPEN_MAX
+from .._base.opts import _options
+from ..errors import BindError, PickleError
+from . import loading
 
-__all__ = ["Source", "check", "function", "library"]
+__all__ = ["Source", "check", "function_of", "remember", "token"]
 
 # What a pickle may carry, and what may be read at a carried path on the
 # unpickling side: larger is refused (PickleError, or a BindError naming the file).
@@ -80,11 +88,6 @@ _verified: dict[str, tuple] = {}
 # key -> Library made here by build/load
 _live: "weakref.WeakValueDictionary[Any, Any]" = weakref.WeakValueDictionary()
 _lock = threading.RLock()
-# source -> its Pending (bindthem._lazy.pending): what library() and function()
-# return for a kernel this process has not bound. _lazy sits above the API
-# modules it binds with, this module below them, so _lazy sets this when it is
-# imported (bindthem/__init__.py imports it, before a pickle can call this module).
-pending: Any = None
 
 
 def _sha(data):
@@ -143,7 +146,7 @@ class Source:
     cxx, flags  the compiler (None: the unpickling side's $CXX or c++) and all flags (build)
     cache_dir   the build cache given to build(); carried, never used where it is unpickled
     library     the shared library's path and the SHA-256 of the bytes mapped (load: known
-                when bindthem._loading hashed or copied them, else taken on first need
+                when bindthem._services.loading hashed or copied them, else taken on first need
                 from the file, if its identity (library_stat) is still the one loaded);
                 for a package, its path inside the package's folder and its SHA-256
     options     {"gil": ..., "copy_const": ...} as given
@@ -172,7 +175,7 @@ class Source:
         fields = {f: getattr(self, f) for f in self.FIELDS}
         fields["key"] = self.key  # also takes a loaded library's hash
         fields["library_hash"] = self.library_hash
-        return (_source, (fields,))
+        return (SOURCE, (fields,))  # bindthem._unpickle.source: check(fields)
 
     def __repr__(self):
         return "<bindthem kernel source %s of %s>" % (self.key[:12], os.path.basename(self.header))
@@ -181,7 +184,7 @@ class Source:
         """The loaded library's SHA-256, taken from the file if it is still
         the one that was loaded."""
         if self.library_hash is None:
-            if _loading.identity(os.stat(self.library)) != self.library_stat:
+            if loading.identity(os.stat(self.library)) != self.library_stat:
                 raise pickle.PicklingError(
                     "cannot pickle Library %r: its shared library %s has changed on disk since "
                     "it was loaded, so its SHA-256 would not be that of the code bound here; "
@@ -256,7 +259,7 @@ class Source:
         holding the carried text: the original files when unchanged, else
         copies under <cache>/sources/<key>/ (the cache ``cache_dir``, a
         folder this process chose; else this process's own: never the
-        carried one), whose entry is held (bindthem.cache.using_group) until
+        carried one), whose entry is held (bindthem._services.cache.using_group) until
         the block ends: compile and bind from them inside it."""
         if self._same_on_disk():
             yield self.header, self.instantiate
@@ -284,7 +287,7 @@ class Source:
     def check_library(self):
         """For a load: BindError unless the library at the pickled path is
         the one pickled (its SHA-256), before it is loaded; then loads it
-        (bindthem._loading.open_checked: the bytes hashed are the bytes
+        (bindthem._services.loading.open_checked: the bytes hashed are the bytes
         mapped) and returns what bind() opens."""
         if not os.path.exists(self.library):
             raise BindError(
@@ -294,21 +297,16 @@ class Source:
                 "carries its source and builds it where it is unpickled"
                 % (self.name, self.library))
         try:
-            return _loading.open_checked(self.library, self.library_hash, LIBRARY_LIMIT)
-        except _loading.Unreadable as e:
+            return loading.open_checked(self.library, self.library_hash, LIBRARY_LIMIT)
+        except loading.Unreadable as e:
             raise BindError("cannot unpickle Library %r: its shared library %s cannot be "
                             "checked: %s" % (self.name, self.library, e.strerror)) from None
-        except _loading.Mismatch as e:
+        except loading.Mismatch as e:
             raise BindError(
                 "cannot unpickle Library %r: the shared library %s is not the one pickled "
                 "(SHA-256 %s..., pickled %s...); bindthem does not bind other code than was "
                 "pickled. Put the pickled library there, or load this one and pickle again"
                 % (self.name, self.library, e.found[:12], self.library_hash[:12])) from None
-
-
-def _source(fields):
-    """A Source from a pickle's fields, checked (pickle calls this)."""
-    return check(fields)
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
@@ -472,7 +470,6 @@ def _check_on_demand(made, kind):
         return
     if kind != "build":
         _refuse("on_demand", "is present: only a built Library instantiates on demand")
-    from ._ondemand import C_TYPES, OPEN_MAX
     ok = type(made) is list and len(made) <= 16 * OPEN_MAX
     for item in made if ok else ():
         ok = (type(item) is list and len(item) == 2 and _is_str(item[0], 255)
@@ -514,8 +511,9 @@ def token(key, name=None):
 
 
 def _checked(source):
-    """source's key, when check() made it (pickle calls library() and
-    function() with what a pickle says; a stream could name them directly)."""
+    """source's key, when check() made it (pickle calls bindthem._unpickle's
+    library() and function() with what a pickle says; a stream could name
+    them directly)."""
     key = getattr(source, "_key", None) if type(source) is Source else None
     if key is None:
         _refuse("the pickle", "calls bindthem's unpickler with %r, not a checked kernel source"
@@ -536,24 +534,3 @@ def function_of(lib, name):
     raise PickleError("cannot unpickle %s.%s: Library %r binds no function of that name (it "
                       "binds %s)" % (lib.__name__, name, lib.__name__,
                                      ", ".join(lib.__all__) or "nothing"))
-
-
-def library(source):
-    """The Library for a pickled Source (pickle calls this): the one this
-    process has, else a LazyLibrary that binds on first use."""
-    lib = _have(_checked(source))
-    if lib is not None:
-        return lib
-    return pending(source).library()
-
-
-def function(source, name):
-    """A Function of the Library for a pickled Source (pickle calls this):
-    the bound one where this process has the Library, else a LazyFunction."""
-    key = _checked(source)
-    if type(name) is not str or not name.isidentifier():
-        _refuse("the function's name", "is %r, not an identifier" % (name,))
-    lib = _have(key)
-    if lib is not None:
-        return function_of(lib, name)
-    return pending(source).function(name)

@@ -47,7 +47,7 @@ def build_libraries(core=None, cache_dir=None):
     import concurrent.futures
 
     import bindthem
-    from bindthem.build import compile_library
+    from bindthem import compile_library
     core = core or pyamg_sdist.amg_core_dir()
     cache_dir = cache_dir or default_cache()
     srcs = sources(core)

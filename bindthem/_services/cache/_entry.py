@@ -25,9 +25,9 @@ import sys
 import tempfile
 import time
 
-from .. import _status
-from .._files import sha256_fd
-from ..errors import BuildError
+from ..._base.files import sha256_fd
+from ...errors import BuildError
+from .. import status as _status
 from ._evict import _size, cache_limit, evict, sweep
 from ._fs import (
     _FULL,
@@ -341,7 +341,7 @@ def compile_cached(*, key_parts, cache_dir, folder_name, stem, ext, source, suff
     With ``load``, ``load(path)`` is called while the entry is locked (so it
     cannot be evicted before the library is loaded) and its result returned.
     ``what`` names the step in errors, ``status`` in the status line that a
-    long build shows (see bindthem._status). A dict passed as ``record`` is
+    long build shows (see bindthem._services.status). A dict passed as ``record`` is
     filled with ``output`` (what the compiler printed), ``deps`` ({path:
     sha256} of the files it read) and ``fresh`` (whether it compiled now).
     ``system_dirs``: a function that returns the compiler's own include

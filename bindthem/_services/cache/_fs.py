@@ -15,8 +15,8 @@ import shutil
 import stat
 import time
 
-from .._files import read_upto
-from ..errors import BuildError
+from ..._base.files import read_upto
+from ...errors import BuildError
 from ._root import (
     _O_DIR,
     _O_NEW,

@@ -16,8 +16,8 @@ import shlex
 import stat
 from collections.abc import Mapping
 
-from .._files import sha256_fd
-from ..errors import BuildError
+from ..._base.files import sha256_fd
+from ...errors import BuildError
 from ._fs import _plain, _publish, _read_at
 from ._root import _O_READ, DEPS, LOCK, _untrusted
 

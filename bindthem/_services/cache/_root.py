@@ -4,7 +4,7 @@
 when its owner and mode are trusted (``_untrusted``: owned by the user or
 root, writable by no one else, unless ``$BINDTHEM_CACHE_GROUP`` opts a group
 in), else, after a warning, this user's private cache (``_private_root``).
-The bottom of bindthem.cache: it imports none of its other modules.
+The bottom of bindthem._services.cache: it imports none of its other modules.
 """
 
 import errno
@@ -16,7 +16,7 @@ import stat
 import tempfile
 import threading
 
-from ..errors import BuildWarning, warn
+from ...errors import BuildWarning, warn
 
 DEPS = "deps.json"
 LOCK = ".lock"

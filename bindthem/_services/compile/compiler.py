@@ -1,11 +1,11 @@
-"""bindthem._compiler: who the C++ compiler is and which folders are its own.
+"""Who the C++ compiler is and which folders are its own.
 
 What a build's cache key names of the compiler (:func:`_compiler_id`: what
 ``cxx --version`` prints, asked once per compiler and process and kept in
 the cache under the identity of its executable, :func:`_compiler_identity`)
 and the compiler's own include folders (:func:`_system_dirs`), whose headers
-the cache checks by their folder. Used by bindthem.build and bindthem._units;
-it imports neither.
+the cache checks by their folder. Used by the build (``kernels``), its
+``units`` and ``ondemand``; it imports the cache only.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import shutil
 import subprocess
 from typing import Any
 
-from .cache import group_read, group_write
-from .errors import BuildError
+from ...errors import BuildError
+from ..cache import group_read, group_write
 
 _compiler_ids: dict[Any, str] = {}
 

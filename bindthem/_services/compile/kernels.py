@@ -1,11 +1,11 @@
-"""bindthem.build: compile a header's kernels and instantiations, then load them.
+"""The build behind bindthem.build: compile a header's kernels and instantiations, then bind them.
 
 The translation unit is the header itself (its untemplated definitions) plus
 one explicit instantiation per overload that instantiate.yml lists, written
 from the same metadata that binds them. The header is read once, by the
 parse (a :class:`_core.Plan`): the cache key hashes those bytes, and the
 compiler reads a snapshot of them written into the build's private folder
-(:func:`write_snapshot`), never the header's path again, so a header edited
+(``source.write_snapshot``), never the header's path again, so a header edited
 during a compile cannot put other code under its key. Libraries are cached
 under ``cache_dir`` (default ``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) in
 a folder named by a SHA-256 of the header, the YAML, the generated source,
@@ -21,10 +21,13 @@ Flags, in order: ``cxxflags`` (default ``-O3``; given, it *replaces* that),
 then, appended, ``$CXXFLAGS``, ``extra_cxxflags`` and ``-fopenmp`` for
 ``openmp=True``; ``-fPIC -shared`` always come last.
 
-This module is the API and the build's source (the translation unit, the
-snapshot, the warnings); below it, ``bindthem._compiler`` says who the
-compiler is and which include folders are its own, and ``bindthem._units``
-splits a cold build into parallel units and precompiles the prelude.
+This module is the build (:func:`build_library`, :func:`compile_header`)
+and its warnings; the API's functions (bindthem.build, compile_library, in
+bindthem.library) check their arguments and call it. Below it, in this
+package: ``source`` (the translation unit and the snapshot), ``compiler``
+(who the compiler is, which include folders are its own), ``units`` (a cold
+build split into parallel units, the precompiled prelude) and ``ondemand``
+(an instantiation made when a call needs it).
 """
 
 from __future__ import annotations
@@ -34,13 +37,23 @@ import os
 import re
 from typing import Any
 
-from . import _core, _ondemand, _travel
-from ._compiler import _compiler_id, _system_dirs
-from ._files import read_source_as
-from ._types import Flags, GilOption, StrPath
-from ._units import JOBS_HELP as JOBS_HELP
-from ._units import PCH_ENV as PCH_ENV
-from ._units import (
+from ... import _core
+from ..._base.files import read_source_as
+from ...errors import BuildError, BuildWarning, warn
+from .. import travel
+from ..binding import _make, plan_message, warn_if_left_out
+from ..cache import compile_cached, flag_list, run_commands, shell_words
+from . import ondemand
+from .compiler import _compiler_id, _system_dirs
+from .source import (
+    PRELUDE,
+    _instantiations,
+    _source_of,
+    snapshot_flags,
+    snapshot_name,
+    write_snapshot,
+)
+from .units import (
     PCH_MIN,
     _add_deps,
     _check_jobs,
@@ -50,86 +63,13 @@ from ._units import (
     _unit_command,
     _without_pch_if_gone,
 )
-from ._units import REQUIRED_FLAGS as REQUIRED_FLAGS
-from ._units import default_jobs as default_jobs
-from ._units import jobs_argument as jobs_argument
-from .cache import compile_cached, flag_list, run_commands, shell_words
-from .errors import BuildError, BuildWarning, warn
-from .library import Library, _make, _options, plan_message, warn_if_left_out
 
-# ``X as X`` above: names of bindthem._units that bindthem.build has always
-# exported (the command line and %%bindthem read JOBS_HELP and jobs_argument here)
-
-__all__ = ["build", "compile_library", "instantiation_source", "resolve_flags",
-           "write_snapshot"]
+__all__ = ["build_library", "build_warnings", "compile_header", "resolve_flags"]
 
 DEFAULT_FLAGS = ("-O3",)
-# REQUIRED_FLAGS (-fPIC -shared, always last) is bindthem._units', which writes the commands
+# REQUIRED_FLAGS (-fPIC -shared, always last) is bindthem._services.compile.units', which
+# writes the commands
 OPENMP_FLAG = "-fopenmp"
-# Headers written for pybind11 bindings lean on what pybind11 includes (pyamg's
-# linalg.h uses std::vector without <vector>), so the generated source
-# includes the common standard headers before the kernel header.
-PRELUDE = "".join("#include <%s>\n" % h for h in (
-    "algorithm", "cmath", "complex", "cstddef", "cstdint", "cstdlib", "cstring", "iostream",
-    "limits", "stdexcept", "string", "utility", "vector"))
-
-
-def instantiation_source(header, instantiate=None, *, strict=False):
-    """The C++ source bindthem.build compiles for ``header``: the header and an
-    explicit instantiation of every templated overload. (A build includes a
-    snapshot of the header's bytes instead of the header's path, see
-    :func:`write_snapshot`; this text includes the header where it is.)"""
-    meta = _core.parse_header(header, instantiate, strict=strict, brief=True)
-    return _source_of(os.path.abspath(header), meta)
-
-
-def _source_of(include, meta, share=None):
-    """The one translation unit, including ``include`` (the snapshot's name,
-    or a header's path), or, given ``share`` (instantiation lines), one of
-    several that each include it and instantiate their share."""
-    lines = [PRELUDE.rstrip("\n"), '#include "%s"' % include, ""]
-    lines += _instantiations(meta) if share is None else share
-    return "\n".join(lines) + "\n"
-
-
-def snapshot_name(header):
-    """What a build's translation unit includes: the snapshot of the header
-    (:func:`write_snapshot`), beside it in the build's private folder."""
-    return os.path.basename(header)
-
-
-def _c_string(path):
-    return os.fsencode(path).replace(b"\\", b"\\\\").replace(b'"', b'\\"')
-
-
-def write_snapshot(folder, plan):
-    """Writes the bytes ``plan`` parsed (a :class:`_core.Plan`) into
-    ``folder`` (a build's private folder, beside the translation unit) as
-    the file the unit includes, and returns its path: the compiler reads
-    exactly the bytes the cache key hashed and the Library binds, never the
-    header's path again. A ``#line`` first makes diagnostics and
-    ``__FILE__`` name the header; the compile gets the header's folder on
-    its quote include path (:func:`snapshot_flags`), so local includes are
-    found as before (and checked after the compile, ``bindthem.cache``)."""
-    text, bom = plan.header_text, b""
-    if text.startswith(b"\xef\xbb\xbf"):  # a byte order mark stays first
-        text, bom = text[3:], text[:3]
-    path = os.path.join(folder, snapshot_name(plan.header))
-    with open(path, "xb") as f:
-        f.write(bom + b'#line 1 "%s"\n' % _c_string(plan.header) + text)
-    return path
-
-
-def snapshot_flags(folder, option="-iquote"):
-    """The options that let a snapshot's ``#include "..."`` find what the
-    header's would: ``folder`` (the header's, or a copy of it) on the quote
-    include path."""
-    return [option, folder]
-
-
-def _instantiations(meta):
-    return [ov["instantiation"] for fn in meta["functions"] for ov in fn["overloads"]
-            if ov["instantiation"]]
 
 
 def resolve_flags(cxxflags=None, extra_cxxflags=None, openmp=False):
@@ -191,55 +131,9 @@ def _compile(plan, meta, cxx, flags, cache_dir, output=None, record=None, load=N
         command=command, system_dirs=lambda: _system_dirs(cxx, flags))
 
 
-def _compile_one(ctx, plan, line, folders, what):
-    """The Library of one instantiation made on demand (bindthem._ondemand):
-    a unit of the snapshot of ``plan``'s bytes (the build's header text with
-    a YAML that lists that instantiation, whose line is ``line``) compiled
-    through the cache with the build's compiler and flags (a process: the
-    GIL is released while it runs), its local includes read from
-    ``folders`` (the header's, or the cache's copy of the build's first),
-    bound from ``plan``."""
-    cxx = shell_words(ctx.cxx or os.environ.get("CXX") or "c++")
-    stem = os.path.splitext(os.path.basename(ctx.header))[0]
-    source = "\n".join([PRELUDE.rstrip("\n"), '#include "%s"' % snapshot_name(ctx.header), "",
-                        line]) + "\n"
-    command = _unit_command(cxx, ctx.flags, [f for d in folders for f in snapshot_flags(d)])
-
-    def load(path):
-        return _make(path, ctx.header, None, ctx.name, False, None, ctx.options, plan)
-
-    def compile_snapshot(src, dep, out):
-        write_snapshot(os.path.dirname(src), plan)
-        return command(src, dep, out)
-
-    return compile_cached(
-        key_parts=(ctx.header, plan.header_sha256, "on demand", plan.yaml_sha256, source,
-                   "\0".join(folders), _compiler_id(cxx, ctx.cache_dir),
-                   "\0".join(cxx + ctx.flags)),
-        cache_dir=ctx.cache_dir, folder_name=stem + "-on-demand", stem="lib" + stem, ext=".so",
-        source=source, suffix=".cpp", what="compiling %s" % what, load=load,
-        status="compiling %s with %s" % (what, os.path.basename(cxx[-1])),
-        command=compile_snapshot, system_dirs=lambda: _system_dirs(cxx, ctx.flags))
-
-
-def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
-                    output: StrPath | None = None, cxx: str | None = None,
-                    cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
-                    openmp: bool = False, cache_dir: StrPath | None = None,
-                    strict: bool = False, jobs: int | None = None) -> str:
-    """Compile ``header``'s kernels (and instantiations) into a shared library.
-
-    Returns its path: ``output`` when given, else the cached library.
-    ``cxx`` defaults to ``$CXX`` or ``c++``. Flags (lists or strings):
-    ``cxxflags`` *replaces* the default ``-O3``; ``$CXXFLAGS``,
-    ``extra_cxxflags`` and, with ``openmp=True``, ``-fopenmp`` are *appended*
-    to it; ``-fPIC -shared`` are always added. The compiler's warnings become
-    :class:`bindthem.BuildWarning` warnings. ``jobs``: as :func:`build`'s.
-    """
-    header = os.path.abspath(os.fspath(header))
-    if instantiate is not None:
-        instantiate = os.path.abspath(os.fspath(instantiate))
-    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
+def compile_header(header, instantiate, *, output, cxx, flags, cache_dir, strict, jobs):
+    """compile_library() with resolved flags (absolute paths): the library's
+    path, the compiler's warnings and what nothing binds warned."""
     plan = _core.parse(header, instantiate, strict=strict)
     meta = plan.metadata(brief=True)
     # why nothing binds reads the declarations, which a brief dict leaves out
@@ -248,73 +142,17 @@ def compile_library(header: StrPath, instantiate: StrPath | None = None, *,
         warn(why)
     record: dict[str, Any] = {}
     path = _compile(plan, meta, cxx, flags, cache_dir, output=output, record=record, jobs=jobs)
-    _build_warnings(header, record, flags, _local_files(header, record["deps"]), meta)
+    build_warnings(header, record, flags, _local_files(header, record["deps"]), meta)
     return path
 
 
-def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | None = None,
-          cxx: str | None = None, cxxflags: Flags | None = None,
-          extra_cxxflags: Flags | None = None, openmp: bool = False,
-          cache_dir: StrPath | None = None, strict: bool = False, gil: GilOption = "auto",
-          copy_const: bool = False, jobs: int | None = None,
-          on_demand: bool | None = None) -> Library:
-    """Compile ``header``'s untemplated functions and the explicit
-    instantiations ``instantiate`` lists with the system C++ compiler, then
-    bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`
-    with the compiler's output when it fails.
-
-    ``cxx``: the compiler, default ``$CXX`` or ``c++``. Flags (each a list
-    or a string split as a shell does), in the order they are passed:
-
-    - ``cxxflags`` **replaces** the default ``-O3`` (``cxxflags="-O2 -g"``);
-    - ``$CXXFLAGS`` is **appended**, then ``extra_cxxflags``
-      (``extra_cxxflags="-march=native"`` keeps ``-O3``);
-    - ``openmp=True`` **appends** ``-fopenmp`` (compile and link);
-    - ``-fPIC -shared`` always come last.
-
-    The compiler's warnings become :class:`bindthem.BuildWarning` warnings
-    (replayed when the library comes from the cache), as does a header with
-    ``#pragma omp`` built without an OpenMP flag. ``gil`` and ``copy_const``
-    are :func:`bindthem.load`'s. ``cache_dir`` (default ``$BINDTHEM_CACHE``
-    or ``~/.cache/bindthem``) is bounded, see ``python -m bindthem cache``.
-
-    ``jobs``: how many compiler processes a cold build runs at once (default:
-    the cores this process may use). The instantiations are split over that
-    many translation units, compiled in parallel and linked; the library
-    calls the same whatever ``jobs`` is, and its cache entry is shared.
-
-    ``on_demand``: templated functions are bound *open*: a call with types
-    that no overload takes deduces the template arguments, compiles that
-    instantiation (once, through the cache) and adds it to the function.
-    The default is True without ``instantiate`` and False with it (docs/on-demand.rst,
-    "Instantiation on demand").
-
-    The Library and its functions pickle by value (the header, YAML and local
-    includes' text, the flags and options): unpickling builds that text where
-    the files differ or are missing, never an edited file in its place.
-    """
-    header = os.path.abspath(os.fspath(header))
-    if instantiate is not None:
-        instantiate = os.path.abspath(os.fspath(instantiate))
-    if name is None:
-        name = os.path.splitext(os.path.basename(header))[0]
-    opts = _options(gil, copy_const)
-    flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
-    if on_demand is None:
-        on_demand = instantiate is None
-    if not isinstance(on_demand, bool):
-        raise TypeError("on_demand=%r: expected True, False or None (default: True without "
-                        "instantiate.yml)" % (on_demand,))
-    return _build(header, instantiate, name=name, cxx=cxx, flags=flags, cache_dir=cache_dir,
-                  strict=strict, options=opts, jobs=jobs, on_demand=on_demand)
-
-
-def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options, source=None,
-           quiet=False, jobs=None, on_demand=False, context=None, header_text=None,
-           yaml_text=None):
-    """build() with resolved flags. With ``source`` (unpickling), that is the
-    Library's source (whose ``on_demand`` says whether it is open) and
-    nothing is warned: the author saw the warnings. ``context``: a function
+def build_library(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
+                  source=None, quiet=False, jobs=None, on_demand=False, context=None,
+                  header_text=None, yaml_text=None):
+    """build() with resolved flags and options (absolute paths). With
+    ``source`` (unpickling), that is the Library's source (whose
+    ``on_demand`` says whether it is open) and nothing is warned: the author
+    saw the warnings. ``context``: a function
     that makes the on-demand Context's error text readable (the notebook's
     cell names). ``header_text``/``yaml_text``: the texts to build (bytes)
     in place of reading the files (which still name them, and whose folder
@@ -332,7 +170,7 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
         nonlocal source
         if source is None:
             files = _local_files(header, record["deps"])
-            source = _travel.Source(
+            source = travel.Source(
                 kind="build", name=name, strict=strict, header=header,
                 header_text=plan.header_text, instantiate=instantiate,
                 yaml_text=plan.yaml_text, files=files, cxx=cxx, flags=list(flags),
@@ -342,11 +180,11 @@ def _build(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
 
     lib = _compile(plan, meta, cxx, flags, cache_dir, record=record, load=load, jobs=jobs)
     if on_demand:
-        ctx = _ondemand.Context(header, plan.header_text, name, cxx, flags, cache_dir, strict,
-                                options, source, _compile_one)
-        _ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
+        ctx = ondemand.Context(header, plan.header_text, name, cxx, flags, cache_dir, strict,
+                               options, source)
+        ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
     if not quiet:
-        _build_warnings(header, record, flags, source.files, meta)
+        build_warnings(header, record, flags, source.files, meta)
     if not quiet:
         warn_if_left_out(lib)
     return lib
@@ -359,7 +197,7 @@ def _local_files(header, deps):
     hash the manifest records); BuildError when one changed since."""
     folder = os.path.join(os.path.dirname(header), "")
     files = {}
-    # absolute and normalised (bindthem.cache._manifest._record_deps)
+    # absolute and normalised (bindthem._services.cache._manifest._record_deps)
     for p, sha in sorted((p, h) for p, h in deps.under(folder).items() if p != header):
         try:
             text = read_source_as(p, sha)
@@ -391,7 +229,7 @@ def _omp_pragmas(text):
     return found
 
 
-def _build_warnings(header, record, flags, files, meta):
+def build_warnings(header, record, flags, files, meta):
     """The compiler's own warnings, and '#pragma omp' without an OpenMP flag
     (in the header, its metadata's "openmp"; in its local includes, the same
     lexer's facts: a pragma in a comment or a string is none)."""

@@ -9,6 +9,11 @@ translation unit through the build cache, binds it and adds it to the
 Function (``Function._add``), then makes the call again: later calls with
 those types take the normal dispatch. docs/on-demand.rst, "Instantiation on
 demand", states the rules.
+
+Part of the build: the build (``kernels``) opens the functions
+(:func:`open_functions`), and this module compiles each instantiation
+(:func:`compile_one`) from the build's translation unit (``source``), its
+units' command (``units``) and its compiler (``compiler``), through the cache.
 """
 
 from __future__ import annotations
@@ -24,13 +29,17 @@ import weakref
 
 import numpy as np
 
-from . import _core
-from .errors import BindError, BuildError
+from ... import _core
+from ..._base.instantiation import OPEN_MAX, yaml_lines
+from ...errors import BindError, BuildError
+from ..binding import _make
+from ..cache import compile_cached, group_read, group_write, shell_words
+from .compiler import _compiler_id, _system_dirs
+from .source import PRELUDE, snapshot_flags, snapshot_name, write_snapshot
+from .units import _unit_command
 
-__all__ = ["OPEN_MAX", "Context", "call", "deduce", "open_functions", "seen", "set_cell",
-           "split_types", "with_instantiations", "yaml_lines"]
-
-OPEN_MAX = 256  # instantiations one open Function takes (on demand and listed)
+__all__ = ["Context", "call", "compile_one", "deduce", "open_functions", "seen", "set_cell",
+           "with_instantiations"]
 
 # the C type a call's array dtype deduces: one per dtype (int64 -> long, as int does)
 _DTYPE_C: dict[str, str] = {}
@@ -38,7 +47,6 @@ for _t in _core.scalar_types():
     if _t["numpy"] not in ("None",) and _t["c"] not in ("char", "long long",
                                                          "unsigned long long"):
         _DTYPE_C.setdefault(_t["numpy"], _t["c"])
-C_TYPES = frozenset(t["c"] for t in _core.scalar_types() if t["c"] != "void")
 
 
 def _scalar_c(value):
@@ -57,19 +65,17 @@ def _scalar_c(value):
 class Context:
     """What an on-demand instantiation of one Library is built with: the
     build's header path and the exact bytes it built (``header_text``, its
-    Plan's), compiler, flags, options and cache, and the build's
-    ``compile_one(ctx, plan, line, folder, what)`` (bindthem.build hands it
-    over: it imports this module, not the other way round)."""
+    Plan's), compiler, flags, options and cache (:func:`compile_one` compiles
+    with them)."""
 
     __slots__ = ("header", "header_text", "name", "cxx", "flags", "cache_dir", "strict",
-                 "options", "source", "cell", "compile_one", "__weakref__")
+                 "options", "source", "cell", "__weakref__")
 
     def __init__(self, header, header_text, name, cxx, flags, cache_dir, strict, options,
-                 source, compile_one):
+                 source):
         self.header, self.header_text, self.name = header, header_text, name
         self.cxx, self.flags, self.cache_dir = cxx, list(flags), cache_dir
         self.strict, self.options, self.source = strict, options, source
-        self.compile_one = compile_one
         self.cell = None  # %%bindthem: what its errors call the header ("cell")
 
 
@@ -142,24 +148,6 @@ def open_functions(lib, ctx, declarations, listed=None):
     return made
 
 
-def split_types(text):
-    """``"int, std::complex<double>"`` -> ``["int", "std::complex<double>"]``:
-    commas inside ``<>`` do not split. ValueError for an empty type."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-            continue
-        depth += (ch == "<") - (ch == ">")
-        cur += ch
-    parts.append(cur.strip())
-    if not all(parts):
-        raise ValueError("%r: expected C++ types separated by commas, e.g. \"int,double\""
-                         % text)
-    return parts
-
-
 def with_instantiations(meta, header, made, strict=False):
     """meta (parse_header's dict) with the overloads of ``made``
     ([(function, types)]) added to its functions, as an open build binds
@@ -183,11 +171,6 @@ def with_instantiations(meta, header, made, strict=False):
         sigs = {ov["signature"] for ov in have["overloads"]}
         have["overloads"] += [ov for ov in f["overloads"] if ov["signature"] not in sigs]
     return meta
-
-
-def yaml_lines(name, types):
-    """The instantiate.yml entry that binds ``name`` with ``types``."""
-    return "- types:\n    - [%s]\n  functions: [%s]\n" % (", ".join(types), name)
 
 
 def deduce(decl, args, kwargs, names):
@@ -308,6 +291,37 @@ def _includes_as_built(ctx):
             yield [os.path.dirname(header), folder], True
 
 
+def compile_one(ctx, plan, line, folders, what):
+    """The Library of one instantiation made on demand:
+    a unit of the snapshot of ``plan``'s bytes (the build's header text with
+    a YAML that lists that instantiation, whose line is ``line``) compiled
+    through the cache with the build's compiler and flags (a process: the
+    GIL is released while it runs), its local includes read from
+    ``folders`` (the header's, or the cache's copy of the build's first),
+    bound from ``plan``."""
+    cxx = shell_words(ctx.cxx or os.environ.get("CXX") or "c++")
+    stem = os.path.splitext(os.path.basename(ctx.header))[0]
+    source = "\n".join([PRELUDE.rstrip("\n"), '#include "%s"' % snapshot_name(ctx.header), "",
+                        line]) + "\n"
+    command = _unit_command(cxx, ctx.flags, [f for d in folders for f in snapshot_flags(d)])
+
+    def load(path):
+        return _make(path, ctx.header, None, ctx.name, False, None, ctx.options, plan)
+
+    def compile_snapshot(src, dep, out):
+        write_snapshot(os.path.dirname(src), plan)
+        return command(src, dep, out)
+
+    return compile_cached(
+        key_parts=(ctx.header, plan.header_sha256, "on demand", plan.yaml_sha256, source,
+                   "\0".join(folders), _compiler_id(cxx, ctx.cache_dir),
+                   "\0".join(cxx + ctx.flags)),
+        cache_dir=ctx.cache_dir, folder_name=stem + "-on-demand", stem="lib" + stem, ext=".so",
+        source=source, suffix=".cpp", what="compiling %s" % what, load=load,
+        status="compiling %s with %s" % (what, os.path.basename(cxx[-1])),
+        command=compile_snapshot, system_dirs=lambda: _system_dirs(cxx, ctx.flags))
+
+
 def _instantiate(fn, op, types):
     ctx, name = op.ctx, op.decl["name"]
     what = "%s<%s>" % (name, ", ".join(types))
@@ -326,7 +340,7 @@ def _instantiate(fn, op, types):
             raise BuildError("instantiating %s on demand: the header does not instantiate it "
                              "with these types" % what)
         with _includes_as_built(ctx) as (folders, copied):
-            lib = ctx.compile_one(ctx, plan, lines[0], folders, what)
+            lib = compile_one(ctx, plan, lines[0], folders, what)
     except BuildError as e:
         output = getattr(e, "output", "") or ""
         if ctx.cell:  # the compiler's lines about the header read as the cell's
@@ -357,8 +371,6 @@ def _seen_name(header, header_text):
 
 
 def _remember_seen(ctx, name, types):
-    from .cache import group_read, group_write
-
     key = _seen_name(ctx.header, ctx.header_text)
     try:
         have = json.loads((group_read(ctx.cache_dir, "on-demand", key, "seen.json") or b"[]"))
@@ -373,8 +385,6 @@ def _remember_seen(ctx, name, types):
 def seen(header, cache_dir=None):
     """[(function, types)] the header's functions were instantiated with on
     demand (in any process using this cache), as recorded."""
-    from .cache import group_read
-
     header = os.path.abspath(header)
     with open(header, "rb") as f:
         text = f.read()

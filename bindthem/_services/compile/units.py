@@ -1,4 +1,4 @@
-"""bindthem._units: a cold build's translation units and its precompiled prelude.
+"""A cold build's translation units and its precompiled prelude.
 
 How many compiler processes a build runs (:func:`default_jobs`, ``--jobs``),
 the instantiations split into that many shares (:func:`_shares`), the
@@ -6,9 +6,9 @@ command of one unit (:func:`_unit_command`), the units compiled in parallel
 and linked (:func:`_compile_units`, which falls back on the one unit where
 that would change what a call does) with what they printed merged
 (:func:`_merge_outputs`), and GCC's precompiled form of the prelude every
-unit starts with (:func:`_prelude_pch`). bindthem.build writes the units'
-sources and hands them over, with the prelude's text; this module imports
-bindthem._compiler, never bindthem.build.
+unit starts with (:func:`_prelude_pch`). The build (``kernels``) writes the
+units' sources and hands them over, with the prelude's text; this module
+imports ``compiler`` and the cache, never ``kernels``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import os
 import re
 import subprocess
 
-from ._compiler import _compiler_id, _compiler_identity, _system_dirs
-from .cache import compile_cached, remove_entry, run_commands
-from .errors import BuildError
+from ...errors import BuildError
+from ..cache import compile_cached, remove_entry, run_commands
+from .compiler import _compiler_id, _compiler_identity, _system_dirs
 
 # what every compile of a shared library passes last
 REQUIRED_FLAGS = ("-fPIC", "-shared")
@@ -75,7 +75,7 @@ def _shares(meta, n):
 def _unit_command(cxx, flags, inc=()):
     """command(src, depfile, out, pch=()) of compile_cached for one translation
     unit (``pch``: the options of the precompiled prelude, or (); ``inc``:
-    the snapshot's include options, bindthem.build.snapshot_flags)."""
+    the snapshot's include options, source.snapshot_flags)."""
     def one_unit(src, dep, out, pch=()):
         return (cxx + flags + list(REQUIRED_FLAGS) + list(pch) + list(inc)
                 + ["-MD", "-MF", dep, src, "-o", out])
@@ -126,7 +126,7 @@ def _compile_units(sources, cxx, flags, src, dep, out, one_unit, what, status, p
 
 
 # The prelude precompiled (GCC's precompiled headers): every translation unit a
-# cold build compiles starts with the prelude (bindthem.build.PRELUDE), which is
+# cold build compiles starts with the prelude (source.PRELUDE), which is
 # most of the work of a small unit (~0.25 s of g++ -O3 reading the standard
 # headers). It is compiled once per compiler, flags and cache, as a cache entry
 # of its own (so an update of the standard headers, which changes their
@@ -143,7 +143,7 @@ PCH_MIN = 8
 
 def _prelude_pch(cxx, flags, cache_dir, prelude):
     """(the options ``-include <prelude>`` that make g++ read ``prelude`` (the
-    text every unit starts with, bindthem.build.PRELUDE) precompiled, the
+    text every unit starts with, source.PRELUDE) precompiled, the
     files its precompile read), or ((), ()) where it cannot:
     another compiler (clang's PCH work differently), a compiler given with
     arguments or as a wrapper script, $BINDTHEM_NO_PCH set, or a failed

@@ -10,9 +10,9 @@ import subprocess
 import warnings
 from importlib import resources
 
-from ..build import PRELUDE as HOST_PRELUDE
+from ...errors import BindTypeError, BindValueError, BuildError
 from ..cache import flag_list
-from ..errors import BindTypeError, BindValueError, BuildError
+from ..compile.source import PRELUDE as HOST_PRELUDE
 
 # The range bindthem compiles for by default: Volta to Hopper, plus PTX for
 # the newest of them so that later GPUs JIT it. Archs the nvcc at hand no

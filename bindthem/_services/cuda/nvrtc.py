@@ -13,12 +13,12 @@ import re
 from importlib import resources
 from typing import Any
 
-from .. import _core
-from .._types import Archs, Flags, StrPath
-from ..build import snapshot_name, write_snapshot
+from ... import _core
+from ..._base.types import Archs, Flags, StrPath
+from ...errors import BindValueError, BuildError
 from ..cache import compile_cached, flag_list
-from ..errors import BindValueError, BuildError
-from ._nvcc import _arch_items, _cuda_home, _unsupported, _with_std
+from ..compile.source import snapshot_name, write_snapshot
+from .nvcc import _arch_items, _cuda_home, _unsupported, _with_std
 
 
 def _kernel_overloads(meta):
@@ -33,7 +33,7 @@ def _kernel_overloads(meta):
 
 def _source_of(include, meta, prelude):
     """The unit: the prelude, ``include`` (the header's snapshot, see
-    bindthem.build.write_snapshot, or its path) and the instantiations."""
+    bindthem._services.compile.source.write_snapshot, or its path) and the instantiations."""
     lines = [prelude.rstrip("\n"), '#include "%s"' % include, ""]
     lines += [ov["instantiation"] for ov, _ in _kernel_overloads(meta) if ov["instantiation"]]
     return "\n".join(lines) + "\n"
