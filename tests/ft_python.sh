@@ -8,7 +8,7 @@
 # tsan:  ~/.cache/bindthem-ci/py3.13t-tsan (tests/run_tsan.sh): the same CPython
 #        configured --with-thread-sanitizer, so that TSan sees its locks and atomics.
 # Each holds prefix/ (the installed CPython) and venv/ (NumPy < 2.5 and the tests'
-# packages, below). A cold build takes about 5 minutes on 2 idle cores; progress goes to
+# packages, below). A cold build takes about 4 minutes on 2 idle cores; progress goes to
 # stderr, the log to <cache>/build.log.
 set -euo pipefail
 VERSION=3.13.15
@@ -20,15 +20,22 @@ CACHE=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}
 # mypy before 1.19, whose ast-serialize has no 3.13t wheel, and IPython for stubtest
 # (ipykernel's pyzmq is not needed); tsan runs test_freethreaded.py only
 case $variant in
-    plain) dir=$CACHE/py3.13t; extra=()
-           needs=("numpy<2.5" "pytest>=7" pyyaml "setuptools>=70.1" build "dask[distributed]"
+    plain) dir=$CACHE/py3.13t; extra=(); off=()
+           needs=("numpy<2.5" "pytest>=7" pytest-xdist pyyaml "setuptools>=70.1" build "dask[distributed]"
                   "mypy<1.19" ml_dtypes ipython) ;;
-    tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer)
+    tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer); off=(_sqlite3 _ctypes)
           needs=("numpy<2.5" "pytest>=7" "setuptools>=70.1") ;;
     *) echo "ft_python.sh: unknown variant '$variant' (expected plain or tsan)" >&2; exit 2 ;;
 esac
+# What the build leaves out, to take half the time (tests/README.md's CI section):
+# -O1 without -g (the tests call CPython, they do not time it; TSan's reports name
+# functions from the symbol table and bindthem's own lines from _core's -g), the
+# extension modules no test imports (decimal falls back to _pydecimal), and .pyc files
+# for -O and -OO (nothing runs optimised).
+off+=(_tkinter _curses _curses_panel _dbm _gdbm readline _decimal)
+opt="-O1 -Wall"
 # what the cached build was made from: a change rebuilds it
-key="$VERSION $SHA256 --disable-test-modules ${extra[*]:-} ${needs[*]}"
+key="$VERSION $SHA256 --disable-test-modules ${extra[*]:-} OPT=$opt off=${off[*]} ${needs[*]}"
 if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
     rm -rf "$dir"
     mkdir -p "$dir" "$CACHE/src"
@@ -46,10 +53,13 @@ if [ "$(cat "$dir/.key" 2>/dev/null)" != "$key" ]; then
     build=$dir/build
     mkdir -p "$build"
     tar -xJf "$tarball" -C "$build" --strip-components=1
+    sed -i 's/-o 0 -o 1 -o 2 /-o 0 /' "$build/Makefile.pre.in"
+    disabled=()
+    for m in "${off[@]}"; do disabled+=("py_cv_module_$m=n/a"); done
     echo "ft_python.sh: building CPython $VERSION --disable-gil ${extra[*]:-} (log: $dir/build.log)" >&2
     (cd "$build" \
-        && ./configure --prefix="$dir/prefix" --disable-gil --with-ensurepip=install \
-               --disable-test-modules \
+        && env OPT="$opt" "${disabled[@]}" ./configure --prefix="$dir/prefix" --disable-gil \
+               --with-ensurepip=install --disable-test-modules \
                "${extra[@]}" \
         && nice -n 10 make -j"$(nproc)" \
         && make install) > "$dir/build.log" 2>&1 \

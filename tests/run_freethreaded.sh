@@ -15,9 +15,8 @@
 # The tests run from an empty folder, so that they import the installed bindthem.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# the core suite: run_pythons.sh's list, read rather than restated
-eval "$(sed -n '/^CORE="/,/"$/p' "$ROOT/tests/run_pythons.sh")"
-[ -n "${CORE:-}" ] || { echo "run_freethreaded: no CORE list in tests/run_pythons.sh" >&2; exit 1; }
+# the core suite, one file a line
+CORE=$(grep -v '^#' "$ROOT/tests/core_suite.txt")
 FT_TESTS="test_parallel.py test_pickle.py test_freethreaded.py test_freethreaded_cuda.py"
 start=$SECONDS
 py=$("$ROOT/tests/ft_python.sh" plain)
@@ -43,7 +42,7 @@ fi
 tests=()
 for t in $CORE $FT_TESTS; do tests+=("$ROOT/tests/$t"); done
 if (cd "$work" && PYTHON_GIL=0 BINDTHEM_CACHE="$work/cache" \
-        "$py" -m pytest -q -p no:cacheprovider "${tests[@]}"); then
+        "$py" -m pytest -q -p no:cacheprovider -n 2 "${tests[@]}"); then
     echo "run_freethreaded: passed in $((SECONDS - start)) s"
 else
     echo "run_freethreaded: the suite failed on free-threaded CPython (PYTHON_GIL=0)" >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The core suite under every other CPython the machine's pyenv has (3.10 to 3.13;
+# The core suite (tests/core_suite.txt) under every other CPython the machine's pyenv has (3.10 to 3.13;
 # the one CI's own venv runs is left out, as the full suite covers it).
 #
 #   tests/run_pythons.sh [VERSION...]      # default: 3.10 3.11 3.12 3.13
@@ -14,8 +14,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}
 PYENV_VERSIONS=${PYENV_ROOT:-$HOME/.pyenv}/versions
-CORE="test_call.py test_call_errors.py test_dispatch.py test_sizes.py test_defaults.py
-      test_overloads.py test_types.py test_direct.py test_stubs.py test_packaging.py"
+CORE=$(grep -v '^#' "$ROOT/tests/core_suite.txt")  # the core suite, one file a line
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(3.10 3.11 3.12 3.13)
 own=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
@@ -62,7 +61,7 @@ EOF
     tests=()
     for t in $CORE; do tests+=("$ROOT/tests/$t"); done
     if (cd "$work/cwd-$v" && BINDTHEM_CACHE="$work/cache-$v" \
-            "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"); then
+            "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 "${tests[@]}"); then
         echo "run_pythons: $v: passed in $((SECONDS - start)) s"
     else
         failed+=("$v")
