@@ -88,7 +88,7 @@ def check_header(pkg, include_dirs):
 
 
 def layer_dirs():
-    """The folders under csrc/, one per layer (csrc/README.md; tests/c/layers.py
+    """The folders under csrc/, one per layer (csrc/README.md; tests/core/c/layers.py
     names them). Every one is compiled and on the include path. A source or
     header in csrc/ itself is in no layer: the build stops and says so."""
     stray = sorted(p for p in glob("csrc/*") if os.path.isfile(p) and not p.endswith(".md"))

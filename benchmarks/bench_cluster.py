@@ -4,7 +4,7 @@ same task with np.sum.
 A scheduler, two workers and a client, each on a host of its own: network
 namespaces bridged on a private /24, a mount namespace per process with a
 tmpfs over the author's folder and over each worker's BINDTHEM_CACHE
-(tests/netns_hosts.py; root only). The client (tests/cluster_client.py)
+(tests/api/netns_hosts.py; root only). The client (tests/api/cluster_client.py)
 builds the kernel and sends tasks pinned to one worker; times are client
 round trips (submit to result).
 
@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import common  # noqa: E402
 
-sys.path.insert(0, os.path.join(common.ROOT, "tests"))
+sys.path.insert(0, os.path.join(common.ROOT, "tests", "api"))
 import cluster_client  # noqa: E402
 import netns_hosts  # noqa: E402
 

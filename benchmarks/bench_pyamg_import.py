@@ -1,6 +1,6 @@
 """Import time of pyamg 5.4.1's amg_core: the stock wheel (pybind11, from
 the index) against the wheel bindthem.setuptools builds from pyamg's sdist
-(tests/pyamg/pyamg_wheel.py: each header compiled at wheel-build time, its
+(tests/api/pyamg/pyamg_wheel.py: each header compiled at wheel-build time, its
 module written by the build and bound on first use by bindthem.load_package,
 no compiler). The first use's binding is timed too.
 
@@ -27,7 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-sys.path.insert(0, os.path.join(common.ROOT, "tests", "pyamg"))
+sys.path.insert(0, os.path.join(common.ROOT, "tests", "api", "pyamg"))
 import pyamg_wheel as pw  # noqa: E402
 
 del sys.path[0]

@@ -1,9 +1,9 @@
 """Hostile inputs at scale: time and memory of the shapes that were
-quadratic (tests/test_scale.py checks them with generous bounds).
+quadratic (tests/core/test_scale.py checks them with generous bounds).
 
     .venv/bin/python benchmarks/bench_scale.py      # about a minute
 
-The C stages run in tests/c/scale.c (-O2, no sanitizers; CPU seconds): "peak" is the
+The C stages run in tests/core/c/scale.c (-O2, no sanitizers; CPU seconds): "peak" is the
 most bytes the metadata arena held at once, "x input" that over the input's
 bytes. The Python rows start a fresh interpreter with the private -O2 build
 of bindthem (common.py) and report its peak RSS, the interpreter and NumPy
@@ -19,7 +19,7 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-sys.path.insert(0, os.path.join(common.ROOT, "tests"))
+sys.path.insert(0, os.path.join(common.ROOT, "tests", "core"))
 import c_drivers  # noqa: E402
 from scale_inputs import alias_header, alias_yaml, kernels_header, shared_object, untemplated_yaml  # noqa: E402
 

@@ -2,7 +2,7 @@
 libraries of amg_core, the floor extension, ctypes bindings, test arrays.
 
 Everything built goes under ``$BINDTHEM_BENCH_CACHE`` (default
-``/tmp/bindthem-bench``); pyamg's sdist comes through tests/pyamg_sdist.py
+``/tmp/bindthem-bench``); pyamg's sdist comes through tests/support/pyamg_sdist.py
 (cached under ``~/.cache/bindthem-tests``) and is never copied into the repo.
 """
 
@@ -20,7 +20,7 @@ import sysconfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import pyamg_sdist  # noqa: E402
 
 del sys.path[0]

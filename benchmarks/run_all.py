@@ -6,7 +6,7 @@ The call benchmarks (bench_calls, bench_sizes, bench_threads) run in this one
 process, all backends side by side; bench_callgrind, bench_startup,
 bench_unpickle and bench_e2e start their own subprocesses (valgrind, fresh
 interpreters).
-First run: fetches pyamg's sdist (tests/pyamg_sdist.py), builds a private
+First run: fetches pyamg's sdist (tests/support/pyamg_sdist.py), builds a private
 -O2 copy of bindthem from this checkout, the 8 amg_core libraries and the
 floor extension under /tmp/bindthem-bench (~2 minutes); later runs take
 about 3-4 minutes (callgrind ~1 min, end to end ~1.5 min).

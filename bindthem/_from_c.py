@@ -2,7 +2,7 @@
 
 C (csrc/) finds these by name as ``bindthem._from_c.<name>`` (bt_from_c in
 csrc/py/bt_function.c), so renaming or removing one breaks C at run time, not at
-import: tests/test_from_c.py reads the names C asks for from csrc/ and
+import: tests/core/test_from_c.py reads the names C asks for from csrc/ and
 imports each. An entry point, at the top with the API (C calls up into
 Python through it): at module level it imports bindthem.errors only (the
 core imports it while ``bindthem._core`` is being made); the services it

@@ -1,6 +1,6 @@
 """Sphinx configuration of bindthem's documentation.
 
-Built in CI by tests/test_docs.py: ``sphinx-build -W --keep-going -n -b html``
+Built in CI by tests/api/test_docs.py: ``sphinx-build -W --keep-going -n -b html``
 (every warning an error, every cross-reference resolved) and ``-b doctest``
 (every ``>>>`` example runs against the bindthem that ``import bindthem``
 finds: put the source tree first on PYTHONPATH after an in-place build, or

@@ -1,25 +1,38 @@
-"""Fixture kernel libraries for the run-time binding tests.
+"""What the tests of every folder share (tests/README.md): the helper modules
+on sys.path, the core suite's marker, an empty working folder, and the
+fixtures that tests of several folders use. A folder's own fixtures are in
+its conftest.py (tests/core, tests/cuda, tests/api).
 
-Each library is compiled once per session, with g++ (C++ headers plus the
-explicit instantiations their instantiate.yml lists) or gcc (ckernels.c),
-into a temporary directory. Sources live in tests/data/kernels/.
+The helpers in tests/support/ are imported by plain name (``from support
+import python_env``): this file puts that folder first on sys.path, so that
+they import the same whichever folder or file pytest is given
+(``pytest tests/core/test_call.py`` too). A folder's own helpers lie beside
+its tests (tests/core/c_drivers.py), found as pytest puts each test file's
+folder on sys.path. No test imports a conftest.py.
+
+The fixture kernel libraries (tests/data/kernels, support/sources.py) are
+compiled once per session, with g++ (C++ headers plus the explicit
+instantiations their instantiate.yml lists) or gcc (ckernels.c), into a
+temporary directory.
 """
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
 
-# the mock CUDA driver's fixtures mock_path, mock, lib, clean (test_cuda_*.py):
-# here, so that they are session-wide, as the driver is process-wide
-from cuda_support import clean_fixture, lib_fixture, mock_fixture, mock_path_fixture  # noqa: F401
-
 TESTS = os.path.dirname(os.path.abspath(__file__))
-KERNELS = os.path.join(TESTS, "data", "kernels")
-CXX = os.environ.get("CXX", "g++")
-CC = os.environ.get("CC", "gcc")
+SUPPORT = os.path.join(TESTS, "support")
+if SUPPORT not in sys.path:
+    sys.path.insert(0, SUPPORT)
+
+# the mock CUDA driver's fixtures mock_path and mock (tests/cuda, and the tests of
+# tests/core that check a rule of the core on its CUDA side too): here, so that
+# they are one per session across folders, as the driver is process-wide
+from cuda_support import mock_fixture, mock_path_fixture  # noqa: E402, F401
+
+from sources import CC, CXX, kernel, kernel_fixtures, run  # noqa: E402
 
 
 def _core_suite():
@@ -47,33 +60,6 @@ def _cwd_outside_the_source_tree(tmp_path_factory):
     os.chdir(old)
 
 
-def kernel(name):
-    """Path of a fixture source in tests/data/kernels."""
-    return os.path.join(KERNELS, name)
-
-
-def _run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError("%s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
-
-
-def compile_cxx(outdir, stem, header, instantiate=None, extra=""):
-    """Compile header (+ the explicit instantiations of instantiate) with g++."""
-    from bindthem._services.compile.source import instantiation_source
-
-    src = os.path.join(outdir, stem + ".cpp")
-    with open(src, "w") as f:
-        if instantiate:
-            f.write(instantiation_source(header, instantiate))
-        else:
-            f.write('#include <complex>\n#include "%s"\n' % header)
-        f.write(extra)
-    lib = os.path.join(outdir, "lib%s.so" % stem)
-    _run([CXX, "-std=c++17", "-O1", "-fPIC", "-shared", src, "-o", lib])
-    return lib
-
-
 @pytest.fixture(scope="session")
 def libdir(tmp_path_factory):
     if not shutil.which(CXX) or not shutil.which(CC):
@@ -81,31 +67,14 @@ def libdir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("kernels"))
 
 
-def _kernel_fixtures(name):
-    """Session fixtures `<name>_lib` (tests/data/kernels/<name>.h compiled
-    with its .yml) and `<name>` (that library bound)."""
-    @pytest.fixture(scope="session", name=name + "_lib")
-    def lib_path(libdir):
-        return compile_cxx(libdir, name, kernel(name + ".h"), kernel(name + ".yml"))
-
-    @pytest.fixture(scope="session", name=name)
-    def bound(request):
-        import bindthem
-        path = request.getfixturevalue(name + "_lib")
-        return bindthem.load(path, kernel(name + ".h"), kernel(name + ".yml"))
-
-    return lib_path, bound
-
-
-abi_lib, abi = _kernel_fixtures("abi")
-dispatch_lib, dispatch = _kernel_fixtures("dispatch")
-names_lib, names = _kernel_fixtures("names")
+# abi.h: the calls (tests/core) and the Library (tests/api)
+abi_lib, abi = kernel_fixtures("abi")
 
 
 @pytest.fixture(scope="session")
 def c_lib(libdir):
     lib = os.path.join(libdir, "libckernels.so")
-    _run([CC, "-std=c11", "-O1", "-fPIC", "-shared", kernel("ckernels.c"), "-o", lib])
+    run([CC, "-std=c11", "-O1", "-fPIC", "-shared", kernel("ckernels.c"), "-o", lib])
     return lib
 
 
@@ -113,13 +82,6 @@ def c_lib(libdir):
 def ckernels(c_lib):
     import bindthem
     return bindthem.load(c_lib, kernel("ckernels.h"))
-
-
-@pytest.fixture(scope="session")
-def symbols_lib(libdir):
-    # plain() and tmpl<int> only: inl is inline (unused, so not emitted),
-    # stat is static, tmpl<double> is not instantiated.
-    return compile_cxx(libdir, "symbols", kernel("symbols.h"), kernel("symbols_ok.yml"))
 
 
 @pytest.fixture

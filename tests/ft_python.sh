@@ -23,7 +23,7 @@ case $variant in
     plain) dir=$CACHE/py3.13t; extra=(); off=()
            needs=("numpy<2.5" "pytest>=7" pytest-xdist pyyaml "setuptools>=70.1" build "dask[distributed]"
                   "mypy<1.19" ml_dtypes ipython) ;;
-    tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer); off=(_sqlite3 _ctypes)
+    tsan) dir=$CACHE/py3.13t-tsan; extra=(--with-thread-sanitizer); off=(_sqlite3)
           needs=("numpy<2.5" "pytest>=7" "setuptools>=70.1") ;;
     *) echo "ft_python.sh: unknown variant '$variant' (expected plain or tsan)" >&2; exit 2 ;;
 esac

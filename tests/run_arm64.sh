@@ -4,7 +4,8 @@
 #
 #   tests/run_arm64.sh            build the root if it is missing (once, ~15 min), then test
 #   tests/run_arm64.sh --if-cached  test only when the root is already built, else say so and exit 0
-#   BINDTHEM_ARM64_TESTS="tests/test_direct.py -k ret" tests/run_arm64.sh   other pytest arguments
+#   BINDTHEM_ARM64_TESTS="tests/core/test_direct.py -k ret" tests/run_arm64.sh
+#                                   other pytest arguments
 #
 # Needs root, debootstrap, chroot, mount and an aarch64 binfmt_misc entry with the F flag
 # (Debian's qemu-user-static registers one). The root is cached in BINDTHEM_ARM64_ROOT
@@ -17,8 +18,9 @@ cd "$(dirname "$0")/.."
 ROOT=${BINDTHEM_ARM64_ROOT:-$HOME/.cache/bindthem-ci/arm64-root}
 SUITE=${BINDTHEM_ARM64_SUITE:-bookworm}
 MIRROR=${BINDTHEM_ARM64_MIRROR:-http://deb.debian.org/debian}
-TESTS=${BINDTHEM_ARM64_TESTS:-"tests/test_call.py tests/test_dispatch.py tests/test_sizes.py
-       tests/test_types.py tests/test_direct.py tests/test_platform_types.py"}
+TESTS=${BINDTHEM_ARM64_TESTS:-"tests/core/test_call.py tests/core/test_dispatch.py
+       tests/core/test_sizes.py tests/core/test_types.py tests/core/test_direct.py
+       tests/core/test_platform_types.py"}
 
 if [ "${1:-}" = "--if-cached" ]; then
     if [ ! -e "$ROOT/.bindthem-ready" ]; then

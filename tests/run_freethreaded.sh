@@ -17,7 +17,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # the core suite, one file a line
 CORE=$(grep -v '^#' "$ROOT/tests/core_suite.txt")
-FT_TESTS="test_parallel.py test_pickle.py test_freethreaded.py test_freethreaded_cuda.py"
+FT_TESTS="api/test_parallel.py services/test_pickle.py core/test_freethreaded.py
+          cuda/test_freethreaded_cuda.py"  # relative to tests/, as core_suite.txt
 start=$SECONDS
 py=$("$ROOT/tests/ft_python.sh" plain)
 export PIP_CACHE_DIR=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}/pip PIP_DISABLE_PIP_VERSION_CHECK=1

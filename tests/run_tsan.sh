@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bindthem._core built with ThreadSanitizer, on free-threaded CPython 3.13t built
-# with ThreadSanitizer too, running tests/test_freethreaded.py (one Function
+# with ThreadSanitizer too, running tests/core/test_freethreaded.py (one Function
 # hammered from 4 threads: dispatch misses, the last-call memo, binding again,
-# pickling, options) and tests/test_freethreaded_cuda.py (DeviceArrays shared by
+# pickling, options) and tests/cuda/test_freethreaded_cuda.py (DeviceArrays shared by
 # 4 threads on the mock CUDA driver, which is not instrumented) with the GIL off.
 #
 #   tests/run_tsan.sh [PYTEST ARGS...]
@@ -37,7 +37,8 @@ export TSAN_OPTIONS="suppressions=$work/suppressions.txt log_path=$log halt_on_e
 export PYTHON_GIL=0 PYTHONPATH=$out/lib BINDTHEM_CACHE=$work/cache
 # TSan slows each call ~10x: longer runs, so that the threads still overlap many times
 export BINDTHEM_FT_SECONDS=${BINDTHEM_FT_SECONDS:-3}
-[ $# -gt 0 ] || set -- "$ROOT/tests/test_freethreaded.py" "$ROOT/tests/test_freethreaded_cuda.py"
+[ $# -gt 0 ] || set -- "$ROOT/tests/core/test_freethreaded.py" \
+    "$ROOT/tests/cuda/test_freethreaded_cuda.py"
 rc=0
 (cd "$work" && "$py" -m pytest -q -p no:cacheprovider "$@") || rc=$?
 

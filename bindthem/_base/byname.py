@@ -10,7 +10,7 @@ reduce to ``(LIBRARY, (source,))`` and the like, and the pickle holds
 ``getattr(importlib.import_module("bindthem._unpickle"), "library")``. A
 pickle names only these three, so moving a module below them changes no
 pickle. This is the one module outside bindthem's API that names a module
-to import (tests/test_import_graph.py checks it).
+to import (tests/api/test_import_graph.py checks it).
 """
 
 import importlib

@@ -15,6 +15,6 @@ and the services before it in this order only:
 8. ``packaging``: kernels inside a package (the manifest, its checks);
 9. ``cuda``: CUDA's compilers (a package: ``nvcc``, then ``nvrtc``).
 
-tests/test_import_graph.py checks the order, at module level and inside
+tests/api/test_import_graph.py checks the order, at module level and inside
 functions.
 """

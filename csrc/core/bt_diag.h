@@ -45,7 +45,7 @@ BT_HIDDEN int bt_diag_fail(BtDiag *d, BtDiagKind kind, int code, const char *fmt
 /* The dialect rules a message can point at, each with the page and anchor
  * of the documentation that explains it. One table (bt_diag.c's
  * bt_rule_docs); _core.DOC_ANCHORS exports it, bindthem's Python side reads
- * its tails there, and tests/test_docs.py checks that every anchor exists in
+ * its tails there, and tests/api/test_docs.py checks that every anchor exists in
  * the built site. BT_RULE_UNBINDABLE is 0: a zeroed BtDecl's rule. */
 typedef enum BtRule {
     BT_RULE_UNBINDABLE = 0, /* what binds, what is left out, and why */

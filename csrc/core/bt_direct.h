@@ -50,7 +50,7 @@
  * bytes on the stack takes a whole 8-byte slot, in its low bytes (C.5,
  * C.16). std::complex<float> and std::complex<double> are homogeneous
  * floating-point aggregates (HFAs) of two members ("Homogeneous Aggregates";
- * compilers pass std::complex as _Complex: tests/test_direct.py checks
+ * compilers pass std::complex as _Complex: tests/core/test_direct.py checks
  * against libffi's complex types with g++, and clang++ where there is one):
  * two consecutive v registers, one member in the low bits of each, when both
  * are free (C.2); otherwise the whole aggregate goes to the stack and NSRN

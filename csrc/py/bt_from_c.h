@@ -8,7 +8,7 @@
 
 /* New reference: bindthem._from_c.<name>, a Python function or class C
  * uses (rich display, pickling, the exception classes); bindthem/_from_c.py
- * holds every one and tests/test_from_c.py imports each name C asks for. */
+ * holds every one and tests/core/test_from_c.py imports each name C asks for. */
 BT_HIDDEN PyObject *bt_from_c(const char *name);
 
 /* New reference: bindthem._from_c.<name>(*argv). */

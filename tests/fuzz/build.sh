@@ -8,15 +8,15 @@
 #
 # Both define BT_ARENA_EXACT: every arena allocation gets its own malloc
 # block, so ASan sees an overflow the bump allocator would hide. The harnesses
-# link every C file of csrc's pure layers (tests/c/layers.py names them;
+# link every C file of csrc's pure layers (tests/core/c/layers.py names them;
 # $PYTHON, default python3, reads it).
 set -eu
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mode=${1:-libfuzzer}
 out=${OUT:-$here/build/fuzz}
-pure=$("${PYTHON:-python3}" "$here/tests/c/layers.py" sources --pure --ext .c)
-includes=$("${PYTHON:-python3}" "$here/tests/c/layers.py" includes)
+pure=$("${PYTHON:-python3}" "$here/tests/core/c/layers.py" sources --pure --ext .c)
+includes=$("${PYTHON:-python3}" "$here/tests/core/c/layers.py" includes)
 harnesses="fuzz_header fuzz_yaml fuzz_mangle fuzz_elf"
 san="address,undefined"
 common="-g -O1 -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -DBT_ARENA_EXACT

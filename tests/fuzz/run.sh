@@ -8,7 +8,7 @@
 # tests/data and tests/data/fuzz/HARNESS (the regression files). A crash,
 # a leak, an input over 10 s or over 2 GB stops the run and is written to
 # $OUT/crashes/; fix it, then add the file to tests/data/fuzz/HARNESS/ so
-# that tests/test_fuzz.py replays it on every test run.
+# that tests/core/test_fuzz.py replays it on every test run.
 set -eu
 
 here=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,6 +1,6 @@
 /* standalone.c - a main() that runs a libFuzzer harness over files and
  * folders of files, for builds without libFuzzer (gcc with ASan/UBSan):
- * tests/test_fuzz.py replays the seed corpora and the regression files. */
+ * tests/core/test_fuzz.py replays the seed corpora and the regression files. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdint.h>

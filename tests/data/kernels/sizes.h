@@ -1,4 +1,4 @@
-// Fixture for tests/test_sizes.py: the size parameters after an array get
+// Fixture for tests/core/test_sizes.py: the size parameters after an array get
 // its extents, `p_size` its shape[0] and `p_sizeK` its shape[K].
 
 /* One damped Jacobi sweep over rows row_start, row_start + row_step, ...

@@ -1,4 +1,4 @@
-// unaligned.h - fixture for tests/test_unaligned.py: kernels that check the
+// unaligned.h - fixture for tests/core/test_unaligned.py: kernels that check the
 // alignment of the pointers they receive, read a const array and write one.
 #include <complex>
 #include <cstdint>

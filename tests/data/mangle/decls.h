@@ -1,6 +1,6 @@
 // decls.h - fixture for bt_mangle: one declaration per mangling case.
 //
-// Written by tests/c/test_mangle.c (run_mangle_test.sh --update); do not edit.
+// Written by tests/core/c/test_mangle.c (run_mangle_test.sh --update); do not edit.
 // Bindthem dialect: no preprocessor lines, so an includer brings
 // <complex>, <cstddef> and <cstdint> first. Instantiations are in
 // instantiate.yml next to this file.

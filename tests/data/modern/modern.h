@@ -1,4 +1,4 @@
-// modern.h - C++ declarations as people write them (tests/test_modern_cxx.py)
+// modern.h - C++ declarations as people write them (tests/core/test_modern_cxx.py)
 #pragma once
 #include <cstddef>
 #ifndef _WIN32

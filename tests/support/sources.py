@@ -1,0 +1,71 @@
+"""Where the tests' sources are, and the fixture kernels compiled from them.
+
+ROOT is the repository, TESTS its tests/ folder, SUPPORT tests/support (this
+folder, which tests/conftest.py puts on sys.path), DATA tests/data (what
+every folder's tests read), KERNELS tests/data/kernels (the fixture kernels'
+sources). A test file names these instead of counting dirname()s from its
+own path, so it reads the same files from whichever folder it lies in.
+
+The fixture libraries (tests/conftest.py and tests/core/conftest.py) are
+compiled here: with g++ (a C++ header plus the explicit instantiations its
+instantiate.yml lists, compile_cxx) or gcc (ckernels.c). bindthem is
+imported inside the functions, so that importing this module (the conftest
+files do) needs no built bindthem.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+SUPPORT = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(SUPPORT)
+ROOT = os.path.dirname(TESTS)
+DATA = os.path.join(TESTS, "data")
+KERNELS = os.path.join(DATA, "kernels")
+CXX = os.environ.get("CXX", "g++")
+CC = os.environ.get("CC", "gcc")
+
+
+def kernel(name):
+    """Path of a fixture source in tests/data/kernels."""
+    return os.path.join(KERNELS, name)
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+
+
+def compile_cxx(outdir, stem, header, instantiate=None, extra=""):
+    """Compile header (+ the explicit instantiations of instantiate) with g++."""
+    from bindthem._services.compile.source import instantiation_source
+
+    src = os.path.join(outdir, stem + ".cpp")
+    with open(src, "w") as f:
+        if instantiate:
+            f.write(instantiation_source(header, instantiate))
+        else:
+            f.write('#include <complex>\n#include "%s"\n' % header)
+        f.write(extra)
+    lib = os.path.join(outdir, "lib%s.so" % stem)
+    run([CXX, "-std=c++17", "-O1", "-fPIC", "-shared", src, "-o", lib])
+    return lib
+
+
+def kernel_fixtures(name):
+    """Session fixtures `<name>_lib` (tests/data/kernels/<name>.h compiled
+    with its .yml, into the session's libdir) and `<name>` (that library
+    bound); a conftest.py assigns both to module names to register them."""
+    @pytest.fixture(scope="session", name=name + "_lib")
+    def lib_path(libdir):
+        return compile_cxx(libdir, name, kernel(name + ".h"), kernel(name + ".yml"))
+
+    @pytest.fixture(scope="session", name=name)
+    def bound(request):
+        import bindthem
+        path = request.getfixturevalue(name + "_lib")
+        return bindthem.load(path, kernel(name + ".h"), kernel(name + ".yml"))
+
+    return lib_path, bound
