@@ -7,7 +7,8 @@
 # sid root with python3.14, its headers, gcc/g++ and README.rst's library packages (read,
 # not restated), a venv with the tests' packages (NumPy's cp314 wheel), cached under
 # BINDTHEM_PY314_ROOT (default ~/.cache/bindthem-ci/sid-root; about 5 minutes cold, most
-# of it downloads). The root is made again when this script's package list changes.
+# of it downloads). The root is made again when its package list changes, the venv when
+# the tests' packages do.
 # The working tree (no build output) is copied in, built there with warnings as errors
 # (`pip install .` without isolation, as run_pythons.sh builds) and tested from an empty
 # folder. Needs root, debootstrap, chroot and mount.
@@ -24,8 +25,8 @@ packages=$(grep -m1 -E '^    apt-get update && apt-get install -y .* && python3 
            | sed -e 's/.*apt-get install -y //' -e 's/ && python3 -m venv .*//')
 [ -n "$packages" ] || { echo "run_py314: README.rst has no set-up command" >&2; exit 1; }
 packages="$(echo "$packages" | tr ' ' '\n' | grep -v '^python3' | tr '\n' ' ')$PY $PY-dev $PY-venv ca-certificates"
-needs="numpy pytest pytest-xdist pyyaml ml_dtypes setuptools"
-key="sid $packages | $needs"
+needs="numpy pytest pytest-xdist pyyaml ml_dtypes setuptools mypy build ipython"  # the core suite's
+key="sid $packages"
 start=$SECONDS
 
 mounted=()
@@ -51,11 +52,16 @@ if [ "$(cat "$ROOT/.bindthem-ready" 2>/dev/null)" != "$key" ]; then
         > "$ROOT.log" 2>&1 || { tail -n 30 "$ROOT.log" >&2; echo "run_py314: debootstrap failed" >&2; exit 1; }
     cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/host-ca.pem"
     cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+    echo "$key" > "$ROOT/.bindthem-ready"
+fi
+# the venv, made again when the package list changes
+if [ "$(cat "$ROOT/venv/.needs" 2>/dev/null)" != "$needs" ]; then
+    rm -rf "$ROOT/venv"
     bind_mounts
     in_root $PY -m venv /venv
     in_root /venv/bin/pip install -q $needs
     cleanup
-    echo "$key" > "$ROOT/.bindthem-ready"
+    echo "$needs" > "$ROOT/venv/.needs"
 fi
 
 # the working tree (tracked and untracked, not ignored: no build output) into the root

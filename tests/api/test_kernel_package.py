@@ -20,7 +20,7 @@ import zipfile
 
 import pytest
 
-from sources import ROOT
+from sources import ROOT, source_tree_lock
 from support import BINDTHEM_PATH, python_env
 
 import bindthem
@@ -285,7 +285,8 @@ def test_wheel_installs_and_runs_on_two_pythons_without_a_compiler(tmp_path):
     assert "Root-Is-Purelib: false" in wheel_meta and "Tag: py3-none-linux_x86_64" in wheel_meta
     # bindthem itself for each Python, from its sdist (a C compiler is needed for that)
     sdist = str(tmp_path / "sdist")
-    run([sys.executable, "setup.py", "-q", "sdist", "-d", sdist], cwd=ROOT, env=env)
+    with source_tree_lock():
+        run([sys.executable, "setup.py", "-q", "sdist", "-d", sdist], cwd=ROOT, env=env)
     (bt_sdist,) = glob.glob(os.path.join(sdist, "bindthem-*.tar.gz"))
     nobin = tmp_path / "nobin"
     nobin.mkdir()

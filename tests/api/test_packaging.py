@@ -15,7 +15,7 @@ import tarfile
 
 import pytest
 
-from sources import ROOT
+from sources import ROOT, source_tree_lock
 
 import bindthem
 
@@ -39,7 +39,8 @@ def sdist(tmp_path_factory):
         cmd = [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", out, ROOT]
     else:
         cmd = [sys.executable, "setup.py", "-q", "sdist", "-d", out]
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    with source_tree_lock():
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (path,) = glob.glob(os.path.join(out, "bindthem-*.tar.gz"))
     return path

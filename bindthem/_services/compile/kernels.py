@@ -140,7 +140,7 @@ def compile_header(header, instantiate, *, output, cxx, flags, cache_dir, strict
     why = plan_message(meta if meta["functions"] or instantiate else plan.metadata())
     if why:
         warn(why)
-    record: dict[str, Any] = {}
+    record = {}  # what _compile found: its deps, its warnings
     path = _compile(plan, meta, cxx, flags, cache_dir, output=output, record=record, jobs=jobs)
     build_warnings(header, record, flags, _local_files(header, record["deps"]), meta)
     return path
