@@ -57,6 +57,17 @@ def _package_of(module, path):
     return module if path.endswith("__init__.py") else module.rpartition(".")[0]
 
 
+def _from_base(node, module, path):
+    """The absolute module a `from ... import` (node) in module (at path) names."""
+    base = node.module or ""
+    if node.level:
+        pkg = _package_of(module, path)
+        for _ in range(node.level - 1):
+            pkg = pkg.rpartition(".")[0]
+        base = pkg + ("." + base if base else "")
+    return base
+
+
 def imports(module, path, known):
     """The modules of `known` that `module` (at path) imports, anywhere in it."""
     with open(path, encoding="utf-8") as f:
@@ -66,12 +77,7 @@ def imports(module, path, known):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                pkg = _package_of(module, path)
-                for _ in range(node.level - 1):
-                    pkg = pkg.rpartition(".")[0]
-                base = pkg + ("." + base if base else "")
+            base = _from_base(node, module, path)
             targets = [base + "." + a.name if base + "." + a.name in known else base
                        for a in node.names]
         else:
@@ -254,12 +260,7 @@ def _module_names(tree, module, path, known):
                 elif not a.asname and a.name.split(".")[0] in known:
                     names[a.name.split(".")[0]] = a.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                pkg = _package_of(module, path)
-                for _ in range(node.level - 1):
-                    pkg = pkg.rpartition(".")[0]
-                base = pkg + ("." + base if base else "")
+            base = _from_base(node, module, path)
             for a in node.names:
                 if base + "." + a.name in known:
                     names[a.asname or a.name] = base + "." + a.name

@@ -38,12 +38,14 @@ def source_tree_lock():
     one run (pytest-xdist's workers) take turns, rather than one sdist
     reading a folder another is writing."""
     key = hashlib.sha256(os.path.realpath(ROOT).encode()).hexdigest()[:16]
-    with open(os.path.join(tempfile.gettempdir(), "bindthem-tree-%s.lock" % key), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    # not through a link another user planted in the shared temporary folder
+    fd = os.open(os.path.join(tempfile.gettempdir(), "bindthem-tree-%s.lock" % key),
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def kernel(name):
