@@ -136,6 +136,7 @@ static const char *word_at(const char *s, const char *end, const char *w)
 static void note_directive(BtLexer *lx, const char *s, int line)
 {
     const char *eol = memchr(s, '\n', (size_t)(lx->end - s)), *word, *w, *name = NULL;
+    BtDirKind kind = BT_DIR_OMP;
     BtDirective *d;
     size_t n;
 
@@ -147,18 +148,26 @@ static void note_directive(BtLexer *lx, const char *s, int line)
         while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\f' ||
                      s[n - 1] == '\v'))
             n--;
+    } else if ((w = word_at(word, eol, "pragma")) && word_at(skip_blank(w, eol), eol, "pack")) {
+        kind = BT_DIR_PACK;
+        n = (size_t)(eol - s);
+    } else if ((w = word_at(word, eol, "define")) && (w = skip_blank(w, eol)) < eol) {
+        kind = BT_DIR_DEFINE;
+        s = w;
+        n = (size_t)(eol - w);
     } else if ((w = word_at(word, eol, "include")) && (w = skip_blank(w, eol)) < eol && *w == '"') {
         const char *q = memchr(w + 1, '"', (size_t)(eol - w - 1));
         if (!q)
             return;
         name = w + 1;
         n = (size_t)(q - name);
+        kind = BT_DIR_INCLUDE;
     } else {
         return;
     }
     if (lx->dirs) {
         d = &lx->dirs[lx->n_dirs];
-        d->kind = name ? BT_DIR_INCLUDE : BT_DIR_OMP;
+        d->kind = kind;
         d->line = line;
         d->text = bt_arena_strndup(lx->arena, name ? name : s, n);
     }

@@ -37,9 +37,11 @@ typedef struct BtToken {
 
 /* A preprocessor line bindthem reads facts from (the lexer sees directives,
  * so one inside a comment or a string is none): `#pragma omp ...` (text: the
- * line as written, trailing blanks removed) and `#include "name"` (text: the
- * name; `<...>` includes are not recorded). */
-typedef enum BtDirKind { BT_DIR_OMP = 1, BT_DIR_INCLUDE } BtDirKind;
+ * line as written, trailing blanks removed), `#include "name"` (text: the
+ * name; `<...>` includes are not recorded), `#define NAME ...` (text: its
+ * first physical line from NAME on, the constants' source) and `#pragma pack`
+ * (the line: structs' layouts are then not the C ABI's). */
+typedef enum BtDirKind { BT_DIR_OMP = 1, BT_DIR_INCLUDE, BT_DIR_DEFINE, BT_DIR_PACK } BtDirKind;
 
 typedef struct BtDirective {
     BtDirKind kind;

@@ -39,6 +39,8 @@
 
 #include <stdio.h>
 
+#include "bt_cpp.h"
+
 static const char *const other_words[] = {
     "struct", "class",    "union",     "enum", "typedef", "using", "static_assert",
     "friend", "template", "namespace", "asm",  "__asm__", NULL};
@@ -117,7 +119,8 @@ static int parse_trailer(Parser *p, BtDecl *d, const Tmpl *tm, const char **ret_
         const BtToken *t = cur(p);
         if (is_any(t, words) || bt_lex_is(t, "&&")) {
             advance(p);
-        } else if (bt_lex_is(t, "noexcept") || bt_lex_is(t, "throw")) {
+        } else if (bt_lex_is(t, "noexcept") || bt_lex_is(t, "throw") || bt_lex_is(t, "__asm__") ||
+                   bt_lex_is(t, "asm") || bt_lex_is(t, "__asm")) {
             advance(p);
             if (bt_lex_is(cur(p), "(") && bt_parse_skip_balanced(p) < 0)
                 return -1;
@@ -161,9 +164,9 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
 {
     const BtToken *nt = tok(p, name_at);
     const char *ret_reason;
-    int rc;
+    int rc, in_parens = is(p, name_at - 1, "(") && is(p, name_at + 1, ")");
 
-    ret_reason = bt_parse_return_type(p, d, tm, p->pos, name_at, &rc);
+    ret_reason = bt_parse_return_type(p, d, tm, p->pos, name_at - in_parens, &rc);
     if (rc < 0)
         return -1;
     d->name = tokdup(p, nt);
@@ -171,7 +174,7 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         return bt_diag_nomem(p->diag);
     d->line = nt->line;
     d->col = bt_lex_col(&p->toks, nt);
-    p->pos = name_at + 1;
+    p->pos = name_at + 1 + in_parens;
     if (bt_parse_params(p, d, tm) < 0)
         return -1;
     if (parse_trailer(p, d, tm, &ret_reason) < 0)
@@ -219,7 +222,44 @@ static int add_decl(Parser *p, BtDecl **out)
     }
     *out = &p->decls[p->n_decls];
     memset(*out, 0, sizeof **out);
+    (*out)->file = p->own_file;
     return 0;
+}
+
+/* A typedef, `using` alias or enum is recorded (bt_parse_typedef.c) when
+ * it can be read; anything else of other_words, or what is not read, is
+ * skipped. */
+static int type_decl(Parser *p)
+{
+    int r, end, ref;
+
+    if (bt_lex_is(cur(p), "typedef") || bt_lex_is(cur(p), "using")) {
+        if ((r = bt_parse_typedef(p)) <= 0)
+            return r;
+    } else if (bt_lex_is(cur(p), "enum") && (r = bt_parse_enum(p, p->pos, &end, &ref)) <= 0) {
+        if (r < 0)
+            return -1;
+        p->pos = end; /* then its declarators, if any, up to ';' */
+    } else if ((bt_lex_is(cur(p), "struct") || bt_lex_is(cur(p), "union")) &&
+               tok(p, p->pos + 1)->kind == BT_TOK_IDENT && is(p, p->pos + 2, "{")) {
+        char key[300];
+        snprintf(key, sizeof key, "%s %.*s", bt_lex_is(cur(p), "union") ? "union" : "struct",
+                 (int)tok(p, p->pos + 1)->len, tok(p, p->pos + 1)->s);
+        if (bt_parse_complete(p, p->pos, key) < 0)
+            return -1;
+    }
+    return skip_other(p);
+}
+
+static int function_head(const Parser *p);
+
+/* A function returning an elaborated type: `struct TAG *f(...)`, `enum TAG f(...)`. */
+static int elaborated_function(const Parser *p)
+{
+    const BtToken *t = cur(p);
+    return (bt_lex_is(t, "struct") || bt_lex_is(t, "union") || bt_lex_is(t, "enum")) &&
+           tok(p, p->pos + 1)->kind == BT_TOK_IDENT && !is(p, p->pos + 2, "{") &&
+           function_head(p) >= 0;
 }
 
 /* Where the function name is, if the tokens from p->pos head a function:
@@ -241,6 +281,9 @@ static int function_head(const Parser *p)
                  (t->kind == BT_TOK_PUNCT && strchr("(=[:,)]", *t->s) && !bt_lex_is(t, "::")))
             break;
     }
+    if (is(p, j, "(") && j > p->pos && tok(p, j + 1)->kind == BT_TOK_IDENT && is(p, j + 2, ")") &&
+        is(p, j + 3, "(") && !is_any(tok(p, j + 1), bt_parse_builtin_words))
+        return j + 1; /* `type (NAME)(params)`: a name in parentheses (libpng's) */
     if (!is(p, j, "(") || j < p->pos + 2 || tok(p, j - 1)->kind != BT_TOK_IDENT ||
         is_any(tok(p, j - 1), bt_parse_builtin_words) || is_any(tok(p, j - 1), bt_parse_cv_words) ||
         is(p, j - 2, "::"))
@@ -277,14 +320,21 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
                 extern_c = bt_lex_is(cur(p), "\"C\"");
             }
         } else if (bt_lex_is(t, "constexpr") || bt_lex_is(t, "virtual") ||
-                   bt_lex_is(t, "explicit")) {
+                   bt_lex_is(t, "explicit") || bt_lex_is(t, "__extension__") ||
+                   bt_lex_is(t, "_Noreturn")) {
         } else {
             break;
         }
         advance(p);
     }
-    if (is_any(cur(p), other_words) || (name_at = function_head(p)) < 0)
-        return skip_other(p);
+    if (elaborated_function(p)) {
+        name_at = function_head(p);
+    } else {
+        if (is_any(cur(p), other_words) && !tm)
+            return type_decl(p);
+        if (is_any(cur(p), other_words) || (name_at = function_head(p)) < 0)
+            return skip_other(p);
+    }
     if (add_decl(p, &d) < 0)
         return -1;
     d->ns = p->ns;
@@ -702,21 +752,81 @@ static int parse_items(Parser *p, int inside)
     }
 }
 
+/* Reads one text's items into p (the context's: only names kept; the
+ * header's own #defines known first). */
+static int parse_text(Parser *p, const char *file, const char *text, size_t len)
+{
+    p->file = file;
+    p->pos = 0;
+    if (bt_lex_all(file, text, len, p->arena, &p->toks, p->diag) < 0)
+        return -1;
+    bt_lex_strip_attributes(&p->toks);
+    for (int i = 0; i < p->toks.n_dirs; i++)
+        p->packed |= p->toks.dirs[i].kind == BT_DIR_PACK;
+    if (!p->context && bt_parse_defines(p, p->toks.dirs, p->toks.n_dirs) < 0)
+        return -1;
+    return parse_items(p, 0);
+}
+
+/* The header's own files other than itself (an umbrella header's), in the
+ * order they first appear: their declarations are the header's, each
+ * recorded with its file. */
+static int parse_own(Parser *p, const BtCppSplit *sp)
+{
+    int i;
+
+    for (i = 0; i < sp->n_own; i++) {
+        p->own_file = sp->own[i].name;
+        p->eof_recorded = 0;
+        if (parse_text(p, sp->own[i].name, sp->own[i].text, sp->own[i].len) < 0)
+            return -1;
+        bt_lex_release(&p->toks, p->arena);
+    }
+    p->own_file = NULL;
+    p->eof_recorded = 0;
+    return 0;
+}
+
+/* What the header includes (preprocessed): its typedefs and enums, read
+ * whatever else it holds; its declarations dropped. */
+static int parse_context(Parser *p, const BtCppSplit *sp)
+{
+    int strict = p->strict;
+
+    p->context = 1;
+    p->strict = 0;
+    if (parse_text(p, sp->main_file, sp->context, sp->context_len) < 0)
+        return -1;
+    bt_lex_release(&p->toks, p->arena);
+    p->n_decls = 0;
+    p->eof_recorded = 0;
+    p->context = 0;
+    p->strict = strict;
+    return 0;
+}
+
 int bt_parse_header(const char *file, const char *text, size_t len, int strict, BtArena *arena,
                     BtHeader *out, BtDiag *diag)
 {
     Parser p;
+    BtCppSplit sp;
 
     memset(&p, 0, sizeof p);
     memset(out, 0, sizeof *out);
-    p.file = file;
     p.arena = arena;
     p.diag = diag;
     p.strict = strict;
-    if (bt_lex_all(file, text, len, arena, &p.toks, diag) < 0)
+    if (bt_cpp_is_output(text, len)) {
+        if (bt_cpp_split(file, text, len, arena, &sp, diag) < 0 || parse_context(&p, &sp) < 0 ||
+            parse_own(&p, &sp) < 0)
+            return -1;
+        text = sp.main;
+        len = sp.main_len;
+        out->preprocessed = 1;
+    }
+    if (parse_text(&p, file, text, len) < 0)
         return -1;
-    bt_lex_strip_attributes(&p.toks);
-    if (parse_items(&p, 0) < 0)
+    if (bt_parse_constants(&p, out) < 0 || bt_parse_finish_names(&p, out) < 0)
         return -1;
     if (arena->failed) /* an unchecked allocation, e.g. an unbindable reason */
         return bt_diag_nomem(diag);

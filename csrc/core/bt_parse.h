@@ -24,6 +24,17 @@ typedef struct BtTypeRef {
     int is_const;             /* const on the scalar, or on the pointee of an array */
     int is_array;             /* `T *x` or `T x[]` */
     int is_complex_of_tparam; /* `std::complex<T>` with T a template param */
+    int enum_ref;             /* an enum: 1 + its index in BtHeader.enums (type: the enum's
+                               * integer type); 0 for any other type */
+    int is_string;            /* `const char *` with no size parameter after it (a parameter)
+                               * or returned: a NUL-terminated string (is_array is 0) */
+    int handle_ref;           /* a pointer to a struct or union (`gzFile`, `FILE *`): 1 + its
+                               * index in BtHeader.handles (is_array is 0); else 0 */
+    int callback_ref;         /* a function pointer: 1 + its index in BtHeader.callbacks */
+    int is_voidp;             /* `void *` (or `const void *`) with no size after it: an opaque
+                               * pointer (None or a handle); is_array is 0 */
+    int struct_ref;           /* a struct or union whose fields the header declares, by value
+                               * or (is_array) by pointer: 1 + its index in BtHeader.structs */
 } BtTypeRef;
 
 /* Size parameters follow their array x: `x_size` gets x.shape[0] and
@@ -75,17 +86,112 @@ typedef struct BtDecl {
     const char *unbindable; /* reason, or NULL when bindable */
     BtRule unbindable_rule; /* the dialect rule unbindable breaks (bt_diag.h) */
     int unreadable;         /* a declaration the parser could not read (unbindable says why) */
-    int line, col;          /* of the function's name */
+    const char *file;       /* the file declaring it when that is not the header itself (one
+                             * of an umbrella header's own files, bt_cpp.h), else NULL */
+    int line, col;          /* of the function's name, in that file */
     int first_line;         /* its doc comment's (or template's, or first word's) line */
     int last_line;          /* of its closing '}' or ';' */
 } BtDecl;
 
+/* An enum the header (or a file it includes) declares: `enum TAG {...}`,
+ * `typedef enum {...} NAME`, C++'s `enum class TAG : type {...}`. */
+typedef struct BtEnumMember {
+    const char *name;
+    long long value;
+} BtEnumMember;
+
+typedef struct BtEnum {
+    const char *name;      /* the typedef's name, else the tag; "" when it has neither */
+    BtTypeId type;         /* its integer type, as the C ABI sizes it (GCC's rule: unsigned
+                            * int when no member is negative, else int; long when wider) */
+    int is_flags;          /* every member 0 or a distinct power of two, three or more not 0:
+                            * a parameter takes any OR of them */
+    BtEnumMember *members; /* in declaration order */
+    int n_members;
+    int line;      /* of its name (or its 'enum'), in the file that declares it */
+    int in_header; /* declared in the header itself, not in a file it includes */
+} BtEnum;
+
+/* A constant the header itself defines: `#define NAME value`, value an
+ * integer constant expression or a string literal (function-like macros and
+ * anything else are not constants). */
+typedef struct BtConst {
+    const char *name;
+    int is_string;
+    long long value;  /* an integer's value */
+    const char *text; /* a string's bytes (NUL-terminated; no NUL inside) */
+    int line;
+} BtConst;
+
+/* A struct or union that functions take or return by pointer: a handle type. */
+typedef struct BtHandleType {
+    const char *key;  /* the type pointed to, as the parser spells it: "struct gzFile_s" */
+    const char *name; /* its Python name: a typedef of the struct (FILE, z_stream), else of
+                       * the pointer (gzFile), else the tag */
+    int line;         /* of the first use */
+    int complete;     /* its fields are declared: a struct the caller could fill, which
+                       * functions take as a handle only when one returns it */
+    int returned;     /* a function returns one */
+} BtHandleType;
+
+/* A field of a struct: a scalar (an enum as its integer type), a pointer of
+ * any kind (an address, as uintptr_t), a struct, or an array of one of them. */
+#define BT_MAX_FIELD_DIMS 4
+
+typedef struct BtField {
+    const char *name;
+    BtTypeId type;  /* a scalar's (BT_VOID for a pointer or a struct) */
+    int enum_ref;   /* an enum's: 1 + its index in BtHeader.enums */
+    int struct_ref; /* a struct's: 1 + its index in BtHeader.structs */
+    int is_pointer; /* any pointer (function pointers too): uintptr_t */
+    int n_dims;     /* an array's dimensions, outermost first */
+    long long dims[BT_MAX_FIELD_DIMS];
+    size_t offset; /* from the struct's start, as the C ABI lays it out */
+    size_t size;   /* of the whole field (an array's elements together) */
+} BtField;
+
+/* A struct or union whose fields the header (or a file it includes)
+ * declares: a NumPy structured dtype, laid out as the C ABI lays it out
+ * (each field at the next multiple of its alignment; a union's at 0; the
+ * size a multiple of the largest alignment). */
+typedef struct BtStruct {
+    const char *key;  /* "struct point", "union u", "struct <anonymous 3>" */
+    const char *name; /* its Python name: a typedef of it, else its tag */
+    int is_union;
+    BtField *fields;
+    int n_fields;
+    size_t size, align;
+    const char *reason; /* why it has no dtype (a bit-field, `#pragma pack`, a layout
+                         * attribute, a field of a type bindthem does not know), or NULL */
+    int line;
+    int in_header;
+} BtStruct;
+
+/* A function pointer type: what a callback is called with. */
+typedef struct BtCallbackType {
+    const char *name;   /* the typedef's name; for one written in a parameter, the parameter's */
+    struct BtDecl *sig; /* its return type and parameters; sig->unbindable says why no
+                         * Python callable can stand for it (a raw pointer still can) */
+} BtCallbackType;
+
 typedef struct BtHeader {
     const char *file;
+    int preprocessed; /* the text is the C preprocessor's output (line markers), of which
+                       * only the main file's declarations are bound */
     BtDecl *decls;
     int n_decls;
     const BtDirective *dirs; /* its `#pragma omp` and `#include "..."` lines (bt_lex) */
     int n_dirs;
+    BtEnum *enums; /* every enum seen, the included files' too */
+    int n_enums;
+    BtConst *consts; /* the header's own integer and string #defines */
+    int n_consts;
+    BtHandleType *handles; /* those its declarations use */
+    int n_handles;
+    BtCallbackType *callbacks; /* those its declarations use, and its typedefs' */
+    int n_callbacks;
+    BtStruct *structs; /* every struct and union whose fields are declared */
+    int n_structs;
 } BtHeader;
 
 /* Parses text (len bytes, need not be NUL-terminated) into *out, allocating

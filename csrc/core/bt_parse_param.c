@@ -145,9 +145,42 @@ int bt_parse_resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
             }
         }
     }
-    if (ti->elaborated)
+    if (ti->elaborated || ti->reason)
         return -1;
+    ref->enum_ref = ti->enum_ref;
     return bt_type_lookup(ti->spelling, &ref->type);
+}
+
+/* A typedef's name in ti stands for its type, unless a type parameter of tm
+ * has that name. */
+static void expand(const Parser *p, const Tmpl *tm, TypeInfo *ti)
+{
+    int k;
+
+    for (k = 0; tm && k < tm->n; k++)
+        if (tm->names[k][0] && !tm->info[k].is_value && strcmp(tm->names[k], ti->spelling) == 0)
+            return;
+    bt_parse_apply_typedef(p, ti);
+}
+
+int bt_parse_base_end(const Parser *p, int a)
+{
+    int i;
+
+    for (i = a; !at_end(tok(p, i)); i++) {
+        const BtToken *t = tok(p, i);
+        if (bt_lex_is(t, "*") || bt_lex_is(t, "&") || bt_lex_is(t, "(") || bt_lex_is(t, ";"))
+            return i;
+        if (t->kind == BT_TOK_IDENT && i > a && !is_any(t, bt_parse_cv_words) &&
+            (is(p, i + 1, ",") || is(p, i + 1, ";") || is(p, i + 1, "[") || is(p, i + 1, ":") ||
+             is(p, i + 1, "(")))
+            return i;
+        if (bt_lex_is(t, "<")) /* a template argument list: skip it */
+            for (int depth = 0; !at_end(tok(p, i)); i++)
+                if ((depth += is(p, i, "<") - is(p, i, ">")) == 0)
+                    break;
+    }
+    return i;
 }
 
 /* ---- parameters ---- */
@@ -212,11 +245,11 @@ static const char *label(Parser *p, const BtParam *pr, int index)
 /* A parameter declared in parentheses, tokens [paren, eq): `(*cb)(int)`,
  * `(&a)[3]`. Its name, if it has one, into pr; why it cannot be bound
  * into *reason (arena). */
-static int paren_declarator(Parser *p, int paren, int eq, int index, BtParam *pr,
+static int paren_declarator(Parser *p, int a, int paren, int eq, int b, int index, BtParam *pr,
                             const char **reason)
 {
     const char *lb;
-    int i;
+    int i, close;
 
     for (i = paren + 1; i < eq && !is(p, i, ")"); i++) {
         if (tok(p, i)->kind == BT_TOK_IDENT) {
@@ -228,10 +261,68 @@ static int paren_declarator(Parser *p, int paren, int eq, int index, BtParam *pr
         }
     }
     lb = label(p, pr, index);
-    if (is(p, paren + 1, "*") && is(p, bt_parse_find_top(p, paren + 1, eq, ")") + 1, "("))
-        *reason = bt_arena_printf(p->arena, "parameter %s is a function pointer", lb);
-    else
+    close = bt_parse_find_top(p, paren + 1, eq, ")");
+    if (is(p, paren + 1, "*") && is(p, close + 1, "(") && close <= paren + 3 && !p->context) {
+        int saved = p->pos;
+        if (bt_parse_callback(p, a, paren, close + 1, pr->name[0] ? pr->name : "callback",
+                              &pr->t.callback_ref) < 0)
+            return -1;
+        p->pos = saved;
+        if (!pr->name[0]) {
+            pr->unnamed = 1;
+            pr->name = bt_arena_printf(p->arena, "arg%d", index);
+        }
+        if (eq < b)
+            *reason = bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
+    } else {
         *reason = bt_arena_printf(p->arena, "parameter %s has an unsupported declarator", lb);
+    }
+    return 0;
+}
+
+int bt_parse_callback(Parser *p, int ret_a, int ret_b, int params_at, const char *name, int *ref)
+{
+    Range *ranges = p->ranges;
+    int cap = p->cap_ranges, knr = p->knr_names, rc;
+    BtCallbackType *c;
+    BtDecl *sig;
+
+    if (++p->depth > MAX_NEST)
+        return bt_parse_fail(p, tok(p, params_at), "function pointers nested too deeply");
+    if (p->n_callbacks == p->cap_callbacks) {
+        int n = p->cap_callbacks < 8 ? 8 : p->cap_callbacks * 2;
+        BtCallbackType *v = bt_arena_resize(p->arena, p->callbacks, (size_t)n * sizeof *v);
+        if (!v)
+            return bt_diag_nomem(p->diag);
+        p->callbacks = v;
+        p->cap_callbacks = n;
+    }
+    if (!(sig = bt_arena_alloc(p->arena, sizeof *sig)) || !(name = bt_arena_strdup(p->arena, name)))
+        return bt_diag_nomem(p->diag);
+    memset(sig, 0, sizeof *sig);
+    sig->name = name;
+    sig->doc = "";
+    sig->line = tok(p, params_at)->line;
+    sig->col = bt_lex_col(&p->toks, tok(p, params_at));
+    p->in_callback++;
+    sig->unbindable = bt_parse_return_type(p, sig, NULL, ret_a, ret_b, &rc);
+    p->in_callback--;
+    if (rc < 0)
+        return -1;
+    p->ranges = NULL; /* the parameter list being read holds the outer one's */
+    p->cap_ranges = 0;
+    p->pos = params_at;
+    rc = bt_parse_params(p, sig, NULL);
+    p->ranges = ranges;
+    p->cap_ranges = cap;
+    p->knr_names = knr;
+    p->depth--;
+    if (rc < 0)
+        return -1;
+    c = &p->callbacks[p->n_callbacks];
+    c->name = name;
+    c->sig = sig;
+    *ref = ++p->n_callbacks;
     return 0;
 }
 
@@ -269,12 +360,36 @@ static int param_default(Parser *p, Range r, int eq, BtParam *pr)
     return 0;
 }
 
+/* `const char *` (or `const char []`): a string when no size parameter follows. */
+static int is_c_string(const TypeInfo *ti, int ndims)
+{
+    return ti->is_const && !ti->nref && ti->nptr + ndims == 1 && !ti->elaborated &&
+           strcmp(ti->spelling, "char") == 0;
+}
+
+/* A pointer to a struct or union: a handle. */
+static int is_handle(const TypeInfo *ti, int ndims)
+{
+    return ti->elaborated && strcmp(ti->elaborated, "enum") != 0 && !ti->nref && !ti->reason &&
+           ti->nptr + ndims == 1;
+}
+
+/* `void *`: an opaque pointer when no size parameter follows. */
+static int is_voidp(const TypeInfo *ti, int ndims)
+{
+    return !ti->nref && !ti->elaborated && ti->nptr + ndims == 1 &&
+           strcmp(ti->spelling, "void") == 0;
+}
+
 /* Why parameter pr (labelled lb; its type ti, resolved into pr->t, with
  * ndims brackets; a default when has_default) cannot be bound, or `why`
  * when no rule here says (NULL: it can). */
 static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti, int ndims,
                                 int has_default, int index, const char *lb, const char *why)
 {
+    if (ti->reason)
+        return bt_arena_printf(p->arena, "parameter %s has type '%s', %s", lb,
+                               ti->alias ? ti->alias : ti->spelling, ti->reason);
     if (ti->nref)
         return bt_arena_printf(p->arena, "parameter %s is a reference (%s %s)", lb, ti->spelling,
                                ti->nref > 1 ? "&&" : "&");
@@ -283,9 +398,13 @@ static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti
     if (ti->nptr + ndims > 1)
         return bt_arena_printf(p->arena, "parameter %s is a pointer to pointer (%s **)", lb,
                                ti->spelling);
-    if (ti->elaborated)
-        return bt_arena_printf(p->arena, "parameter %s has %s type '%s'", lb, ti->elaborated,
-                               ti->spelling);
+    if (pr->t.struct_ref && p->structs[pr->t.struct_ref - 1].reason)
+        return bt_arena_printf(p->arena, "parameter %s is %s: %s", lb, ti->spelling,
+                               p->structs[pr->t.struct_ref - 1].reason);
+    if (ti->elaborated && !pr->t.struct_ref)
+        return bt_arena_printf(
+            p->arena, "parameter %s has %s type '%s'%s", lb, ti->elaborated, ti->spelling,
+            strcmp(ti->elaborated, "enum") ? ", whose fields are not declared" : "");
     if (!pr->name[0] && pr->t.is_array)
         return bt_arena_printf(p->arena,
                                "parameter %d is an unnamed array; name it so that its "
@@ -293,10 +412,9 @@ static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti
                                index + 1);
     if (has_default && pr->t.is_array)
         return bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
-    if (!why && pr->t.tparam < 0 && pr->t.type == BT_VOID)
-        return bt_arena_printf(
-            p->arena,
-            pr->t.is_array ? "parameter %s is a void pointer" : "parameter %s has type void", lb);
+    if (!why && pr->t.tparam < 0 && pr->t.type == BT_VOID && !pr->t.is_array &&
+        !pr->t.callback_ref && !pr->t.struct_ref)
+        return bt_arena_printf(p->arena, "parameter %s has type void", lb);
     return why;
 }
 
@@ -325,10 +443,11 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         return bt_parse_expected(p, first, "parameter declaration");
     paren = bt_parse_find_top(p, r.a, eq, "(");
     if (paren < eq)
-        return paren_declarator(p, paren, eq, index, pr, reason);
+        return paren_declarator(p, r.a, paren, eq, r.b, index, pr, reason);
     br = bt_parse_find_top(p, r.a, eq, "[");
     if (array_dims(p, br, eq, &ndims) < 0 || bt_parse_type(p, r.a, br, 1, "')'", &ti) < 0)
         return -1;
+    expand(p, tm, &ti);
     if (ti.name >= 0) {
         const BtToken *nt = tok(p, ti.name);
         pr->name = tokdup(p, nt);
@@ -337,7 +456,9 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     }
     if (param_default(p, r, eq, pr) < 0)
         return -1;
-    if (pr->name && !pr->name[0] && !pr->t.is_array && ti.nptr + ndims == 0) {
+    if (pr->name && !pr->name[0] &&
+        (ti.nptr + ndims == 0 || is_c_string(&ti, ndims) || is_handle(&ti, ndims) ||
+         is_voidp(&ti, ndims) || ti.callback_ref)) {
         pr->unnamed = 1; /* a scalar: named by its position */
         pr->name = bt_arena_printf(p->arena, "arg%d", index);
     }
@@ -345,8 +466,30 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         return bt_diag_nomem(p->diag);
     lb = label(p, pr, index);
     pr->t.is_array = ti.nptr + ndims == 1;
-    if (bt_parse_resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.nref && ti.nptr + ndims < 2)
-        *reason = bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb, ti.spelling);
+    if (ti.callback_ref) {
+        pr->t.is_array = 0;
+        pr->t.type = BT_VOID;
+        if (ti.nptr + ndims != ti.fn_type || ti.nref)
+            *reason = bt_arena_printf(p->arena, "parameter %s points to a function pointer", lb);
+        else
+            pr->t.callback_ref = ti.callback_ref;
+        return 0;
+    }
+    if (ti.elaborated && strcmp(ti.elaborated, "enum") && !ti.nref && ti.nptr + ndims == 0)
+        pr->t.struct_ref = bt_parse_struct_ref(p, ti.spelling); /* by value */
+    if (is_handle(&ti, ndims)) {
+        pr->t.is_array = 0;
+        pr->t.is_const = ti.is_const;
+        if (!p->context && !(pr->t.handle_ref = bt_parse_handle(p, &ti, pr->line)))
+            return -1;
+        return 0;
+    }
+    if (bt_parse_resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.reason && !ti.nref &&
+        ti.nptr + ndims < 2)
+        *reason = strcmp(ti.spelling, "__builtin_va_list") == 0
+                      ? bt_arena_printf(p->arena, "parameter %s is a va_list (variadic)", lb)
+                      : bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb,
+                                        ti.spelling);
     *reason = param_reason(p, pr, &ti, ndims, eq < r.b, index, lb, *reason);
     return 0;
 }
@@ -431,6 +574,19 @@ int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
             s->size_of = i;
             s->size_axis = axis;
         }
+        if (!d->unbindable && j == i + 1 && x->t.tparam < 0 && x->t.type == BT_CHAR &&
+            x->t.is_const) {
+            x->t.is_array = 0; /* a NUL-terminated string */
+            x->t.is_string = 1;
+            continue;
+        }
+        if (!d->unbindable && j == i + 1 && x->t.tparam < 0 && x->t.type == BT_VOID) {
+            x->t.is_array = 0; /* an opaque pointer */
+            x->t.is_voidp = 1;
+            continue;
+        }
+        if (!d->unbindable && x->t.tparam < 0 && x->t.type == BT_VOID)
+            d->unbindable = bt_arena_printf(p->arena, "parameter '%s' is a void pointer", x->name);
         if (!d->unbindable && j == i + 1)
             d->unbindable = bt_arena_printf(
                 p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
@@ -452,14 +608,37 @@ const char *bt_parse_return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, in
         return NULL;
     d->ret.tparam = -1;
     d->ret.type = BT_VOID;
+    expand(p, tm, &ti);
+    if (ti.reason)
+        return bt_arena_printf(p->arena, "return value has type '%s', %s",
+                               ti.alias ? ti.alias : ti.spelling, ti.reason);
+    if (ti.callback_ref)
+        return bt_arena_printf(p->arena, "return value is a function pointer ('%s')",
+                               ti.alias ? ti.alias : ti.spelling);
     if (strcmp(ti.spelling, "auto") == 0 && !ti.nptr && !ti.nref)
         return "";
     if (bt_parse_resolve(&ti, tm, &d->ret) < 0 && !ti.elaborated && !ti.nref && !ti.nptr)
         return bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
     if (ti.nref)
         return bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
+    if (is_c_string(&ti, 0)) {
+        d->ret.is_string = 1; /* `const char *`: returned as a str */
+        return NULL;
+    }
+    if (is_handle(&ti, 0)) {
+        d->ret.handle_ref = p->context ? 0 : bt_parse_handle(p, &ti, tok(p, a)->line);
+        *rc = d->ret.handle_ref || p->context ? 0 : -1;
+        if (d->ret.handle_ref && !p->in_callback) /* a function's, not a callback's */
+            p->handles[d->ret.handle_ref - 1].returned = 1;
+        return NULL;
+    }
     if (ti.nptr)
         return bt_arena_printf(p->arena, "return value is a pointer (%s *)", ti.spelling);
+    if (ti.elaborated && strcmp(ti.elaborated, "enum") && !ti.nptr && !ti.nref &&
+        (d->ret.struct_ref = bt_parse_struct_ref(p, ti.spelling)) != 0) {
+        const char *why = p->structs[d->ret.struct_ref - 1].reason;
+        return why ? bt_arena_printf(p->arena, "return value is %s: %s", ti.spelling, why) : NULL;
+    }
     if (ti.elaborated)
         return bt_arena_printf(p->arena, "return value has %s type '%s'", ti.elaborated,
                                ti.spelling);

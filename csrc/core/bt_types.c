@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -208,13 +209,46 @@ void bt_type_normalize(const char *s, size_t n, char *out, size_t outsize)
     out[o] = '\0';
 }
 
+/* C's type words in any order ("long unsigned int", "double _Complex") in
+ * the order the aliases spell them, into out; 0, or -1 when s holds another
+ * word. */
+static int canonical_words(const char *s, char *out, size_t size)
+{
+    static const char *const words[] = {"signed", "unsigned", "short",  "long",     "int",
+                                        "char",   "float",    "double", "_Complex", NULL};
+    int count[9] = {0}, k;
+
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        for (k = 0; words[k] && !(strlen(words[k]) == n && !strncmp(words[k], s, n)); k++)
+            ;
+        if (!words[k])
+            return -1;
+        count[k]++;
+        s += n + (s[n] == ' ');
+    }
+    if (count[8]) /* _Complex: of float or double (C99's layout is std::complex's) */
+        return snprintf(out, size, "std::complex<%s>", count[6] ? "float" : "double") < 0 ? -1 : 0;
+    snprintf(out, size, "%s%s%s%s%s%s%s", count[0] ? "signed " : "", count[1] ? "unsigned " : "",
+             count[2] ? "short " : "", count[3] ? "long " : "", count[3] > 1 ? "long " : "",
+             count[5]   ? "char"
+             : count[6] ? "float"
+             : count[7] ? "double"
+                        : "int",
+             "");
+    return 0;
+}
+
 int bt_type_lookup(const char *spelling, BtTypeId *out)
 {
-    char norm[128];
+    char norm[128], words[128];
     const char *p;
     size_t i;
 
     bt_type_normalize(spelling, strlen(spelling), norm, sizeof norm);
+    if (canonical_words(norm, words, sizeof words) == 0 && strcmp(words, norm) != 0 &&
+        bt_type_lookup(words, out) == 0)
+        return 0;
     p = norm;
     /* std::int64_t and friends */
     if (strncmp(p, "std::", 5) == 0 && strncmp(p + 5, "complex", 7) != 0)

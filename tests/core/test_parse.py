@@ -41,9 +41,14 @@ i : int
     return value"""
 
 
+# a type that is no handle, callback, struct or void *
+NO_REFS = {"handle": None, "callback": None, "struct": None, "voidp": False}
+
+
 def P(name, type, const, array, size_of, line, col):
-    return {"name": name, "type": type, "const": const, "array": array, "size_of": size_of,
-            "default": None, "line": line, "col": col}
+    return {"name": name, "type": type, "const": const, "array": array, "string": False,
+            "enum": None, "size_of": size_of, "default": None, "line": line, "col": col,
+            **NO_REFS}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +61,8 @@ def test_readme_declaration(readme):
     (d,) = readme["declarations"]
     assert d == {
         "name": "myfunc", "namespace": (), "template": ("I", "T", "F"),
-        "return": {"type": "int", "const": False, "array": False},
+        "return": {"type": "int", "const": False, "array": False, "string": False, "enum": None,
+                   **NO_REFS},
         "params": [P("J", "I", True, True, None, 25, 20),
                    P("J_size", "int", True, False, "J", 25, 35),
                    P("x", "T", False, True, None, 26, 20),
@@ -87,7 +93,8 @@ def test_readme_plan(readme):
         "_Z6myfuncIidSt7complexIdEEiPKT_iPT0_iPT1_id",
         "_Z6myfuncIifSt7complexIfEEiPKT_iPT0_iPT1_id"]
     ov = f["overloads"][1]
-    assert ov["return"] == {"type": "int", "dtype": "int32", "python": "int"}
+    assert ov["return"] == {"type": "int", "dtype": "int32", "python": "int", "string": False,
+                            "enum": None, **NO_REFS}
     assert [(p["name"], p["type"], p["dtype"], p["const"], p["array"], p["size_of"])
             for p in ov["params"]] == [
         ("J", "int", "int32", True, True, None), ("J_size", "int", "int32", True, False, "J"),
@@ -190,14 +197,18 @@ def test_dialect_spot_checks():
         "pointer_to_pointer": "parameter 'x' is a pointer to pointer (double **)",
         "defaults_on_array": "parameter 'x' has a default argument",
         "variadic": "variadic function (...)",
-        "callback": "parameter 'cb' is a function pointer",
-        "struct_param": "parameter 'p' has struct type 'struct Point'",
+        "struct_param": "parameter 'p' has struct type 'struct Point', whose fields are not "
+                        "declared",
         "returns_pointer": "return value is a pointer (float *)",
         "wrong_size_type": "parameter 'x_size' (size of 'x') is not an integer",
     }
+    # a function pointer parameter is a callback (a Python callable or a raw pointer)
+    assert decls["callback"][0]["bindable"]
     # unnamed scalars are named by their index; a value template parameter binds
     assert [p["name"] for p in decls["unnamed"][0]["params"]] == ["arg0", "arg1"]
     assert decls["non_type"][0]["template"] == ("T", "N")
+    # a function pointer parameter is a callback (a Python callable or a raw pointer)
+    assert decls["callback"][0]["bindable"]
     # unnamed scalars are named by their index; a value template parameter binds
     assert [p["name"] for p in decls["unnamed"][0]["params"]] == ["arg0", "arg1"]
     assert decls["non_type"][0]["template"] == ("T", "N")
