@@ -43,6 +43,7 @@ from .errors import (  # noqa: E402
     BuildWarning,
     HeaderError,
     InstantiateError,
+    NullHandleError,
     PickleError,
     SymbolError,
 )
@@ -73,11 +74,12 @@ def __dir__():
 
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
-           "BuildWarning", "Function", "HeaderError", "InstantiateError", "Library", "PickleError",
-           "SymbolError", "build", "compile_library", "cuda", "getsource", "info", "load",
-           "load_package", "options", "parse_header"]
+           "BuildWarning", "Function", "Handle", "HeaderError", "InstantiateError", "Library",
+           "NullHandleError", "PickleError", "SymbolError", "build", "compile_library", "cuda",
+           "getsource", "info", "load", "load_package", "options", "parse_header"]
 
 Function = _core.Function
+Handle = _core.Handle
 __version__ = "0.1.0"
 
 

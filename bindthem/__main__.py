@@ -7,12 +7,14 @@ import time
 import warnings
 
 from . import parse_header
-from ._services.binding import plan_message
+from ._services.binding import named_enums, plan_message
 from ._services.cache import cache_limit, entries, remove_entry, resolve, sweep
 from ._services.compile.units import JOBS_HELP, jobs_argument
+from ._services.display import named_lines
 from .errors import BindError
 from .library import compile_library
 from .package import package_built_library, package_flags, package_sources
+from .stubs import CPP_CHOICES, cpp_arguments, metadata_of
 
 
 def _first_line(doc):
@@ -36,7 +38,8 @@ def _python_signatures(fn):
 
 
 def show(args):
-    meta = parse_header(args.header, args.instantiate, strict=args.strict)
+    meta = metadata_of(args.header, args.instantiate, args.strict, CPP_CHOICES[args.cpp],
+                       args.cppflags)
     out = sys.stdout
     for fn in meta["functions"]:
         n = len(fn["overloads"])
@@ -54,6 +57,9 @@ def show(args):
     if meta["missing"]:
         out.write("listed in %s but not in this header: %s\n"
                   % (meta["instantiate"], ", ".join(meta["missing"])))
+    named = named_lines(meta, classes={e["name"] for e in named_enums(meta)})
+    if named:
+        out.write("\n".join(named) + "\n")
     return 0
 
 
@@ -186,10 +192,12 @@ def main(argv=None):
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("show", help="print the functions a header and instantiate.yml bind",
                        description="Print each function a header binds: its Python call, "
-                       "overloads as C signatures, the doc's first line, and the header's "
-                       "unbound functions with the reason.")
+                       "overloads as C signatures, the doc's first line, the header's "
+                       "unbound functions with the reason, then its constants and enums (the "
+                       "Library's attributes besides its kernels).")
     _header_arguments(s)
     _strict_argument(s)
+    cpp_arguments(s)
     s.set_defaults(run=show)
     b = sub.add_parser(
         "build", help="compile the header's kernels into a shared library",

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, Final, Literal, TypedDict, final, overload
 
+import numpy
 from _typeshed import StrOrBytesPath
 from typing_extensions import Self
 
@@ -13,6 +14,7 @@ from .errors import CudaError as CudaError
 from .errors import HeaderError as HeaderError
 from .errors import InstantiateError as InstantiateError
 from .errors import NoDriverError as NoDriverError
+from .errors import NullHandleError as NullHandleError
 from .errors import SymbolError as SymbolError
 
 GIL_RELEASE_MIN_ELEMENTS: Final[int]
@@ -61,18 +63,30 @@ DIRECT_ABI: Final[str | None]
 
 class _DeclParam(TypedDict):
     name: str
-    type: str
+    type: str  # "char" for a C string; an enum's integer type ("unsigned int")
     const: bool
     array: bool
+    string: bool  # a C string (const char *, no size parameter after it): str or bytes
+    enum: str | None  # the enum's name ("" when it has none); None for any other type
     size_of: str | None
     default: str | None  # as the header writes it
     line: int
     col: int
+    handle: str | None  # a handle type's name ("gzFile"): a bindthem.Handle of it
+    callback: str | None  # a function pointer type's name
+    struct: str | None  # a struct's name (by value; by pointer when array)
+    voidp: bool  # an opaque void *: a Handle or None
 
 class _DeclReturn(TypedDict):
     type: str
     const: bool
     array: bool
+    string: bool  # const char *: a str, or None for NULL
+    enum: str | None
+    handle: str | None  # returned as a bindthem.Handle
+    callback: str | None
+    struct: str | None
+    voidp: bool
 
 _Declaration = TypedDict(
     "_Declaration",
@@ -100,17 +114,29 @@ class _Param(TypedDict):
     python_name: str | None  # "in_" for `in`; None for a size parameter
     type: str
     dtype: str
-    python: str
+    python: str  # as stubs write it: "float", "str | bytes" for a C string
     const: bool
     array: bool
+    string: bool  # a C string (const char *): str (passed as UTF-8) or bytes
+    enum: str | None  # the enum's name ("" when it has none): an int that must be a value of it
     size_of: str | None
     default: bool | int | float | complex | str | None  # what a call that leaves it out passes
     positional_only: bool  # the header leaves it unnamed (argN)
+    handle: str | None  # a handle type's name: python is "bindthem.Handle"
+    callback: str | None
+    struct: str | None
+    voidp: bool  # python is "bindthem.Handle | None"
 
 class _Return(TypedDict):
     type: str
     dtype: str
-    python: str
+    python: str  # "str | None" for a C string, "bindthem.Handle" for a handle
+    string: bool
+    enum: str | None  # returned as a plain int
+    handle: str | None
+    callback: str | None
+    struct: str | None
+    voidp: bool
 
 _Overload = TypedDict(
     "_Overload",
@@ -154,15 +180,67 @@ class _Directives(TypedDict):
     openmp: list[_OpenMP]
     includes: list[_Include]
 
+class _Enum(TypedDict):
+    name: str  # "" when it has none
+    type: str  # the C spelling of its integer type: "unsigned int"
+    flags: bool  # a parameter of it takes any OR of its members
+    members: list[list[str | int]]  # [[name, value], ...] in declaration order
+    line: int
+    in_header: bool  # declared in the header itself, not in a file it includes
+
+class _Constant(TypedDict):
+    name: str  # a `#define NAME value` of the header itself
+    value: int | str
+    line: int
+
+class _HandleInfo(TypedDict):
+    name: str  # "gzFile", "FILE"
+    key: str  # the type pointed to: "struct gzFile_s"
+    line: int
+
+# a function pointer type: name is the typedef's (the parameter's, for one written in a parameter)
+_Callback = TypedDict(
+    "_Callback",
+    {"name": str, "return": _DeclReturn, "params": list[_DeclParam], "bindable": bool,
+     "reason": str | None},
+)
+
+class _Field(TypedDict):
+    name: str
+    type: str  # C spelling; "void *" for any pointer; the struct's name for a struct
+    pointer: bool
+    struct: str | None
+    enum: str | None
+    dims: list[int]  # an array's, outermost first
+    offset: int
+    size: int
+
+class _Struct(TypedDict):
+    name: str
+    key: str  # "struct point", "union u"
+    union: bool
+    size: int
+    align: int
+    reason: str | None  # why it has no dtype
+    line: int
+    in_header: bool
+    fields: list[_Field]
+
 class _Metadata(TypedDict):
     header: str
     instantiate: str | None
-    declarations: list[_Declaration]
+    preprocessed: bool  # the text parsed is the C preprocessor's output
+    declarations: list[_Declaration]  # empty when brief
     functions: list[_FunctionInfo]
     skipped: list[_Skipped]
     missing: list[str]
     openmp: list[_OpenMP]
     includes: list[_Include]
+    enums: list[_Enum]  # empty when brief
+    constants: list[_Constant]  # empty when brief
+    handles: list[_HandleInfo]  # empty when brief
+    callbacks: list[_Callback]  # empty when brief
+    structs: list[_Struct]  # empty when brief
 
 def header_directives(text: bytes, /) -> _Directives: ...
 
@@ -230,12 +308,49 @@ class Function(_Callable):
         (const arrays that are not C-contiguous, copied under copy_const)."""
 
 @final
-class Handle:
+class LibraryHandle:
     """An open shared library; Functions keep it loaded."""
 
     @property
     def path(self) -> str:
         """The file the loader opened."""
+    @property
+    def handle_types(self) -> dict[str, HandleType]:
+        """The Library's handle types, {name: HandleType}."""
+    @property
+    def struct_dtypes(self) -> dict[str, numpy.dtype[numpy.void]] | None:
+        """The header's structs and unions as NumPy dtypes, {name: dtype} (None until bound)."""
+
+@final
+class HandleType:
+    """A handle type of a Library: what its functions return and take."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def key(self) -> str:
+        """The C type pointed to ('struct gzFile_s')."""
+    @property
+    def destructor(self) -> Function | None: ...
+
+@final
+class Handle:
+    """A pointer a C function returned (a gzFile, a FILE pointer, an fftw_plan)."""
+
+    @property
+    def address(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def type(self) -> HandleType: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *args: object) -> None: ...
+
+def _close_open_handles() -> None:
+    """Closes every open Handle that has a destructor, newest first (atexit)."""
+
+def _open_handle_count() -> int: ...
 
 @final
 class Plan:
@@ -281,7 +396,7 @@ def bind(
     strict: bool = False,
     info: Any = None,
     options: dict[str, Any] | None = None,
-) -> tuple[Handle, dict[str, Function], Plan, list[str], list[_Skipped]]:
+) -> tuple[LibraryHandle, dict[str, Function], Plan, list[str], list[_Skipped]]:
     """Open a shared library and bind the kernels a header (and instantiate.yml) plan."""
 
 def _loaded(path: StrOrBytesPath, load: bool = False,

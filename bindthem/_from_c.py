@@ -11,17 +11,20 @@ hands each call to (display, instantiation on demand) on first use.
 
 from .errors import (
     BindError,
+    BindValueError,
     BuildError,
     CudaError,
     HeaderError,
     InstantiateError,
     NoDriverError,
+    NullHandleError,
     SymbolError,
 )
 
-__all__ = ["BindError", "BuildError", "CudaError", "HeaderError", "InstantiateError",
-           "NoDriverError", "SymbolError", "dask_token", "function_html", "function_pretty",
-           "on_demand", "reduce_function"]
+__all__ = ["BindError", "BindValueError", "BuildError", "CudaError", "HeaderError",
+           "InstantiateError", "NoDriverError", "NullHandleError", "SymbolError",
+           "callback_address", "dask_token", "function_html", "function_pretty", "on_demand",
+           "reduce_function"]
 
 
 def function_html(function):
@@ -57,3 +60,28 @@ def on_demand(fn, args, kwargs, error):
     from ._services.compile.ondemand import call
 
     return call(fn, args, kwargs, error)
+
+
+def callback_address(obj):
+    """A C function pointer's address for a callback parameter
+    (csrc/py/bt_callback.c): an integer ``address`` attribute
+    (numba.cfunc), a ctypes function pointer (a ``ctypes.CFUNCTYPE``
+    instance) or a cffi function pointer; False for a C pointer that is
+    none of these (a cffi ``int *``, callable by its type only); None for
+    anything else (a Python callable is then called through a closure).
+    ctypes and cffi are asked only when already imported: no such object
+    exists otherwise."""
+    import sys
+
+    address = getattr(obj, "address", None)
+    if isinstance(address, int) and not isinstance(address, bool):
+        return address
+    ctypes = sys.modules.get("ctypes")
+    if ctypes is not None and isinstance(obj, ctypes._CFuncPtr):
+        return ctypes.cast(obj, ctypes.c_void_p).value or 0
+    cffi = sys.modules.get("_cffi_backend")
+    if cffi is not None and isinstance(obj, cffi._CDataBase):
+        if cffi.typeof(obj).kind != "function":
+            return False
+        return int(cffi.cast(cffi.new_primitive_type("uintptr_t"), obj))
+    return None

@@ -15,7 +15,7 @@ import warnings
 
 __all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError",
            "BindValueError", "BindTypeError", "BindWarning", "BuildWarning", "PickleError",
-           "CudaError", "NoDriverError"]
+           "CudaError", "NoDriverError", "NullHandleError"]
 
 
 class BindError(Exception):
@@ -93,6 +93,27 @@ class CudaError(BindError, RuntimeError):
 class NoDriverError(CudaError):
     """No usable CUDA driver: libcuda missing, the toolkit's stub library, or
     no device."""
+
+
+class NullHandleError(BindError, OSError):
+    """A function that returns a handle (``gzopen``) returned NULL: ``str()``
+    says which and C's ``errno`` after the call ("gzopen returned NULL:
+    [Errno 2] No such file or directory"). ``errno`` and ``strerror`` are
+    that errno's (None when the function set none), ``function`` the
+    function's name. ``load(..., null_handles="none")`` (or ``{name:
+    "none"}``) returns None instead. Also an ``OSError``."""
+
+    def __init__(self, message, errno=0, function=None):
+        super().__init__(message)
+        self.errno = errno or None
+        self.strerror = os.strerror(errno) if errno else None
+        self.function = function
+
+    def __str__(self):
+        return self.args[0]
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.errno or 0, self.function))
 
 
 class BindWarning(UserWarning):

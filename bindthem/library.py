@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
-from typing import Any
+from typing import Any, Literal, Union
 
 from . import _core
 from ._base.opts import GIL_POLICIES, _check_gil, _options
-from ._base.types import Flags, GilOption, GilPolicy, StrPath
-from ._services import loading, travel
+from ._base.types import Flags, GilOption, GilPolicy, NullHandles, StrPath
+from ._services import loading, preprocess, travel
 from ._services.binding import Backend as Backend
 from ._services.binding import Library as Library
 from ._services.binding import LibraryInfo as LibraryInfo
 from ._services.binding import _make, warn_if_left_out
-from .errors import BindTypeError
+from .errors import BindTypeError, BindWarning, warn
+
+#: Whether a header is read through the C preprocessor (:func:`load`'s ``cpp``).
+CppOption = Union[Literal["auto"], bool]
 
 __all__ = ["Backend", "Library", "LibraryInfo", "build", "compile_library", "getsource", "info",
            "library_of", "load", "options"]
@@ -65,25 +69,29 @@ def getsource(obj):
     """The kernel source of a bound function, read from its header: its doc
     comment, template line and definition (every declaration its overloads
     come from, for a Python name several C functions serve). For a Library,
-    the whole header. Like :func:`inspect.getsource`, the header is read now;
+    the whole header (a preprocessed one's own file: the lines are its). Like
+    :func:`inspect.getsource`, the header is read now;
     raises ``OSError`` when it is gone or no longer has the function where it
     was bound, ``TypeError`` for other objects. CUDA kernels and Libraries
     too."""
     from ._services import display as _display
 
     if isinstance(obj, Library):
-        with open(_display._meta(obj)["header"], encoding="utf-8", errors="replace") as fh:
+        with open(_display.source_file(obj), encoding="utf-8", errors="replace") as fh:
             return fh.read()
     lib = library_of(obj)
     if not isinstance(lib, Library):
         raise TypeError("bindthem.getsource() takes a bindthem Function, CUDA kernel or "
                         "Library, not %s" % type(obj).__name__)
-    header = _display._meta(lib)["header"]
+    header = _display.source_file(lib)  # a preprocessed header's own file, not the output
     lines = _display._read_lines(header)
+    # a preprocessed header's columns are those of its lines with the macros expanded
+    expanded = lib._bindthem_.preprocessed
     parts = []
     for d in _display._declarations(lib, obj.__name__):
         row = lines[d["line"] - 1] if d["line"] <= len(lines) else ""
-        if row[d["col"] - 1:d["col"] - 1 + len(d["name"])] != d["name"]:
+        if (not re.search(r"\b%s\b" % re.escape(d["name"]), row) if expanded else
+                row[d["col"] - 1:d["col"] - 1 + len(d["name"])] != d["name"]):
             raise OSError("%s:%d no longer declares %s (the header changed since it was bound)"
                           % (header, d["line"], d["name"]))
         parts.append("\n".join(lines[d["first_line"] - 1:d["last_line"]]) + "\n")
@@ -92,7 +100,9 @@ def getsource(obj):
 
 def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, *,
          name: str | None = None, strict: bool = False, gil: GilOption = "auto",
-         copy_const: bool = False) -> Library:
+         copy_const: bool = False, cpp: CppOption = "auto",
+         cppflags: Flags | None = None, handles: dict[str, str] | None = None,
+         null_handles: NullHandles | None = None) -> Library:
     """Bind the kernels of ``header`` found in the shared library ``library``.
 
     With ``instantiate`` (an instantiate.yml), exactly what it lists is bound:
@@ -114,8 +124,36 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
     of being refused; writable arrays are never copied.
     :func:`bindthem.options` overrides both per call.
 
-    The Library pickles by value: the header and YAML texts, this library's
-    path and SHA-256 (unpickling binds only that same file).
+    ``cpp``: whether the header is read through the C preprocessor, as an
+    ordinary C header must be (its macros, typedefs and enums come from the
+    files it includes; docs/c-libraries.rst): ``"auto"`` (the default) reads
+    it as written first and keeps that when every declaration binds (or no
+    preprocessor is found), else preprocesses it and binds whichever reading
+    binds more (ties: as written); ``True`` always preprocesses (a failure is
+    a :class:`bindthem.BuildError`), ``False`` never. The preprocessor is
+    ``$CPP``, else ``cc -E`` (``c++ -E`` for a ``.hpp``, ``.hh``, ``.hxx``
+    or ``.H`` header, or with ``-x c++``), given ``-dD -C``, ``cppflags``
+    (``-D``, ``-I``, ``-U``, ``-std``, ``-include``: a list, or a string
+    split as a shell does) and the header. ``bindthem.info(lib).preprocessing``
+    says what was run. The header's ``#define`` constants and its enums'
+    members become attributes of the Library, with an ``enum.IntEnum`` (or
+    ``IntFlag``) class per named enum; a kernel's name is never taken.
+
+    Handles (docs/c-libraries.rst): a function that returns a pointer to a
+    struct the header leaves opaque (``gzFile``, ``FILE *``) returns a
+    :class:`bindthem.Handle`, which the functions taking that type (from
+    any Library) and ``void *`` parameters accept. ``handles``: ``{handle
+    type name: function}``, the function (bound, with one parameter of that
+    type) that frees one, e.g. ``{"gzFile": "gzclose"}``: it then runs once
+    per handle, when called, on ``handle.close()`` (or leaving a ``with``
+    block), when the Handle is collected, or at exit; a type without one is
+    never freed. ``null_handles``: what a NULL handle returned gives:
+    ``"raise"`` (the default: :class:`bindthem.NullHandleError` with C's
+    ``errno``), ``"none"`` (None), or a dict ``{function name: either}``.
+
+    The Library pickles by value: the header and YAML texts (a preprocessed
+    header's output: unpickling runs no preprocessor), this library's path
+    and SHA-256 (unpickling binds only that same file).
 
     A file replaced at that path since this process loaded it (a rebuild, by
     rename or rewritten in place) is loaded from a private copy of its new
@@ -132,9 +170,12 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
     if os.sep in library or os.path.exists(library):
         library = os.path.abspath(library)
         _regular_file(library)
-    opts = _options(gil, copy_const)
+    opts = _options(gil, copy_const, handles, null_handles)
+    # the header as written, or the preprocessor's output: the Plan bound (and pickled)
+    plan, how = preprocess.plan_of(header, instantiate, strict, cpp, cppflags)
     opened = loading.open_checked(library)  # a replaced file's new bytes, not its old object
-    lib = _make(opened.name, header, instantiate, name, strict, None, opts)
+    lib = _make(opened.name, header, instantiate, name, strict, None, opts, plan)
+    lib._bindthem_.preprocessing = how
     if opened.identity is not None:
         lib.__file__ = library  # the file asked for, whatever name the loader opened
     lib._bindthem_.source = _load_source(lib, opened, header, instantiate, name, strict, opts)
@@ -187,7 +228,9 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
           extra_cxxflags: Flags | None = None, openmp: bool = False,
           cache_dir: StrPath | None = None, strict: bool = False, gil: GilOption = "auto",
           copy_const: bool = False, jobs: int | None = None,
-          on_demand: bool | None = None) -> Library:
+          on_demand: bool | None = None, cpp: CppOption = "auto",
+          cppflags: Flags | None = None, handles: dict[str, str] | None = None,
+          null_handles: NullHandles | None = None) -> Library:
     """Compile ``header``'s untemplated functions and the explicit
     instantiations ``instantiate`` lists with the system C++ compiler, then
     bind them (see :func:`bindthem.load`). Raises :class:`bindthem.BuildError`
@@ -204,9 +247,10 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
 
     The compiler's warnings become :class:`bindthem.BuildWarning` warnings
     (replayed when the library comes from the cache), as does a header with
-    ``#pragma omp`` built without an OpenMP flag. ``gil`` and ``copy_const``
-    are :func:`bindthem.load`'s. ``cache_dir`` (default ``$BINDTHEM_CACHE``
-    or ``~/.cache/bindthem``) is bounded, see ``python -m bindthem cache``.
+    ``#pragma omp`` built without an OpenMP flag. ``gil``, ``copy_const``,
+    ``handles`` and ``null_handles`` are :func:`bindthem.load`'s.
+    ``cache_dir`` (default ``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) is
+    bounded, see ``python -m bindthem cache``.
 
     ``jobs``: how many compiler processes a cold build runs at once (default:
     the cores this process may use). The instantiations are split over that
@@ -218,6 +262,11 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
     instantiation (once, through the cache) and adds it to the function.
     The default is True without ``instantiate`` and False with it (docs/on-demand.rst,
     "Instantiation on demand").
+
+    ``cpp``, ``cppflags``: as :func:`bindthem.load`'s, with the header
+    preprocessed as C++ (``c++ -E``, or ``$CPP``), after the standard headers
+    the build's translation unit includes first; the output, without what
+    those define, is what is compiled and bound.
 
     The Library and its functions pickle by value (the header, YAML and local
     includes' text, the flags and options): unpickling builds that text where
@@ -231,16 +280,35 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
         instantiate = os.path.abspath(os.fspath(instantiate))
     if name is None:
         name = os.path.splitext(os.path.basename(header))[0]
-    opts = _options(gil, copy_const)
+    opts = _options(gil, copy_const, handles, null_handles)
     flags = resolve_flags(cxxflags, extra_cxxflags, openmp)
     if on_demand is None:
         on_demand = instantiate is None
     if not isinstance(on_demand, bool):
         raise TypeError("on_demand=%r: expected True, False or None (default: True without "
                         "instantiate.yml)" % (on_demand,))
-    return build_library(header, instantiate, name=name, cxx=cxx, flags=flags,
-                         cache_dir=cache_dir, strict=strict, options=opts, jobs=jobs,
-                         on_demand=on_demand)
+    plan, how = _build_plan(header, instantiate, strict, cpp, cppflags)
+    lib = build_library(header, instantiate, name=name, cxx=cxx, flags=flags,
+                        cache_dir=cache_dir, strict=strict, options=opts, jobs=jobs,
+                        on_demand=on_demand, plan=plan)
+    lib._bindthem_.preprocessing = how
+    if how.failed and any(not x["deliberate"] for x in lib._bindthem_.left_out):
+        warn("%s was read as written: the C preprocessor, run to read what it #includes "
+             "(cpp='auto'), failed: %s. Pass cppflags= (-I, -D) or set $CPP; cpp=True makes "
+             "this an error" % (header, how.failed), BindWarning)
+    return lib
+
+
+def _build_plan(header, instantiate, strict, cpp, cppflags):
+    """build()'s reading of the header: preprocess.plan_of, as C++, after the
+    build's prelude (its standard headers, whose definitions the compile has
+    already: preprocess.for_build)."""
+    from ._services.compile.source import PRELUDE
+
+    prelude = re.findall(r"#include <([^>]+)>", PRELUDE)
+    return preprocess.plan_of(header, instantiate, strict, cpp, cppflags, cxx=True,
+                              first_flags=preprocess.prelude_flags(prelude),
+                              text_of=lambda text: preprocess.for_build(text, prelude))
 
 
 class options:

@@ -13,7 +13,11 @@ an editable install is built) puts beside a package's header:
 - ``<stem>.bindthem.json``, the manifest: the header's, the YAML's and the
   library's file names, the flags, and two SHA-256s: of the header text, the
   YAML text, the flags and ``strict`` together (``sources_sha256``), and of
-  the library (``library_sha256``).
+  the library (``library_sha256``);
+- for a header read through the C preprocessor (``cpp``, as
+  :func:`bindthem.load` reads it), ``<stem>.bindthem.i``: the preprocessor's
+  output, the bytes the package binds (and ``sources_sha256`` hashes in the
+  header's place), so that importing it runs no preprocessor.
 
 :func:`load_package` finds them in the installed package, recomputes both
 hashes, and binds the library (bindthem._services.loading: the bytes hashed
@@ -38,6 +42,7 @@ from typing import Any
 from . import _core
 from ._base.files import write_text
 from ._base.types import Flags, GilOption, StrPath
+from ._services import preprocess
 from ._services.binding import Library, plan_message, warn_if_left_out
 from ._services.packaging import LAZY_MODULE as LAZY_MODULE
 from ._services.packaging import MANIFEST_SUFFIX as MANIFEST_SUFFIX
@@ -46,6 +51,7 @@ from ._services.packaging import (
     _rel,
     bind_installed,
     library_name,
+    preprocessed_name,
 )
 from ._services.packaging import lazy_module_text as lazy_module_text
 from ._services.packaging import manifest_name as manifest_name
@@ -54,7 +60,7 @@ from ._services.packaging import sources_hash as sources_hash
 from ._services.packaging import write_manifest as write_manifest
 from .errors import BindError
 from .errors import warn as _warn
-from .library import compile_library
+from .library import CppOption, compile_library
 
 __all__ = ["LAZY_MODULE", "MANIFEST_SUFFIX", "bind_on_first_use", "lazy_module_text",
            "load_package", "manifest_name", "package_built_library", "package_flags",
@@ -102,19 +108,23 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
                     module: str, source_folder: StrPath | None = None, cxx: str | None = None,
                     cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
                     openmp: bool = False, strict: bool = False, lazy: bool = False,
-                    package: str | None = None) -> list[str]:
+                    package: str | None = None, cpp: CppOption = "auto",
+                    cppflags: Flags | None = None) -> list[str]:
     """Compile ``header`` (and ``instantiate``), paths relative to
     ``source_folder`` (default ``folder``), into ``folder``: the header, the
     YAML, the library, the stub of ``module`` and the manifest; with
     ``lazy``, also the module itself, which binds on first use
     (:func:`write_lazy_module`). Returns the paths written. Flags as
-    :func:`bindthem.build`'s."""
+    :func:`bindthem.build`'s. ``cpp``, ``cppflags``: as :func:`bindthem.load`'s
+    (the source header is preprocessed, in its own folder); a Plan read
+    through the preprocessor is shipped as ``<stem>.bindthem.i`` and bound at
+    import as it is. The library is compiled from the header as written."""
     # imported here: only a build step needs the build
     from ._services.compile.kernels import resolve_flags
 
     # imported here: bindthem imports this module, and `python -m bindthem.stubs`
     # must find bindthem.stubs not yet imported
-    from .stubs import render
+    from .stubs import render_metadata
 
     folder = os.fspath(folder)
     src = os.fspath(source_folder) if source_folder is not None else folder
@@ -135,6 +145,12 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
             os.makedirs(os.path.dirname(d), exist_ok=True)
             shutil.copyfile(s, d)
         written.append(d)
+    # what binds: the header as written or its preprocessor's output (read where it lies,
+    # beside its local includes)
+    plan, how = preprocess.plan_of(os.path.abspath(os.path.join(src, header)),
+                                   os.path.abspath(os.path.join(src, instantiate))
+                                   if instantiate else None, strict, cpp, cppflags)
+    meta = plan.metadata()
     h_path = os.path.join(folder, header)
     y_path = os.path.join(folder, instantiate) if instantiate else None
     lib_rel = library_name(header)
@@ -142,30 +158,38 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     compile_library(h_path, y_path, output=lib_path, cxx=cxx, cxxflags=cxxflags,
                     extra_cxxflags=extra_cxxflags, openmp=openmp, strict=strict)
     stub = os.path.splitext(h_path)[0] + ".pyi"
-    write_text(stub, render(h_path, y_path, module, strict=strict))
+    write_text(stub, render_metadata(meta, module))
+    pre_path = os.path.join(folder, preprocessed_name(header))
+    if not how.used and os.path.exists(pre_path):
+        os.remove(pre_path)  # an earlier build's: this manifest does not name it
     m_path = write_manifest(folder, header, instantiate, module=module, flags=flags,
-                            strict=strict, header_path=h_path, instantiate_path=y_path)
-    written += [lib_path, stub, m_path]
+                            strict=strict, header_path=h_path, instantiate_path=y_path,
+                            preprocessed=plan.header_text if how.used else None)
+    written += [lib_path, stub] + ([pre_path] if how.used else []) + [m_path]
     if lazy:
         written.append(write_lazy_module(folder, header, instantiate, module=module,
                                          package=package, header_path=h_path,
-                                         instantiate_path=y_path, strict=strict))
+                                         instantiate_path=y_path, strict=strict, meta=meta))
     return written
 
 
 def write_lazy_module(folder: StrPath, header: str, instantiate: str | None, *, module: str,
                       package: str | None, header_path: StrPath,
-                      instantiate_path: StrPath | None, strict: bool = False) -> str:
+                      instantiate_path: StrPath | None, strict: bool = False,
+                      meta: Any = None) -> str:
     """Writes the module ``module`` (of ``package``, whose folder is
     ``folder``) as ``<last part of module>.py``: :data:`LAZY_MODULE`, which
     binds on first use; its names are the stub's
-    (:func:`bindthem.stubs.kernel_names`). Returns its path."""
+    (:func:`bindthem.stubs.kernel_names`). ``meta``: the metadata of the
+    Plan the package binds (default: the header's as written). Returns its
+    path."""
     from .stubs import kernel_names
 
     path = _lazy_module_path(os.fspath(folder), package, module)
-    meta = _core.parse_header(os.fspath(header_path),
-                              os.fspath(instantiate_path) if instantiate_path else None,
-                              strict=strict)
+    if meta is None:
+        meta = _core.parse_header(os.fspath(header_path),
+                                  os.fspath(instantiate_path) if instantiate_path else None,
+                                  strict=strict)
     write_text(path, lazy_module_text(module, header, instantiate, kernel_names(meta)))
     return path
 

@@ -60,13 +60,17 @@ class KernelLibrary:
     ``lazy``: the build also writes that module (``<header stem>.py``),
     which binds on first use (docs/packages.rst, "Binding on first use"):
     importing it loads nothing, and the checks of ``load_package`` run at
-    the first call of one of its kernels.
+    the first call of one of its kernels. ``cpp`` and ``cppflags``:
+    whether the header is read through the C preprocessor, as
+    :func:`bindthem.load` reads it; its output ships in the package and is
+    bound at import without one.
     """
 
     def __init__(self, package: str, header: str, instantiate: str | None = None, *,
                  module: str | None = None, cxx: str | None = None,
                  cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
-                 openmp: bool = False, strict: bool = False, lazy: bool = False) -> None:
+                 openmp: bool = False, strict: bool = False, lazy: bool = False,
+                 cpp: bool | str = "auto", cppflags: Flags | None = None) -> None:
         self.package = package
         self.lazy = lazy
         self.header = header
@@ -75,7 +79,7 @@ class KernelLibrary:
             os.path.basename(header))[0])
         self.options: dict[str, Any] = dict(cxx=cxx, cxxflags=cxxflags,
                                             extra_cxxflags=extra_cxxflags, openmp=openmp,
-                                            strict=strict)
+                                            strict=strict, cpp=cpp, cppflags=cppflags)
 
     def __repr__(self) -> str:
         return "KernelLibrary(%r, %r, %r)" % (self.package, self.header, self.instantiate)

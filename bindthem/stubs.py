@@ -7,6 +7,7 @@ dtypes and the header's docstrings::
 
     python -m bindthem.stubs HEADER [-i instantiate.yml] [--module NAME]
                                     [-o FILE.pyi | -o DIR] [--check]
+                                    [--cpp auto|always|never] [--cppflags FLAGS]
 
 Without ``-o`` the stub goes to standard output. ``-o DIR`` (an existing
 directory, or a path ending in ``/``) writes ``DIR/NAME.pyi`` (a dotted NAME
@@ -21,11 +22,28 @@ overload``, the NumPy imports, a sorted ``__all__``, and per function one
 ``@overload`` per instantiation in YAML order (a plain ``def`` when only one
 is left). Parameters are the header's, minus the size ones (``x_size``,
 ``x_sizeK``); arrays are ``numpy.typing.NDArray[numpy.<dtype>]``, scalars
-``int`` / ``float`` / ``complex`` / ``bool``, a ``void`` return is ``None``. Overloads whose Python
-parameters come out identical (template parameters the signature does not
-use) are merged, the first in YAML order kept: it is also the one the
-runtime dispatches to. The header comment is the docstring of the last
-overload. The output is byte-identical across runs and machines.
+``int`` / ``float`` / ``complex`` / ``bool``, a ``void`` return is ``None``; a ``const char *``
+parameter (a string) is ``str | bytes``, a returned one ``str | None``; a handle
+(``gzFile``, ``FILE *``) is ``bindthem.Handle``, a ``void *`` parameter
+``bindthem.Handle | None`` (the stub then imports bindthem); a function pointer
+parameter is the ``Callable`` a Python callable for it must be (for ``double
+(*)(double, void *)``, ``Callable[[float, int | None], float]``; ``object`` for a
+``void`` result, which is ignored), or ``Callable[..., R]`` where only a C function
+pointer can stand for it (ctypes', cffi's and numba's function pointers are callable
+too; a plain int is not taken). Overloads whose Python parameters come out
+identical (template parameters the signature does not use) are merged, the
+first in YAML order kept: it is also the one the runtime dispatches to. The
+header comment is the docstring of the last overload. The output is
+byte-identical across runs and machines.
+
+A header with ``#define`` constants or enums (an ordinary C header, read
+through the C preprocessor as :func:`bindthem.load` reads it: ``--cpp``,
+``--cppflags``) gets what the Library has besides its kernels, before them:
+each enum class as ``class NAME(enum.IntEnum)`` (``enum.IntFlag`` for a
+flags enum) with its members, each constant as ``NAME: Final[int]`` (or
+``Final[str]``) and each member of the header's own enums as ``NAME:
+Final[ENUM]``. A header without them gets none of these lines, nor their
+imports.
 """
 
 import argparse
@@ -34,17 +52,23 @@ import keyword
 import os
 import sys
 
-from . import _core
 from ._base.files import write_text
 from ._base.instantiation import split_types
-from ._services.binding import _module_doc, plan_message
+from ._services import preprocess
+from ._services.binding import _module_doc, named_attributes, plan_message
 from ._services.compile import ondemand
 from .errors import BindError, BindWarning, warn
 
-__all__ = ["render", "main"]
+__all__ = ["CPP_CHOICES", "cpp_arguments", "metadata_of", "render", "render_metadata", "main"]
 
 _ARRAY = "numpy.typing.NDArray[numpy.%s]"
 _CHAR = "int | str"
+_STRING = "str | bytes"
+_RETURNED_STRING = "str | None"  # a NULL pointer returns None
+_HANDLE = "bindthem.Handle"  # returned: None only where null_handles= says, which is not known here
+_VOIDP = "bindthem.Handle | None"
+_RECORDS = "numpy.typing.NDArray[numpy.void]"  # a struct by pointer: records of its dtype
+_RECORD = "numpy.void"  # a struct by value, or returned
 _MAX_LINE = 99
 _INDENT = "    "
 
@@ -67,13 +91,22 @@ def _signature(ov):
         if p["python_name"] is None:  # a size parameter
             continue
         ann = _annotation(p, p["array"])
-        if p["type"] == "char" and not p["array"]:
+        if p.get("string"):
+            ann = _STRING  # a NUL-terminated const char *: str (UTF-8) or bytes
+        elif p.get("handle") or p.get("voidp"):
+            ann = _HANDLE if p.get("handle") else _VOIDP
+        elif p.get("struct"):  # a const pointer or a value takes a record or an array
+            ann = (_RECORDS if p["array"] and not p["const"] else
+                   "%s | %s" % ((_RECORDS, _RECORD) if p["array"] else (_RECORD, _RECORDS)))
+        elif p["type"] == "char" and not p["array"]:
             ann = _CHAR  # the runtime takes a one-character str too
         params.append("%s: %s%s" % (p["python_name"], ann, _default(p, ann)))
     if ov["positional_only"]:
         params.insert(ov["positional_only"], "/")
     ret = ov["return"]
-    returns = "None" if ret["python"] == "None" else _annotation(ret, False)
+    returns = (_HANDLE if ret.get("handle") else _RECORD if ret.get("struct")
+               else "None" if ret["python"] == "None"
+               else _RETURNED_STRING if ret.get("string") else _annotation(ret, False))
     return tuple(params), returns
 
 
@@ -144,12 +177,60 @@ def kernel_names(meta):
     return sorted(fn["name"] for fn in meta["functions"])
 
 
+def _value(v):
+    return repr(v) if isinstance(v, str) else str(int(v))
+
+
+def _named(meta, names):
+    """The lines of what the Library has besides its kernels (the header's
+    enum classes, constants, enum members and struct dtypes:
+    binding.named_attributes), and whether they use ``enum`` and ``Final``."""
+    classes, values, dtypes = [], [], []
+    named = named_attributes(meta, names)
+    with_class = {name for name, what, _ in named if what == "enum"}
+    for name, what, item in named:
+        if what == "enum":
+            base = "enum.IntFlag" if item["flags"] else "enum.IntEnum"
+            body = [_INDENT + "%s = %s" % (n, _value(v)) for n, v in item["members"]
+                    if n.isidentifier() and not keyword.iskeyword(n)
+                    and not (n.startswith("_") and n.endswith("_"))]
+            classes += ["", "", "class %s(%s):" % (name, base)] + (body or [_INDENT + "..."])
+        elif what == "constant":
+            kind = "str" if isinstance(item["value"], str) else "int"
+            values.append("%s: Final[%s]" % (name, kind))
+        elif what == "struct":
+            dtypes.append("%s: numpy.dtype[numpy.void]" % name)
+        else:  # a member: of its class when the Library has it under its name
+            cls = item[0]["name"]
+            values.append("%s: Final[%s]" % (name, cls if cls in with_class else "int"))
+    lines = classes + (["", ""] + values if values else []) + (["", ""] + dtypes if dtypes else [])
+    return lines, bool(classes), bool(values)
+
+
+def _uses_handles(functions):
+    """Whether a signature names bindthem.Handle (the stub imports bindthem)."""
+    return any(x.get("handle") or x.get("voidp") for fn in functions for ov in fn["overloads"]
+               for x in (ov["return"], *ov["params"]))
+
+
+def _uses_callbacks(functions):
+    """Whether a signature has a function pointer parameter (``Callable[...]``)."""
+    return any(p.get("callback") for fn in functions for ov in fn["overloads"]
+               for p in ov["params"])
+
+
 def _render_meta(meta):
     functions = meta["functions"]
     names = kernel_names(meta)
     doc = _module_doc(None, meta["header"], names).rstrip("\n")
     lines = _docstring(doc, "")
-    lines += ["", "from typing import overload", "", "import numpy", "import numpy.typing", ""]
+    named, uses_enum, uses_final = _named(meta, names)
+    lines += ["", "%s%sfrom typing import %soverload" % (
+        "import enum\n" if uses_enum else "",
+        "from collections.abc import Callable\n" if _uses_callbacks(functions) else "",
+        "Final, " if uses_final else ""),
+              "", *(["import bindthem"] if _uses_handles(functions) else []), "import numpy",
+              "import numpy.typing", ""]
     one = "__all__ = [%s]" % ", ".join('"%s"' % n for n in names)
     if not names:
         lines.append("__all__: list[str] = []")
@@ -159,10 +240,21 @@ def _render_meta(meta):
         lines.append("__all__ = [")
         lines += [_INDENT + '"%s",' % n for n in names]
         lines.append("]")
+    lines += named
     for fn in functions:
         lines += ["", ""]
         lines += _function(fn)
     return "\n".join(lines) + "\n"
+
+
+def render_metadata(meta, module=None):
+    """The ``.pyi`` text of a Plan's metadata (``plan.metadata()``), warning
+    as :func:`render` does."""
+    _check_module(module)
+    why = plan_message(meta)
+    if why:
+        warn(why, BindWarning)
+    return _render_meta(meta)
 
 
 def _check_module(module):
@@ -173,9 +265,19 @@ def _check_module(module):
         raise ValueError("not a module name: %r" % (module,))
 
 
-def render(header, instantiate=None, module=None, *, strict=False):
+def metadata_of(header, instantiate=None, strict=False, cpp="auto", cppflags=None):
+    """The metadata of the Plan load() binds for these arguments (cpp, cppflags: its)."""
+    plan, _ = preprocess.plan_of(os.path.abspath(os.fspath(header)),
+                                 os.fspath(instantiate) if instantiate is not None else None,
+                                 strict, cpp, cppflags)
+    return plan.metadata()
+
+
+def render(header, instantiate=None, module=None, *, strict=False, cpp="auto", cppflags=None):
     """The ``.pyi`` text for the kernels ``header`` (and ``instantiate``)
-    bind, as :func:`bindthem.load` / :func:`bindthem.build` bind them.
+    bind, as :func:`bindthem.load` / :func:`bindthem.build` bind them
+    (``cpp``, ``cppflags``: load's: the header read through the C
+    preprocessor or as written).
 
     ``module`` is the name the stub is for (default: the header's stem); it
     is checked but does not change the text, which depends only on the
@@ -184,11 +286,7 @@ def render(header, instantiate=None, module=None, *, strict=False):
     bound, warns (:class:`bindthem.BindWarning`) and says what to pass.
     """
     _check_module(module)
-    meta = _core.parse_header(header, instantiate, strict=strict)
-    why = plan_message(meta)
-    if why:
-        warn(why, BindWarning)
-    return _render_meta(meta)
+    return render_metadata(metadata_of(header, instantiate, strict, cpp, cppflags))
 
 
 def _target(output, module):
@@ -224,6 +322,20 @@ def _on_demand_argument(text):
     return name.strip(), tuple(split_types(types))
 
 
+# --cpp on the command line: load()'s cpp=
+CPP_CHOICES = {"auto": "auto", "always": True, "never": False}
+
+
+def cpp_arguments(parser):
+    """--cpp and --cppflags, as the stubs and ``python -m bindthem show`` take them."""
+    parser.add_argument("--cpp", choices=tuple(CPP_CHOICES), default="auto",
+                        help="read the header through the C preprocessor: auto (when as "
+                        "written it leaves declarations out; the default), always, never")
+    parser.add_argument("--cppflags", metavar="FLAGS",
+                        help='the preprocessor\'s flags (-D, -I, -U, -std, -include), e.g. '
+                        '--cppflags="-DNDEBUG -I include"')
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m bindthem.stubs",
@@ -238,6 +350,7 @@ def main(argv=None):
                         "1 if stale (prints a diff), 2 on error")
     p.add_argument("--strict", action="store_true",
                    help="a YAML function the header lacks is an error")
+    cpp_arguments(p)
     p.add_argument("--on-demand", action="append", default=[], metavar="FUNC:TYPES",
                    help='an instantiation made on demand to list too ("axpy:int,double"); '
                         "repeatable")
@@ -249,7 +362,8 @@ def main(argv=None):
         if args.check and not args.output:
             raise ValueError("--check needs -o, the stub to compare with")
         _check_module(args.module)
-        meta = _core.parse_header(args.header, args.instantiate, strict=args.strict)
+        meta = metadata_of(args.header, args.instantiate, args.strict, CPP_CHOICES[args.cpp],
+                         args.cppflags)
         made = [_on_demand_argument(a) for a in args.on_demand]
         if args.on_demand_seen:
             made += ondemand.seen(args.header)

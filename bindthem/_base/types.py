@@ -13,5 +13,7 @@ Flags = Union[str, Sequence[str]]
 GilPolicy = Literal["auto", "release", "keep"]
 #: One policy for a Library, or one per function name.
 GilOption = Union[GilPolicy, Mapping[str, GilPolicy]]
+#: What a NULL handle returned gives: one choice for a Library, or one per function name.
+NullHandles = Union[Literal["raise", "none"], Mapping[str, Literal["raise", "none"]]]
 #: CUDA architectures: 80, "sm_80", "compute_80", or a list of those.
 Archs = Union[int, str, Sequence[Union[int, str]]]

@@ -5,11 +5,15 @@ what it renders comes in as arguments.
 
 Everything comes from ``Library.metadata``: each function with its Python
 signature, the first line of its doc, its overloads as C signatures and where
-it came from (header file:line, shared library).
+it came from (header file:line, shared library), then the header's constants
+and enums. A preprocessed header's lines are its own file's
+(:func:`source_file`).
 """
 
 import html
 import os
+
+from . import preprocess
 
 __all__ = ["function_html", "function_pretty", "library_html", "library_pretty"]  # _from_c: C
 
@@ -35,6 +39,27 @@ def _signature(f):
 def _meta(lib):
     """lib's metadata, even when a kernel is called ``metadata``."""
     return lib._bindthem_.metadata
+
+
+def _preprocessor_output(path):
+    """Whether the file at path is the C preprocessor's output (or unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(4096)
+    except OSError:
+        return True
+    return preprocess.marker_file(first) is not None
+
+
+def source_file(lib):
+    """The header whose lines lib's metadata numbers: the metadata's, unless
+    that file holds the preprocessor's output (an unpickled Library's copy),
+    then the file the output's first line marker names (the header that was
+    preprocessed)."""
+    path = _meta(lib)["header"]
+    if not lib._bindthem_.preprocessed or not _preprocessor_output(path):
+        return path
+    return preprocess.marker_file(lib._bindthem_.plan.header_text) or path
 
 
 def _entry(lib, name):
@@ -63,7 +88,7 @@ def _origins(f):
     lib = f.library
     if lib is None:
         return []
-    header = _meta(lib)["header"]
+    header = source_file(lib)
     return ["%s:%d" % (header, d["line"]) for d in _declarations(lib, f.__name__)]
 
 
@@ -132,10 +157,55 @@ def _count(lib):
     return "%d %s" % (n, noun[:-1] if n == 1 else noun)
 
 
+def _value(v):
+    """A constant's or member's value as C would write it: ints in decimal, strings quoted."""
+    return repr(v) if isinstance(v, str) else str(int(v))
+
+
+def shown_enums(meta, classes):
+    """The enums a display lists: the header's own, and those of included
+    files whose name is in ``classes`` (the Library has their class)."""
+    return [e for e in meta.get("enums") or []
+            if e["in_header"] or (e["name"] and e["name"] in classes)]
+
+
+def named_lines(meta, named=None, classes=None):
+    """The lines that list a header's constants and enums (``bindthem show``
+    and the text display): ``NAME = value  # line N``, then per enum its
+    kind, name and members. ``named``: the Library's attributes (a name it
+    left to a kernel is marked; the included enums listed are those it has a
+    class of); ``classes``: else, the names of the included enums to list."""
+    lines = []
+    consts = meta.get("constants") or []
+    if consts:
+        lines.append("constants:")
+        for c in consts:
+            lines.append("    %s = %s  # line %d%s" % (c["name"], _value(c["value"]), c["line"],
+                                                    _shadowed(c["name"], named)))
+    if classes is None:
+        classes = {n for n, v in (named or {}).items() if isinstance(v, type)}
+    enums = shown_enums(meta, classes)
+    if enums:
+        lines.append("enums:")
+    for e in enums:
+        kind = "IntFlag" if e["flags"] else "IntEnum"
+        where = ("line %d" % e["line"]) if e["in_header"] else "included"
+        lines.append("    %s %s (%s, %s)%s" % (kind, e["name"] or "(anonymous)", e["type"], where,
+                                               _shadowed(e["name"], named) if e["name"] else ""))
+        lines += ["        %s = %s" % (n, _value(v)) for n, v in e["members"]]
+    return lines
+
+
+def _shadowed(name, named):
+    return "" if named is None or name in named else "  (not an attribute: a kernel's name)"
+
+
 def library_text(lib):
     meta = _meta(lib)
     lines = ["bindthem.Library %r: %s" % (lib.__name__, _count(lib)),
-             "  header      " + meta["header"]]
+             "  header      " + source_file(lib)]
+    if lib._bindthem_.preprocessed:
+        lines.append("  read        through the C preprocessor")
     if meta.get("instantiate"):
         lines.append("  instantiate " + meta["instantiate"])
     lines.append("  library     " + lib.__file__)
@@ -145,6 +215,9 @@ def library_text(lib):
         lines.append("%s  # line %s" % (_signature(f), ", ".join(
             str(d["line"]) for d in _declarations(lib, name)) or "?"))
         lines += _function_lines(f)
+    named = named_lines(meta, lib._bindthem_.named)
+    if named:
+        lines += [""] + named
     return "\n".join(lines)
 
 
@@ -202,10 +275,30 @@ def function_html(f):
     return "<div>%s<table>%s<tbody>%s</tbody></table></div>" % (title, _HEAD, _row(f, where))
 
 
+def _named_html(meta, named):
+    """The table of a header's constants and enums (empty when it has none)."""
+    rows = ["<tr><td style='text-align:left'>%s</td><td style='text-align:left'>%s</td>"
+            "<td style='text-align:left'>line %d</td></tr>"
+            % (_code(c["name"]), _code(_value(c["value"])), c["line"])
+            for c in meta.get("constants") or []]
+    for e in shown_enums(meta, {n for n, v in named.items() if isinstance(v, type)}):
+        members = ", ".join("%s = %s" % (n, _value(v)) for n, v in e["members"])
+        rows.append("<tr><td style='text-align:left'>%s %s</td><td style='text-align:left'>%s"
+                    "</td><td style='text-align:left'>%s</td></tr>"
+                    % ("IntFlag" if e["flags"] else "IntEnum", _code(e["name"] or "(anonymous)"),
+                       _code(members), "line %d" % e["line"] if e["in_header"] else "included"))
+    if not rows:
+        return ""
+    head = ("<thead><tr><th style='text-align:left'>constant or enum</th>"
+            "<th style='text-align:left'>value</th><th style='text-align:left'>source</th>"
+            "</tr></thead>")
+    return "<table>%s<tbody>%s</tbody></table>" % (head, "".join(rows))
+
+
 def library_html(lib):
     """Library._repr_html_."""
     meta = _meta(lib)
-    header = meta["header"]
+    header = source_file(lib)
     title = "<b>bindthem.Library</b> %s: %s from %s" % (
         _code(lib.__name__), _count(lib), _code(header))
     if meta.get("instantiate"):
@@ -216,4 +309,5 @@ def library_html(lib):
         f = getattr(lib, name)
         lines = ", ".join(str(d["line"]) for d in _declarations(lib, name))
         rows.append(_row(f, _code("%s:%s" % (os.path.basename(header), lines))))
-    return "<div>%s<table>%s<tbody>%s</tbody></table></div>" % (title, _HEAD, "".join(rows))
+    return "<div>%s<table>%s<tbody>%s</tbody></table>%s</div>" % (
+        title, _HEAD, "".join(rows), _named_html(meta, lib._bindthem_.named))

@@ -10,6 +10,13 @@ are the bytes loaded) only when the header, the YAML and the library are the
 ones the manifest records: a header or YAML edited after the build, or a
 library replaced, is a :class:`bindthem.BindError` naming the files and the
 remedy, never calls with the wrong signatures.
+
+A header read through the C preprocessor when the package was built
+(bindthem._services.preprocess) ships the Plan's bytes, the preprocessor's
+output, as ``<stem>.bindthem.i`` beside it; the manifest names that file
+(``"preprocessed"``) and its ``sources_sha256`` hashes those bytes in the
+header's place, and the import binds them: no preprocessor runs there. The
+header itself stays beside them, for :func:`bindthem.getsource`.
 """
 
 from __future__ import annotations
@@ -29,11 +36,12 @@ from ..errors import BindError, PickleError
 from . import loading, travel
 from .binding import Library, _make
 
-__all__ = ["LAZY_MODULE", "MANIFEST_SUFFIX", "bind_installed", "bind_pickled",
-           "lazy_module_text", "library_name", "manifest_name", "package_folder",
-           "sources_hash", "write_manifest"]
+__all__ = ["LAZY_MODULE", "MANIFEST_SUFFIX", "PREPROCESSED_SUFFIX", "bind_installed",
+           "bind_pickled", "lazy_module_text", "library_name", "manifest_name", "package_folder",
+           "preprocessed_name", "sources_hash", "write_manifest"]
 
 MANIFEST_SUFFIX = ".bindthem.json"
+PREPROCESSED_SUFFIX = ".bindthem.i"
 MANIFEST_FORMAT = 1
 MANIFEST_LIMIT = 1 << 20  # bytes of a manifest read at import
 
@@ -41,6 +49,12 @@ MANIFEST_LIMIT = 1 << 20  # bytes of a manifest read at import
 def manifest_name(header: str) -> str:
     """``kernels.h`` -> ``kernels.bindthem.json`` (same folder)."""
     return os.path.splitext(header)[0] + MANIFEST_SUFFIX
+
+
+def preprocessed_name(header: str) -> str:
+    """``kernels.h`` -> ``kernels.bindthem.i`` (same folder): a preprocessed
+    header's Plan bytes, the preprocessor's output, as the package binds them."""
+    return os.path.splitext(header)[0] + PREPROCESSED_SUFFIX
 
 
 def library_name(header: str) -> str:
@@ -189,15 +203,32 @@ def _lazy_module_path(folder: str, package: str | None, module: str) -> str:
     return os.path.join(folder, last + ".py")
 
 
+def _write_bytes(path, data):
+    """Writes data to path through a temporary file renamed over it (as write_text)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
 def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, module: str,
                    flags: list[str], strict: bool, header_path: StrPath,
-                   instantiate_path: StrPath | None) -> str:
+                   instantiate_path: StrPath | None,
+                   preprocessed: bytes | None = None) -> str:
     """Writes ``<stem>.bindthem.json`` into ``folder``, which holds the
     library ``lib<stem>.so`` already: what :func:`load_package` checks.
     ``header`` and ``instantiate`` are the names inside the package; their
     text is read from ``header_path`` and ``instantiate_path`` (the build's
-    copies, or the source files). Returns the manifest's path."""
+    copies, or the source files). ``preprocessed``: the Plan's bytes when
+    the header was read through the C preprocessor, written beside it as
+    ``<stem>.bindthem.i`` and hashed in its place. Returns the manifest's
+    path."""
     lib_rel = library_name(header)
+    header_text = travel._read(header_path)
+    if preprocessed is not None:
+        _write_bytes(os.path.join(os.fspath(folder), preprocessed_name(header)), preprocessed)
+        header_text = preprocessed
     manifest = {
         "format": MANIFEST_FORMAT,
         "module": module,
@@ -207,11 +238,13 @@ def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, mod
         "stub": os.path.splitext(header)[0] + ".pyi",
         "flags": flags,
         "strict": strict,
-        "sources_sha256": sources_hash(travel._read(header_path),
+        "sources_sha256": sources_hash(header_text,
                                        travel._read(instantiate_path)
                                        if instantiate_path else None, flags, strict),
         "library_sha256": travel._sha(travel._read(os.path.join(folder, lib_rel))),
     }
+    if preprocessed is not None:  # absent otherwise: a manifest as before
+        manifest["preprocessed"] = preprocessed_name(header)
     m_path = os.path.join(os.fspath(folder), manifest_name(header))
     write_text(m_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return m_path
@@ -262,7 +295,8 @@ def _manifest(package, folder, header, instantiate):
         ok = (type(m) is dict and m.get("format") == MANIFEST_FORMAT
               and isinstance(m.get("flags"), list) and isinstance(m.get("strict"), bool)
               and all(isinstance(m.get(k), str) for k in ("library", "sources_sha256",
-                                                            "library_sha256")))
+                                                            "library_sha256"))
+              and isinstance(m.get("preprocessed", ""), str))
     except ValueError:
         ok = False
     if not ok:
@@ -291,8 +325,11 @@ def bind_installed(package, header, instantiate, name, gil, copy_const):
     m, m_path, lib_path = _manifest(package, folder, header, instantiate)
     h_path = os.path.join(folder, header)
     y_path = os.path.join(folder, instantiate) if instantiate else None
+    # a preprocessed header: the Plan's bytes the build shipped, bound without a preprocessor
+    text_path = (os.path.join(folder, _rel(m["preprocessed"], "the manifest's preprocessed "
+                                           "header")) if m.get("preprocessed") else h_path)
     try:
-        h_text = travel._read_regular(h_path, travel.TEXT_LIMIT)
+        h_text = travel._read_regular(text_path, travel.TEXT_LIMIT)
         y_text = travel._read_regular(y_path, travel.TEXT_LIMIT) if y_path else None
     except OSError as e:
         raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
@@ -301,8 +338,9 @@ def bind_installed(package, header, instantiate, name, gil, copy_const):
         raise BindError(
             "package %s's kernel library %s is stale: %s%s changed since it was built (their "
             "SHA-256 is no longer the one %s records), so its calls could not be trusted to "
-            "match the header; %s" % (package, lib_path, h_path, " or " + y_path if y_path else "",
-                                      m_path, _remedy(package)))
+            "match the header; %s" % (package, lib_path, text_path,
+                                      " or " + y_path if y_path else "", m_path,
+                                      _remedy(package)))
     try:  # hashed, then loaded: the bytes it maps are the ones hashed (bindthem._services.loading)
         opened = loading.open_checked(lib_path, m["library_sha256"], travel.LIBRARY_LIMIT)
     except loading.Unreadable as e:

@@ -149,7 +149,8 @@ class Source:
                 when bindthem._services.loading hashed or copied them, else taken on first need
                 from the file, if its identity (library_stat) is still the one loaded);
                 for a package, its path inside the package's folder and its SHA-256
-    options     {"gil": ..., "copy_const": ...} as given
+    options     {"gil": ..., "copy_const": ...} as given, with "handles" and
+                "null_handles" when given
     image       the CUDA module's bytes (cuda; library is then its file name, or "<bytes>")
     on_demand   build: None, or (an open build: instantiation on demand) the list of
                 [function, [C types]] instantiated on demand so far; a worker compiles
@@ -483,17 +484,27 @@ def _check_on_demand(made, kind):
 
 
 def _check_options(options):
-    if type(options) is not dict or set(options) != {"gil", "copy_const"}:
-        _refuse("options", "are %r, not {'gil': ..., 'copy_const': ...}" % (options,))
+    if type(options) is not dict or not {"gil", "copy_const"} <= set(options) <= {
+            "gil", "copy_const", "handles", "null_handles"}:
+        _refuse("options", "are %r, not {'gil': ..., 'copy_const': ...} (and 'handles', "
+                "'null_handles' when given)" % (options,))
     gil = options["gil"]
     if not (type(gil) is str or (type(gil) is dict and all(
             _is_str(k, 255) and type(v) is str for k, v in gil.items()))):
         _refuse("options", "have gil=%r, not a policy or a dict of them" % (gil,))
+    for what in ("handles", "null_handles"):
+        value = options.get(what)
+        if not (value is None or (what == "null_handles" and type(value) is str) or (
+                type(value) is dict and all(_is_str(k, 255) and _is_str(v, 255)
+                                            for k, v in value.items()))):
+            _refuse("options", "have %s=%r, not a dict of names" % (what, value))
     try:
-        normal = _options(gil, options["copy_const"])
+        normal = _options(gil, options["copy_const"], options.get("handles"),
+                          options.get("null_handles"))
     except (BindError, TypeError) as e:
         _refuse("options", "are %r: %s" % (options, e))
-    if normal != options or (isinstance(gil, dict) and list(gil) != list(normal["gil"])):
+    if normal != options or any(isinstance(options.get(k), dict) and list(options[k]) != list(
+            normal[k]) for k in ("gil", "handles", "null_handles")):
         _refuse("options", "are %r, not in the order build() and load() write them" % (options,))
 
 

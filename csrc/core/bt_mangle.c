@@ -8,7 +8,7 @@
  *              | source-name [targs]
  *   targs     -> I (type | L builtin ['n'] digits E)+ E
  *   type      -> builtin | S seq _ | T idx _ | K type | P type
- *              | St7complex I type E
+ *              | St7complex I type E | source-name     (an enum, by its name)
  *
  * Substitution candidates, in the order g++ adds them: each namespace
  * prefix, the template name (template-prefix or unscoped template name),
@@ -41,6 +41,7 @@ typedef struct Mangler {
     BtIndex index; /* cands by expanded mangling */
     int n_subs;    /* candidates of every kind so far */
     int failed;
+    const BtEnum *enums; /* the header's, for an enum type's name; NULL: none known */
 } Mangler;
 
 typedef struct CandKey {
@@ -121,11 +122,25 @@ static void put_tparam(BtBuf *b, int i)
         bt_buf_printf(b, "T%d_", i - 1);
 }
 
-/* A class type of the table (its code is a <source-name>: "6__half"). */
-static int is_class(const BtTypeRef *t)
+/* The name of enum type t ("color"), or NULL when t is no enum with one
+ * (one without a name is mangled as its integer type). */
+static const char *enum_name(const Mangler *m, const BtTypeRef *t)
 {
-    return t->tparam < 0 && bt_type(t->type)->mangle[0] >= '0' &&
-           bt_type(t->type)->mangle[0] <= '9';
+    const char *name;
+
+    if (t->tparam >= 0 || t->enum_ref <= 0 || !m->enums)
+        return NULL;
+    name = m->enums[t->enum_ref - 1].name;
+    return name[0] ? name : NULL;
+}
+
+/* A class type of the table (its code is a <source-name>: "6__half"), or
+ * an enum by its name: a substitution candidate. */
+static int is_class(const Mangler *m, const BtTypeRef *t)
+{
+    return t->tparam < 0 &&
+           ((bt_type(t->type)->mangle[0] >= '0' && bt_type(t->type)->mangle[0] <= '9') ||
+            enum_name(m, t));
 }
 
 static int is_complex(const BtTypeRef *t)
@@ -143,14 +158,25 @@ static int inner_level(const BtTypeRef *t, int lv)
     return LV_BASE;
 }
 
+/* A concrete type's own code: the table's, or an enum's source name. */
+static void put_concrete(BtBuf *b, const Mangler *m, const BtTypeRef *t)
+{
+    const char *e = enum_name(m, t);
+
+    if (e)
+        bt_buf_printf(b, "%zu%s", strlen(e), e);
+    else
+        bt_buf_puts(b, bt_type(t->type)->mangle);
+}
+
 /* The expanded mangling of t at level lv, with no substitutions. */
-static void put_key(BtBuf *b, const BtTypeRef *t, int lv)
+static void put_key(BtBuf *b, const Mangler *m, const BtTypeRef *t, int lv)
 {
     if (lv != LV_BASE) {
         bt_buf_putc(b, lv == LV_PTR ? 'P' : 'K');
-        put_key(b, t, inner_level(t, lv));
+        put_key(b, m, t, inner_level(t, lv));
     } else if (t->tparam < 0) {
-        bt_buf_puts(b, bt_type(t->type)->mangle);
+        put_concrete(b, m, t);
     } else if (t->is_complex_of_tparam) {
         bt_buf_puts(b, "St7complexI");
         put_tparam(b, t->tparam);
@@ -185,12 +211,12 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
     BtBuf key;
 
     /* builtins are never candidates; a class (__half: "6__half") is */
-    if (lv == LV_BASE && t->tparam < 0 && !is_complex(t) && !is_class(t)) {
+    if (lv == LV_BASE && t->tparam < 0 && !is_complex(t) && !is_class(m, t)) {
         bt_buf_puts(&m->out, bt_type(t->type)->mangle);
         return;
     }
     bt_buf_init(&key);
-    put_key(&key, t, lv);
+    put_key(&key, m, t, lv);
     if (key.failed) {
         m->failed = 1;
     } else if (!use_sub(m, key.data)) {
@@ -200,7 +226,7 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
         } else if (is_complex(t)) {
             emit_complex(m, t);
         } else if (t->tparam < 0) {
-            bt_buf_puts(&m->out, bt_type(t->type)->mangle);
+            put_concrete(&m->out, m, t);
         } else {
             put_tparam(&m->out, t->tparam);
         }
@@ -228,7 +254,7 @@ static void emit_name(Mangler *m, const BtDecl *d, const BtTArg *targs)
         m->n_subs++; /* template-prefix / unscoped-template-name */
         bt_buf_putc(&m->out, 'I');
         for (i = 0; i < d->n_tparams; i++) {
-            BtTypeRef t = {-1, targs[i].type, 0, 0, 0};
+            BtTypeRef t = {.tparam = -1, .type = targs[i].type};
             if (targs[i].is_value) /* a literal: its builtin type is no candidate */
                 bt_buf_printf(&m->out, "L%s%s%lluE", bt_type(targs[i].type)->mangle,
                               targs[i].neg ? "n" : "", targs[i].mag);
@@ -243,6 +269,12 @@ static void emit_name(Mangler *m, const BtDecl *d, const BtTArg *targs)
 
 const char *bt_mangle(const BtDecl *decl, const BtTArg *targs, BtArena *arena)
 {
+    return bt_mangle_enums(decl, targs, NULL, arena);
+}
+
+const char *bt_mangle_enums(const BtDecl *decl, const BtTArg *targs, const BtEnum *enums,
+                            BtArena *arena)
+{
     Mangler m;
     const char *res = NULL;
     int i;
@@ -252,6 +284,7 @@ const char *bt_mangle(const BtDecl *decl, const BtTArg *targs, BtArena *arena)
     if (decl->n_tparams > 0 && !targs)
         return NULL; /* caller error: a template needs its arguments */
     memset(&m, 0, sizeof m);
+    m.enums = enums;
     bt_buf_init(&m.out);
     bt_buf_init(&m.pool);
     /* each type adds at most 4 candidates: P, K, the base, St7complex */
@@ -264,13 +297,14 @@ const char *bt_mangle(const BtDecl *decl, const BtTArg *targs, BtArena *arena)
     if (decl->n_tparams > 0) {
         /* A template's return type is encoded; g++ keeps its top-level const. */
         const BtTypeRef *r = &decl->ret;
-        emit_type(&m, r, r->is_array ? LV_PTR : r->is_const ? LV_CONST : LV_BASE);
+        emit_type(&m, r, r->is_array || r->is_string ? LV_PTR : r->is_const ? LV_CONST : LV_BASE);
     }
     if (decl->n_params == 0)
         bt_buf_putc(&m.out, 'v');
     for (i = 0; i < decl->n_params; i++) {
         const BtTypeRef *t = &decl->params[i].t;
-        emit_type(&m, t, t->is_array ? LV_PTR : LV_BASE); /* top-level const dropped */
+        /* top-level const dropped; a C string is a pointer to const char */
+        emit_type(&m, t, t->is_array || t->is_string ? LV_PTR : LV_BASE);
     }
     if (!m.failed && !m.out.failed && !m.pool.failed)
         res = bt_arena_strdup(arena, bt_buf_str(&m.out));

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bt_fntype.h"
 #include "bt_hash.h"
 
 /* Comparisons of missing names with header names for near misses; past
@@ -407,10 +408,42 @@ static int concrete(Planner *p, const BtDecl *d, const BtTypeRef *r, const BtTAr
                        in ? in->tpath : "?", d->name);
 }
 
-static void put_type(BtBuf *b, const BtTypeRef *r, BtTypeId id)
+const BtEnum *bt_plan_enum(const BtOverload *ov, const BtTypeRef *r)
+{
+    return r->enum_ref > 0 && ov->enums ? &ov->enums[r->enum_ref - 1] : NULL;
+}
+
+const BtStruct *bt_plan_struct(const BtOverload *ov, const BtTypeRef *r)
+{
+    return r->struct_ref > 0 && ov->header ? &ov->header->structs[r->struct_ref - 1] : NULL;
+}
+
+const char *bt_plan_type_name(const BtOverload *ov, const BtTypeRef *r, BtTypeId id)
+{
+    const BtEnum *e = bt_plan_enum(ov, r);
+    const BtStruct *s = bt_plan_struct(ov, r);
+    size_t n, k;
+
+    if (s) { /* "struct point" for its tag, else its typedef's name ("z_stream") */
+        n = strlen(s->name), k = strlen(s->key);
+        return n && (k <= n || strcmp(s->key + k - n, s->name) || s->key[k - n - 1] != ' ')
+                   ? s->name
+                   : s->key;
+    }
+    return e && e->name[0] ? e->name : bt_plan_cname(id);
+}
+
+/* Whether type ref r is spelled with a '*' before the name: a C string, a
+ * struct by pointer. */
+static int starred(const BtTypeRef *r) { return r->is_string || (r->struct_ref && r->is_array); }
+
+/* "const double", "color", "const char *", "const struct point *": type
+ * ref r of ov (concrete type id) as a declaration spells it before the name. */
+static void put_type(BtBuf *b, const BtOverload *ov, const BtTypeRef *r, BtTypeId id)
 {
     bt_buf_puts(b, r->is_const ? "const " : "");
-    bt_buf_puts(b, bt_plan_cname(id));
+    bt_buf_puts(b, bt_plan_type_name(ov, r, id));
+    bt_buf_puts(b, starred(r) ? " *" : "");
 }
 
 void bt_plan_put_targ(BtBuf *b, const BtTArg *a)
@@ -461,13 +494,18 @@ void bt_plan_put_address(BtBuf *b, const BtOverload *ov)
     const BtDecl *d = ov->decl;
     int i;
 
-    bt_buf_printf(b, "static_cast<%s%s (*)(", bt_plan_cname(ov->ret), d->ret.is_array ? " *" : "");
+    bt_buf_puts(b, "static_cast<");
+    bt_buf_puts(b, d->ret.is_string ? "const " : "");
+    bt_buf_puts(b, bt_plan_type_name(ov, &d->ret, ov->ret));
+    bt_buf_puts(b, d->ret.is_array || d->ret.is_string ? " *" : "");
+    bt_buf_puts(b, " (*)(");
     for (i = 0; i < d->n_params; i++) {
         const BtTypeRef *t = &d->params[i].t;
+        int ptr = t->is_array || t->is_string;
         bt_buf_puts(b, i ? ", " : "");
-        bt_buf_puts(b, t->is_const && t->is_array ? "const " : "");
-        bt_buf_puts(b, bt_plan_cname(ov->ptypes[i]));
-        bt_buf_puts(b, t->is_array ? " *" : "");
+        bt_buf_puts(b, t->is_const && ptr ? "const " : ""); /* a by-value const is no part of it */
+        bt_buf_puts(b, bt_plan_type_name(ov, t, ov->ptypes[i]));
+        bt_buf_puts(b, ptr ? " *" : "");
     }
     bt_buf_puts(b, ")>(&::");
     bt_plan_put_name(b, d, ov->targs);
@@ -483,20 +521,24 @@ static const char *signature(Planner *p, const BtOverload *ov)
     int i;
 
     bt_buf_init(&b);
-    put_type(&b, &d->ret, ov->ret);
-    bt_buf_puts(&b, d->ret.is_array ? " *" : " ");
+    put_type(&b, ov, &d->ret, ov->ret);
+    bt_buf_puts(&b, d->ret.is_array ? " *" : d->ret.is_string ? "" : " ");
     bt_plan_put_name(&b, d, ov->targs);
     bt_buf_putc(&b, '(');
     for (i = 0; i < d->n_params; i++) {
         const BtParam *pa = &d->params[i];
         if (i)
             bt_buf_puts(&b, ", ");
-        put_type(&b, &pa->t, ov->ptypes[i]);
+        if (bt_fntype_of(ov, &pa->t)) { /* "int (*f)(int)" */
+            bt_fntype_put(&b, ov, bt_fntype_of(ov, &pa->t)->sig, pa->name ? pa->name : "");
+            continue;
+        }
+        put_type(&b, ov, &pa->t, ov->ptypes[i]);
         if (pa->name && *pa->name) {
-            bt_buf_putc(&b, ' ');
+            bt_buf_puts(&b, starred(&pa->t) ? "" : " "); /* "const char *s" */
             bt_buf_puts(&b, pa->name);
         }
-        if (pa->t.is_array)
+        if (pa->t.is_array && !starred(&pa->t))
             bt_buf_puts(&b, "[]");
     }
     bt_buf_putc(&b, ')');
@@ -601,6 +643,8 @@ static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverlo
 
     ov->decl = d;
     ov->inst = in;
+    ov->enums = p->h->enums;
+    ov->header = p->h;
     ov->targs = NULL;
     if (d->n_tparams && !(ov->targs = template_args(p, d, in)))
         return -1;

@@ -16,6 +16,9 @@ typedef struct BtOverload {
     BtTypeId *ptypes;      /* concrete type of each decl->params[i] */
     const char *signature; /* C signature: "int myfunc<int, double>(const int J[], ...)" */
     const BtInst *inst;    /* the YAML entry, or NULL */
+    const BtEnum *enums;   /* the header's enums, which a type's enum_ref indexes */
+    const BtHeader *header; /* its header: the handle, callback and struct types a type's
+                             * handle_ref, callback_ref and struct_ref index */
 } BtOverload;
 
 typedef struct BtFunc {
@@ -67,6 +70,17 @@ BT_HIDDEN void bt_plan_put_targ(BtBuf *b, const BtTArg *a);
 /* The C spelling of a type ("double", "std::complex<float>"), or "?" for an
  * id outside the table. Static string. */
 BT_HIDDEN const char *bt_plan_cname(BtTypeId id);
+
+/* The enum type ref r of ov names (NULL: r is no enum). */
+BT_HIDDEN const BtEnum *bt_plan_enum(const BtOverload *ov, const BtTypeRef *r);
+
+/* The struct type ref r of ov names (NULL: r is no struct). */
+BT_HIDDEN const BtStruct *bt_plan_struct(const BtOverload *ov, const BtTypeRef *r);
+
+/* The C++ spelling of type ref r of ov, whose concrete type is id, without
+ * its const or pointer: an enum's name ("color"; its integer type when it
+ * has none), else bt_plan_cname(id). */
+BT_HIDDEN const char *bt_plan_type_name(const BtOverload *ov, const BtTypeRef *r, BtTypeId id);
 
 /* Optimal string alignment distance (Damerau-Levenshtein without repeated
  * edits), case-insensitive, for did-you-mean hints. Names longer than 64

@@ -225,6 +225,8 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
         return 0;
     }
     a->code = bt_slot_code(o);
+    if (a->code == BT_K_CALLABLE) /* no kernel takes one: it may be a device array */
+        a->code = BT_K_OTHER;
     if (a->code != BT_K_OTHER)
         return 0;
     /* DLPack first: __dlpack__(stream=) has the producer order its pending

@@ -6,6 +6,7 @@
 
 #include "bt_mangle.h"
 #include "bt_meta_py.h"
+#include "bt_record.h"
 #include "bt_sym.h"
 
 /* The near misses of q ("ns::f") among names: those whose function name
@@ -132,8 +133,9 @@ static int check_layout(BtState *st, const BtBackend *be, void *ctx, void *addr,
         size_t size = 0, align = 1;
         if (i < d->n_params) {
             const BtType *t = bt_type(ov->ptypes[i]);
-            size = d->params[i].t.is_array ? sizeof(void *) : t->size;
-            align = d->params[i].t.is_array ? sizeof(void *) : t->align;
+            int ptr = d->params[i].t.is_array || d->params[i].t.is_string;
+            size = ptr ? sizeof(void *) : t->size;
+            align = ptr ? sizeof(void *) : t->align;
             off = (off + align - 1) / align * align;
         }
         rc = be->param(ctx, addr, i, &koff, &ksize);
@@ -305,6 +307,68 @@ static int missing_overload(Binder *b, const BtOverload *ov, const char *sym, co
     return 0;
 }
 
+/* Why a back end without host_strings refuses declaration d: its C string
+ * parameter or return (a noun phrase, as a refuse gives), or NULL when it
+ * has none. */
+static const char *string_refused(Binder *b, const BtDecl *d)
+{
+    const char *r;
+    int i;
+
+    if (d->ret.is_string)
+        return "a function that returns a C string (const char *), which a kernel cannot return";
+    for (i = 0; i < d->n_params && !d->params[i].t.is_string; i++)
+        ;
+    if (i == d->n_params)
+        return NULL;
+    r = bt_arena_printf(&b->scratch,
+                        "a function whose parameter '%s' is a C string (const char *): a kernel "
+                        "cannot read a str's or bytes' host memory; pass the characters as an "
+                        "array (a '%s_size' parameter after it)",
+                        d->params[i].name, d->params[i].name);
+    return r ? r : "a function with a C string (const char *) parameter";
+}
+
+/* Why a back end without host_strings refuses declaration d: a handle or
+ * `void *` parameter, or a handle returned (a host pointer, which a kernel
+ * cannot use), or NULL when it has none. */
+static const char *handle_refused(Binder *b, const BtDecl *d)
+{
+    const char *r;
+    int i;
+
+    if (d->ret.handle_ref)
+        return "a function that returns a handle (a host pointer), which a kernel cannot return";
+    for (i = 0; i < d->n_params && !d->params[i].t.handle_ref && !d->params[i].t.is_voidp; i++)
+        ;
+    if (i == d->n_params)
+        return NULL;
+    r = bt_arena_printf(&b->scratch,
+                        "a function whose parameter '%s' is %s: a kernel cannot use a host "
+                        "pointer",
+                        d->params[i].name, d->params[i].t.is_voidp ? "a void *" : "a handle");
+    return r ? r : "a function with a handle or void * parameter";
+}
+
+/* Why a back end without host_strings refuses declaration d: a function
+ * pointer parameter (a callback, which bt_callback.h calls on the host),
+ * or NULL when it has none. */
+static const char *callback_refused(Binder *b, const BtDecl *d)
+{
+    const char *r;
+    int i;
+
+    for (i = 0; i < d->n_params && !d->params[i].t.callback_ref; i++)
+        ;
+    if (i == d->n_params)
+        return NULL;
+    r = bt_arena_printf(&b->scratch,
+                        "a function whose parameter '%s' is a function pointer: a kernel cannot "
+                        "call back into the host",
+                        d->params[i].name);
+    return r ? r : "a function with a function pointer parameter";
+}
+
 /* Overload ov of f through steps 1-5 (bt_bind.h): 1 with *call prepared
  * and *addr its address; 0 when it is left out (recorded); -1 with an
  * exception set. A listed overload must bind; an unlisted one (planned as
@@ -317,9 +381,17 @@ static int bind_overload(Binder *b, const BtFunc *f, const BtOverload *ov, BtCal
     const char *refused = be->refuse ? be->refuse(ov->decl, ov, &deliberate) : NULL;
     const char *sym, *why = NULL;
 
+    if (!refused && !be->host_strings && (refused = string_refused(b, ov->decl)))
+        deliberate = 0; /* a shortfall, as the CPU's CUDA-only types are */
+    if (!refused && !be->host_strings && (refused = handle_refused(b, ov->decl)))
+        deliberate = 0; /* as a C string */
+    if (!refused && (refused = bt_record_refused(ov, be->host_strings, &b->scratch)))
+        deliberate = 0; /* a struct libffi cannot pass, or a kernel's */
+    if (!refused && !be->host_strings && (refused = callback_refused(b, ov->decl)))
+        deliberate = 0; /* as a C string */
     if (refused)
         return refused_overload(b, ov, refused, deliberate);
-    sym = bt_mangle(ov->decl, ov->targs, &b->arena);
+    sym = bt_mangle_enums(ov->decl, ov->targs, ov->enums, &b->arena);
     if (!sym) {
         PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
         return -1;

@@ -2,9 +2,12 @@
  *
  * bt_bind_plan takes each planned overload in YAML order and
  *   1. asks the back end whether it binds the overload (refuse: the
- *      declaration's kind, a type it cannot call): one instantiate.yml
- *      lists is then a BindError, an unlisted one is reported in `skipped`;
- *   2. mangles it (bt_mangle; the plain name for extern "C");
+ *      declaration's kind, a type it cannot call; a C string, handle or
+ *      `void *` parameter or return where it has no host_strings): one
+ *      instantiate.yml lists is then a BindError, an unlisted one is
+ *      reported in `skipped`;
+ *   2. mangles it (bt_mangle_enums: enums by their names; the plain name
+ *      for extern "C");
  *   3. resolves the name through the back end (resolve; for a C library,
  *      the plain C name when the C++ one is missing). A listed overload
  *      that is missing raises SymbolError naming the near misses among the
@@ -48,6 +51,11 @@ typedef struct BtBackend {
     /* inline and static declarations are not exported (a compiled C/C++
      * library): a listed one that is missing gets that explanation. */
     int linkage_hides;
+    /* It calls in this process, so a C string (`const char *`: a str's or
+     * bytes' host memory), a handle and a `void *` (host pointers) can be
+     * passed and returned; 0: an overload with one is refused (a kernel on
+     * a device cannot read host memory). */
+    int host_strings;
 
     /* Why this back end does not bind declaration d, or overload ov of it
      * (ov NULL: a declaration the plan skipped, not instantiated), or NULL

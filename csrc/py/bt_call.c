@@ -4,6 +4,7 @@
 #include "bt_numpy.h"
 
 #include "bt_guard.h"
+#include "bt_record.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
                     BtArena *arena)
 {
     const BtDecl *d = ov->decl;
+    int i;
 
     if (d->n_params > BT_MAX_PARAMS) {
         PyErr_Format(st->BindError, "%s has %d parameters; bindthem binds at most %d",
@@ -21,6 +23,7 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
     memset(call, 0, sizeof *call);
     call->n_c = d->n_params;
     call->ret = ov->ret;
+    call->ret_string = (uint8_t)d->ret.is_string;
     call->signature = bt_arena_strdup(arena, ov->signature);
     call->symbol = symbol;
     call->slots = bt_arena_alloc(arena, sizeof(BtArgSlot) * (size_t)(d->n_params + 1));
@@ -29,7 +32,18 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
         PyErr_NoMemory();
         return -1;
     }
-    return bt_slot_build(call->slots, call->order, &call->n_py, ov, arena);
+    if (d->ret.handle_ref) { /* the pointer, as an int: bt_handle_invoke makes it a Handle */
+        _Static_assert(sizeof(unsigned long) == sizeof(void *), "a pointer is an unsigned long");
+        call->ret = BT_ULONG;
+        call->handles = 1;
+    }
+    if (bt_slot_build(call->slots, call->order, &call->n_py, ov, arena) < 0 ||
+        bt_record_return(call, ov, arena) < 0)
+        return -1;
+    for (i = 0; i < call->n_py; i++)
+        if (call->slots[i].kind == 'h' || call->slots[i].kind == 'v')
+            call->handles = 1;
+    return 0;
 }
 
 /* The direct call's word of each slot and of its one size parameter, and
@@ -47,17 +61,26 @@ static void plan_words(BtCall *call)
         if (s->is_array && s->n_sizes == 1) {
             s->size_word = call->direct.pos[s->sizes->cidx];
         } else if (s->is_array ? s->n_sizes > 1
-                               : s->kind == 'c' || (s->kind == 'f' && s->size != 4 && s->size != 8))
-            call->fused = 0;
+                               : s->kind == 'c' || s->kind == 's' || s->kind == 'e' ||
+                                     (s->kind == 'f' && s->size != 4 && s->size != 8))
+            call->fused = 0; /* bt_slot_store_fast takes none of these (a C string, an enum
+                              * that is no range, a complex, a 2-byte float) */
+        if (s->kind == 'k')
+            call->fused = 0; /* a callback: bt_callback_invoke */
+        if (s->rec)
+            call->fused = 0; /* a record: bt_record_store */
     }
+    if (call->handles) /* held around the call: bt_handle_invoke */
+        call->fused = 0;
 }
 
 int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
     int is_ptr[BT_MAX_PARAMS];
+    ffi_type *rtype;
     ffi_status status;
-    int i;
+    int i, byval, ret_ptr = call->ret_string || d->ret.handle_ref; /* a C string, a handle */
 
     call->fn = (void (*)(void))fn;
     call->atypes = bt_arena_alloc(arena, sizeof(ffi_type *) * (size_t)(d->n_params + 1));
@@ -67,17 +90,22 @@ int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void 
         return -1;
     }
     for (i = 0; i < d->n_params; i++)
-        call->atypes[i] = d->params[i].t.is_array ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
-    status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params, bt_type_ffi(ov->ret),
-                          call->atypes);
+        is_ptr[i] = d->params[i].t.is_array || d->params[i].t.is_string ||
+                    d->params[i].t.handle_ref || d->params[i].t.is_voidp ||
+                    d->params[i].t.callback_ref;
+    for (i = 0; i < d->n_params; i++)
+        call->atypes[i] = is_ptr[i] ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
+    rtype = ret_ptr ? &ffi_type_pointer : bt_type_ffi(ov->ret);
+    byval = bt_record_ffi_types(call, call->atypes, &rtype); /* structs by value: libffi only */
+    status = ffi_prep_cif(&call->cif, FFI_DEFAULT_ABI, (unsigned)d->n_params, rtype, call->atypes);
     if (status != FFI_OK) {
         PyErr_Format(st->BindError, "libffi cannot prepare a call to %s (ffi_status %d)",
                      ov->signature, (int)status);
         return -1;
     }
-    for (i = 0; i < d->n_params; i++)
-        is_ptr[i] = d->params[i].t.is_array;
-    if (bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params, ov->ret)) {
+    /* a pointer returns as a 64-bit integer does (rax, x0) */
+    if (!byval && bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params,
+                                 ret_ptr ? BT_ULONG : ov->ret)) {
         call->site = bt_guard_site(call->direct.variant);
         plan_words(call);
     }
@@ -102,9 +130,23 @@ static inline BT_ALWAYS_INLINE int ndarray_arg(void *ctx, PyObject *const *args,
     return 0;
 }
 
+/* A returned C string: a str, its UTF-8 decoded with surrogateescape (a
+ * byte that is no UTF-8 becomes a lone surrogate, so that any bytes come
+ * back through .encode("utf-8", "surrogateescape")); None for NULL. The
+ * string stays the callee's: nothing is freed. */
+static PyObject *string_return(const BtValue *r)
+{
+    const char *s = (const char *)(uintptr_t)r->u64;
+
+    if (!s)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
+}
+
 /* The return value, as libffi left it: integers widened to ffi_arg (read
- * back at the declared width), floats and complexes in place. */
-static PyObject *convert_return(const BtValue *r, BtTypeId t)
+ * back at the declared width), floats and complexes in place, a pointer
+ * (a C string) whole. */
+static inline BT_ALWAYS_INLINE PyObject *value_of(BtTypeId t, int is_string, const BtValue *r)
 {
     const BtType *ty;
     int shift;
@@ -113,6 +155,8 @@ static PyObject *convert_return(const BtValue *r, BtTypeId t)
 
     if (t == BT_VOID) /* most kernels: no look-up */
         Py_RETURN_NONE;
+    if (is_string)
+        return string_return(r);
     ty = bt_type(t);
     shift = 64 - 8 * (int)ty->size;
     switch (ty->kind) {
@@ -124,6 +168,16 @@ static PyObject *convert_return(const BtValue *r, BtTypeId t)
         return ty->size == 8 ? PyComplex_FromDoubles(f[0], f[1])
                              : PyComplex_FromDoubles(d[0], d[1]);
     }
+}
+
+static PyObject *convert_return(const BtCall *call, const BtValue *r)
+{
+    return value_of(call->ret, call->ret_string, r);
+}
+
+PyObject *bt_call_value(BtTypeId t, int is_string, const BtValue *r)
+{
+    return value_of(t, is_string, r);
 }
 
 /* The Python exception for a C++ exception the kernel threw (pybind11's
@@ -154,11 +208,12 @@ static int releases_gil(const BtCallOpts *opts, npy_intp total)
 /* The kernel called with the arguments stored in out: directly on its
  * words (the direct plan's), else through ffi_call on its value pointers;
  * the GIL released as opts says for arrays of `total` elements. The
- * result, or NULL. Inlined into each fast path, where out->kind is a
- * constant (invoke_temps passes either). */
+ * result, or NULL; a returned struct into ret instead (NULL: none;
+ * libffi only), with None. Inlined into each fast path, where out->kind
+ * and ret are constants (invoke_temps passes either). */
 static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const BtCallOpts *opts,
                                                     npy_intp total, const BtArgOut *out,
-                                                    const char *fname)
+                                                    const char *fname, void *ret)
 {
     BtValue rv;
     char what[512];
@@ -169,44 +224,75 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
     if (out->kind == BT_OUT_WORDS)
         thrown = call->site(&call->direct, call->fn, &rv, out->base, what, sizeof what);
     else
-        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, &rv, out->ptrs, what, sizeof what);
+        thrown = bt_guard_call((ffi_cif *)&call->cif, call->fn, ret ? ret : (void *)&rv, out->ptrs,
+                               what, sizeof what);
     if (release)
         PyEval_RestoreThread(ts);
     if (thrown)
         return kernel_threw(thrown, what, fname);
-    return convert_return(&rv, call->ret);
+    return convert_return(call, &rv);
 }
 
 /* The rest of a call with aligned temporaries (below). */
 static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
-                                      npy_intp total, BtArgOut out);
+                                      npy_intp total, BtArgOut out, void *ret);
 
 /* The call: the arguments stored into out by the slot layer's walk
- * (bt_slot_walk), then the kernel. Inlined into invoke_direct and
- * invoke_ffi, each with its own constant out->kind. */
+ * (bt_slot_walk), then the kernel (a returned struct into ret: run_kernel).
+ * Inlined into invoke_direct and invoke_ffi, each with its own constant
+ * out->kind and ret. */
 static inline BT_ALWAYS_INLINE PyObject *invoke(const BtCall *call, PyObject *const *args,
                                                 const char *fname, PyObject *names,
-                                                const BtCallOpts *opts, const BtArgOut *out)
+                                                const BtCallOpts *opts, const BtArgOut *out,
+                                                void *ret)
 {
     BtArgSource src = {args, ndarray_arg, NULL, NULL, fname, names};
     Py_ssize_t total = 0;
     int k = 0, r = bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, out, &total);
 
     if (r) /* -1, or 1: unaligned, the rest with temporaries */
-        return r < 0 ? NULL : invoke_temps(call, args, k, fname, names, opts, total, *out);
-    return run_kernel(call, opts, total, out, fname);
+        return r < 0 ? NULL : invoke_temps(call, args, k, fname, names, opts, total, *out, ret);
+    return run_kernel(call, opts, total, out, fname, ret);
 }
 
-/* The libffi call: every argument into its BtValue, then ffi_call. */
-static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const char *fname,
-                            PyObject *names, const BtCallOpts *opts)
+/* The libffi call: every argument into its BtValue, then ffi_call (a
+ * returned struct into ret). */
+static inline BT_ALWAYS_INLINE PyObject *invoke_ffi_into(const BtCall *call, PyObject *const *args,
+                                                         const char *fname, PyObject *names,
+                                                         const BtCallOpts *opts, void *ret)
 {
     BtValue vals[BT_MAX_PARAMS];
     void *avalues[BT_MAX_PARAMS];
     const BtArgOut out = {BT_OUT_VALUES, vals, NULL, avalues};
 
-    return invoke(call, args, fname, names, opts, &out);
+    return invoke(call, args, fname, names, opts, &out, ret);
+}
+
+static PyObject *invoke_ffi(const BtCall *call, PyObject *const *args, const char *fname,
+                            PyObject *names, const BtCallOpts *opts)
+{
+    return invoke_ffi_into(call, args, fname, names, opts, NULL);
+}
+
+/* A call that returns a struct (libffi's): its record made first (no
+ * Python object is made between the arguments' checks and the kernel),
+ * libffi's return written into it, then the numpy.void of it. */
+static BT_COLD PyObject *invoke_record(const BtCall *call, PyObject *const *args, const char *fname,
+                                       PyObject *names, const BtCallOpts *opts)
+{
+    void *data;
+    PyObject *rec = bt_record_result_new(call->ret_rec, &data), *r;
+
+    if (!rec)
+        return NULL;
+    r = invoke_ffi_into(call, args, fname, names, opts, data);
+    if (!r) {
+        Py_DECREF(rec);
+        return NULL;
+    }
+    Py_DECREF(r); /* None */
+    return bt_record_result(rec);
 }
 
 PyObject *bt_call_words_released(const BtCall *call, Py_ssize_t total, const uint64_t *w,
@@ -215,7 +301,7 @@ PyObject *bt_call_words_released(const BtCall *call, Py_ssize_t total, const uin
     const BtCallOpts opts = {BT_GIL_RELEASE, 0, 0};
     const BtArgOut out = {BT_OUT_WORDS, (void *)w, call->direct.pos, NULL};
 
-    return run_kernel(call, &opts, total, &out, fname);
+    return run_kernel(call, &opts, total, &out, fname, NULL);
 }
 
 PyObject *bt_call_threw(int kind, const char *what, const char *fname)
@@ -223,7 +309,7 @@ PyObject *bt_call_threw(int kind, const char *what, const char *fname)
     return kernel_threw(kind, what, fname);
 }
 
-PyObject *bt_call_return(const BtValue *r, BtTypeId t) { return convert_return(r, t); }
+PyObject *bt_call_return(const BtCall *call, const BtValue *r) { return convert_return(call, r); }
 
 /* The direct call: each argument straight into the word(s) of its register
  * or stack slot (call->direct.pos), no BtValue or avalues. Inlined into
@@ -235,7 +321,7 @@ static inline BT_ALWAYS_INLINE PyObject *invoke_direct(const BtCall *call, PyObj
     uint64_t w[BT_DIRECT_WORDS];
     const BtArgOut out = {BT_OUT_WORDS, w, call->direct.pos, NULL};
 
-    return invoke(call, args, fname, names, opts, &out);
+    return invoke(call, args, fname, names, opts, &out, NULL);
 }
 
 /* ================= unaligned arrays: aligned temporaries =================
@@ -365,7 +451,7 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
  * are; then the overlap check, the kernel, and temps_finish. */
 static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args, int k,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
-                                      npy_intp total, BtArgOut out)
+                                      npy_intp total, BtArgOut out, void *ret)
 {
     Temps ts;
     BtArgSource src = {args, ndarray_arg, temp_new, &ts, fname, names};
@@ -377,7 +463,7 @@ static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args,
         temps_overlap(call, args, &ts, fname, names) < 0)
         goto done;
     ran = 1;
-    r = run_kernel(call, opts, total, &out, fname);
+    r = run_kernel(call, opts, total, &out, fname, ret);
 done:
     return temps_finish(call, &ts, r, ran, fname, names);
 }
@@ -390,5 +476,7 @@ PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *
 
     if (call->direct.variant && !opts->ffi)
         return invoke_direct(call, args, fname, names, opts);
+    if (call->ret_rec) /* never direct */
+        return invoke_record(call, args, fname, names, opts);
     return invoke_ffi(call, args, fname, names, opts);
 }

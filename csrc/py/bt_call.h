@@ -58,6 +58,7 @@ typedef struct BtCall {
     int n_py;         /* Python parameters (C minus the size ones) */
     BtArgSlot *slots; /* n_py */
     BtTypeId ret;
+    uint8_t ret_string; /* returns a C string (`const char *`): a str, or None for NULL */
     const char *signature;
     const char *symbol;
     BtDirect direct;    /* the call without libffi, where direct.variant != 0 */
@@ -68,6 +69,23 @@ typedef struct BtCall {
      * slots are arrays with at most one size parameter, and scalars of one
      * word that bt_slot_store_fast converts */
     uint8_t fused;
+    /* handles (bt_handle_call.h): the call takes a handle or a `void *`
+     * (slot kinds 'h', 'v') or returns a handle (ret is then the pointer's
+     * integer type), and goes through bt_handle_invoke; never fused */
+    uint8_t handles;
+    uint8_t destroys;   /* it frees its handle argument (handles=): the call closes it */
+    uint8_t ret_none;   /* a NULL handle returned gives None, not NullHandleError */
+    PyObject *ret_type; /* a returned handle's HandleType (borrowed: the LibraryHandle holds
+                         * it), or NULL */
+    /* it returns a struct by value (bt_record.h): a numpy.void record, through libffi
+     * (invoke_record), or NULL */
+    struct BtRecord *ret_rec;
+    /* callbacks (bt_callback.h): the plans of its function pointer
+     * parameters (slot kind 'k'), or NULL; such a call goes through
+     * bt_callback_invoke; never fused */
+    const struct BtCallbacks *callbacks;
+    const char *fntype; /* its own type, "double (*)(double)" (bt_fntype_put_overload): a
+                         * Function passed as a callback must have the parameter's (CPU) */
 } BtCall;
 
 /* Prepares call for overload ov (its symbol), allocating from arena: the
@@ -100,12 +118,18 @@ BT_HIDDEN PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, co
                                    PyObject *names, const BtCallOpts *opts);
 
 /* bt_call_words' GIL-releasing way; what a kernel threw (BT_GUARD_*, its
- * what()) as the Python exception (NULL); and the return value rvalue of
- * type t as a new reference. Out of line: the fused entry's rarer ends. */
+ * what()) as the Python exception (NULL); and call's return value rvalue
+ * (not void) as a new reference. Out of line: the fused entry's rarer ends. */
 BT_HIDDEN PyObject *bt_call_words_released(const BtCall *call, Py_ssize_t total, const uint64_t *w,
                                            const char *fname);
 BT_HIDDEN BT_COLD PyObject *bt_call_threw(int kind, const char *what, const char *fname);
-BT_HIDDEN PyObject *bt_call_return(const BtValue *rvalue, BtTypeId t);
+BT_HIDDEN PyObject *bt_call_return(const BtCall *call, const BtValue *rvalue);
+
+/* New reference: the Python value of a C value of type t as a return is
+ * read (an integer at its width from the low bytes of v, a float, a
+ * complex; None for void), or of a C string where is_string (a str, None
+ * for NULL): what a callback's Python callable is passed (bt_callback.h). */
+BT_HIDDEN PyObject *bt_call_value(BtTypeId t, int is_string, const BtValue *v);
 
 /* ================= the fused entry =================
  *
@@ -203,7 +227,7 @@ bt_call_words(const BtCall *call, int gil, Py_ssize_t total, const uint64_t *w, 
         return bt_call_threw(thrown, what, fname);
     if (call->ret == BT_VOID)
         Py_RETURN_NONE;
-    return bt_call_return(&rv, call->ret);
+    return bt_call_return(call, &rv);
 }
 
 #endif

@@ -222,12 +222,13 @@ BT_HIDDEN int bt_dispatch_pick_bound(BtDispatch *d, int given, const BtDispatchH
                                      BtDispatchPick *p);
 
 /* Instantiation on demand: sets up d as an open dispatcher for the
- * templated declaration decl, with no overload yet and room for cap. Its
- * one group, its positional-only names and its text signature are decl's
- * by bt_pyname, as an instantiation's are; a parameter has a default when
- * it and every later one default to a literal (whatever the types).
+ * templated declaration decl (of a header whose enums are `enums`), with
+ * no overload yet and room for cap. Its one group, its positional-only
+ * names and its text signature are decl's by bt_pyname, as an
+ * instantiation's are; a parameter has a default when it and every later
+ * one default to a literal (whatever the types; an enum member by name).
  * Returns 0, or -1 with an exception set; d can be cleared either way. */
-BT_HIDDEN int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, int cap);
+BT_HIDDEN int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, const BtEnum *enums, int cap);
 
 /* Appends the overloads of from (one group, the same names and defaults
  * as d's; its slots must outlive d) to the open dispatcher d (room for

@@ -4,21 +4,23 @@
 
 #include "bt_pyname.h"
 
-/* The defaults of an open function's declaration decl, whose types no
- * instantiation fixes yet: reprs[i] (per C parameter, NULL-initialised) a
- * new reference to the repr of the literal parameter i defaults to, for
- * the trailing run of Python parameters whose defaults are literals
- * (bt_slot_defaults's rule but the type's check), else NULL. 0 or -1. */
-static int open_defaults(const BtDecl *decl, PyObject **reprs)
+/* The defaults of an open function's declaration decl (enums: its
+ * header's), whose types no instantiation fixes yet: reprs[i] (per C
+ * parameter, NULL-initialised) a new reference to the repr of the literal
+ * parameter i defaults to, for the trailing run of Python parameters whose
+ * defaults are literals or an enum parameter's members (bt_slot_defaults's
+ * rule but the type's check; a C string takes none), else NULL. 0 or -1. */
+static int open_defaults(const BtDecl *decl, const BtEnum *enums, PyObject **reprs)
 {
     int i;
 
     for (i = decl->n_params - 1; i >= 0; i--) {
         const BtParam *p = &decl->params[i];
+        const BtEnum *e = p->t.enum_ref > 0 && enums ? &enums[p->t.enum_ref - 1] : NULL;
         PyObject *v;
         if (!bt_pyname_takes(decl, i))
             continue;
-        if (p->t.is_array || !p->defval || !(v = bt_slot_literal(p->defval)))
+        if (p->t.is_array || p->t.is_string || !p->defval || !(v = bt_slot_literal(p->defval, e)))
             break;
         reprs[i] = PyObject_Repr(v);
         Py_DECREF(v);
@@ -69,7 +71,7 @@ static int open_group(BtDispatch *d, const BtDecl *decl, PyObject *const *reprs)
     return d->text_sig ? 0 : -1;
 }
 
-int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, int cap)
+int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, const BtEnum *enums, int cap)
 {
     PyObject *reprs[BT_MAX_PARAMS] = {NULL};
     int i, rc = -1;
@@ -90,7 +92,7 @@ int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, int cap)
         PyErr_NoMemory();
         return -1;
     }
-    if (open_defaults(decl, reprs) < 0 || open_group(d, decl, reprs) < 0)
+    if (open_defaults(decl, enums, reprs) < 0 || open_group(d, decl, reprs) < 0)
         goto done;
     d->name = PyUnicode_InternFromString(decl->name);
     if (!d->name)

@@ -4,7 +4,9 @@
  * attributes (GIL policy, const copies, copy counts, call paths). */
 #include "bt_function.h"
 
+#include "bt_callback.h"
 #include "bt_from_c.h"
+#include "bt_handle_call.h"
 #include "bt_opts.h"
 #include "bt_plan_py.h"
 
@@ -70,6 +72,20 @@ done:
     return r;
 }
 
+/* bt_call_invoke, or around it bt_handle_invoke where the overload takes
+ * or returns handles, and bt_callback_invoke (around either) where it
+ * takes function pointers: a flag each read by every other call. */
+static inline BT_ALWAYS_INLINE PyObject *invoke_call(const BtCall *c, PyObject *const *args,
+                                                     const char *fname, PyObject *names,
+                                                     const BtCallOpts *opts)
+{
+    if (c->callbacks)
+        return bt_callback_invoke(c, args, fname, names, opts);
+    if (c->handles)
+        return bt_handle_invoke(c, args, fname, names, opts);
+    return bt_call_invoke(c, args, fname, names, opts);
+}
+
 /* invoke() with copies of the const arrays that are not C-contiguous (copy_const). */
 static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, PyObject *names,
                                 const BtCallOpts *opts)
@@ -79,7 +95,7 @@ static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, Py
 
     if (n < 0)
         return NULL;
-    r = bt_call_invoke(&f->calls[ov], args, f->d.cname, names, opts);
+    r = invoke_call(&f->calls[ov], args, f->d.cname, names, opts);
     while (n > 0)
         Py_DECREF(held[--n]);
     return r;
@@ -97,7 +113,7 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject 
         return NULL;
     if (opts.copy_const)
         return invoke_copying(f, ov, argv, names, &opts);
-    return bt_call_invoke(&f->calls[ov], argv, f->d.cname, names, &opts);
+    return invoke_call(&f->calls[ov], argv, f->d.cname, names, &opts);
 }
 
 /* The fused entry (bt_call.h): the call of args as `omitting` says (a
@@ -402,8 +418,9 @@ PyObject *bt_function_new(BtState *st, const BtFunc *bf, BtCall *calls, BtArena 
 }
 
 /* Declaration decl (an index into its metadata's "declarations") of plan,
- * a _core.Plan the caller holds, or NULL with an exception. */
-static const BtDecl *plan_decl(BtState *st, PyObject *plan, int decl)
+ * a _core.Plan the caller holds, or NULL with an exception; its header's
+ * enums into *enums. */
+static const BtDecl *plan_decl(BtState *st, PyObject *plan, int decl, const BtEnum **enums)
 {
     const BtMeta *m = bt_plan_meta(st, "open_function", plan);
 
@@ -414,6 +431,7 @@ static const BtDecl *plan_decl(BtState *st, PyObject *plan, int decl)
                      m->header.n_decls, decl + 1);
         return NULL;
     }
+    *enums = m->header.enums;
     return &m->header.decls[decl];
 }
 
@@ -425,6 +443,7 @@ static PyObject *open_function(PyObject *module, PyObject *args)
 {
     BtState *st = bt_state(module);
     const BtDecl *decl;
+    const BtEnum *enums;
     PyObject *plan, *mod, *info, *options, *owner;
     BtFunction *f;
     int index, cap;
@@ -434,7 +453,7 @@ static PyObject *open_function(PyObject *module, PyObject *args)
         return NULL;
     if (cap < 1 || cap > 4096)
         return PyErr_Format(PyExc_ValueError, "open_function: cap=%d, expected 1 to 4096", cap);
-    if (!(decl = plan_decl(st, plan, index)))
+    if (!(decl = plan_decl(st, plan, index, &enums)))
         return NULL;
     f = PyObject_GC_New(BtFunction, st->FunctionType);
     if (!f)
@@ -456,7 +475,7 @@ static PyObject *open_function(PyObject *module, PyObject *args)
         PyErr_NoMemory();
         goto error;
     }
-    if (bt_dispatch_open(&f->d, decl, cap) < 0 || configure(f, options) < 0)
+    if (bt_dispatch_open(&f->d, decl, enums, cap) < 0 || configure(f, options) < 0)
         goto error;
     f->text_sig = Py_NewRef(f->d.text_sig);
     return (PyObject *)f;

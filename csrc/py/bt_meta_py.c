@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bt_diag_py.h"
+#include "bt_fntype.h"
 #include "bt_slot.h"
 #include "bt_mangle.h"
 #include "bt_pyname.h"
@@ -47,26 +48,77 @@ static PyObject *buf_str(BtBuf *b)
     return r;
 }
 
-/* New reference: {"name", "type", "const", "array", "size_of", "default" (as
- * written, or None), "line", "col"}. */
-static PyObject *param_dict(const BtDecl *d, const BtParam *p)
+/* The name of the enum type ref t is (NULL: none; "" for one without a
+ * name), of the header's enums. */
+static const char *enum_of(const BtHeader *h, const BtTypeRef *t)
+{
+    return t->enum_ref > 0 && t->enum_ref <= h->n_enums ? h->enums[t->enum_ref - 1].name : NULL;
+}
+
+/* Sets into dict what type ref t of header h is beyond its scalar type:
+ * "handle", "callback", "struct" (the name of its handle type, function
+ * pointer type or struct, or None) and "voidp" (an opaque `void *`). 0 or
+ * -1. */
+static int put_refs(PyObject *dict, const BtHeader *h, const BtTypeRef *t)
+{
+    const char *hn = t->handle_ref > 0 && t->handle_ref <= h->n_handles
+                         ? h->handles[t->handle_ref - 1].name
+                         : NULL;
+    const char *cn = t->callback_ref > 0 && t->callback_ref <= h->n_callbacks
+                         ? h->callbacks[t->callback_ref - 1].name
+                         : NULL;
+    const char *sn = t->struct_ref > 0 && t->struct_ref <= h->n_structs
+                         ? h->structs[t->struct_ref - 1].name
+                         : NULL;
+    PyObject *v = Py_BuildValue("{s:z,s:z,s:z,s:O}", "handle", hn, "callback", cn, "struct", sn,
+                                "voidp", t->is_voidp ? Py_True : Py_False);
+    int rc = v ? PyDict_Update(dict, v) : -1;
+
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* New reference: {"name", "type", "const", "array", "string", "enum" (its
+ * name, or None), "size_of", "default" (as written, or None), "line",
+ * "col"} and put_refs' keys. */
+static PyObject *param_dict(const BtHeader *h, const BtDecl *d, const BtParam *p)
 {
     PyObject *type = typeref_name(d, &p->t);
     PyObject *r = NULL;
 
     if (!type)
         return NULL;
-    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:z,s:i,s:i}", "name", p->name, "type", type, "const",
-                      p->t.is_const ? Py_True : Py_False, "array",
-                      p->t.is_array ? Py_True : Py_False, "size_of",
+    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:z,s:z,s:z,s:i,s:i}", "name", p->name, "type", type,
+                      "const", p->t.is_const ? Py_True : Py_False, "array",
+                      p->t.is_array ? Py_True : Py_False, "string",
+                      p->t.is_string ? Py_True : Py_False, "enum", enum_of(h, &p->t), "size_of",
                       p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default", p->defval,
                       "line", p->line, "col", p->col);
     Py_DECREF(type);
+    if (r && put_refs(r, h, &p->t) < 0)
+        Py_CLEAR(r);
     return r;
 }
 
-/* New reference: one declaration as a dict. */
-static PyObject *decl_dict(const BtDecl *d)
+/* New reference: declaration d's return as a dict: {"type", "const",
+ * "array", "string", "enum"} and put_refs' keys. */
+static PyObject *return_dict(const BtHeader *h, const BtDecl *d)
+{
+    PyObject *type = typeref_name(d, &d->ret), *r;
+
+    if (!type)
+        return NULL;
+    r = Py_BuildValue("{s:N,s:O,s:O,s:O,s:z}", "type", type, "const",
+                      d->ret.is_const ? Py_True : Py_False, "array",
+                      d->ret.is_array ? Py_True : Py_False, "string",
+                      d->ret.is_string ? Py_True : Py_False, "enum", enum_of(h, &d->ret));
+    if (r && put_refs(r, h, &d->ret) < 0)
+        Py_CLEAR(r);
+    return r;
+}
+
+/* New reference: one declaration of header h as a dict. */
+static PyObject *decl_dict(const BtHeader *h, const BtDecl *d)
 {
     PyObject *params = NULL, *ns = NULL, *tps = NULL, *ret = NULL, *r = NULL;
     int i;
@@ -75,25 +127,24 @@ static PyObject *decl_dict(const BtDecl *d)
     if (!params)
         goto error;
     for (i = 0; i < d->n_params; i++) {
-        PyObject *p = param_dict(d, &d->params[i]);
+        PyObject *p = param_dict(h, d, &d->params[i]);
         if (!p)
             goto error;
         PyList_SET_ITEM(params, i, p);
     }
     ns = str_tuple(d->ns, d->n_ns);
     tps = str_tuple(d->tparams, d->n_tparams);
-    ret = typeref_name(d, &d->ret);
+    ret = return_dict(h, d);
     if (!ns || !tps || !ret)
         goto error;
     r = Py_BuildValue(
-        "{s:s,s:O,s:O,s:{s:O,s:O,s:O},s:O,s:s,s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}", "name",
-        d->name, "namespace", ns, "template", tps, "return", "type", ret, "const",
-        d->ret.is_const ? Py_True : Py_False, "array", d->ret.is_array ? Py_True : Py_False,
-        "params", params, "doc", d->doc ? d->doc : "", "line", d->line, "col", d->col, "first_line",
-        d->first_line, "last_line", d->last_line, "extern_c", d->extern_c ? Py_True : Py_False,
-        "inline", d->is_inline ? Py_True : Py_False, "static", d->is_static ? Py_True : Py_False,
-        "global", d->is_global ? Py_True : Py_False, "device", d->is_device ? Py_True : Py_False,
-        "bindable", d->unbindable ? Py_False : Py_True, "reason", d->unbindable);
+        "{s:s,s:O,s:O,s:O,s:O,s:s,s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:O,s:O,s:O,s:z}", "name", d->name,
+        "namespace", ns, "template", tps, "return", ret, "params", params, "doc",
+        d->doc ? d->doc : "", "line", d->line, "col", d->col, "first_line", d->first_line,
+        "last_line", d->last_line, "extern_c", d->extern_c ? Py_True : Py_False, "inline",
+        d->is_inline ? Py_True : Py_False, "static", d->is_static ? Py_True : Py_False, "global",
+        d->is_global ? Py_True : Py_False, "device", d->is_device ? Py_True : Py_False, "bindable",
+        d->unbindable ? Py_False : Py_True, "reason", d->unbindable);
 error:
     Py_XDECREF(params);
     Py_XDECREF(ns);
@@ -152,18 +203,65 @@ static PyObject *plan_text(const BtOverload *ov, void (*put)(BtBuf *, const BtOv
     return buf_str(&b);
 }
 
-/* New reference: one concrete overload as a dict (decl its declaration's
- * index); a parameter's "default" is the value a call that leaves it out
- * passes (bt_slot_defaults), or None. */
-static PyObject *overload_dict(const BtOverload *ov, int decl, BtArena *arena)
+/* The Python type of type ref t (a parameter's, or with ret its
+ * return), where a handle or a `void *` makes it other than its scalar's
+ * (py, the table's), for messages and stubs. */
+static const char *python_type(const BtTypeRef *t, const char *py, int ret)
+{
+    if (t->handle_ref)
+        return "bindthem.Handle";
+    return t->is_voidp && !ret ? "bindthem.Handle | None" : py;
+}
+
+/* A function pointer parameter's "python" in its dict pd: what stands for
+ * it, "Callable[[float, int | None], float]" (bt_fntype_put_python). 0 or
+ * -1; nothing for another type ref t. */
+static int callback_python(PyObject *pd, const BtOverload *ov, const BtTypeRef *t)
+{
+    const BtCallbackType *cb = bt_fntype_of(ov, t);
+    PyObject *text;
+    BtBuf b;
+    int rc;
+
+    if (!cb)
+        return 0;
+    bt_buf_init(&b);
+    bt_fntype_put_python(&b, ov, cb->sig);
+    text = buf_str(&b);
+    rc = text ? PyDict_SetItemString(pd, "python", text) : -1;
+    Py_XDECREF(text);
+    return rc;
+}
+
+/* New reference: overload ov's return as a dict: {"type", "dtype",
+ * "python", "string", "enum"} and put_refs' keys. */
+static PyObject *overload_return(const BtHeader *h, const BtOverload *ov)
+{
+    const BtTypeRef *t = &ov->decl->ret;
+    const BtEnum *e = bt_plan_enum(ov, t);
+    PyObject *r = Py_BuildValue(
+        "{s:s,s:s,s:s,s:O,s:z}", "type", bt_type(ov->ret)->cname, "dtype", bt_type(ov->ret)->npname,
+        "python", t->is_string ? "str | None" : python_type(t, bt_type(ov->ret)->pyname, 1),
+        "string", t->is_string ? Py_True : Py_False, "enum", e ? e->name : NULL);
+
+    if (r && put_refs(r, h, t) < 0)
+        Py_CLEAR(r);
+    return r;
+}
+
+/* New reference: one concrete overload of header h as a dict (decl its
+ * declaration's index); a parameter's "default" is the value a call that
+ * leaves it out passes (bt_slot_defaults), or None. */
+static PyObject *overload_dict(const BtHeader *h, const BtOverload *ov, int decl, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
     PyObject *targs = NULL, *params = NULL, *pysig = NULL, *inst = NULL, *addr = NULL, *r = NULL;
+    PyObject *ret = NULL;
     PyObject *pydefs[BT_MAX_PARAMS];
     const char *symbol;
     int i;
 
-    symbol = bt_mangle(d, ov->targs, arena);
+    symbol = bt_mangle_enums(d, ov->targs, ov->enums, arena);
     if (!symbol)
         return PyErr_Format(PyExc_MemoryError, "out of memory mangling %s", ov->signature);
     if (d->n_params > BT_MAX_PARAMS) /* bind() refuses it; no defaults to show */
@@ -187,16 +285,21 @@ static PyObject *overload_dict(const BtOverload *ov, int decl, BtArena *arena)
     for (i = 0; i < d->n_params; i++) {
         const BtParam *p = &d->params[i];
         const BtType *t = bt_type(ov->ptypes[i]);
+        const BtEnum *e = bt_plan_enum(ov, &p->t);
         PyObject *pyname = python_name(d, i), *pd;
         if (!pyname)
             goto error;
-        pd = Py_BuildValue("{s:s,s:N,s:s,s:s,s:s,s:O,s:O,s:z,s:O,s:O}", "name", p->name,
+        pd = Py_BuildValue("{s:s,s:N,s:s,s:s,s:s,s:O,s:O,s:O,s:z,s:z,s:O,s:O}", "name", p->name,
                            "python_name", pyname, "type", t->cname, "dtype", t->npname, "python",
-                           t->pyname, "const", p->t.is_const ? Py_True : Py_False, "array",
-                           p->t.is_array ? Py_True : Py_False, "size_of",
-                           p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default",
-                           i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None, "positional_only",
-                           p->unnamed ? Py_True : Py_False);
+                           p->t.is_string ? "str | bytes" : python_type(&p->t, t->pyname, 0),
+                           "const", p->t.is_const ? Py_True : Py_False, "array",
+                           p->t.is_array ? Py_True : Py_False, "string",
+                           p->t.is_string ? Py_True : Py_False, "enum", e ? e->name : NULL,
+                           "size_of", p->size_of >= 0 ? d->params[p->size_of].name : NULL,
+                           "default", i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None,
+                           "positional_only", p->unnamed ? Py_True : Py_False);
+        if (pd && (put_refs(pd, h, &p->t) < 0 || callback_python(pd, ov, &p->t) < 0))
+            Py_CLEAR(pd);
         if (!pd)
             goto error;
         PyList_SET_ITEM(params, i, pd);
@@ -204,16 +307,17 @@ static PyObject *overload_dict(const BtOverload *ov, int decl, BtArena *arena)
     pysig = d->n_params > BT_MAX_PARAMS ? Py_NewRef(Py_None) : python_signature(d, pydefs);
     inst = plan_text(ov, bt_plan_put_instantiation, 1);
     addr = plan_text(ov, bt_plan_put_address, 0);
-    if (!pysig || !inst || !addr)
+    ret = overload_return(h, ov);
+    if (!pysig || !inst || !addr || !ret)
         goto error;
-    r = Py_BuildValue("{s:s,s:i,s:O,s:{s:s,s:s,s:s},s:O,s:O,s:i,s:s,s:O,s:O,s:s,s:i,s:i}",
-                      "function", d->name, "declaration", decl, "template_args", targs, "return",
-                      "type", bt_type(ov->ret)->cname, "dtype", bt_type(ov->ret)->npname, "python",
-                      bt_type(ov->ret)->pyname, "params", params, "python_signature", pysig,
-                      "positional_only", bt_pyname_posonly(d), "signature", ov->signature,
-                      "instantiation", inst, "name_expression", addr, "symbol", symbol, "line",
-                      d->line, "yaml_line", ov->inst ? ov->inst->line : 0);
+    r = Py_BuildValue("{s:s,s:i,s:O,s:O,s:O,s:O,s:i,s:s,s:O,s:O,s:s,s:i,s:i}", "function", d->name,
+                      "declaration", decl, "template_args", targs, "return", ret, "params", params,
+                      "python_signature", pysig, "positional_only", bt_pyname_posonly(d),
+                      "signature", ov->signature, "instantiation", inst, "name_expression", addr,
+                      "symbol", symbol, "line", d->line, "yaml_line",
+                      ov->inst ? ov->inst->line : 0);
 error:
+    Py_XDECREF(ret);
     Py_XDECREF(pysig);
     Py_XDECREF(inst);
     Py_XDECREF(addr);
@@ -242,7 +346,10 @@ static int put_directives(PyObject *d, const BtDirective *dirs, int n)
         goto done;
     for (i = 0; i < n; i++) {
         const BtDirective *x = &dirs[i];
-        PyObject *text = PyUnicode_DecodeUTF8(x->text, (Py_ssize_t)strlen(x->text), "replace");
+        PyObject *text;
+        if (x->kind == BT_DIR_DEFINE || x->kind == BT_DIR_PACK) /* constants, structs */
+            continue;
+        text = PyUnicode_DecodeUTF8(x->text, (Py_ssize_t)strlen(x->text), "replace");
         if (!text)
             goto done;
         if (x->kind == BT_DIR_OMP)
@@ -260,6 +367,182 @@ done:
     Py_XDECREF(e);
     Py_XDECREF(omp);
     Py_XDECREF(inc);
+    return rc;
+}
+
+/* New reference: {"name", "type", "flags", "members": [[name, value]],
+ * "line", "in_header"}. */
+static PyObject *enum_dict(const BtEnum *e)
+{
+    PyObject *members = PyList_New(e->n_members), *r = NULL;
+    int i;
+
+    for (i = 0; members && i < e->n_members; i++) {
+        PyObject *m = Py_BuildValue("[sL]", e->members[i].name, e->members[i].value);
+        if (!m)
+            Py_CLEAR(members);
+        else
+            PyList_SET_ITEM(members, i, m);
+    }
+    if (members)
+        r = Py_BuildValue("{s:s,s:s,s:O,s:O,s:i,s:O}", "name", e->name, "type",
+                          bt_type(e->type)->cname, "flags", e->is_flags ? Py_True : Py_False,
+                          "members", members, "line", e->line, "in_header",
+                          e->in_header ? Py_True : Py_False);
+    Py_XDECREF(members);
+    return r;
+}
+
+/* New reference: {"name", "value" (an int, or a str: the literal's bytes,
+ * undecodable ones replaced), "line"}. */
+static PyObject *const_dict(const BtConst *c)
+{
+    PyObject *v = c->is_string
+                      ? PyUnicode_DecodeUTF8(c->text, (Py_ssize_t)strlen(c->text), "replace")
+                      : PyLong_FromLongLong(c->value);
+
+    return v ? Py_BuildValue("{s:s,s:N,s:i}", "name", c->name, "value", v, "line", c->line) : NULL;
+}
+
+/* Sets d["enums"] and d["constants"] from header h (empty when brief: a
+ * build needs neither). 0 or -1. */
+static int put_names(PyObject *d, const BtHeader *h, int brief)
+{
+    PyObject *enums = PyList_New(brief ? 0 : h->n_enums);
+    PyObject *consts = PyList_New(brief ? 0 : h->n_consts), *x;
+    int i, rc = -1;
+
+    if (!enums || !consts)
+        goto done;
+    for (i = 0; i < PyList_GET_SIZE(enums); i++) {
+        if (!(x = enum_dict(&h->enums[i])))
+            goto done;
+        PyList_SET_ITEM(enums, i, x);
+    }
+    for (i = 0; i < PyList_GET_SIZE(consts); i++) {
+        if (!(x = const_dict(&h->consts[i])))
+            goto done;
+        PyList_SET_ITEM(consts, i, x);
+    }
+    rc = PyDict_SetItemString(d, "enums", enums) < 0 ||
+                 PyDict_SetItemString(d, "constants", consts) < 0
+             ? -1
+             : 0;
+done:
+    Py_XDECREF(enums);
+    Py_XDECREF(consts);
+    return rc;
+}
+
+/* The name of struct ref (1 + index) of header h, or NULL. */
+static const char *struct_name(const BtHeader *h, int ref)
+{
+    return ref > 0 && ref <= h->n_structs ? h->structs[ref - 1].name : NULL;
+}
+
+/* New reference: {"name", "type" (its C spelling; "void *" for a pointer,
+ * the struct's name for a struct), "pointer", "struct", "enum" (names, or
+ * None), "dims", "offset", "size"}. */
+static PyObject *field_dict(const BtHeader *h, const BtField *f)
+{
+    PyObject *dims = PyList_New(f->n_dims);
+    const char *sn = struct_name(h, f->struct_ref);
+    int i;
+
+    for (i = 0; dims && i < f->n_dims; i++) {
+        PyObject *n = PyLong_FromLongLong(f->dims[i]);
+        if (!n)
+            Py_CLEAR(dims);
+        else
+            PyList_SET_ITEM(dims, i, n);
+    }
+    if (!dims)
+        return NULL;
+    return Py_BuildValue(
+        "{s:s,s:s,s:O,s:z,s:z,s:N,s:n,s:n}", "name", f->name, "type",
+        f->is_pointer ? "void *"
+        : sn          ? sn
+                      : bt_type(f->type)->cname,
+        "pointer", f->is_pointer ? Py_True : Py_False, "struct", f->is_pointer ? NULL : sn, "enum",
+        f->enum_ref > 0 && f->enum_ref <= h->n_enums ? h->enums[f->enum_ref - 1].name : NULL,
+        "dims", dims, "offset", (Py_ssize_t)f->offset, "size", (Py_ssize_t)f->size);
+}
+
+/* New reference: {"name", "key", "union", "size", "align", "reason",
+ * "line", "in_header", "fields"}. */
+static PyObject *struct_dict(const BtHeader *h, const BtStruct *st)
+{
+    PyObject *fields = PyList_New(st->n_fields);
+    int i;
+
+    for (i = 0; fields && i < st->n_fields; i++) {
+        PyObject *f = field_dict(h, &st->fields[i]);
+        if (!f)
+            Py_CLEAR(fields);
+        else
+            PyList_SET_ITEM(fields, i, f);
+    }
+    if (!fields)
+        return NULL;
+    return Py_BuildValue("{s:s,s:s,s:O,s:n,s:n,s:z,s:i,s:O,s:N}", "name", st->name, "key", st->key,
+                         "union", st->is_union ? Py_True : Py_False, "size", (Py_ssize_t)st->size,
+                         "align", (Py_ssize_t)st->align, "reason", st->reason, "line", st->line,
+                         "in_header", st->in_header ? Py_True : Py_False, "fields", fields);
+}
+
+/* New reference: {"name", "return" (as a declaration's), "params" (as a
+ * declaration's), "bindable", "reason"}: what a callback is called with. */
+static PyObject *callback_dict(const BtHeader *h, const BtCallbackType *c)
+{
+    const BtDecl *sig = c->sig;
+    PyObject *params = PyList_New(sig->n_params), *ret;
+    int i;
+
+    for (i = 0; params && i < sig->n_params; i++) {
+        PyObject *p = param_dict(h, sig, &sig->params[i]);
+        if (!p)
+            Py_CLEAR(params);
+        else
+            PyList_SET_ITEM(params, i, p);
+    }
+    ret = params ? return_dict(h, sig) : NULL;
+    if (!ret) {
+        Py_XDECREF(params);
+        return NULL;
+    }
+    return Py_BuildValue("{s:s,s:N,s:N,s:O,s:z}", "name", c->name, "return", ret, "params", params,
+                         "bindable", sig->unbindable ? Py_False : Py_True, "reason",
+                         sig->unbindable);
+}
+
+/* Sets d["handles"] ([{"name", "key", "line"}]), d["callbacks"] and
+ * d["structs"] from header h (empty when brief). 0 or -1. */
+static int put_types(PyObject *d, const BtHeader *h, int brief)
+{
+    PyObject *lists[3] = {NULL, NULL, NULL}, *x;
+    static const char *const keys[3] = {"handles", "callbacks", "structs"};
+    int n[3] = {h->n_handles, h->n_callbacks, h->n_structs}, i, k, rc = -1;
+
+    for (k = 0; k < 3; k++) {
+        if (!(lists[k] = PyList_New(brief ? 0 : n[k])))
+            goto done;
+        for (i = 0; i < PyList_GET_SIZE(lists[k]); i++) {
+            if (k == 0)
+                x = Py_BuildValue("{s:s,s:s,s:i}", "name", h->handles[i].name, "key",
+                                  h->handles[i].key, "line", h->handles[i].line);
+            else
+                x = k == 1 ? callback_dict(h, &h->callbacks[i]) : struct_dict(h, &h->structs[i]);
+            if (!x)
+                goto done;
+            PyList_SET_ITEM(lists[k], i, x);
+        }
+        if (PyDict_SetItemString(d, keys[k], lists[k]) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    for (k = 0; k < 3; k++)
+        Py_XDECREF(lists[k]);
     return rc;
 }
 
@@ -325,7 +608,7 @@ PyObject *bt_meta_to_py(const BtMeta *m, int brief)
     if (!decls || !funcs || !skipped || !missing)
         goto error;
     for (i = 0; i < (brief ? 0 : m->header.n_decls); i++) {
-        PyObject *d = decl_dict(&m->header.decls[i]);
+        PyObject *d = decl_dict(&m->header, &m->header.decls[i]);
         if (!d)
             goto error;
         PyList_SET_ITEM(decls, i, d);
@@ -338,7 +621,7 @@ PyObject *bt_meta_to_py(const BtMeta *m, int brief)
         for (j = 0; j < f->n_ovs; j++) {
             int decl = (int)(f->ovs[j].decl - m->header.decls);
             PyObject *o = brief ? overload_brief(&f->ovs[j])
-                                : overload_dict(&f->ovs[j], decl, &scratch);
+                                : overload_dict(&m->header, &f->ovs[j], decl, &scratch);
             if (!o) {
                 Py_DECREF(ovs);
                 goto error;
@@ -364,10 +647,12 @@ PyObject *bt_meta_to_py(const BtMeta *m, int brief)
             goto error;
         PyList_SET_ITEM(missing, i, s);
     }
-    r = Py_BuildValue("{s:s,s:z,s:O,s:O,s:O,s:O}", "header", m->header.file, "instantiate",
-                      m->has_table ? m->table.file : NULL, "declarations", decls, "functions",
-                      funcs, "skipped", skipped, "missing", missing);
-    if (r && put_directives(r, m->header.dirs, m->header.n_dirs) < 0)
+    r = Py_BuildValue("{s:s,s:z,s:O,s:O,s:O,s:O,s:O}", "header", m->header.file, "instantiate",
+                      m->has_table ? m->table.file : NULL, "preprocessed",
+                      m->header.preprocessed ? Py_True : Py_False, "declarations", decls,
+                      "functions", funcs, "skipped", skipped, "missing", missing);
+    if (r && (put_directives(r, m->header.dirs, m->header.n_dirs) < 0 ||
+              put_names(r, &m->header, brief) < 0 || put_types(r, &m->header, brief) < 0))
         Py_CLEAR(r);
 error:
     Py_XDECREF(decls);

@@ -5,11 +5,16 @@
 #include "bt_meta.h"
 #include "bt_state.h"
 
-/* New reference: {"header", "instantiate", "declarations", "functions",
- * "skipped", "missing", "openmp", "includes"} built from a loaded BtMeta.
+/* New reference: {"header", "instantiate", "preprocessed", "declarations",
+ * "functions", "skipped", "missing", "openmp", "includes", "enums",
+ * "constants", "handles", "callbacks", "structs"} built from a loaded
+ * BtMeta; a parameter's and a return's dict say which handle type,
+ * callback type or struct it is ("handle", "callback", "struct": names or
+ * None) and whether it is an opaque `void *` ("voidp").
  * brief: each overload's dict holds only "instantiation" and "lines" (its
  * template's length: what a build's translation units need), and
- * "declarations" is empty (the full dicts cost most of a warm build). */
+ * "declarations", "enums" and "constants" are empty (the full dicts cost
+ * most of a warm build), as are "handles", "callbacks" and "structs". */
 BT_HIDDEN PyObject *bt_meta_to_py(const BtMeta *m, int brief);
 
 /* New reference: {"name", "line", "reason", "deliberate"}: declaration d,

@@ -6,6 +6,7 @@
 #include "bt_call.h"
 #include "bt_from_c.h"
 #include "bt_function.h"
+#include "bt_handle.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
 #include "bt_nvrtc_py.h"
@@ -138,8 +139,11 @@ static int core_exec(PyObject *module)
     st->FunctionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_function_spec, NULL);
     if (!st->FunctionType || PyModule_AddType(module, st->FunctionType) < 0)
         goto done;
-    st->HandleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_handle_spec, NULL);
-    if (!st->HandleType || PyModule_AddType(module, st->HandleType) < 0)
+    st->LibraryHandleType = (PyTypeObject *)PyType_FromModuleAndSpec(module,
+                                                                     &bt_library_handle_spec, NULL);
+    if (!st->LibraryHandleType || PyModule_AddType(module, st->LibraryHandleType) < 0)
+        goto done;
+    if (bt_handle_add(module) < 0)
         goto done;
     st->PlanType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_plan_spec, NULL);
     if (!st->PlanType || PyModule_AddType(module, st->PlanType) < 0)
@@ -170,9 +174,13 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->SymbolError);
     Py_VISIT(st->BuildError);
     Py_VISIT(st->FunctionType);
-    Py_VISIT(st->HandleType);
+    Py_VISIT(st->LibraryHandleType);
     Py_VISIT(st->PlanType);
     Py_VISIT(st->opts_var);
+    Py_VISIT(st->HandleType);
+    Py_VISIT(st->HandleTypeType);
+    Py_VISIT(st->NullHandleError);
+    Py_VISIT(st->open_handles);
     return bt_cudapy_traverse(st, visit, arg);
 }
 
@@ -185,9 +193,10 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->SymbolError);
     Py_CLEAR(st->BuildError);
     Py_CLEAR(st->FunctionType);
-    Py_CLEAR(st->HandleType);
+    Py_CLEAR(st->LibraryHandleType);
     Py_CLEAR(st->PlanType);
     Py_CLEAR(st->opts_var);
+    bt_handle_clear(st);
     bt_cudapy_clear(st);
     return 0;
 }

@@ -3,8 +3,11 @@
 
 #include "bt_numpy.h"
 
+#include "bt_fntype.h"
+#include "bt_handle.h"
 #include "bt_lex.h"
 #include "bt_pyname.h"
+#include "bt_record.h"
 
 #include <float.h>
 #include <math.h>
@@ -280,7 +283,7 @@ uint8_t bt_slot_descr_code(PyObject *descr)
     int id = npy_id(d->type_num);
 
     if (id < 0 || !PyArray_ISNBO(d->byteorder))
-        return BT_K_ARRAY_OTHER;
+        return d->type_num == NPY_VOID && PyDataType_HASFIELDS(d) ? BT_K_RECORDS : BT_K_ARRAY_OTHER;
     return (uint8_t)(BT_K_ARRAY + id);
 }
 
@@ -307,11 +310,13 @@ uint8_t bt_slot_code(PyObject *o)
         return BT_K_COMPLEX;
     if (PyArray_IsScalar(o, Generic)) {
         PyArray_Descr *d = PyArray_DescrFromScalar(o);
-        int id = d ? npy_id(d->type_num) : -1;
+        int id = d ? npy_id(d->type_num) : -1, fields = d && PyDataType_HASFIELDS(d);
         Py_XDECREF(d);
         if (!d)
             PyErr_Clear();
-        return id >= 0 ? (uint8_t)(BT_K_NPSCALAR + id) : BT_K_OTHER;
+        return id >= 0  ? (uint8_t)(BT_K_NPSCALAR + id)
+               : fields ? BT_K_RECORD /* a numpy.void record */
+                        : BT_K_OTHER;
     }
     if (PyBool_Check(o))
         return BT_K_BOOL;
@@ -323,6 +328,8 @@ uint8_t bt_slot_code(PyObject *o)
         return BT_K_COMPLEX;
     if (PyUnicode_Check(o) || PyBytes_Check(o))
         return BT_K_CHAR;
+    if (tp->tp_call) /* a function, a C function pointer's object, a class... */
+        return BT_K_CALLABLE;
     return BT_K_OTHER;
 }
 
@@ -407,6 +414,16 @@ int bt_slot_accepts(const BtArgSlot *s, uint8_t code, int pass)
 
     if (s->is_array)
         return code == s->array_code;
+    if (s->is_string) /* str or bytes only: a fixed type, as an array's dtype is */
+        return code == BT_K_CHAR;
+    if (s->rec) /* a record (its dtype: bt_record_store) */
+        return bt_record_accepts(s->rec, code);
+    if (s->kind == 'h' || s->kind == 'v') /* any object: its store says what it must be */
+        return code != BT_K_OMITTED;
+    /* a callable; in pass 2 any other object too, which the callback layer takes (an
+     * integer `address`) or refuses naming the C type (None, say) */
+    if (s->kind == 'k')
+        return code == BT_K_CALLABLE || (pass == 2 && code == BT_K_OTHER);
     if (code == BT_K_OMITTED)
         return s->has_default;
     if (code == BT_K_CHAR) /* exact, as pybind11's char caster */
@@ -460,6 +477,20 @@ const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
     size_t n = 0, k;
     int i;
 
+    if (s->is_string)
+        return "str or bytes (const char *)";
+    if (s->rec)
+        return bt_record_wants(s->rec, buf, size);
+    if (s->kind == 'v')
+        return "a Handle or None (void *)";
+    if (s->kind == 'h') {
+        PyOS_snprintf(buf, size, "a %s handle", s->hname ? s->hname : "");
+        return buf;
+    }
+    if (s->kind == 'k') {
+        PyOS_snprintf(buf, size, "a callable or C function pointer: %s", s->fntype);
+        return buf;
+    }
     if (s->type == BT_CHAR && !s->is_array)
         return "int (char) or a 1-character str";
     if (!s->is_array) {
@@ -467,6 +498,10 @@ const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
         parts[1] = " (";
         parts[2] = t->cname;
         parts[3] = ")";
+    }
+    if (s->en && s->en->name[0]) {
+        parts[1] = " (enum ";
+        parts[2] = s->en->name;
     }
     /* no snprintf: a no-match error's cost is mostly its texts */
     for (i = 0; i < 4 && parts[i] && size > 0; i++) {
@@ -789,6 +824,178 @@ int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fnam
     }
 }
 
+/* ================= C strings and enums ================= */
+
+/* str o has no UTF-8 (a lone surrogate): the UnicodeEncodeError set as a
+ * ValueError naming the argument. Returns -1. */
+static int not_utf8(const char *fname, PyObject *name, PyObject *o)
+{
+    PyObject *type, *value, *tb, *v;
+
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    v = value_text(o);
+    if (v)
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' = %U cannot be passed as a C string (const char *): "
+                     "%S; a str is passed as its UTF-8: pass other bytes as bytes",
+                     fname, name, v, value);
+    Py_XDECREF(v);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+/* A str (its UTF-8, cached in the str, which the caller holds for the
+ * call) or bytes (its buffer) as a NUL-terminated C string. */
+static int store_string(BtValue *out, PyObject *o, const char *fname, PyObject *name)
+{
+    const char *p;
+    Py_ssize_t n, at;
+
+    if (PyUnicode_Check(o)) {
+        if (!(p = PyUnicode_AsUTF8AndSize(o, &n)))
+            return not_utf8(fname, name, o);
+    } else if (PyBytes_Check(o)) {
+        p = PyBytes_AS_STRING(o);
+        n = PyBytes_GET_SIZE(o);
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%U' must be str or bytes (const char *), not %s", fname, name,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (memchr(p, 0, (size_t)n)) {
+        at = PyUnicode_Check(o) ? PyUnicode_FindChar(o, 0, 0, PyUnicode_GET_LENGTH(o), 1)
+                                : (Py_ssize_t)((const char *)memchr(p, 0, (size_t)n) - p);
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' has a NUL %s at index %zd, but the C function takes a "
+                     "NUL-terminated string (const char *), which would end there",
+                     fname, name, PyUnicode_Check(o) ? "character" : "byte", at);
+        return -1;
+    }
+    out->u64 = (uint64_t)(uintptr_t)p;
+    return 0;
+}
+
+/* Whether v is a value of enum e: one of its members, or for flags an OR
+ * of them. */
+static int enum_has(const BtSlotEnum *e, long long v)
+{
+    int i;
+
+    if (e->is_flags)
+        return v >= 0 && (v & ~e->all) == 0;
+    for (i = 0; i < e->n; i++)
+        if (e->values[i] == v)
+            return 1;
+    return 0;
+}
+
+/* Most members an enum's refusal lists. */
+enum { ENUM_LISTED = 24 };
+
+/* New reference: "RED (0), GREEN (5), BLUE (6)", the first ENUM_LISTED
+ * members of e. */
+static PyObject *enum_members(const BtSlotEnum *e)
+{
+    PyObject *parts = PyList_New(0), *sep = NULL, *r = NULL, *m = NULL;
+    int i;
+
+    if (!parts)
+        return NULL;
+    for (i = 0; i < e->n && i <= ENUM_LISTED; i++) {
+        m = i < ENUM_LISTED ? PyUnicode_FromFormat("%s (%lld)", e->names[i], e->values[i])
+                            : PyUnicode_FromFormat("... (%d in all)", e->n);
+        if (!m || PyList_Append(parts, m) < 0)
+            goto done;
+        Py_CLEAR(m);
+    }
+    if ((sep = PyUnicode_FromString(", ")))
+        r = PyUnicode_Join(sep, parts);
+done:
+    Py_XDECREF(m);
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    return r;
+}
+
+/* ValueError: argument o of enum slot s is none of its values. Returns -1. */
+static int not_member(const BtArgSlot *s, PyObject *o, const char *fname, PyObject *name)
+{
+    const BtSlotEnum *e = s->en;
+    PyObject *v = value_text(o), *list = v ? enum_members(e) : NULL;
+
+    if (list)
+        PyErr_Format(PyExc_ValueError, "%s(): argument '%U' = %U is %s enum %s%s: %U", fname, name,
+                     v, e->is_flags ? "not an OR of the flags of" : "not a value of",
+                     e->name[0] ? e->name : "(unnamed)", e->is_flags ? "" : ", whose members are",
+                     list);
+    Py_XDECREF(v);
+    Py_XDECREF(list);
+    return -1;
+}
+
+/* An integer of enum slot s: converted as its integer type, then checked
+ * against the members (a value outside the type is none of them). */
+static int store_enum(BtValue *out, const BtArgSlot *s, PyObject *o, const char *fname,
+                      PyObject *name)
+{
+    if (bt_slot_store_scalar(out, s->type, o, fname, name) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return -1;
+        PyErr_Clear();
+        return not_member(s, o, fname, name);
+    }
+    /* store_int's 64 bits: a signed value sign-extended */
+    return enum_has(s->en, (long long)out->u64) ? 0 : not_member(s, o, fname, name);
+}
+
+/* A Handle (or for a `void *`, None) as its pointer: bt_handle_invoke
+ * checked it and holds it for the call. */
+static int store_handle(BtValue *out, const BtArgSlot *s, PyObject *o, const char *fname,
+                        PyObject *name)
+{
+    void *p;
+
+    if (bt_handle_arg(o, s->kind == 'h' ? s->hkey : NULL, s->hname, fname, name, &p) < 0)
+        return -1;
+    out->u64 = (uint64_t)(uintptr_t)p;
+    return 0;
+}
+
+/* A function pointer's address: the int the callback layer passes for it
+ * (bt_callback.h); nothing else reaches a walk. */
+static int store_address(BtValue *out, PyObject *o, const char *fname, PyObject *name)
+{
+    if (PyLong_CheckExact(o)) {
+        out->u64 = (uint64_t)PyLong_AsUnsignedLongLong(o);
+        return out->u64 == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+    }
+    PyErr_Format(PyExc_SystemError,
+                 "%s(): argument '%U' (a function pointer) reached the call without the "
+                 "callback layer",
+                 fname, name);
+    return -1;
+}
+
+int bt_slot_store_arg(BtValue *out, const BtArgSlot *s, PyObject *o, const char *fname,
+                      PyObject *name)
+{
+    if (s->kind == 'k')
+        return store_address(out, o, fname, name);
+    if (s->kind == 'h' || s->kind == 'v')
+        return store_handle(out, s, o, fname, name);
+    if (s->is_string)
+        return store_string(out, o, fname, name);
+    if (s->rec)
+        return bt_record_store(out, s, o, fname, name);
+    if (s->en)
+        return store_enum(out, s, o, fname, name);
+    return bt_slot_store_scalar(out, s->type, o, fname, name);
+}
+
 /* ================= defaults ================= */
 
 /* New reference: the Python value of a literal. */
@@ -810,24 +1017,52 @@ static PyObject *literal_object(const BtLiteral *l)
     return r;
 }
 
-PyObject *bt_slot_literal(const char *text)
+/* A default as written into *lit: a C literal (bt_lex_literal), or for a
+ * parameter of enum e (not NULL) one of its members by name ("ABOVE",
+ * "level::ABOVE"), as an integer. 0, or -1 when it is neither. */
+static int default_literal(const char *text, const BtEnum *e, BtLiteral *lit)
+{
+    size_t n = e ? strlen(e->name) : 0;
+    int i;
+
+    if (bt_lex_literal(text, lit) == 0)
+        return 0;
+    if (!e)
+        return -1;
+    if (n && strncmp(text, e->name, n) == 0 && strncmp(text + n, "::", 2) == 0)
+        text += n + 2;
+    for (i = 0; i < e->n_members; i++) {
+        long long v = e->members[i].value;
+        if (strcmp(text, e->members[i].name) != 0)
+            continue;
+        memset(lit, 0, sizeof *lit);
+        lit->kind = BT_LIT_INT;
+        lit->neg = v < 0;
+        lit->u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        return 0;
+    }
+    return -1;
+}
+
+PyObject *bt_slot_literal(const char *text, const BtEnum *e)
 {
     BtLiteral lit;
 
-    return bt_lex_literal(text, &lit) < 0 ? NULL : literal_object(&lit);
+    return default_literal(text, e, &lit) < 0 ? NULL : literal_object(&lit);
 }
 
-/* One scalar parameter's default (see bt_slot_defaults): a new reference
- * to the value shown (as the parameter's Python type: `double w = 1` shows
- * 1.0), the C value in *out; NULL without an exception when it has none. */
-static PyObject *param_default(const BtParam *p, BtTypeId t, BtValue *out)
+/* One scalar parameter's default (see bt_slot_defaults; e: its enum, or
+ * NULL): a new reference to the value shown (as the parameter's Python
+ * type: `double w = 1` shows 1.0), the C value in *out; NULL without an
+ * exception when it has none. */
+static PyObject *param_default(const BtParam *p, BtTypeId t, const BtEnum *e, BtValue *out)
 {
     BtArgSlot s;
     BtLiteral lit;
     PyObject *o = NULL, *name = NULL, *shown = NULL;
     Py_complex c;
 
-    if (!p->defval || bt_lex_literal(p->defval, &lit) < 0)
+    if (!p->defval || default_literal(p->defval, e, &lit) < 0)
         return NULL;
     memset(&s, 0, sizeof s);
     s.type = t;
@@ -870,8 +1105,9 @@ int bt_slot_defaults(const BtOverload *ov, PyObject **pydefs, BtValue *cvals)
         memset(&v, 0, sizeof v);
         if (p->size_of >= 0)
             continue;
-        if (!p->t.is_array)
-            pydefs[i] = param_default(p, ov->ptypes[i], &v);
+        if (!p->t.is_array && !p->t.is_string && !p->t.handle_ref &&
+            !p->t.is_voidp) /* a C string, a handle or a void * takes no default */
+            pydefs[i] = param_default(p, ov->ptypes[i], bt_plan_enum(ov, &p->t), &v);
         if (!pydefs[i])
             break;
         if (cvals)
@@ -919,16 +1155,99 @@ static int set_defaults(BtArgSlot *slots, int n_py, const BtOverload *ov, BtAren
 
 /* ================= building slots ================= */
 
-/* The slots' indices, scalars first, then arrays (bt_slot_walk). */
+/* Most members of an enum whose values slot_enum checks for one range (by
+ * pairs: bind time grows with the square). */
+enum { ENUM_RANGE_MAX = 512 };
+
+/* Enum e into slot s: its members copied (the slot outlives the metadata),
+ * and where its values are one range [lo, hi] with hi >= 0 (for flags:
+ * [0, all] when all is 2^k - 1), that range as the slot's, so that
+ * bt_slot_store_fast checks membership; else kind 'e', the full way. */
+static int slot_enum(BtArgSlot *s, const BtEnum *e, BtArena *arena)
+{
+    BtSlotEnum *x = bt_arena_alloc(arena, sizeof *x);
+    long long *values = bt_arena_alloc(arena, sizeof(long long) * (size_t)(e->n_members + 1));
+    const char **names = bt_arena_alloc(arena, sizeof(char *) * (size_t)(e->n_members + 1));
+    long long lo = 0, hi = -1, all = 0;
+    int i, j, distinct = 0, few = e->n_members <= ENUM_RANGE_MAX;
+
+    if (!x || !values || !names || !(x->name = bt_arena_strdup(arena, e->name))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < e->n_members; i++) {
+        long long v = e->members[i].value;
+        if (!(names[i] = bt_arena_strdup(arena, e->members[i].name))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        values[i] = v;
+        all |= v;
+        for (j = 0; few && j < i && values[j] != v; j++)
+            ;
+        distinct += few && j == i;
+        lo = i == 0 || v < lo ? v : lo;
+        hi = i == 0 || v > hi ? v : hi;
+    }
+    x->is_flags = e->is_flags;
+    x->all = all;
+    x->n = e->n_members;
+    x->values = values;
+    x->names = names;
+    s->en = x;
+    if (e->is_flags) {
+        lo = 0;
+        hi = (all & (all + 1)) == 0 ? all : -1;
+    } else if (!few || e->n_members == 0 ||
+               (unsigned long long)hi - (unsigned long long)lo + 1 !=
+                   (unsigned long long)distinct) {
+        hi = -1;
+    }
+    if (hi < 0) { /* no range the quick check can hold */
+        s->kind = 'e';
+        return 0;
+    }
+    if (lo > s->min)
+        s->min = lo;
+    if ((unsigned long long)hi < s->max)
+        s->max = (unsigned long long)hi;
+    return 0;
+}
+
+/* Function pointer type cb into slot s: kind 'k' (bt_slot_store_arg
+ * takes the address the callback layer passes), a pointer's size, its C
+ * type for messages. */
+static int slot_callback(BtArgSlot *s, const BtOverload *ov, const BtCallbackType *cb,
+                         BtArena *arena)
+{
+    BtBuf b;
+
+    s->kind = 'k';
+    s->size = sizeof(void *);
+    s->min = 0;
+    s->max = 0;
+    bt_buf_init(&b);
+    bt_fntype_put(&b, ov, cb->sig, "");
+    s->fntype = b.failed ? NULL : bt_arena_strdup(arena, bt_buf_str(&b));
+    bt_buf_free(&b);
+    if (!s->fntype) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* The slots' indices, scalars first, then arrays and records (bt_slot_walk:
+ * a record by pointer is an address taken as an array's is). */
 static void set_order(const BtArgSlot *slots, int n_py, uint8_t *order)
 {
     int i, k = 0;
 
     for (i = 0; i < n_py; i++)
-        if (!slots[i].is_array)
+        if (!slots[i].is_array && !slots[i].rec)
             order[k++] = (uint8_t)i;
     for (i = 0; i < n_py; i++)
-        if (slots[i].is_array)
+        if (slots[i].is_array || slots[i].rec)
             order[k++] = (uint8_t)i;
 }
 
@@ -988,6 +1307,20 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
         s->size = (uint8_t)t->size;
         s->min = t->min;
         s->max = t->max;
+        if (p->t.handle_ref || p->t.is_voidp) /* a Handle (or None): bt_slot_store_arg */
+            s->kind = p->t.handle_ref ? 'h' : 'v';
+        if (p->t.is_string) {
+            s->is_string = 1;
+            s->kind = 's'; /* the full way: bt_slot_store_arg */
+        } else if (bt_fntype_of(ov, &p->t)) {
+            if (slot_callback(s, ov, bt_fntype_of(ov, &p->t), arena) < 0)
+                return -1;
+        } else if (p->t.struct_ref) {
+            if (bt_record_slot(s, ov, &p->t, arena) < 0) /* kind 'r' or 'R' */
+                return -1;
+        } else if (bt_plan_enum(ov, &p->t) && slot_enum(s, bt_plan_enum(ov, &p->t), arena) < 0) {
+            return -1;
+        }
     }
     *n_py = k;
     set_order(slots, k, order);

@@ -35,12 +35,15 @@ enum {
     BT_K_OMITTED = 0,
     BT_K_ARRAY = 1,
     BT_K_ARRAY_OTHER = 40, /* an array of a dtype no kernel takes */
+    BT_K_RECORDS = 41,     /* an array of a structured dtype: a struct parameter's (bt_record.h) */
     BT_K_NPSCALAR = 64,
     BT_K_BOOL = 128,
     BT_K_INT,
     BT_K_FLOAT,
     BT_K_COMPLEX,
-    BT_K_CHAR, /* str or bytes: a char parameter takes a single character */
+    BT_K_CHAR,     /* str or bytes: a char parameter takes a single character */
+    BT_K_CALLABLE, /* any other callable object: a function pointer parameter takes it */
+    BT_K_RECORD,   /* a numpy.void of a structured dtype: a struct's record (bt_record.h) */
     BT_K_OTHER = 255
 };
 
@@ -77,10 +80,23 @@ typedef struct BtSizeParam {
     const char *name; /* the C name, for messages */
 } BtSizeParam;
 
+/* An enum parameter's members, copied at bind time: what a value must be
+ * (one of values, or for flags an OR of them: no bit outside `all`, not
+ * negative), and the names its refusal lists. */
+typedef struct BtSlotEnum {
+    const char *name; /* "color" ("" when it has none) */
+    int is_flags;
+    long long all; /* the OR of the members */
+    int n;
+    const long long *values;
+    const char *const *names;
+} BtSlotEnum;
+
 /* One Python-visible parameter of one overload. */
 typedef struct BtArgSlot {
     BtTypeId type;
     int is_array;
+    int is_string; /* a C string (`const char *`): a str (as UTF-8) or bytes, NUL-terminated */
     int is_const;
     uint8_t array_code;       /* the code an array argument must have */
     int need;                 /* BT_ARR_* an array argument must have */
@@ -90,12 +106,24 @@ typedef struct BtArgSlot {
     int n_sizes;
     int min_ndim; /* array: 1 + the highest axis they name */
     int has_default;
-    BtValue defval;      /* the default, converted to `type` at bind time */
-    const char *defrepr; /* its Python spelling ("1.0", "'T'"), or NULL */
-    /* the type's row, read at bind time for bt_slot_store_fast */
-    char kind;     /* 'b', 'i', 'u', 'f', 'c' */
+    /* a function pointer parameter's type, "double (*)(double, void *)" (kind
+     * 'k'), or NULL; here, in the padding before defval, so that the slot's
+     * size (the stride of the fused entry's loop) is what it was */
+    const char *fntype;
+    BtValue defval;       /* the default, converted to `type` at bind time */
+    const char *defrepr;  /* its Python spelling ("1.0", "'T'"), or NULL */
+    const BtSlotEnum *en; /* an enum parameter's members, or NULL */
+    /* the type's row, read at bind time for bt_slot_store_fast: kind 'b',
+     * 'i', 'u', 'f', 'c'; 's' for a C string and 'e' for an enum whose
+     * values are no range, which bt_slot_store_fast leaves to
+     * bt_slot_store_arg; 'k' for a function pointer, which a call with one
+     * hands the walk as its address (bt_callback.h); 'h' for a handle and
+     * 'v' for a `void *`, which take a Handle (bt_handle_call.h holds it
+     * around the call; bt_slot_store_arg stores its pointer); 'r' and 'R'
+     * for a struct by pointer and by value, the full way too (bt_record.h) */
+    char kind;
     uint8_t size;  /* bytes */
-    long long min; /* integers and bool: the range */
+    long long min; /* integers and bool: the range (an enum's values when they are one) */
     unsigned long long max;
     /* the fused entry's plan (bt_call.h; bt_call_prepare_frame, where the
      * direct call applies): the word of this argument (a scalar, an
@@ -104,6 +132,11 @@ typedef struct BtArgSlot {
      * parameter's limit; -1 when a 1-D array is too few dimensions) */
     uint8_t word, size_word;
     Py_ssize_t max_1d;
+    /* kinds 'r' (a struct by pointer) and 'R' (by value): its struct, which
+     * bt_slot_store_arg checks a record against (bt_record.h) */
+    struct BtRecord *rec;
+    const char *hkey, *hname; /* kind 'h': its handle type's key and name ("gzFile"),
+                               * filled by the back end (bt_handle_calls) */
 } BtArgSlot;
 
 /* An array argument as a caller read it. */
@@ -227,6 +260,16 @@ BT_HIDDEN int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *
 BT_HIDDEN int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname,
                                    PyObject *name);
 
+/* Argument o of scalar slot s into out the full way, what
+ * bt_slot_store_fast leaves: bt_slot_store_scalar's conversions, a C
+ * string's pointer (a str's UTF-8, which the str keeps for as long as it
+ * lives, or a bytes' buffer; one with a NUL inside is refused), an enum's
+ * value checked against its members, a function pointer's address (an int:
+ * the callback layer, bt_callback.h, passes each callback so). Returns 0,
+ * or -1 with an exception set. */
+BT_HIDDEN int bt_slot_store_arg(BtValue *out, const BtArgSlot *s, PyObject *o, const char *fname,
+                                PyObject *name);
+
 /* A small Python int (one that fits a C long without CPython's slow
  * path) into *v; 0 for any other object, which the full conversion takes. */
 static inline int bt_slot_small_int(PyObject *o, long long *v)
@@ -258,11 +301,12 @@ BT_HIDDEN int bt_slot_np_int(PyObject *o, long long *v);
 BT_HIDDEN int bt_slot_np_float(PyObject *o, double *d);
 
 /* The common scalars the quick way: an int or a NumPy integer in range for
- * an integer slot, a float or a NumPy float64/float32 for a floating one
- * (in range for float), a bool for a bool; the
+ * an integer slot (an enum's too, when its values are one range: s->min,
+ * s->max), a float or a NumPy float64/float32 for a floating one (in range
+ * for float), a bool for a bool; the
  * value into out[0] as bt_slot_store_scalar stores it (integers extended
- * to 64 bits). Returns 1, or 0 when the full conversion (its checks and
- * messages) must run. */
+ * to 64 bits). Returns 1, or 0 when the full conversion (bt_slot_store_arg:
+ * its checks and messages; a C string's always) must run. */
 static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *out)
 {
     long long v;
@@ -322,7 +366,7 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
  *   - a scalar: bt_slot_store_fast (above); an omitted one:
  *     bt_slot_put_default.
  * What a check refuses goes the full way (bt_slot_array_refused,
- * bt_slot_store_sizes, bt_slot_store_scalar), with its messages. */
+ * bt_slot_store_sizes, bt_slot_store_arg), with its messages. */
 
 /* Whether an omitted argument's key is k. */
 static inline BT_ALWAYS_INLINE int bt_slot_omitted_has_key(const void *k)
@@ -434,7 +478,8 @@ static inline BT_ALWAYS_INLINE void bt_slot_put_default(uint64_t *at, const BtAr
  *     no Python code runs between an array's checks and the kernel (a
  *     resize or setflags there would leave a stale pointer);
  *   - a scalar converted once: the quick way (bt_slot_store_fast), else
- *     bt_slot_store_scalar's conversions, checks and messages; an omitted
+ *     bt_slot_store_arg's conversions, checks and messages (a C string, an
+ *     enum's members: the full way only); an omitted
  *     one gets its default, converted at bind time (bt_slot_put_default);
  *   - an array checked once against the slot's flags (bt_slot_flags_ok;
  *     the refusal and its message: bt_slot_array_refused), its elements
@@ -524,10 +569,11 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const ui
         if (!o) { /* omitted: the default, converted at bind time */
             bt_slot_put_default(at, s, 2);
         } else if (!bt_slot_store_fast(s, o, at)) {
-            if (bt_slot_store_scalar(&v, s->type, o, src->fname, PyTuple_GET_ITEM(src->names, i)) <
-                0)
+            if (bt_slot_store_arg(&v, s, o, src->fname, PyTuple_GET_ITEM(src->names, i)) < 0)
                 return -1;
             bt_slot_put_value(at, s, &v);
+            if (s->kind == 'R' && out->ptrs) /* a struct by value: libffi reads its bytes */
+                out->ptrs[s->cidx] = v.p;
         }
     }
     return 0;
@@ -537,14 +583,17 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const ui
  * is a new reference to what a call that omits argument i passes, or NULL
  * when it must be given; cvals (one per C parameter), when not NULL,
  * receives them converted to the parameter's type. A header default counts
- * when it is a literal (bt_lex_literal) that the parameter takes as a passed
- * argument (the same conversions and range checks) and every later Python
- * parameter has one too. Returns 0, or -1 with an exception set. */
+ * when it is a literal (bt_lex_literal; for an enum parameter, also one of
+ * its members by name) that the parameter takes as a passed argument (the
+ * same conversions and range checks) and every later Python parameter has
+ * one too; a C string takes none. Returns 0, or -1 with an exception set. */
 BT_HIDDEN int bt_slot_defaults(const BtOverload *ov, PyObject **pydefs, BtValue *cvals);
 
 /* New reference: the Python value of the C literal text (bt_lex_literal:
- * `0.5`, `1.5f`, `'T'`, `true`) whatever the parameter's type, or NULL
- * without an exception when text is no literal. */
-BT_HIDDEN PyObject *bt_slot_literal(const char *text);
+ * `0.5`, `1.5f`, `'T'`, `true`) whatever the parameter's type, or for a
+ * parameter of enum e (NULL: none) the value of the member it names
+ * (`ABOVE`, `level::ABOVE`); NULL without an exception when it is
+ * neither. */
+BT_HIDDEN PyObject *bt_slot_literal(const char *text, const BtEnum *e);
 
 #endif

@@ -20,8 +20,14 @@ typedef struct BtState {
     PyObject *SymbolError;
     PyObject *BuildError;
     PyTypeObject *FunctionType;
-    PyTypeObject *HandleType;
+    PyTypeObject *LibraryHandleType; /* an open shared library (bt_library.c) */
     PyTypeObject *PlanType;
+    /* handles (bt_handle.c): Handle, HandleType, NullHandleError, and the
+     * open Handles with a destructor, {address: weakref} (the exit hook's) */
+    PyTypeObject *HandleType;
+    PyTypeObject *HandleTypeType;
+    PyObject *NullHandleError;
+    PyObject *open_handles;
     /* bindthem.cuda (bt_cudapy_module.c registers them) */
     PyObject *CudaError;
     PyObject *NoDriverError;
@@ -52,7 +58,7 @@ static inline BtState *bt_state_from_type(PyTypeObject *tp)
 
 /* Type specs and helpers of the other Python-facing files. */
 BT_HIDDEN extern PyType_Spec bt_function_spec;
-BT_HIDDEN extern PyType_Spec bt_handle_spec;
+BT_HIDDEN extern PyType_Spec bt_library_handle_spec;
 
 /* bt_cudapy_module.c: the CUDA types, exceptions and cuda_* functions of _core.
  * Adding them loads no driver. */

@@ -3,12 +3,14 @@ stubtest and calls at run time.
 
 One session fixture renders the stubs of every case (the README example,
 tests/api/typing/features.h and pyamg's eight amg_core headers), writes a
-good- and a bad-usage file per case, compiles the Libraries, and then runs,
+good- and a bad-usage file per case (and overloads.h's stub with calls by
+count, keyword and dtype), compiles the Libraries, and then runs,
 concurrently, the four slow checkers once over all cases: mypy --strict
 over one directory of stubs and usage files, stubtest against the runtime
 Libraries (tests/api/typing/stubtest_runner.py), every overload called with the
 stub's dtypes (tests/api/typing/call_runtime.py), and mypy --strict on
-bindthem/_core.pyi. The per-case tests only read their results.
+bindthem/_core.pyi; once per test run, however many pytest-xdist workers run
+these tests. The per-case tests only read their results.
 """
 
 import ast
@@ -24,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from sources import KERNELS, ROOT
-from support import python_env
+from sources import KERNELS, ROOT, once_per_run, run_folder
+from support import ASSERT_TYPE_IMPORT, python_env
 
 import bindthem
 from bindthem import compile_library, stubs
@@ -43,6 +45,17 @@ FEATURES_H = TYPING / "features.h"
 FEATURES_YML = TYPING / "features.yml"
 DEFAULTS_H = Path(KERNELS) / "defaults.h"
 DEFAULTS_YML = Path(KERNELS) / "defaults.yml"
+# remapped overloads with different parameter lists (tests/core/test_overloads.py): their
+# stub, and calls that mypy must resolve by count, keyword and dtype (lines 12 and 13 wrong)
+OVERLOADS_H = Path(KERNELS) / "overloads.h"
+OVERLOADS_YML = Path(KERNELS) / "overloads.yml"
+OVL_USE = (ASSERT_TYPE_IMPORT + "\nimport numpy\nimport ovl\n"
+           "x = numpy.zeros(2)\nidx = numpy.zeros(2, dtype=numpy.int32)\n"
+           "assert_type(ovl.summary(x), float)\nassert_type(ovl.summary(x, w=x), float)\n"
+           "assert_type(ovl.summary(v=x), float)\nassert_type(ovl.summary(idx=idx), float)\n"
+           "assert_type(ovl.half(n=3), int)\nassert_type(ovl.half(3.0), float)\n"
+           "ovl.summary(x, x, x)  # expect-error\n"
+           "ovl.summary(y=x)  # expect-error\n")
 PYAMG_HEADERS = ("air", "evolution_strength", "graph", "krylov", "linalg", "relaxation",
                  "ruge_stuben", "smoothed_aggregation")
 # -O0: the kernels are only called on tiny inputs, and -O3 builds of all of
@@ -102,11 +115,9 @@ def _run(cmd, cwd=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=cwd, timeout=600)
 
 
-@pytest.fixture(scope="session")
-def checked(tmp_path_factory):
-    """Everything the slow checkers said, over all available cases."""
-    pytest.importorskip("mypy")
-    root = tmp_path_factory.mktemp("stubs")
+def _check(root):
+    """Renders the stubs and usage files of every available case into root/src,
+    compiles the Libraries and runs the four checkers; what they said (JSON)."""
     src = root / "src"
     src.mkdir()
     modules = [("myheader", EXAMPLE_H, EXAMPLE_YML), ("features", FEATURES_H, FEATURES_YML),
@@ -122,6 +133,8 @@ def checked(tmp_path_factory):
         (src / ("use_good_%s.py" % name)).write_text(usage.good(name, meta))
         if name not in ("features", "defaults"):
             (src / ("use_bad_%s.py" % name)).write_text(usage.bad(name, meta))
+    (src / "ovl.pyi").write_text(stubs.render(OVERLOADS_H, OVERLOADS_YML, "ovl"))
+    (src / "use_ovl.py").write_text(OVL_USE)
     cache = root / "cache"
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda m: compile_library(m[1], m[2], cache_dir=cache, cxxflags=CXXFLAGS),
@@ -144,13 +157,28 @@ def checked(tmp_path_factory):
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
         futures = {k: pool.submit(_run, cmd, str(src)) for k, cmd in jobs.items()}
         results = {k: f.result() for k, f in futures.items()}
+    return {"texts": texts, "modules": {n: [str(h), str(y)] for n, h, y in modules},
+            "results": {k: [r.args, r.returncode, r.stdout, r.stderr] for k, r in results.items()}}
+
+
+@pytest.fixture(scope="session")
+def checked(tmp_path_factory):
+    """Everything the slow checkers said, over all available cases: made once
+    per test run, whichever pytest-xdist workers run these tests (the checkers
+    take most of the core suite's time, the more so where mypy runs
+    uncompiled, as on a free-threaded CPython)."""
+    pytest.importorskip("mypy")
+    made = once_per_run(tmp_path_factory, "stubs", _check)
+    root = run_folder(tmp_path_factory) / "stubs"
+    results = {k: subprocess.CompletedProcess(*r) for k, r in made["results"].items()}
     errors = {}  # file name -> {line: [messages]}
     for line in results["mypy"].stdout.splitlines():
         m = re.match(r"(?:.*[/\\])?([^/\\:]+):(\d+): error: (.*)$", line)
         if m:
             errors.setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).append(m.group(3))
-    return {"root": root, "src": src, "texts": texts, "results": results, "errors": errors,
-            "modules": {n: (h, y) for n, h, y in modules}}
+    return {"root": root, "src": root / "src", "texts": made["texts"], "results": results,
+            "errors": errors, "modules": {n: tuple(map(Path, hy))
+                                          for n, hy in made["modules"].items()}}
 
 
 def _output(result):
@@ -192,6 +220,15 @@ def test_stubtest_clean(checked, case):
     assert mine == [], _output(r)
     # a failure that names no object (stubtest could not run) fails every case
     assert r.returncode == 0 or re.search(r"^error: \w[\w.]*\.\w+ ", r.stdout, re.M), _output(r)
+
+
+def test_overload_per_parameter_list(checked):
+    """overloads.h's stub passes mypy --strict, and mypy picks its overloads by
+    count, keyword and dtype: an error on each wrong call, and only there."""
+    assert checked["errors"].get("ovl.pyi", {}) == {}, _output(checked["results"]["mypy"])
+    found = checked["errors"].get("use_ovl.py", {})
+    assert {line: len(msgs) for line, msgs in found.items()} == {12: 1, 13: 1}, _output(
+        checked["results"]["mypy"])
 
 
 def test_stubtest_core_and_mypy_strict_core(checked):

@@ -148,7 +148,7 @@ def compile_header(header, instantiate, *, output, cxx, flags, cache_dir, strict
 
 def build_library(header, instantiate, *, name, cxx, flags, cache_dir, strict, options,
                   source=None, quiet=False, jobs=None, on_demand=False, context=None,
-                  header_text=None, yaml_text=None):
+                  header_text=None, yaml_text=None, plan=None):
     """build() with resolved flags and options (absolute paths). With
     ``source`` (unpickling), that is the Library's source (whose
     ``on_demand`` says whether it is open) and nothing is warned: the author
@@ -156,12 +156,15 @@ def build_library(header, instantiate, *, name, cxx, flags, cache_dir, strict, o
     that makes the on-demand Context's error text readable (the notebook's
     cell names). ``header_text``/``yaml_text``: the texts to build (bytes)
     in place of reading the files (which still name them, and whose folder
-    holds the local includes)."""
+    holds the local includes). ``plan``: the :class:`_core.Plan` of those,
+    when the caller parsed them already (bindthem.build, which chose between
+    the header as written and its preprocessor's output)."""
     if source is not None:
         on_demand = source.on_demand is not None
     # the one parse: the bytes keyed, compiled and bound (see write_snapshot)
-    plan = _core.parse(header, instantiate, strict=strict, header_text=header_text,
-                       yaml_text=yaml_text)
+    if plan is None:
+        plan = _core.parse(header, instantiate, strict=strict, header_text=header_text,
+                           yaml_text=yaml_text)
     # brief: the overloads' dicts hold what the source needs
     meta = plan.metadata(brief=True)
     record = {}

@@ -681,6 +681,7 @@ static BtTypeRef ref_of(const Ty *t)
 {
     BtTypeRef r;
 
+    memset(&r, 0, sizeof r); /* what the cases do not say: no enum, string or handle */
     r.tparam = t->tparam;
     r.type = t->type;
     r.is_const = t->is_const;
