@@ -198,6 +198,18 @@ def test_a_header_that_binds_as_written_runs_no_preprocessor(clib, tmp_path, mon
     assert not bindthem.info(lib).preprocessed
 
 
+def test_a_header_that_declares_nothing_as_written_is_preprocessed(clib, tmp_path):
+    """fftw3.h's way: every declaration made by a macro. As written the
+    header declares nothing (which binds "everything" vacuously); auto mode
+    reads it after the preprocessor."""
+    library, _ = clib
+    macro = tmp_path / "macro.h"
+    macro.write_text("#define API(name) int mylib_##name(int a, int b);\nAPI(add)\n")
+    lib, _ = load_quietly(library, str(macro))
+    assert lib.__all__ == ["mylib_add"] and lib.mylib_add(2, 3) == 5
+    assert bindthem.info(lib).preprocessing.used
+
+
 def test_argument_checks(clib):
     library, header = clib
     with pytest.raises(TypeError, match="cpp="):
