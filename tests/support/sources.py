@@ -16,7 +16,9 @@ files do) needs no built bindthem.
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -44,6 +46,38 @@ def source_tree_lock():
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def run_folder(tmp_path_factory):
+    """The temporary folder every process of this test run shares: under
+    pytest-xdist, the workers' own folders (popen-gw0, ...) lie in it; without
+    it, the session's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def once_per_run(tmp_path_factory, name, make):
+    """make(folder), run once per test run, whichever pytest-xdist workers ask:
+    the first one makes it, in the run's shared folder `name` (new), while the
+    others wait; each gets the JSON value make returned. A make that raised is
+    tried again by the next one to ask (its folder made anew)."""
+    folder = run_folder(tmp_path_factory) / name
+    done = folder / ".made.json"
+    fd = os.open(str(folder) + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if done.exists():
+            return json.loads(done.read_text())
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        value = make(folder)
+        part = folder / ".made.json.part"
+        part.write_text(json.dumps(value))
+        os.replace(part, done)
+        return value
     finally:
         os.close(fd)  # releases the lock
 
