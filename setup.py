@@ -13,6 +13,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
 
 import numpy
@@ -136,18 +137,42 @@ if os.environ.get("BINDTHEM_COVERAGE"):
 
 
 
+def cpu_count():
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class BuildExt(build_ext):
     """C11 for the .c files; C++11 for csrc/core/bt_guard.cpp, the one C++ file
-    (it catches C++ exceptions thrown by kernels)."""
+    (it catches C++ exceptions thrown by kernels). The sources compile on every
+    CPU at once (a compiler process each), then link as one."""
 
     def build_extensions(self):
-        compile_one = self.compiler._compile
+        compiler = self.compiler
+        compile_one = compiler._compile
 
         def _compile(obj, src, ext, cc_args, extra_postargs, pp_opts):
             std = ["-std=c++11"] if src.endswith(".cpp") else ["-std=c11"]
             return compile_one(obj, src, ext, cc_args, std + extra_postargs, pp_opts)
 
-        self.compiler._compile = _compile
+        def compile_all(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
+                        extra_preargs=None, extra_postargs=None, depends=None):
+            # distutils' CCompiler.compile, with the objects compiled concurrently
+            macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+                output_dir, macros, include_dirs, sources, depends, extra_postargs)
+            cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+            todo = [(obj,) + build[obj] for obj in objects if obj in build]
+            with ThreadPoolExecutor(max(1, min(cpu_count(), len(todo)))) as pool:
+                for done in [pool.submit(_compile, obj, src, ext, cc_args, extra_postargs,
+                                         pp_opts) for obj, src, ext in todo]:
+                    done.result()  # the first compile error, as a serial build says it
+            return objects
+
+        compiler._compile = _compile
+        compiler.compile = compile_all
         super().build_extensions()
 
 

@@ -30,19 +30,22 @@ parameter is the ``Callable`` a Python callable for it must be (for ``double
 (*)(double, void *)``, ``Callable[[float, int | None], float]``; ``object`` for a
 ``void`` result, which is ignored), or ``Callable[..., R]`` where only a C function
 pointer can stand for it (ctypes', cffi's and numba's function pointers are callable
-too; a plain int is not taken). Overloads whose Python parameters come out
+too; a plain int is not taken); a struct by pointer is ``numpy.typing.NDArray[numpy.void]``
+(``| numpy.void`` when const), by value ``numpy.void | numpy.typing.NDArray[numpy.void]``,
+a returned one ``numpy.void``. Overloads whose Python parameters come out
 identical (template parameters the signature does not use) are merged, the
 first in YAML order kept: it is also the one the runtime dispatches to. The
 header comment is the docstring of the last overload. The output is
 byte-identical across runs and machines.
 
-A header with ``#define`` constants or enums (an ordinary C header, read
+A header with ``#define`` constants, enums or structs (an ordinary C header, read
 through the C preprocessor as :func:`bindthem.load` reads it: ``--cpp``,
 ``--cppflags``) gets what the Library has besides its kernels, before them:
 each enum class as ``class NAME(enum.IntEnum)`` (``enum.IntFlag`` for a
 flags enum) with its members, each constant as ``NAME: Final[int]`` (or
-``Final[str]``) and each member of the header's own enums as ``NAME:
-Final[ENUM]``. A header without them gets none of these lines, nor their
+``Final[str]``), each member of the header's own enums as ``NAME:
+Final[ENUM]``, and each struct's dtype as ``NAME: numpy.dtype[numpy.void]``
+(binding.named_attributes). A header without them gets none of these lines, nor their
 imports.
 """
 

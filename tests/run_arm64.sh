@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The call, dispatch, sizes, types, direct and platform-types tests on aarch64:
+# The call, dispatch, sizes, types, direct, platform-types and structs tests on aarch64:
 # an arm64 Debian root run under qemu-user (binfmt_misc), docs/internals.rst.
 #
 #   tests/run_arm64.sh            build the root if it is missing (once, ~15 min), then test
@@ -20,7 +20,7 @@ SUITE=${BINDTHEM_ARM64_SUITE:-bookworm}
 MIRROR=${BINDTHEM_ARM64_MIRROR:-http://deb.debian.org/debian}
 TESTS=${BINDTHEM_ARM64_TESTS:-"tests/core/test_call.py tests/core/test_dispatch.py
        tests/core/test_sizes.py tests/core/test_types.py tests/core/test_direct.py
-       tests/core/test_platform_types.py"}
+       tests/core/test_platform_types.py tests/core/test_structs.py"}
 
 if [ "${1:-}" = "--if-cached" ]; then
     if [ ! -e "$ROOT/.bindthem-ready" ]; then

@@ -2,8 +2,9 @@
  *
  * bt_bind_plan takes each planned overload in YAML order and
  *   1. asks the back end whether it binds the overload (refuse: the
- *      declaration's kind, a type it cannot call; a C string, handle or
- *      `void *` parameter or return where it has no host_strings): one
+ *      declaration's kind, a type it cannot call; a C string, handle,
+ *      `void *` or function pointer parameter, or a C string or handle
+ *      return, where it has no host_strings): one
  *      instantiate.yml lists is then a BindError, an unlisted one is
  *      reported in `skipped`;
  *   2. mangles it (bt_mangle_enums: enums by their names; the plain name

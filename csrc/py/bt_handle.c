@@ -128,20 +128,18 @@ static int closed_error(BtHandleObject *h, const char *fname, PyObject *name)
 static int in_use(BtHandleObject *h, uintptr_t s, const char *fname, PyObject *name)
 {
     unsigned long n = (unsigned long)(s / BT_HANDLE_USE);
-    const char *one = n == 1 ? "" : "s";
+    const char *calls = n == 1 ? "call" : "calls", *ret = n == 1 ? "call returns" : "calls return";
 
     if (name)
         PyErr_Format(PyExc_RuntimeError,
                      "%s(): argument '%U': cannot close the %s handle at %p: it is in use by %lu "
-                     "call%s (in another thread, or one running a callback); close it after "
-                     "the call%s return",
-                     fname, name, type_name(h), h->ptr, n, one, one);
+                     "%s (in another thread, or one running a callback); close it after the %s",
+                     fname, name, type_name(h), h->ptr, n, calls, ret);
     else
         PyErr_Format(PyExc_RuntimeError,
-                     "%s: cannot close the %s handle at %p: it is in use by %lu call%s (in "
-                     "another thread, or one running a callback); close it after the call%s "
-                     "return",
-                     fname, type_name(h), h->ptr, n, one, one);
+                     "%s: cannot close the %s handle at %p: it is in use by %lu %s (in another "
+                     "thread, or one running a callback); close it after the %s",
+                     fname, type_name(h), h->ptr, n, calls, ret);
     return -1;
 }
 

@@ -62,14 +62,15 @@ int bt_handle_calls(PyObject *types, const BtFunc *f, BtCall *calls, BtArena *ar
             BtArgSlot *s = &c->slots[i];
             BtHandleTypeObject *t = s->kind == 'h' ? type_at(types, d->params[s->cidx].t.handle_ref)
                                                    : NULL;
+            BtSlotHandle *sh = t ? bt_arena_alloc(arena, sizeof *sh) : NULL;
             if (!t)
                 continue;
-            s->hkey = bt_arena_strdup(arena, t->ckey);
-            s->hname = bt_arena_strdup(arena, t->cname);
-            if (!s->hkey || !s->hname) {
+            if (!sh || !(sh->key = bt_arena_strdup(arena, t->ckey)) ||
+                !(sh->name = bt_arena_strdup(arena, t->cname))) {
                 PyErr_NoMemory();
                 return -1;
             }
+            s->handle = sh;
         }
         if (!(c->ret_type = (PyObject *)type_at(types, d->ret.handle_ref)))
             continue;
@@ -146,7 +147,7 @@ static int takes_one(const BtCallable *c, const BtHandleTypeObject *t)
     const BtCall *call = &c->calls[0];
 
     return c->d.n_ovs == 1 && call->n_c == 1 && call->n_py == 1 && call->slots[0].kind == 'h' &&
-           call->slots[0].hkey && strcmp(call->slots[0].hkey, t->ckey) == 0;
+           call->slots[0].handle && strcmp(call->slots[0].handle->key, t->ckey) == 0;
 }
 
 /* Handle type tname of types gets Function fname of funcs as its
@@ -187,7 +188,7 @@ static int set_destructor(PyObject *types, PyObject *funcs, PyObject *left_out, 
         else
             refuse("%U: a destructor takes exactly one parameter, a %s handle (%s); %U takes %s%s",
                    what, t->cname, t->ckey, fname, s->kind == 'h' ? "a handle of type " : "",
-                   s->kind == 'h' ? s->hname : "one that is no handle");
+                   s->kind == 'h' && s->handle ? s->handle->name : "one that is no handle");
         goto done;
     }
     Py_XSETREF(t->destructor, Py_NewRef(fn));

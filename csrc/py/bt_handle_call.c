@@ -45,10 +45,11 @@ PyObject *bt_handle_invoke(const BtCall *call, PyObject *const *args, const char
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
+        const BtSlotHandle *t = s->kind == 'h' ? s->handle : NULL; /* NULL: a void * */
         PyObject *o = args[i], *name = PyTuple_GET_ITEM(names, i);
         if ((s->kind != 'h' && s->kind != 'v') || !o)
             continue;
-        if (bt_handle_arg(o, s->kind == 'h' ? s->hkey : NULL, s->hname, fname, name, &p) < 0)
+        if (bt_handle_arg(o, t ? t->key : NULL, t ? t->name : NULL, fname, name, &p) < 0)
             goto done;
         if (o == Py_None)
             continue;

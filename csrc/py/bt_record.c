@@ -96,7 +96,7 @@ int bt_record_ffi_types(const BtCall *call, ffi_type **atypes, ffi_type **rtype)
 
     for (i = 0; i < call->n_py; i++) {
         const BtArgSlot *s = &call->slots[i];
-        if (s->rec && s->rec->by_value) {
+        if (bt_slot_is_record(s) && s->rec->by_value) {
             atypes[s->cidx] = s->rec->ffi;
             any = 1;
         }
@@ -123,7 +123,8 @@ int bt_record_link(BtCall *calls, int n, PyObject *table, const BtHeader *h)
 
     for (k = 0; k < n; k++) {
         for (i = 0; i < calls[k].n_py; i++)
-            if (link_one(calls[k].slots[i].rec, table, h) < 0)
+            if (bt_slot_is_record(&calls[k].slots[i]) &&
+                link_one(calls[k].slots[i].rec, table, h) < 0)
                 return -1;
         if (link_one(calls[k].ret_rec, table, h) < 0)
             return -1;

