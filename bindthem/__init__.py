@@ -45,6 +45,7 @@ from .errors import (  # noqa: E402
     InstantiateError,
     NullHandleError,
     PickleError,
+    StatusError,
     SymbolError,
 )
 from .library import Library, build, compile_library, getsource, info, load, options  # noqa: E402
@@ -75,8 +76,9 @@ def __dir__():
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
            "BuildWarning", "Function", "Handle", "HeaderError", "InstantiateError", "Library",
-           "NullHandleError", "PickleError", "SymbolError", "build", "compile_library", "cuda",
-           "getsource", "info", "load", "load_package", "options", "parse_header"]
+           "NullHandleError", "PickleError", "StatusError", "SymbolError", "build",
+           "compile_library", "cuda", "getsource", "info", "load", "load_package", "options",
+           "parse_header"]
 
 Function = _core.Function
 Handle = _core.Handle

@@ -18,11 +18,12 @@ from .errors import (
     InstantiateError,
     NoDriverError,
     NullHandleError,
+    StatusError,
     SymbolError,
 )
 
 __all__ = ["BindError", "BindValueError", "BuildError", "CudaError", "HeaderError",
-           "InstantiateError", "NoDriverError", "NullHandleError", "SymbolError",
+           "InstantiateError", "NoDriverError", "NullHandleError", "StatusError", "SymbolError",
            "callback_address", "dask_token", "function_html", "function_pretty", "on_demand",
            "reduce_function"]
 

@@ -15,7 +15,7 @@ import warnings
 
 __all__ = ["BindError", "HeaderError", "InstantiateError", "SymbolError", "BuildError",
            "BindValueError", "BindTypeError", "BindWarning", "BuildWarning", "PickleError",
-           "CudaError", "NoDriverError", "NullHandleError"]
+           "CudaError", "NoDriverError", "NullHandleError", "StatusError"]
 
 
 class BindError(Exception):
@@ -114,6 +114,22 @@ class NullHandleError(BindError, OSError):
 
     def __reduce__(self):
         return (type(self), (self.args[0], self.errno or 0, self.function))
+
+
+class StatusError(BindError, RuntimeError):
+    """A function whose return value its annotation declares a status
+    (``status: {ok: [...]}``, docs/arrays.rst) returned another value:
+    ``status`` is that value, ``function`` the function's name, ``ok`` the
+    annotation's first ok value as written."""
+
+    def __init__(self, function, status, ok):
+        super().__init__("%s() returned status %d; %s is success" % (function, status, ok))
+        self.function = function
+        self.status = status
+        self.ok = ok
+
+    def __reduce__(self):
+        return (type(self), (self.function, self.status, self.ok))
 
 
 class BindWarning(UserWarning):

@@ -26,7 +26,10 @@
 
 #include "bt_hash.h"
 
-enum { LV_BASE, LV_CONST, LV_PTR }; /* how much of a BtTypeRef to mangle */
+enum { LV_BASE, LV_CONST, LV_PTR, LV_REF }; /* how much of a BtTypeRef to mangle */
+
+/* The code of a level above the base: P, R (a C++ reference), K. */
+static char level_code(int lv) { return lv == LV_PTR ? 'P' : lv == LV_REF ? 'R' : 'K'; }
 
 typedef struct Cand {
     size_t off; /* of the expanded mangling in pool */
@@ -153,7 +156,7 @@ static int is_complex(const BtTypeRef *t)
 /* The level below lv: P -> K (if const) -> base. */
 static int inner_level(const BtTypeRef *t, int lv)
 {
-    if (lv == LV_PTR && t->is_const)
+    if ((lv == LV_PTR || lv == LV_REF) && t->is_const)
         return LV_CONST;
     return LV_BASE;
 }
@@ -173,7 +176,7 @@ static void put_concrete(BtBuf *b, const Mangler *m, const BtTypeRef *t)
 static void put_key(BtBuf *b, const Mangler *m, const BtTypeRef *t, int lv)
 {
     if (lv != LV_BASE) {
-        bt_buf_putc(b, lv == LV_PTR ? 'P' : 'K');
+        bt_buf_putc(b, level_code(lv));
         put_key(b, m, t, inner_level(t, lv));
     } else if (t->tparam < 0) {
         put_concrete(b, m, t);
@@ -221,7 +224,7 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
         m->failed = 1;
     } else if (!use_sub(m, key.data)) {
         if (lv != LV_BASE) {
-            bt_buf_putc(&m->out, lv == LV_PTR ? 'P' : 'K');
+            bt_buf_putc(&m->out, level_code(lv));
             emit_type(m, t, inner_level(t, lv));
         } else if (is_complex(t)) {
             emit_complex(m, t);
@@ -303,8 +306,12 @@ const char *bt_mangle_enums(const BtDecl *decl, const BtTArg *targs, const BtEnu
         bt_buf_putc(&m.out, 'v');
     for (i = 0; i < decl->n_params; i++) {
         const BtTypeRef *t = &decl->params[i].t;
-        /* top-level const dropped; a C string is a pointer to const char */
-        emit_type(&m, t, t->is_array || t->is_string ? LV_PTR : LV_BASE);
+        /* top-level const dropped; a C string is a pointer to const char; a
+         * reference's const is its pointee's */
+        emit_type(&m, t,
+                  decl->params[i].is_ref        ? LV_REF
+                  : t->is_array || t->is_string ? LV_PTR
+                                                : LV_BASE);
     }
     if (!m.failed && !m.out.failed && !m.pool.failed)
         res = bt_arena_strdup(arena, bt_buf_str(&m.out));

@@ -54,8 +54,11 @@ int bt_meta_parse(BtMeta *m, const char *header_path, const BtMetaText *header_t
             return failed(diag, yaml_path, "reading instantiate.yml");
         m->has_table = 1;
     }
-    if (bt_plan_build(&m->header, m->has_table ? &m->table : NULL, strict, &m->arena, &m->plan,
-                      diag) < 0)
+    if (bt_note_apply(&m->header, m->has_table ? &m->table.notes : NULL, &m->arena, diag) < 0)
+        return failed(diag, yaml_path ? yaml_path : header_path, "reading the annotations");
+    /* a table of annotations alone plans what no table plans */
+    if (bt_plan_build(&m->header, m->has_table && !m->table.plans_all ? &m->table : NULL, strict,
+                      &m->arena, &m->plan, diag) < 0)
         return failed(diag, yaml_path ? yaml_path : header_path, "planning the bindings");
     return 0;
 }

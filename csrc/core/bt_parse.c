@@ -179,13 +179,19 @@ static int parse_function(Parser *p, BtDecl *d, const Tmpl *tm, int name_at)
         return -1;
     if (parse_trailer(p, d, tm, &ret_reason) < 0)
         return -1;
-    if (ret_reason)
+    if (ret_reason) { /* the return's reason first */
         d->unbindable = *ret_reason ? ret_reason : "deduced return type ('auto' without '-> type')";
-    if (!d->unbindable && d->n_params > BT_MAX_PARAMS)
-        d->unbindable = bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
-                                        d->n_params, BT_MAX_PARAMS);
+        d->unbindable_rule = BT_RULE_UNBINDABLE;
+        d->sizes_missing = 0;
+    }
+    if (d->n_params > BT_MAX_PARAMS)
+        bt_parse_leave_out(d,
+                           bt_arena_printf(p->arena, "%d parameters; bindthem binds at most %d",
+                                           d->n_params, BT_MAX_PARAMS),
+                           BT_RULE_UNBINDABLE);
     if (knr_declarations(p)) {
         int brace = bt_parse_find_top(p, p->pos, p->toks.n - 1, "{");
+        d->sizes_missing = 0;
         d->unbindable = "old-style (K&R) parameter declarations; write a prototype";
         if (brace == p->toks.n - 1 || bt_parse_find_top(p, p->pos, brace, "}") < brace)
             return bt_parse_expected(p, cur(p), "';' or '{'");
@@ -351,10 +357,10 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     }
     if (parse_function(p, d, tm, name_at) < 0)
         return -1;
-    if (!d->unbindable && tm && tm->reason)
-        d->unbindable = tm->reason;
-    if (!d->unbindable && device && !global && !host)
-        d->unbindable = "__device__ function is not a kernel";
+    if (tm && tm->reason)
+        bt_parse_leave_out(d, tm->reason, BT_RULE_UNBINDABLE);
+    if (device && !global && !host)
+        bt_parse_leave_out(d, "__device__ function is not a kernel", BT_RULE_UNBINDABLE);
     dt = tok(p, doc_at);
     has_doc = bt_lex_doc_span(&p->toks, doc_at, &doc, &doc_end);
     d->first_line = dt->line;

@@ -48,6 +48,11 @@ typedef struct BtParam {
     int size_axis;      /* for a size parameter: the axis K it gets (0 for `x_size`) */
     const char *defval; /* a scalar's default argument, as written ("2"), or NULL */
     int unnamed;        /* the header gives no name: `name` is "argN", N its index */
+    int hidden;         /* no Python parameter: an annotation computes it, or the call
+                         * allocates it (bt_note.h); the plan's copy of the declaration */
+    int no_size;        /* a pointer with no size parameter after it (BT_RULE_SIZES): only
+                         * an annotation binds it */
+    int is_ref;         /* a C++ reference `T &` to a scalar (passed as a pointer) */
     int line, col;      /* of the parameter's name (of its first token when unnamed) */
 } BtParam;
 
@@ -85,12 +90,17 @@ typedef struct BtDecl {
     const char *doc;        /* comment markers and common indentation stripped; "" if none */
     const char *unbindable; /* reason, or NULL when bindable */
     BtRule unbindable_rule; /* the dialect rule unbindable breaks (bt_diag.h) */
+    int sizes_missing;      /* unbindable only for arrays with no size after them (their
+                             * params' no_size): an annotation can bind it (bt_note.h) */
     int unreadable;         /* a declaration the parser could not read (unbindable says why) */
     const char *file;       /* the file declaring it when that is not the header itself (one
                              * of an umbrella header's own files, bt_cpp.h), else NULL */
     int line, col;          /* of the function's name, in that file */
-    int first_line;         /* its doc comment's (or template's, or first word's) line */
-    int last_line;          /* of its closing '}' or ';' */
+    /* what its annotations make of its parameters (bt_note.h: bt_note_apply sets it on
+     * the annotated copy that replaces it), or NULL */
+    const struct BtNotePlan *notes;
+    int first_line; /* its doc comment's (or template's, or first word's) line */
+    int last_line;  /* of its closing '}' or ';' */
 } BtDecl;
 
 /* An enum the header (or a file it includes) declares: `enum TAG {...}`,

@@ -277,4 +277,16 @@ BT_HIDDEN int bt_parse_defines(Parser *p, const BtDirective *dirs, int n);
 /* Those that are integer or string constants into out. 0 or -1 (out of memory). */
 BT_HIDDEN int bt_parse_constants(Parser *p, BtHeader *out);
 
+/* Leaves d out for `why` (arena or static), unless it is left out already
+ * for another reason than arrays without sizes (which only an annotation
+ * could bind: BtDecl.sizes_missing), which this then outranks. */
+static inline void bt_parse_leave_out(BtDecl *d, const char *why, BtRule rule)
+{
+    if (d->unbindable && !d->sizes_missing)
+        return;
+    d->unbindable = why;
+    d->unbindable_rule = rule;
+    d->sizes_missing = 0;
+}
+
 #endif

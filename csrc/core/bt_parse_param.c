@@ -381,6 +381,16 @@ static int is_voidp(const TypeInfo *ti, int ndims)
            strcmp(ti->spelling, "void") == 0;
 }
 
+/* Whether t, the type a C++ reference `T &` refers to, is a scalar a call
+ * can pass by address: a number, a bool or a template parameter. */
+static int is_ref_scalar(const BtTypeRef *t)
+{
+    if (t->tparam >= 0)
+        return !t->is_array;
+    return !t->is_array && !t->enum_ref && !t->struct_ref && !t->handle_ref &&
+           strchr("biufc", bt_type(t->type)->kind) != NULL;
+}
+
 /* Why parameter pr (labelled lb; its type ti, resolved into pr->t, with
  * ndims brackets; a default when has_default) cannot be bound, or `why`
  * when no rule here says (NULL: it can). */
@@ -490,6 +500,11 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
                       ? bt_arena_printf(p->arena, "parameter %s is a va_list (variadic)", lb)
                       : bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb,
                                         ti.spelling);
+    if (ti.nref == 1 && ti.nptr + ndims == 0 && !ti.elaborated && !ti.reason && !*reason &&
+        is_ref_scalar(&pr->t)) {
+        pr->is_ref = 1; /* `T &`: passed as a pointer (bt_note.h: a scalar in and out) */
+        ti.nref = 0;
+    }
     *reason = param_reason(p, pr, &ti, ndims, eq < r.b, index, lb, *reason);
     return 0;
 }
@@ -526,6 +541,22 @@ static int size_axis(const char *array, const char *name)
     return k < BT_MAX_SIZE_AXES ? k : -2;
 }
 
+/* Array x has no size parameter after it: left out for that (BT_RULE_SIZES)
+ * unless an annotation says its size (bt_note.h: x->no_size), the first
+ * such array's reason kept; the walk goes on, so that the later parameters
+ * are read (their sizes, strings, `void *`) for the annotation. */
+static int size_missing(Parser *p, BtDecl *d, BtParam *x)
+{
+    x->no_size = 1;
+    if (d->unbindable)
+        return 0;
+    d->unbindable = bt_arena_printf(
+        p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name, x->name);
+    d->unbindable_rule = BT_RULE_SIZES;
+    d->sizes_missing = 1;
+    return d->unbindable ? 0 : bt_diag_nomem(p->diag);
+}
+
 /* params -> [ 'void' | param (',' param)* ], then the size rule: each
  * array is followed by one or more of its size parameters. */
 int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
@@ -550,10 +581,16 @@ int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
     for (i = 0; i < n; i++)
         if (parse_param(p, r[i], i, tm, &d->params[i], &why[i]) < 0)
             return -1;
-    for (i = 0; i < n && !d->unbindable; i++) {
+    for (i = 0; i < n && (!d->unbindable || d->sizes_missing); i++) {
         BtParam *x = &d->params[i];
-        d->unbindable = why[i];
-        if (d->unbindable || !x->t.is_array)
+        const char *bad = NULL;
+        if (why[i]) { /* a reason of its own outranks a pointer's missing size */
+            d->unbindable = why[i];
+            d->unbindable_rule = BT_RULE_UNBINDABLE;
+            d->sizes_missing = 0;
+            break;
+        }
+        if (!x->t.is_array)
             continue;
         for (j = i + 1; j < n; j++) {
             BtParam *s = &d->params[j];
@@ -561,38 +598,42 @@ int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
             if (axis == -1)
                 break;
             if (axis == -2)
-                d->unbindable = bt_arena_printf(
-                    p->arena,
-                    "parameter '%s' names an axis of '%s' past the last one bindthem "
-                    "passes ('%s_size%d')",
-                    s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
+                bad = bt_arena_printf(p->arena,
+                                      "parameter '%s' names an axis of '%s' past the last one "
+                                      "bindthem passes ('%s_size%d')",
+                                      s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
             else if (!why[j] && !is_size_type(&s->t))
-                d->unbindable = bt_arena_printf(
-                    p->arena, "parameter '%s' (size of '%s') is not an integer", s->name, x->name);
-            if (d->unbindable)
+                bad = bt_arena_printf(p->arena, "parameter '%s' (size of '%s') is not an integer",
+                                      s->name, x->name);
+            if (bad)
                 break;
             s->size_of = i;
             s->size_axis = axis;
         }
-        if (!d->unbindable && j == i + 1 && x->t.tparam < 0 && x->t.type == BT_CHAR &&
-            x->t.is_const) {
+        if (bad) {
+            d->unbindable = bad;
+            d->unbindable_rule = BT_RULE_SIZES;
+            d->sizes_missing = 0;
+            break;
+        }
+        if (j == i + 1 && x->t.tparam < 0 && x->t.type == BT_CHAR && x->t.is_const) {
             x->t.is_array = 0; /* a NUL-terminated string */
             x->t.is_string = 1;
             continue;
         }
-        if (!d->unbindable && j == i + 1 && x->t.tparam < 0 && x->t.type == BT_VOID) {
+        if (j == i + 1 && x->t.tparam < 0 && x->t.type == BT_VOID) {
             x->t.is_array = 0; /* an opaque pointer */
             x->t.is_voidp = 1;
             continue;
         }
-        if (!d->unbindable && x->t.tparam < 0 && x->t.type == BT_VOID)
+        if (x->t.tparam < 0 && x->t.type == BT_VOID) {
             d->unbindable = bt_arena_printf(p->arena, "parameter '%s' is a void pointer", x->name);
-        if (!d->unbindable && j == i + 1)
-            d->unbindable = bt_arena_printf(
-                p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name,
-                x->name);
-        if (d->unbindable) /* past the `continue`: an array's size parameters */
             d->unbindable_rule = BT_RULE_SIZES;
+            d->sizes_missing = 0;
+            break;
+        }
+        if (j == i + 1 && size_missing(p, d, x) < 0)
+            return -1;
     }
     return 0;
 }

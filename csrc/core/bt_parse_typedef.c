@@ -437,9 +437,11 @@ static void by_pointer(Parser *p, BtDecl *d)
         t->handle_ref = 0;
         t->is_array = 1;
         st = &p->structs[t->struct_ref - 1];
-        if (st->reason && !d->unbindable)
-            d->unbindable = bt_arena_printf(p->arena, "parameter '%s' points to %s: %s",
-                                            d->params[k].name, h->key, st->reason);
+        if (st->reason)
+            bt_parse_leave_out(d,
+                               bt_arena_printf(p->arena, "parameter '%s' points to %s: %s",
+                                               d->params[k].name, h->key, st->reason),
+                               BT_RULE_UNBINDABLE);
     }
 }
 

@@ -642,6 +642,7 @@ static int make_overload(Planner *p, const BtDecl *d, const BtInst *in, BtOverlo
     int i;
 
     ov->decl = d;
+    ov->notes = d->notes;
     ov->inst = in;
     ov->enums = p->h->enums;
     ov->header = p->h;

@@ -6,6 +6,7 @@
 #ifndef BT_PLAN_H
 #define BT_PLAN_H
 
+#include "bt_note.h"
 #include "bt_parse.h"
 #include "bt_yaml.h"
 
@@ -17,8 +18,10 @@ typedef struct BtOverload {
     const char *signature; /* C signature: "int myfunc<int, double>(const int J[], ...)" */
     const BtInst *inst;    /* the YAML entry, or NULL */
     const BtEnum *enums;   /* the header's enums, which a type's enum_ref indexes */
-    const BtHeader *header; /* its header: the handle, callback and struct types a type's
+    const BtHeader *header;  /* its header: the handle, callback and struct types a type's
                              * handle_ref, callback_ref and struct_ref index */
+    const BtNotePlan *notes; /* what its annotations (or C++ `T &` parameters) make of its
+                              * parameters (bt_note.h), or NULL: none */
 } BtOverload;
 
 typedef struct BtFunc {

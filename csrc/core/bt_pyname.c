@@ -19,7 +19,10 @@ int bt_pyname_is_keyword(const char *s)
     return 0;
 }
 
-int bt_pyname_takes(const BtDecl *d, int i) { return d->params[i].size_of < 0; }
+int bt_pyname_takes(const BtDecl *d, int i)
+{
+    return d->params[i].size_of < 0 && !d->params[i].hidden;
+}
 
 void bt_pyname_put(BtBuf *b, const BtDecl *d, int i)
 {

@@ -327,3 +327,18 @@ const char *bt_type_known_spellings(void)
            "ssize_t, ptrdiff_t, intptr_t, uintptr_t, _Bool (C), "
            "__half and __nv_bfloat16 (CUDA kernels)";
 }
+
+int bt_type_lookup_numpy(const char *name, BtTypeId *out)
+{
+    BtTypeId id;
+
+    if (bt_type_lookup(name, out) == 0)
+        return 0;
+    for (id = 0; id < BT_NTYPES; id++)
+        if (bt_type(id)->npname && strcmp(bt_type(id)->npname, name) == 0 &&
+            bt_type_canonical(id) == id) {
+            *out = id;
+            return 0;
+        }
+    return -1;
+}

@@ -68,6 +68,11 @@ BT_HIDDEN const BtType *bt_type(BtTypeId id);
  * "std::complex< double >", "size_t". Returns 0 and sets *out, or -1. */
 BT_HIDDEN int bt_type_lookup(const char *spelling, BtTypeId *out);
 
+/* bt_type_lookup, or a NumPy name ("float64", "complex128", "uint8": the
+ * canonical row of that NumPy type), as an annotation's `type:` takes it.
+ * Returns 0 and sets *out, or -1. */
+BT_HIDDEN int bt_type_lookup_numpy(const char *name, BtTypeId *out);
+
 /* Writes a normalized spelling (single spaces, no space around < > ::) of
  * at most n chars of s into out (size outsize). Used for messages and lookup. */
 BT_HIDDEN void bt_type_normalize(const char *s, size_t n, char *out, size_t outsize);

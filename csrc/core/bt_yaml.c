@@ -1,9 +1,12 @@
 /* bt_yaml.c - instantiate.yml into an instantiation table.
  *
- * The only file that includes yaml.h. Loads the document with libyaml's
- * document API, then walks the node tree. Grammar accepted:
+ * With bt_yaml_note.c (`annotate:`), the only file that includes yaml.h
+ * (through bt_yaml_impl.h). Loads the document with libyaml's document API,
+ * then walks the node tree. Grammar accepted:
  *
- *   file     -> entries | {instantiate: entries, remaps: remaps?}
+ *   file     -> entries
+ *             | {instantiate: entries?, annotate: annotate?, remaps: remaps?}
+ *                                                  (instantiate or annotate, or both)
  *   entries  -> [entry, ...]                       (non-empty)
  *   entry    -> {types: types, functions: [ident, ...]}
  *   types    -> null | [tuple, ...]
@@ -11,28 +14,34 @@
  *   item     -> typename                           (C++ spelling, bt_types)
  *             | literal                            (integer, true/false, 'c': a value)
  *   remaps   -> null | [{ident: ident}, ...]       (C++ name -> Python name)
+ *   annotate -> null | {fname: fnote, ...}         (bt_note.h says what each means)
+ *   fname    -> ident | glob                       (identifier characters with * and ?)
+ *   fnote    -> {pname: pnote, ..., check: exprs, status: {ok: exprs}}
+ *   pnote    -> expr
+ *             | {intent: in|out|inout, shape: exprs, trim: ident, type: typename}
+ *   exprs    -> [expr, ...] | expr                 (non-empty)
+ *   expr     -> scalar                             (its text, bt_expr_parse)
  *
  * Each entry expands function-major: func1 x every tuple, then func2 ...
  * An exact repeat of a (function, tuple) pair is kept once, first wins.
+ * The mapping without `instantiate` (annotations alone) plans every
+ * bindable untemplated function, as no YAML does (BtInstTable.plans_all).
+ * In an fnote, `check` and `status` are the function's: a parameter so
+ * named cannot be annotated. A function pattern, or a parameter within one
+ * function, is annotated once.
  *
  * Limits keep a small file from costing minutes or gigabytes. libyaml's
  * scanner is quadratic in nesting depth and its loader in anchors x
  * aliases, so a pass over the events checks those before the document is
  * loaded; an alias repeats a whole node each time it is used, so the walk
- * counts what it expands (names and pairs, an alias's each time). */
-#include "bt_yaml.h"
-
-#include <stdio.h>
-#include <string.h>
-#include <yaml.h>
-
-#include "bt_hash.h"
+ * counts what it expands (names, pairs and expressions, an alias's each
+ * time). */
+#include "bt_yaml_impl.h"
 
 #define MAX_DEPTH 64 /* the grammar needs 6 */
 #define MAX_ANCHORS 1000
 #define MAX_ALIASES 10000
-#define MAX_NODES 2000000L     /* twice what MAX_EXPANSION lets through */
-#define MAX_EXPANSION 1000000L /* function and type names read, plus pairs made */
+#define MAX_NODES 2000000L /* twice what MAX_EXPANSION lets through */
 
 typedef struct Tuple {
     BtInstArg *ids; /* NULL for `null` */
@@ -41,38 +50,7 @@ typedef struct Tuple {
     const char *path;
 } Tuple;
 
-typedef struct Reader {
-    const char *file;
-    const char *text;
-    size_t len;
-    yaml_document_t *doc;
-    BtArena *arena;
-    BtDiag *diag;
-    const char *prefix; /* "instantiate" (pyamg shape) or "" (README shape) */
-    BtInst *insts;      /* a block of its own (bt_arena_resize) */
-    int n_insts, cap_insts;
-    BtIndex inst_index; /* insts by (function, tuple), for repeats */
-    BtRemap *remaps;
-    int n_remaps, cap_remaps;
-    long budget; /* of MAX_EXPANSION, what is left */
-    char *seen;  /* per document node: walked already (an alias) */
-} Reader;
-
-static yaml_node_t *child(Reader *r, int id) { return yaml_document_get_node(r->doc, id); }
-
-static int nomem(Reader *r) { return bt_diag_nomem(r->diag); }
-
 static int fail_mark(Reader *r, const yaml_mark_t *m, const char *fmt, ...) BT_PRINTF(3, 4);
-static int fail_at(Reader *r, const yaml_node_t *n, const char *fmt, ...) BT_PRINTF(3, 4);
-
-static int vfail(Reader *r, const yaml_mark_t *m, const char *fmt, va_list ap)
-{
-    char msg[1536];
-
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, m ? (int)m->line + 1 : 0,
-                       m ? (int)m->column + 1 : 0, "%s", msg);
-}
 
 static int fail_mark(Reader *r, const yaml_mark_t *m, const char *fmt, ...)
 {
@@ -85,90 +63,8 @@ static int fail_mark(Reader *r, const yaml_mark_t *m, const char *fmt, ...)
     return rc;
 }
 
-static int fail_at(Reader *r, const yaml_node_t *n, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-
-    va_start(ap, fmt);
-    rc = vfail(r, n ? &n->start_mark : NULL, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* Marks node walked; 1 if it was already (it is reached through an alias). */
-static int seen(Reader *r, const yaml_node_t *node)
-{
-    size_t id = (size_t)(node - r->doc->nodes.start);
-    int was = r->seen[id];
-
-    r->seen[id] = 1;
-    return was;
-}
-
-/* Counts n more names or pairs read at node (path names it; alias: the
- * node was walked before). */
-static int spend(Reader *r, long n, const yaml_node_t *node, const char *path, int alias)
-{
-    if (n <= r->budget) {
-        r->budget -= n;
-        return 0;
-    }
-    return fail_at(r, node,
-                   "%s%s takes instantiate.yml past %ld function names, type names "
-                   "and (function, type tuple) pairs in all (an alias counts each time it is "
-                   "used); list fewer, or split the file",
-                   path, alias ? " (an alias of the node here)" : "", MAX_EXPANSION);
-}
-
-static const char *sval(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
-
-static int is_null(const yaml_node_t *n)
-{
-    const char *v;
-
-    if (!n || n->type != YAML_SCALAR_NODE)
-        return 0;
-    if (n->tag && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
-        return 1;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return 0;
-    v = sval(n);
-    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
-}
-
-/* "a sequence", "null", "'foo'" - for "..., not X" messages. */
-static const char *describe(Reader *r, const yaml_node_t *n)
-{
-    const char *q;
-
-    if (n->type == YAML_SEQUENCE_NODE)
-        return "a sequence";
-    if (n->type == YAML_MAPPING_NODE)
-        return "a mapping";
-    if (is_null(n))
-        return "null";
-    q = bt_arena_printf(r->arena, "'%.80s'", sval(n));
-    return q ? q : "a scalar";
-}
-
-static int is_ident(const char *s)
-{
-    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-        return 0;
-    for (s++; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9')))
-            return 0;
-    return 1;
-}
-
 /* A scalar holding a plain identifier (no NUL inside)? */
-static int is_ident_node(const yaml_node_t *n)
-{
-    return n->type == YAML_SCALAR_NODE && !is_null(n) && strlen(sval(n)) == n->data.scalar.length &&
-           is_ident(sval(n));
-}
+static int is_ident_node(const yaml_node_t *n) { return is_text(n) && is_ident(sval(n)); }
 
 /* A scalar holding a plain identifier; `what` names it in messages. */
 static const char *ident_at(Reader *r, const yaml_node_t *n, const char *what)
@@ -381,6 +277,7 @@ static int read_tuple(Reader *r, const yaml_node_t *n, const char *path, Tuple *
 static int entry_keys(Reader *r, const yaml_node_t *n, const char *epath, yaml_node_t **types,
                       yaml_node_t **funcs)
 {
+    static const char *const keys[] = {"types", "functions"};
     yaml_node_pair_t *p;
 
     *types = *funcs = NULL;
@@ -389,14 +286,12 @@ static int entry_keys(Reader *r, const yaml_node_t *n, const char *epath, yaml_n
                        epath, describe(r, n));
     for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = child(r, p->key);
-        yaml_node_t **slot = NULL;
-        if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "types") == 0)
-            slot = types;
-        else if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "functions") == 0)
-            slot = funcs;
-        if (!slot)
-            return fail_at(r, k, "unknown key %s in entry %s (expected 'types' and 'functions')",
-                           describe(r, k), epath);
+        int i = key_of(k, keys, 2);
+        yaml_node_t **slot = i == 0 ? types : funcs;
+        if (i < 0)
+            return unknown_key(r, k, keys, 2, "key",
+                               bt_arena_printf(r->arena, " in entry %s", epath),
+                               "'types' and 'functions'");
         if (*slot)
             return fail_at(r, k, "duplicate key '%s' in entry %s", sval(k), epath);
         *slot = child(r, p->value);
@@ -594,11 +489,38 @@ done:
     return rc;
 }
 
-/* file -> entries | {instantiate: entries, remaps: remaps?} */
-static int read_root(Reader *r, const yaml_node_t *root)
+/* The mapping's keys into v[ROOT_INSTANTIATE...] (NULL: absent). */
+enum { ROOT_INSTANTIATE, ROOT_ANNOTATE, ROOT_REMAPS, ROOT_KEYS };
+
+static int root_keys(Reader *r, const yaml_node_t *root, yaml_node_t **v)
 {
-    yaml_node_t *inst = NULL, *remaps = NULL;
+    static const char *const keys[ROOT_KEYS] = {"instantiate", "annotate", "remaps"};
     yaml_node_pair_t *p;
+
+    memset(v, 0, ROOT_KEYS * sizeof *v);
+    for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = child(r, p->key);
+        int i = key_of(k, keys, ROOT_KEYS);
+        if (i < 0)
+            return unknown_key(r, k, keys, ROOT_KEYS, "top-level key", "",
+                               "'instantiate', 'annotate' and 'remaps'; a single entry is "
+                               "written '- types: ...'");
+        if (v[i])
+            return fail_at(r, k, "duplicate top-level key '%s'", sval(k));
+        v[i] = child(r, p->value);
+    }
+    if (!v[ROOT_INSTANTIATE] && !v[ROOT_ANNOTATE])
+        return fail_at(r, root,
+                       "instantiate.yml has no 'instantiate' key (the templates to "
+                       "instantiate) and no 'annotate' key (notes on C functions); give one "
+                       "or both");
+    return 0;
+}
+
+/* file -> entries | {instantiate: entries?, annotate: annotate?, remaps: remaps?} */
+static int read_root(Reader *r, const yaml_node_t *root, int *plans_all)
+{
+    yaml_node_t *v[ROOT_KEYS];
 
     if (!root || is_null(root))
         return bt_diag_set(r->diag, BT_DIAG_INSTANTIATE, r->file, 0, 0, "empty instantiate.yml");
@@ -609,30 +531,17 @@ static int read_root(Reader *r, const yaml_node_t *root)
     if (root->type != YAML_MAPPING_NODE)
         return fail_at(r, root,
                        "instantiate.yml must be a sequence of {types, functions} "
-                       "entries or a mapping with an 'instantiate' key, not %s",
+                       "entries or a mapping with an 'instantiate' or 'annotate' key, not %s",
                        describe(r, root));
     r->prefix = "instantiate";
-    for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = child(r, p->key);
-        yaml_node_t **slot = NULL;
-        if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "instantiate") == 0)
-            slot = &inst;
-        else if (k->type == YAML_SCALAR_NODE && strcmp(sval(k), "remaps") == 0)
-            slot = &remaps;
-        if (!slot)
-            return fail_at(r, k,
-                           "unknown top-level key %s (expected 'instantiate' and "
-                           "'remaps'; a single entry is written '- types: ...')",
-                           describe(r, k));
-        if (*slot)
-            return fail_at(r, k, "duplicate top-level key '%s'", sval(k));
-        *slot = child(r, p->value);
-    }
-    if (!inst)
-        return fail_at(r, root, "instantiate.yml has no 'instantiate' key");
-    if (read_entries(r, inst, "instantiate") < 0)
+    if (root_keys(r, root, v) < 0)
         return -1;
-    return remaps ? read_remaps(r, remaps) : 0;
+    *plans_all = !v[ROOT_INSTANTIATE];
+    if (v[ROOT_INSTANTIATE] && read_entries(r, v[ROOT_INSTANTIATE], "instantiate") < 0)
+        return -1;
+    if (v[ROOT_ANNOTATE] && bt_yaml_annotate(r, v[ROOT_ANNOTATE]) < 0)
+        return -1;
+    return v[ROOT_REMAPS] ? read_remaps(r, v[ROOT_REMAPS]) : 0;
 }
 
 /* libyaml's 1/0 and its error fields into a BtDiag. */
@@ -741,7 +650,7 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
 {
     yaml_parser_t parser;
     yaml_document_t doc, extra;
-    int have_doc = 0, have_extra = 0, rc = -1;
+    int have_doc = 0, have_extra = 0, plans_all = 0, rc = -1;
     Reader r;
 
     memset(out, 0, sizeof *out);
@@ -764,11 +673,12 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
     }
     have_doc = 1;
     r.seen = bt_arena_resize(arena, NULL, (size_t)(doc.nodes.top - doc.nodes.start));
-    if (!r.seen) {
+    r.afile = bt_arena_strdup(arena, file);
+    if (!r.seen || !r.afile) {
         nomem(&r);
         goto done;
     }
-    if (read_root(&r, yaml_document_get_root_node(&doc)) < 0)
+    if (read_root(&r, yaml_document_get_root_node(&doc), &plans_all) < 0)
         goto done;
     if (!yaml_parser_load(&parser, &extra)) {
         yaml_failed(&r, &parser);
@@ -781,15 +691,18 @@ int bt_yaml_read(const char *file, const char *text, size_t len, BtArena *arena,
                 "instantiate.yml must hold a single YAML document");
         goto done;
     }
-    out->file = bt_arena_strdup(arena, file);
-    if (!out->file || arena->failed) {
+    if (arena->failed) {
         nomem(&r);
         goto done;
     }
+    out->file = out->notes.file = r.afile;
     out->insts = r.insts;
     out->n_insts = r.n_insts;
     out->remaps = r.remaps;
     out->n_remaps = r.n_remaps;
+    out->notes.funcs = r.nfuncs;
+    out->notes.n_funcs = r.n_nfuncs;
+    out->plans_all = plans_all;
     rc = 0;
 done:
     bt_index_release(&r.inst_index, arena);

@@ -1,10 +1,12 @@
 /* bt_yaml.h - instantiate.yml reader.
  *
- * Pure C; the only file that includes yaml.h. Accepts both shapes:
+ * Pure C; bt_yaml.c and bt_yaml_note.c (sharing bt_yaml_impl.h) are the
+ * only files that include yaml.h. Accepts both shapes:
  *   - a top-level sequence of {types: [...], functions: [...]} entries
  *     (the BindThem README), and
  *   - a mapping {instantiate: [...same entries...], remaps: [{from: to}, ...]}
- *     (pyamg).
+ *     (pyamg), which may also have, or have instead of `instantiate`, an
+ *     `annotate: {function: {parameter: note, ...}, ...}` (bt_note.h).
  * `types: null`, or a `null` entry in the types list, marks untemplated
  * functions. Type names are looked up in bt_types; an item that is no type
  * name may be an integer, bool or character literal (a non-type template
@@ -15,6 +17,7 @@
 #include "bt_arena.h"
 #include "bt_diag.h"
 #include "bt_lex.h"
+#include "bt_note.h"
 #include "bt_types.h"
 
 /* One item of a type tuple: a type name, or a literal for a non-type
@@ -51,6 +54,11 @@ typedef struct BtInstTable {
     int n_insts;
     BtRemap *remaps;
     int n_remaps;
+    /* the mapping shape's `annotate:` (bt_note.h): empty when absent */
+    BtNoteTable notes;
+    /* the mapping shape without `instantiate:` (annotations alone): every
+     * bindable untemplated function is planned, as without a YAML */
+    int plans_all;
 } BtInstTable;
 
 /* Returns 0, or -1 with diag set (BT_DIAG_INSTANTIATE with file:line:col). */

@@ -118,11 +118,14 @@ typedef struct CudaBind {
 
 static const char *cuda_refuse(const BtDecl *d, const BtOverload *ov, int *deliberate)
 {
-    (void)ov; /* a __global__ kernel's every overload launches */
-    *deliberate = 1;
-    return d->is_global ? NULL
-                        : "not a __global__ kernel; bindthem.cuda binds kernels only "
-                          "(bindthem.load binds host functions)";
+    *deliberate = 1; /* a __global__ kernel's every overload launches */
+    if (!d->is_global)
+        return "not a __global__ kernel; bindthem.cuda binds kernels only "
+               "(bindthem.load binds host functions)";
+    *deliberate = 0;
+    return ov && ov->notes ? "a kernel with annotations or C++ references (docs/arrays.rst: "
+                             "host functions only, as yet)"
+                           : NULL;
 }
 
 /* A static __global__ kernel compiled with -rdc=true is renamed

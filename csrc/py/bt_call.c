@@ -67,7 +67,7 @@ static void plan_words(BtCall *call)
                               * that is no range, a complex, a 2-byte float) */
         if (s->kind == 'k')
             call->fused = 0; /* a callback: bt_callback_invoke */
-        if (s->rec)
+        if (bt_slot_is_record(s))
             call->fused = 0; /* a record: bt_record_store */
     }
     if (call->handles) /* held around the call: bt_handle_invoke */
@@ -92,7 +92,8 @@ int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void 
     for (i = 0; i < d->n_params; i++)
         is_ptr[i] = d->params[i].t.is_array || d->params[i].t.is_string ||
                     d->params[i].t.handle_ref || d->params[i].t.is_voidp ||
-                    d->params[i].t.callback_ref;
+                    d->params[i].t.callback_ref || d->params[i].is_ref ||
+                    (ov->notes && ov->notes->params[i].role >= BT_ROLE_HIDDEN_REF);
     for (i = 0; i < d->n_params; i++)
         call->atypes[i] = is_ptr[i] ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
     rtype = ret_ptr ? &ffi_type_pointer : bt_type_ffi(ov->ret);
@@ -104,8 +105,9 @@ int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void 
         return -1;
     }
     /* a pointer returns as a 64-bit integer does (rax, x0) */
-    if (!byval && bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params,
-                                 ret_ptr ? BT_ULONG : ov->ret)) {
+    if (!byval && !ov->notes &&
+        bt_direct_plan(&call->direct, ov->ptypes, is_ptr, d->n_params,
+                       ret_ptr ? BT_ULONG : ov->ret)) {
         call->site = bt_guard_site(call->direct.variant);
         plan_words(call);
     }

@@ -42,6 +42,8 @@ typedef struct BtCallStats {
     _Atomic uint64_t aligned_copies; /* unaligned arrays passed as aligned temporaries */
     _Atomic uint64_t copy_backs;     /* of those, written ones copied back */
     _Atomic uint64_t const_copies;   /* const arrays that are not C-contiguous (copy_const) */
+    _Atomic uint64_t layout_copies;  /* an annotated function's arrays copied to a layout it
+                                      * takes (bt_note_call.h) */
 } BtCallStats;
 
 static inline void bt_call_count(_Atomic uint64_t *counter, int n)
@@ -86,6 +88,9 @@ typedef struct BtCall {
     const struct BtCallbacks *callbacks;
     const char *fntype; /* its own type, "double (*)(double)" (bt_fntype_put_overload): a
                          * Function passed as a callback must have the parameter's (CPU) */
+    /* an annotated function (bt_note_call.h): its calls go through bt_note_invoke;
+     * never direct, never fused; NULL for any other */
+    const struct BtNoteCall *notes;
 } BtCall;
 
 /* Prepares call for overload ov (its symbol), allocating from arena: the

@@ -7,6 +7,7 @@
 #include "bt_callback.h"
 #include "bt_from_c.h"
 #include "bt_handle_call.h"
+#include "bt_note_call.h"
 #include "bt_opts.h"
 #include "bt_plan_py.h"
 
@@ -79,6 +80,8 @@ static inline BT_ALWAYS_INLINE PyObject *invoke_call(const BtCall *c, PyObject *
                                                      const char *fname, PyObject *names,
                                                      const BtCallOpts *opts)
 {
+    if (c->notes)
+        return bt_note_invoke(c, args, fname, names, opts);
     if (c->callbacks)
         return bt_callback_invoke(c, args, fname, names, opts);
     if (c->handles)
@@ -326,7 +329,7 @@ static PyObject *get_copy_const(BtFunction *f, void *c)
  * made, over all overloads (BtCallStats). */
 static PyObject *get_stats(BtFunction *f, void *c)
 {
-    unsigned long long n[3] = {0, 0, 0};
+    unsigned long long n[4] = {0, 0, 0, 0};
     int i;
 
     for (i = 0; i < f->d.n_ovs; i++) {
@@ -334,9 +337,10 @@ static PyObject *get_stats(BtFunction *f, void *c)
         n[0] += atomic_load_explicit(&s->aligned_copies, memory_order_relaxed);
         n[1] += atomic_load_explicit(&s->copy_backs, memory_order_relaxed);
         n[2] += atomic_load_explicit(&s->const_copies, memory_order_relaxed);
+        n[3] += atomic_load_explicit(&s->layout_copies, memory_order_relaxed);
     }
-    return Py_BuildValue("{s:K,s:K,s:K}", "aligned_copies", n[0], "copy_backs", n[1],
-                         "const_copies", n[2]);
+    return Py_BuildValue("{s:K,s:K,s:K,s:K}", "aligned_copies", n[0], "copy_backs", n[1],
+                         "const_copies", n[2], "layout_copies", n[3]);
 }
 
 /* ("direct" or "ffi" per overload): how calls reach each kernel when
@@ -374,7 +378,9 @@ static PyGetSetDef function_getset[] = {
     {"stats", (getter)get_stats, NULL,
      "Copies its calls made, as a dict: 'aligned_copies' (unaligned arrays passed as aligned "
      "temporaries), 'copy_backs' (of those, arrays the kernel writes, copied back), "
-     "'const_copies' (const arrays that are not C-contiguous, copied under copy_const).",
+     "'const_copies' (const arrays that are not C-contiguous, copied under copy_const), "
+     "'layout_copies' (an annotated function's arrays copied to a layout it takes: "
+     "docs/arrays.rst).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -8,6 +8,7 @@
  * mapped until the process exits (threads it started may still run in
  * it). */
 #include "bt_library.h"
+#include "bt_note_call.h"
 
 #include "bt_bind.h"
 #include "bt_callback.h"
@@ -242,11 +243,14 @@ static PyObject *cpu_make(void *ctx, const BtFunc *f, BtCall *calls, void **addr
                            b->options);
 }
 
-/* The libffi frame and direct call (bt_call_prepare_frame), and the plans
- * of its function pointer parameters (bt_callback_prepare). */
+/* The libffi frame and direct call (bt_call_prepare_frame), an annotated
+ * function's plan (bt_note_prepare), and the plans of its function pointer
+ * parameters (bt_callback_prepare). */
 static int cpu_prepare(BtState *st, BtCall *call, const BtOverload *ov, void *addr, BtArena *arena)
 {
     if (bt_call_prepare_frame(st, call, ov, addr, arena) < 0)
+        return -1;
+    if (ov->notes && bt_note_prepare(st, call, ov, arena) < 0)
         return -1;
     return bt_callback_prepare(st, call, ov, arena);
 }
@@ -260,6 +264,8 @@ static const char *cpu_refuse(const BtDecl *d, const BtOverload *ov, int *delibe
     *deliberate = 0; /* the header may be meant for both back ends: not deliberate */
     if (!ov)
         return NULL;
+    if (ov->notes && bt_note_refuse(ov))
+        return bt_note_refuse(ov);
     for (i = -1; i < ov->decl->n_params; i++)
         if (bt_type_cuda_only(i < 0 ? ov->ret : ov->ptypes[i]))
             return "a function of a CUDA-only type (__half and __nv_bfloat16 have no C "

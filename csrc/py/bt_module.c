@@ -9,6 +9,7 @@
 #include "bt_handle.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
+#include "bt_note_call.h"
 #include "bt_nvrtc_py.h"
 #include "bt_opts.h"
 #include "bt_plan_py.h"
@@ -143,6 +144,8 @@ static int core_exec(PyObject *module)
                                                                      &bt_library_handle_spec, NULL);
     if (!st->LibraryHandleType || PyModule_AddType(module, st->LibraryHandleType) < 0)
         goto done;
+    if (bt_note_add(module) < 0)
+        return -1;
     if (bt_handle_add(module) < 0)
         goto done;
     st->PlanType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_plan_spec, NULL);
@@ -180,6 +183,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->HandleType);
     Py_VISIT(st->HandleTypeType);
     Py_VISIT(st->NullHandleError);
+    Py_VISIT(st->StatusError);
     Py_VISIT(st->open_handles);
     return bt_cudapy_traverse(st, visit, arg);
 }
@@ -197,6 +201,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->PlanType);
     Py_CLEAR(st->opts_var);
     bt_handle_clear(st);
+    bt_note_clear(st);
     bt_cudapy_clear(st);
     return 0;
 }

@@ -416,7 +416,7 @@ int bt_slot_accepts(const BtArgSlot *s, uint8_t code, int pass)
         return code == s->array_code;
     if (s->is_string) /* str or bytes only: a fixed type, as an array's dtype is */
         return code == BT_K_CHAR;
-    if (s->rec) /* a record (its dtype: bt_record_store) */
+    if (bt_slot_is_record(s)) /* a record (its dtype: bt_record_store) */
         return bt_record_accepts(s->rec, code);
     if (s->kind == 'h' || s->kind == 'v') /* any object: its store says what it must be */
         return code != BT_K_OMITTED;
@@ -479,12 +479,12 @@ const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
 
     if (s->is_string)
         return "str or bytes (const char *)";
-    if (s->rec)
+    if (bt_slot_is_record(s))
         return bt_record_wants(s->rec, buf, size);
     if (s->kind == 'v')
         return "a Handle or None (void *)";
     if (s->kind == 'h') {
-        PyOS_snprintf(buf, size, "a %s handle", s->hname ? s->hname : "");
+        PyOS_snprintf(buf, size, "a %s handle", s->handle ? s->handle->name : "");
         return buf;
     }
     if (s->kind == 'k') {
@@ -957,9 +957,10 @@ static int store_enum(BtValue *out, const BtArgSlot *s, PyObject *o, const char 
 static int store_handle(BtValue *out, const BtArgSlot *s, PyObject *o, const char *fname,
                         PyObject *name)
 {
+    const BtSlotHandle *t = s->kind == 'h' ? s->handle : NULL; /* NULL: a void * */
     void *p;
 
-    if (bt_handle_arg(o, s->kind == 'h' ? s->hkey : NULL, s->hname, fname, name, &p) < 0)
+    if (bt_handle_arg(o, t ? t->key : NULL, t ? t->name : NULL, fname, name, &p) < 0)
         return -1;
     out->u64 = (uint64_t)(uintptr_t)p;
     return 0;
@@ -989,7 +990,7 @@ int bt_slot_store_arg(BtValue *out, const BtArgSlot *s, PyObject *o, const char 
         return store_handle(out, s, o, fname, name);
     if (s->is_string)
         return store_string(out, o, fname, name);
-    if (s->rec)
+    if (bt_slot_is_record(s))
         return bt_record_store(out, s, o, fname, name);
     if (s->en)
         return store_enum(out, s, o, fname, name);
@@ -1103,7 +1104,7 @@ int bt_slot_defaults(const BtOverload *ov, PyObject **pydefs, BtValue *cvals)
         const BtParam *p = &d->params[i];
         BtValue v;
         memset(&v, 0, sizeof v);
-        if (p->size_of >= 0)
+        if (!bt_pyname_takes(d, i))
             continue;
         if (!p->t.is_array && !p->t.is_string && !p->t.handle_ref &&
             !p->t.is_voidp) /* a C string, a handle or a void * takes no default */
@@ -1244,10 +1245,10 @@ static void set_order(const BtArgSlot *slots, int n_py, uint8_t *order)
     int i, k = 0;
 
     for (i = 0; i < n_py; i++)
-        if (!slots[i].is_array && !slots[i].rec)
+        if (!slots[i].is_array && !bt_slot_is_record(&slots[i]))
             order[k++] = (uint8_t)i;
     for (i = 0; i < n_py; i++)
-        if (slots[i].is_array || slots[i].rec)
+        if (slots[i].is_array || bt_slot_is_record(&slots[i]))
             order[k++] = (uint8_t)i;
 }
 
@@ -1271,7 +1272,7 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
             /* the parser marks sizes only right after their array: its slot is the last one */
             BtArgSlot *a;
             BtSizeParam *z;
-            if (k == 0 || slots[k - 1].cidx != p->size_of) {
+            if (k == 0 || slots[k - 1].cidx != p->size_of || bt_slot_is_record(&slots[k - 1])) {
                 PyErr_Format(PyExc_SystemError,
                              "bindthem: size parameter '%s' of %s is not right after its array",
                              p->name, ov->signature);
@@ -1295,12 +1296,16 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
                 a->min_ndim = z->axis + 1;
             continue;
         }
+        if (p->hidden) /* computed or allocated by the call (bt_note_call.h) */
+            continue;
         s = &slots[k++];
         s->type = ov->ptypes[i];
         s->is_array = p->t.is_array;
         s->is_const = p->t.is_const;
         s->array_code = bt_slot_array_code(ov->ptypes[i]);
         s->need = BT_ARR_C_CONTIGUOUS | BT_ARR_ALIGNED | (s->is_const ? 0 : BT_ARR_WRITEABLE);
+        if (ov->notes && ov->notes->params[i].role == BT_ROLE_ARRAY)
+            s->need = s->is_const ? 0 : BT_ARR_WRITEABLE; /* the notes' call copies */
         s->cidx = i;
         s->posonly = k <= posonly;
         s->kind = t->kind;

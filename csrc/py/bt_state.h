@@ -27,6 +27,7 @@ typedef struct BtState {
     PyTypeObject *HandleType;
     PyTypeObject *HandleTypeType;
     PyObject *NullHandleError;
+    PyObject *StatusError; /* an annotated function's status (bt_note_call.c) */
     PyObject *open_handles;
     /* bindthem.cuda (bt_cudapy_module.c registers them) */
     PyObject *CudaError;

@@ -129,7 +129,7 @@ def test_messages_end_with_their_rule(tmp_path):
     h.write_text("void fill(double *x, double v) { *x = v; }\n"
                  "template <class T> T twice(const T a) { return a + a; }\n"
                  "template <class S> long f(const double x[], const S x_size) { return 0; }\n"
-                 "void byref(double &x) {}\n")
+                 "void byref(double **x) {}\n")
 
     def error_of(yml):
         y = tmp_path / "k.yml"

@@ -1,5 +1,6 @@
 """Builds the pure-C test drivers (tests/core/c/dump_header.c, dump_plan.c,
-faults.c for allocation failures, and scale.c for sizes and times) once per
+faults.c for allocation failures, expr_driver.c for the annotations'
+expressions, and scale.c for sizes and times) once per
 test process, against csrc's pure layers (every C file of the PURE folders
 of tests/core/c/layers.py), with ASan/UBSan when gcc has them (not scale.c)."""
 
@@ -19,7 +20,7 @@ ROOT = layers.ROOT
 CSRC = layers.CSRC
 INCLUDES = ["-I" + d for d in layers.include_dirs()]
 PURE_C = list(layers.pure_sources((".c",)).values())
-DRIVERS = ("dump_header", "dump_plan", "faults")
+DRIVERS = ("dump_header", "dump_plan", "faults", "expr_driver")
 # built -O2 without sanitizers: its times and byte counts are the real ones
 OPTIMIZED = ("scale",)
 # every allocation a malloc of its own, each of which can be made to fail

@@ -169,7 +169,7 @@ def test_unbindable_listed_gives_reason(tmp_path):
     e = instantiate_error(h, y)
     assert (e.filename, e.lineno, e.colno) == (y, 3, 7)
     assert "lists 'by_ref', which the header declares at %s:4:6" % h in str(e)
-    assert "parameter 'x' is a reference (double &)" in str(e)
+    assert "parameter 'x' is a pointer to pointer (double **)" in str(e)
 
 
 def test_wrong_tuple_arity(tmp_path):

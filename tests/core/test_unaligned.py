@@ -224,7 +224,7 @@ def seen(request, built):
 
 
 def nothing(**counts):
-    return {"aligned_copies": 0, "copy_backs": 0, "const_copies": 0, **counts}
+    return {"aligned_copies": 0, "copy_backs": 0, "const_copies": 0, "layout_copies": 0, **counts}
 
 
 def test_the_fixture_covers_every_cpu_dtype(seen):
@@ -335,7 +335,7 @@ def test_counts_from_threads(seen):
 def test_aligned_calls_count_nothing(abi):
     f, x = abi.sum_const, np.arange(5.0)
     before = f.stats
-    assert set(before) == {"aligned_copies", "copy_backs", "const_copies"}
+    assert set(before) == {"aligned_copies", "copy_backs", "const_copies", "layout_copies"}
     for _ in range(3):
         assert f(x) == 10.0
     assert f.stats == before

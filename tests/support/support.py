@@ -211,7 +211,7 @@ SCALE_ROWS_H = """\
 template <class I, class T>
 void scale_rows(const I n, T x[], const int x_size);
 
-void by_ref(double &x);
+void by_ref(double **x);
 
 int helper_function(const int n);
 """

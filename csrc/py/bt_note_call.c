@@ -1,0 +1,686 @@
+/* bt_note_call.c - calls of annotated functions (bt_note_call.h). */
+#include "bt_note_call.h"
+
+#include "bt_from_c.h"
+#include "bt_guard.h"
+#include "bt_numpy.h"
+
+#include <string.h>
+
+int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena)
+{
+    const BtDecl *d = ov->decl;
+    BtNoteCall *nc = bt_arena_alloc(arena, sizeof *nc);
+    size_t n = (size_t)d->n_params + 1;
+    int i;
+
+    if (!nc || !(nc->plan = bt_note_copy(ov->notes, arena)) ||
+        !(nc->types = bt_arena_alloc(arena, sizeof *nc->types * n)) ||
+        !(nc->slot = bt_arena_alloc(arena, sizeof *nc->slot * n)) ||
+        !(nc->names = bt_arena_alloc(arena, sizeof *nc->names * n)) ||
+        !(nc->params = bt_arena_alloc(arena, sizeof *nc->params * n))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy((BtParam *)nc->params, d->params, sizeof *d->params * (size_t)d->n_params);
+    for (i = 0; i < d->n_params; i++) {
+        nc->types[i] = ov->ptypes[i];
+        nc->slot[i] = -1;
+        if (!(nc->names[i] = bt_arena_strdup(arena, d->params[i].name))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        ((BtParam *)nc->params)[i].name = nc->names[i];
+    }
+    for (i = 0; i < call->n_py; i++)
+        nc->slot[call->slots[i].cidx] = i;
+    call->handles = 0; /* a handle argument: its pointer (bt_slot_store_arg) */
+    nc->StatusError = st->StatusError;
+    call->notes = nc;
+    return 0;
+}
+
+const char *bt_note_refuse(const BtOverload *ov)
+{
+    const BtDecl *d = ov->decl;
+
+    if (d->ret.handle_ref || d->ret.struct_ref)
+        return "an annotated function that returns a handle or a struct (not bound yet: "
+               "annotate no parameter of it)";
+    for (int i = 0; i < d->n_params; i++)
+        if (d->params[i].t.callback_ref || (d->params[i].t.struct_ref && !d->params[i].t.is_array))
+            return "an annotated function that takes a callback or a struct by value (not "
+                   "bound yet: annotate no parameter of it)";
+    return NULL;
+}
+
+/* ================= one call's state ================= */
+
+typedef struct Frame {
+    const BtCall *call;
+    const BtNoteCall *nc;
+    const char *fname;
+    PyObject *const *args;
+    BtValue vals[BT_MAX_PARAMS]; /* what each C parameter gets */
+    BtValue refs[BT_MAX_PARAMS]; /* a scalar by pointer's storage */
+    void *avalues[BT_MAX_PARAMS];
+    PyArrayObject *arr[BT_MAX_PARAMS];  /* the array passed (a copy or an allocation: owned) */
+    PyArrayObject *orig[BT_MAX_PARAMS]; /* the caller's, where arr is a copy to write back */
+    char owned[BT_MAX_PARAMS];
+    long long ival[BT_MAX_PARAMS]; /* a hidden parameter's value */
+    Py_ssize_t stride[BT_MAX_PARAMS], ld[BT_MAX_PARAMS];
+    int layout; /* the function's: -1 none yet, 0 rows (C order), 1 columns */
+    char buf[256];
+} Frame;
+
+static int role(const Frame *f, int i) { return f->nc->plan->params[i].role; }
+
+/* The integer value of type t in v (its low bytes). 0, or -1 with why. */
+static int int_value(BtTypeId t, const BtValue *v, long long *out)
+{
+    const BtType *ty = bt_type(t);
+    int shift = 64 - 8 * (int)ty->size;
+
+    if (!strchr("biu", ty->kind))
+        return -1;
+    *out = ty->kind == 'i' ? (int64_t)(v->u64 << shift) >> shift
+                           : (long long)(v->u64 << shift >> shift);
+    return 0;
+}
+
+static int env_param(void *ctx, int i, long long *v, const char **why)
+{
+    Frame *f = ctx;
+    int r = role(f, i);
+
+    if (r == BT_ROLE_HIDDEN || r == BT_ROLE_HIDDEN_REF) {
+        *v = f->ival[i];
+        return 0;
+    }
+    if (r == BT_ROLE_ARRAY || r == BT_ROLE_OUT || f->nc->params[i].t.is_array) {
+        snprintf(f->buf, sizeof f->buf, "'%s' is an array: len(%s) is its length", f->nc->names[i],
+                 f->nc->names[i]);
+        *why = f->buf;
+        return -1;
+    }
+    if (int_value(f->nc->types[i], r == BT_ROLE_PLAIN ? &f->vals[i] : &f->refs[i], v) < 0) {
+        snprintf(f->buf, sizeof f->buf, "'%s' is a %s, not an integer", f->nc->names[i],
+                 bt_type(f->nc->types[i])->cname);
+        *why = f->buf;
+        return -1;
+    }
+    return 0;
+}
+
+static int env_query(void *ctx, int q, int i, long long k, long long *v, const char **why)
+{
+    Frame *f = ctx;
+    PyArrayObject *a = f->arr[i];
+    int nd;
+
+    if (!a) {
+        snprintf(f->buf, sizeof f->buf, "'%s' is not an array of this call", f->nc->names[i]);
+        *why = f->buf;
+        return -1;
+    }
+    nd = PyArray_NDIM(a);
+    switch (q) {
+    case BT_Q_LEN:
+        if (nd < 1) {
+            snprintf(f->buf, sizeof f->buf, "len(%s): '%s' has no axes", f->nc->names[i],
+                     f->nc->names[i]);
+            *why = f->buf;
+            return -1;
+        }
+        *v = PyArray_DIM(a, 0);
+        return 0;
+    case BT_Q_SHAPE: *v = k < nd ? PyArray_DIM(a, (int)k) : 1; return 0;
+    case BT_Q_STRIDE: *v = f->stride[i]; return 0;
+    case BT_Q_LD: *v = f->ld[i]; return 0;
+    case BT_Q_NDIM: *v = nd; return 0;
+    default: *v = f->layout > 0; return 0; /* BT_Q_LAYOUT: 0 rows, 1 columns */
+    }
+}
+
+/* ValueError "fname(): in annotation file:line:col 'text': why". */
+static int expr_failed(Frame *f, const BtExpr *e, const char *why)
+{
+    PyErr_Format(PyExc_ValueError, "%s(): %s (the annotation '%s' at %s:%d:%d)", f->fname, why,
+                 e->text, e->file ? e->file : "?", e->line, e->col);
+    return -1;
+}
+
+static int eval(Frame *f, const BtExpr *e, long long *v)
+{
+    BtExprEnv env = {env_param, env_query, f};
+    char buf[256];
+    const char *why = NULL;
+
+    if (bt_expr_eval(e, &env, v, &why, buf, sizeof buf) == 0)
+        return 0;
+    return expr_failed(f, e, why ? why : "cannot evaluate it");
+}
+
+/* ================= arrays ================= */
+
+/* A copy of a in order (NPY_CORDER, NPY_FORTRANORDER) passed for C
+ * parameter i instead, written back after the call where the function
+ * writes it. */
+static int copy_array(Frame *f, int i, PyArrayObject *a, NPY_ORDER order)
+{
+    PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(a, order);
+
+    if (!c)
+        return -1;
+    f->arr[i] = c;
+    f->owned[i] = 1;
+    if (!f->nc->params[i].t.is_const)
+        f->orig[i] = a;
+    bt_call_count(&f->call->stats->layout_copies, 1);
+    return 0;
+}
+
+/* A 1-D array whose stride the function takes: zero-copy where the
+ * stride is a whole number of elements (not 0 for more than one), BLAS's
+ * pointer (the lowest address) for a negative one. */
+static int strided_array(Frame *f, int i, PyArrayObject *a)
+{
+    Py_ssize_t isz = PyArray_ITEMSIZE(a), n, s;
+    char *p;
+
+    if (PyArray_NDIM(a) != 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): '%s' must be a 1-D array (the function takes its stride); it has %d "
+                     "dimensions",
+                     f->fname, f->nc->names[i], PyArray_NDIM(a));
+        return -1;
+    }
+    n = PyArray_DIM(a, 0);
+    s = PyArray_STRIDE(a, 0);
+    if (!PyArray_ISALIGNED(a) || s % isz != 0 || (s == 0 && n > 1)) {
+        if (copy_array(f, i, a, NPY_CORDER) < 0)
+            return -1;
+        a = f->arr[i];
+        s = isz;
+    } else {
+        f->arr[i] = a;
+    }
+    if (n <= 1)
+        s = isz;
+    p = PyArray_BYTES(a);
+    if (s < 0)
+        p += (n - 1) * s;
+    f->stride[i] = s / isz;
+    f->vals[i].p = p;
+    return 0;
+}
+
+/* Whether a 2-D (or 1-D: a column) array can be passed with a leading
+ * dimension in layout lay (0 rows, 1 columns), and that dimension. */
+static int fits_layout(PyArrayObject *a, int lay, Py_ssize_t *ld)
+{
+    Py_ssize_t isz = PyArray_ITEMSIZE(a), d0, d1, s0, s1, in, out_s;
+
+    if (!PyArray_ISALIGNED(a))
+        return 0;
+    if (PyArray_NDIM(a) == 1) {
+        d0 = PyArray_DIM(a, 0);
+        if (d0 > 1 && PyArray_STRIDE(a, 0) != isz)
+            return 0;
+        *ld = lay ? (d0 > 1 ? d0 : 1) : 1;
+        return 1;
+    }
+    d0 = PyArray_DIM(a, lay ? 1 : 0);
+    d1 = PyArray_DIM(a, lay ? 0 : 1);
+    s0 = PyArray_STRIDE(a, lay ? 1 : 0);
+    s1 = PyArray_STRIDE(a, lay ? 0 : 1);
+    in = d1 > 1 ? d1 : 1; /* the inner extent, the least ld */
+    if (d1 > 1 && s1 != isz)
+        return 0;
+    if (d0 > 1 && (s0 % isz != 0 || s0 / isz < in))
+        return 0;
+    out_s = d0 > 1 ? s0 / isz : in;
+    *ld = out_s > in ? out_s : in;
+    return 1;
+}
+
+/* An array whose leading dimension the function takes: the function's
+ * layout is the first such array's (rows where both fit); later ones are
+ * copied into it where they do not fit it. */
+static int ld_array(Frame *f, int i, PyArrayObject *a)
+{
+    Py_ssize_t ld = 0;
+
+    if (PyArray_NDIM(a) != 1 && PyArray_NDIM(a) != 2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): '%s' must be a 1-D or 2-D array; it has %d dimensions", f->fname,
+                     f->nc->names[i], PyArray_NDIM(a));
+        return -1;
+    }
+    if (f->layout < 0)
+        f->layout = fits_layout(a, 0, &ld) ? 0 : fits_layout(a, 1, &ld) ? 1 : 0;
+    if (!fits_layout(a, f->layout, &ld)) {
+        if (copy_array(f, i, a, f->layout ? NPY_FORTRANORDER : NPY_CORDER) < 0)
+            return -1;
+        a = f->arr[i];
+        fits_layout(a, f->layout, &ld);
+    } else {
+        f->arr[i] = a;
+    }
+    f->ld[i] = ld;
+    f->vals[i].p = PyArray_BYTES(a);
+    return 0;
+}
+
+/* A caller's array for C parameter i: writable where the function writes
+ * it; passed as the function can take it, else a contiguous copy. */
+static int take_array(Frame *f, int i, PyObject *o)
+{
+    const BtNoteParam *np = &f->nc->plan->params[i];
+    PyArrayObject *a;
+
+    if (!o || !PyArray_CheckExact(o)) {
+        PyErr_Format(PyExc_TypeError, "%s(): '%s' must be a numpy.ndarray", f->fname,
+                     f->nc->names[i]);
+        return -1;
+    }
+    a = (PyArrayObject *)o;
+    if (!f->nc->params[i].t.is_const && !PyArray_ISWRITEABLE(a)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): '%s' is read-only, and the function writes it; pass a writable "
+                     "array (a copy: x.copy())",
+                     f->fname, f->nc->names[i]);
+        return -1;
+    }
+    if (np->strided)
+        return strided_array(f, i, a);
+    if (np->ld)
+        return ld_array(f, i, a);
+    if (!PyArray_ISCARRAY_RO(a)) {
+        if (copy_array(f, i, a, NPY_CORDER) < 0)
+            return -1;
+        a = f->arr[i];
+    } else {
+        f->arr[i] = a;
+    }
+    f->stride[i] = 1;
+    f->vals[i].p = PyArray_BYTES(a);
+    return 0;
+}
+
+/* An out array: its shape evaluated, allocated zeroed in the function's
+ * layout. */
+static int make_out(Frame *f, int i)
+{
+    const BtNoteParam *np = &f->nc->plan->params[i];
+    npy_intp dims[BT_MAX_SIZE_AXES];
+    PyArray_Descr *descr;
+    long long v;
+    int k;
+
+    for (k = 0; k < np->n_shape; k++) {
+        if (eval(f, &np->shape[k], &v) < 0)
+            return -1;
+        if (v < 0) {
+            PyErr_Format(PyExc_ValueError, "%s(): out array '%s' would have axis %d of %lld",
+                         f->fname, f->nc->names[i], k, v);
+            return -1;
+        }
+        dims[k] = (npy_intp)v;
+    }
+    descr = PyArray_DescrFromType(bt_type(f->nc->types[i])->npy_type);
+    if (!descr)
+        return -1;
+    if (f->layout < 0 && np->ld)
+        f->layout = 0;
+    f->arr[i] = (PyArrayObject *)PyArray_Zeros(np->n_shape, dims, descr, f->layout > 0 && np->ld);
+    if (!f->arr[i])
+        return -1;
+    f->owned[i] = 1;
+    f->stride[i] = 1;
+    if (np->ld && !fits_layout(f->arr[i], f->layout, &f->ld[i]))
+        f->ld[i] = 1;
+    f->vals[i].p = PyArray_BYTES(f->arr[i]);
+    return 0;
+}
+
+/* ================= scalars and hidden values ================= */
+
+/* A Python argument for C parameter i (slot s): by value, or by pointer
+ * into its own storage. */
+static int take_scalar(Frame *f, int i, const BtArgSlot *s, PyObject *o, PyObject *name)
+{
+    int r = role(f, i);
+    BtValue *at = r == BT_ROLE_PLAIN ? &f->vals[i] : &f->refs[i];
+
+    if (!o)
+        *at = s->defval;
+    else if (bt_slot_store_arg(at, s, o, f->fname, name) < 0)
+        return -1;
+    if (r != BT_ROLE_PLAIN)
+        f->vals[i].p = &f->refs[i];
+    return 0;
+}
+
+/* Hidden value v into C parameter i, checked against its type. */
+static int put_hidden(Frame *f, int i, long long v)
+{
+    const BtType *t = bt_type(f->nc->types[i]);
+    BtValue *at = role(f, i) == BT_ROLE_HIDDEN_REF ? &f->refs[i] : &f->vals[i];
+
+    if (strchr("biu", t->kind) && (v < t->min || (v > 0 && (unsigned long long)v > t->max))) {
+        PyErr_Format(PyExc_OverflowError,
+                     "%s(): '%s' would be %lld, which does not fit its C type %s (the "
+                     "annotation '%s')",
+                     f->fname, f->nc->names[i], v, t->cname, f->nc->plan->params[i].value->text);
+        return -1;
+    }
+    f->ival[i] = v;
+    memset(at, 0, sizeof *at);
+    if (t->kind == 'f')
+        t->size == 4 ? (void)(at->f = (float)v) : (void)(at->d = (double)v);
+    else
+        at->i64 = v;
+    if (at == &f->refs[i])
+        f->vals[i].p = at;
+    return 0;
+}
+
+/* The hidden values and out arrays, in the plan's order. */
+static int compute(Frame *f)
+{
+    const BtNotePlan *pl = f->nc->plan;
+    long long v;
+
+    for (int k = 0; k < pl->n_order; k++) {
+        int i = pl->order[k];
+        if (pl->params[i].role == BT_ROLE_OUT) {
+            if (make_out(f, i) < 0)
+                return -1;
+        } else if (eval(f, pl->params[i].value, &v) < 0 || put_hidden(f, i, v) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* "(3, 4)" of n values into buf. */
+static void put_shape(char *buf, size_t size, const long long *v, int n)
+{
+    size_t at = 0;
+
+    at += (size_t)snprintf(buf, size, "(");
+    for (int k = 0; k < n && at < size; k++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%lld", k ? ", " : "", v[k]);
+    if (at < size)
+        snprintf(buf + at, size - at, n == 1 ? ",)" : ")");
+}
+
+/* The caller's arrays' stated shapes: each axis as its expression says,
+ * no axis past them. */
+static int check_shapes(Frame *f)
+{
+    const BtNotePlan *pl = f->nc->plan;
+
+    for (int i = 0; i < pl->n_params; i++) {
+        const BtNoteParam *np = &pl->params[i];
+        long long want[BT_MAX_SIZE_AXES], got[BT_MAX_SIZE_AXES];
+        char w[160], g[160];
+        int k, nd, bad;
+        if (np->role != BT_ROLE_ARRAY || !np->n_shape)
+            continue;
+        nd = PyArray_NDIM(f->arr[i]);
+        bad = nd > np->n_shape;
+        for (k = 0; k < np->n_shape; k++) {
+            if (eval(f, &np->shape[k], &want[k]) < 0)
+                return -1;
+            got[k] = k < nd ? PyArray_DIM(f->arr[i], k) : 1;
+            bad |= want[k] != got[k];
+        }
+        if (!bad)
+            continue;
+        for (k = 0; k < nd && k < BT_MAX_SIZE_AXES; k++)
+            got[k] = PyArray_DIM(f->arr[i], k);
+        put_shape(w, sizeof w, want, np->n_shape);
+        put_shape(g, sizeof g, got, nd < BT_MAX_SIZE_AXES ? nd : BT_MAX_SIZE_AXES);
+        PyErr_Format(PyExc_ValueError, "%s(): '%s' must have shape %s, as %s:%d says; it has %s",
+                     f->fname, f->nc->names[i], w, np->shape[0].file ? np->shape[0].file : "?",
+                     np->shape[0].line, g);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_checks(Frame *f)
+{
+    const BtNotePlan *pl = f->nc->plan;
+    long long v;
+
+    for (int k = 0; k < pl->n_checks; k++) {
+        if (eval(f, &pl->checks[k], &v) < 0)
+            return -1;
+        if (!v)
+            return expr_failed(f, &pl->checks[k], "a check failed");
+    }
+    return 0;
+}
+
+/* Dialect size parameters of the caller's arrays (`x_size` after x). */
+static int dialect_sizes(Frame *f)
+{
+    for (int j = 0; j < f->nc->plan->n_params; j++) {
+        const BtParam *p = &f->nc->params[j];
+        PyArrayObject *a = p->size_of >= 0 ? f->arr[p->size_of] : NULL;
+        if (!a)
+            continue;
+        if (p->size_axis >= PyArray_NDIM(a)) {
+            PyErr_Format(PyExc_ValueError, "%s(): '%s' needs at least %d dimensions", f->fname,
+                         f->nc->names[p->size_of], p->size_axis + 1);
+            return -1;
+        }
+        if (put_hidden(f, j, PyArray_DIM(a, p->size_axis)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ================= the call ================= */
+
+/* The Python arguments into the frame: scalars, then arrays. */
+static int take_args(Frame *f, PyObject *names)
+{
+    const BtCall *c = f->call;
+    int k;
+
+    for (k = 0; k < c->n_py; k++) {
+        const BtArgSlot *s = &c->slots[c->order[k]];
+        PyObject *o = f->args[c->order[k]], *name = PyTuple_GET_ITEM(names, c->order[k]);
+        if (s->is_array ? take_array(f, s->cidx, o) < 0 : take_scalar(f, s->cidx, s, o, name) < 0)
+            return -1;
+    }
+    for (k = 0; k < f->nc->plan->n_params; k++) {
+        int r = role(f, k);
+        if (r == BT_ROLE_SCALAR_OUT)
+            f->vals[k].p = &f->refs[k];
+    }
+    return dialect_sizes(f);
+}
+
+/* The status check: NULL when rv is one of the ok values, else the raised
+ * StatusError (NULL too, with it set). 0 ok, -1 raised. */
+static int status_ok(Frame *f, const BtValue *rv)
+{
+    const BtNotePlan *pl = f->nc->plan;
+    long long v, ok;
+    PyObject *e;
+
+    int_value(f->call->ret, rv, &v);
+    for (int k = 0; k < pl->n_ok; k++) {
+        if (eval(f, &pl->ok[k], &ok) < 0)
+            return -1;
+        if (v == ok)
+            return 0;
+    }
+    e = PyObject_CallFunction(f->nc->StatusError, "sLs", f->fname, v, pl->ok[0].text);
+    if (e)
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+    Py_XDECREF(e);
+    return -1;
+}
+
+/* An out array as returned: trimmed to the length its trim parameter
+ * holds after the call. New reference. */
+static PyObject *out_array(Frame *f, int i)
+{
+    const BtNoteParam *np = &f->nc->plan->params[i];
+    PyObject *a = (PyObject *)(f->orig[i] ? f->orig[i] : f->arr[i]), *sl, *r, *x;
+    long long n;
+
+    if (np->trim < 0)
+        return Py_NewRef(a);
+    if (int_value(f->nc->types[np->trim], &f->refs[np->trim], &n) < 0)
+        n = 0;
+    if (n < 0 || (PyArray_NDIM((PyArrayObject *)a) && n > PyArray_DIM((PyArrayObject *)a, 0))) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): '%s' says %lld elements of '%s' were written; it has %zd", f->fname,
+                     f->nc->names[np->trim], n, f->nc->names[i],
+                     (Py_ssize_t)PyArray_DIM((PyArrayObject *)a, 0));
+        return NULL;
+    }
+    x = PyLong_FromLongLong(n);
+    sl = x ? PySlice_New(NULL, x, NULL) : NULL;
+    r = sl ? PyObject_GetItem(a, sl) : NULL;
+    Py_XDECREF(x);
+    Py_XDECREF(sl);
+    return r;
+}
+
+/* The value C parameter i of role ro adds to the result (new reference),
+ * or NULL with *none 1 when it adds none. */
+static PyObject *result_part(Frame *f, int i, int *none)
+{
+    int ro = role(f, i);
+
+    *none = 0;
+    if (ro == BT_ROLE_OUT || (ro == BT_ROLE_ARRAY && f->nc->plan->params[i].trim >= 0))
+        return out_array(f, i);
+    if (ro == BT_ROLE_SCALAR_OUT || ro == BT_ROLE_SCALAR_INOUT)
+        return bt_call_value(f->nc->types[i], 0, &f->refs[i]);
+    *none = 1;
+    return NULL;
+}
+
+/* The result: the C return, then outs and in/out scalars in C order. */
+static PyObject *result(Frame *f, const BtValue *rv)
+{
+    const BtNotePlan *pl = f->nc->plan;
+    PyObject *list = PyList_New(0), *x = NULL, *r = NULL;
+    int i, none, ok = list != NULL;
+
+    if (ok && f->call->ret != BT_VOID && !pl->n_ok) {
+        x = bt_call_value(f->call->ret, f->call->ret_string, rv);
+        ok = x && PyList_Append(list, x) == 0;
+        Py_XDECREF(x);
+    }
+    for (i = 0; ok && i < pl->n_params; i++) {
+        x = result_part(f, i, &none);
+        if (none)
+            continue;
+        ok = x && PyList_Append(list, x) == 0;
+        Py_XDECREF(x);
+    }
+    if (ok)
+        r = PyList_GET_SIZE(list) == 0   ? Py_NewRef(Py_None)
+            : PyList_GET_SIZE(list) == 1 ? Py_NewRef(PyList_GET_ITEM(list, 0))
+                                         : PyList_AsTuple(list);
+    Py_XDECREF(list);
+    return r;
+}
+
+/* Copies back what the function wrote into copies of the caller's arrays. */
+static int copy_back(Frame *f)
+{
+    int rc = 0;
+
+    for (int i = 0; i < f->nc->plan->n_params; i++) {
+        if (!f->orig[i])
+            continue;
+        if (rc == 0 && PyArray_CopyInto(f->orig[i], f->arr[i]) < 0)
+            rc = -1;
+        else
+            bt_call_count(&f->call->stats->copy_backs, 1);
+    }
+    return rc;
+}
+
+static PyObject *run(Frame *f, const BtCallOpts *opts)
+{
+    BtValue rv;
+    char what[512];
+    npy_intp total = 0;
+    int thrown, release, i;
+    PyThreadState *ts;
+
+    for (i = 0; i < f->nc->plan->n_params; i++) {
+        f->avalues[i] = &f->vals[i];
+        if (f->arr[i])
+            total += PyArray_SIZE(f->arr[i]);
+    }
+    release = opts->gil == BT_GIL_AUTO ? total >= BT_GIL_RELEASE_MIN : opts->gil == BT_GIL_RELEASE;
+    rv.u64 = 0;
+    memset(rv.bytes, 0, sizeof rv.bytes);
+    ts = release ? PyEval_SaveThread() : NULL;
+    thrown = bt_guard_call((ffi_cif *)&f->call->cif, f->call->fn, &rv, f->avalues, what,
+                           sizeof what);
+    if (release)
+        PyEval_RestoreThread(ts);
+    if (copy_back(f) < 0)
+        return NULL;
+    if (thrown)
+        return bt_call_threw(thrown, what, f->fname);
+    if (f->nc->plan->n_ok && status_ok(f, &rv) < 0)
+        return NULL;
+    return result(f, &rv);
+}
+
+PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *fname,
+                         PyObject *names, const BtCallOpts *opts)
+{
+    Frame frame, *f = &frame; /* on the stack: a heap block of its size costs more than the call */
+    PyObject *r = NULL;
+    int i, n = call->notes->plan->n_params;
+
+    /* what a call reads before it writes, for its n parameters only */
+    memset(f->vals, 0, sizeof f->vals[0] * (size_t)n);
+    memset(f->refs, 0, sizeof f->refs[0] * (size_t)n);
+    memset(f->arr, 0, sizeof f->arr[0] * (size_t)n);
+    memset(f->orig, 0, sizeof f->orig[0] * (size_t)n);
+    memset(f->owned, 0, sizeof f->owned[0] * (size_t)n);
+    memset(f->stride, 0, sizeof f->stride[0] * (size_t)n);
+    memset(f->ld, 0, sizeof f->ld[0] * (size_t)n);
+    memset(f->ival, 0, sizeof f->ival[0] * (size_t)n);
+    f->call = call;
+    f->nc = call->notes;
+    f->fname = fname;
+    f->args = args;
+    f->layout = -1;
+    if (take_args(f, names) == 0 && compute(f) == 0 && check_shapes(f) == 0 && run_checks(f) == 0)
+        r = run(f, opts);
+    for (i = 0; i < n; i++)
+        if (f->owned[i])
+            Py_XDECREF(f->arr[i]);
+    return r;
+}
+
+/* ================= StatusError ================= */
+
+int bt_note_add(PyObject *module)
+{
+    BtState *st = bt_state(module);
+
+    if (!(st->StatusError = bt_from_c("StatusError")))
+        return -1;
+    return PyModule_AddObjectRef(module, "StatusError", st->StatusError);
+}
+
+void bt_note_clear(BtState *st) { Py_CLEAR(st->StatusError); }

@@ -1,0 +1,62 @@
+/* bt_note_call.h - calls of annotated functions (bt_note.h): sizes,
+ * strides and leading dimensions taken from the arrays, out arrays and
+ * scalars allocated and returned, checks and status codes.
+ *
+ * A call of such a function goes this way, never the fused or direct
+ * one (a dialect function's calls are untouched):
+ *   1. the Python arguments (matched to the overload by the dispatcher):
+ *      scalars converted as any call converts them (bt_slot_store_arg),
+ *      scalars by pointer into storage of their own; arrays in C order,
+ *      each passed as it is where the function can take it (a 1-D view
+ *      whose stride it takes, BLAS's pointer for a negative one; a 2-D
+ *      array with one unit-stride axis where it takes a leading dimension,
+ *      the function's layout set by the first such array), else a
+ *      contiguous copy in that layout (copied back after the call when
+ *      the function writes it; counted in Function.stats, layout_copies);
+ *   2. the hidden parameters and out arrays in the plan's order (each
+ *      after what it reads), each value checked against its C type's range;
+ *   3. every stated shape, then every check: ValueError naming the
+ *      function, the parameter, what was expected and what was given;
+ *   4. the call through libffi (the GIL as the Function says);
+ *   5. copies back, the status (bindthem.StatusError when not ok), and the
+ *      result: the C return (unless void or a status), then out arrays
+ *      (an array with `trim`: its first n elements, n read back after the
+ *      call), out scalars and in/out scalars, in C order: one value bare,
+ *      several as a tuple, none as None. */
+#ifndef BT_NOTE_CALL_H
+#define BT_NOTE_CALL_H
+
+#include "bt_call.h"
+#include "bt_note.h"
+
+/* What a call of an annotated overload keeps: the plan, copied into the
+ * Function's arena (the metadata may go), and per C parameter its type,
+ * its Python slot and its name. */
+typedef struct BtNoteCall {
+    const BtNotePlan *plan;
+    BtTypeId *types;
+    int *slot;             /* the slot of C parameter i, or -1 (hidden) */
+    const char **names;    /* C names, for messages */
+    const BtParam *params; /* the declaration's parameters, copied: their dialect sizes */
+    PyObject *StatusError; /* borrowed: the module's state holds it */
+} BtNoteCall;
+
+/* Prepares call->notes for ov (ov->notes set), allocating from arena.
+ * 0, or -1 with an exception set (BindError for what the annotated path
+ * cannot call: a callback or a struct parameter). */
+BT_HIDDEN int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena);
+
+/* Why the CPU back end does not bind annotated overload ov (a callback,
+ * a struct, a returned handle: not on this path yet), or NULL. */
+BT_HIDDEN const char *bt_note_refuse(const BtOverload *ov);
+
+/* The call (see above). args are the n_py arguments in slot order (NULL:
+ * omitted, the default). New reference, or NULL with an exception set. */
+BT_HIDDEN PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *fname,
+                                   PyObject *names, const BtCallOpts *opts);
+
+/* Registers StatusError on module (from bindthem.errors). 0 or -1. */
+BT_HIDDEN int bt_note_add(PyObject *module);
+BT_HIDDEN void bt_note_clear(BtState *st);
+
+#endif
