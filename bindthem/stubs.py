@@ -110,6 +110,11 @@ def _signature(ov):
     returns = (_HANDLE if ret.get("handle") else _RECORD if ret.get("struct")
                else "None" if ret["python"] == "None"
                else _RETURNED_STRING if ret.get("string") else _annotation(ret, False))
+    if "results" in ov:  # an annotated function (docs/arrays.rst): what its calls return
+        parts = [returns if r["name"] is None else _annotation(r, r["array"])
+                 for r in ov["results"]]
+        returns = ("None" if not parts else parts[0] if len(parts) == 1
+                   else "tuple[%s]" % ", ".join(parts))
     return tuple(params), returns
 
 

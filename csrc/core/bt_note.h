@@ -132,6 +132,17 @@ typedef struct BtNotePlan { /* the struct tag: bt_parse.h's BtDecl.notes */
     const char *file; /* the YAML, for messages */
 } BtNotePlan;
 
+/* Whether an annotated call's result holds parameter i: an out array (or
+ * an array with trim: its first elements), an out or in/out scalar. The
+ * C return comes first unless it is void or a status (n_ok). One rule for
+ * the call (bt_note_call.c) and the metadata (stubs, help). */
+static inline int bt_note_returned(const BtNotePlan *pl, int i)
+{
+    int r = pl->params[i].role;
+    return r == BT_ROLE_OUT || (r == BT_ROLE_ARRAY && pl->params[i].trim >= 0) ||
+           r == BT_ROLE_SCALAR_OUT || r == BT_ROLE_SCALAR_INOUT;
+}
+
 /* The notes of table t that apply to declaration d (of header h), bound
  * to it: NULL with *why NULL when none applies; NULL with *why set (arena)
  * when they leave d unbindable ("parameter 'x' is a pointer with no size:

@@ -74,6 +74,15 @@ static void plan_words(BtCall *call)
         call->fused = 0;
 }
 
+int bt_call_param_is_ptr(const BtOverload *ov, int i)
+{
+    const BtParam *p = &ov->decl->params[i];
+
+    return p->t.is_array || p->t.is_string || p->t.handle_ref || p->t.is_voidp ||
+           p->t.callback_ref || p->is_ref ||
+           (ov->notes && ov->notes->params[i].role >= BT_ROLE_HIDDEN_REF);
+}
+
 int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
@@ -90,10 +99,7 @@ int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void 
         return -1;
     }
     for (i = 0; i < d->n_params; i++)
-        is_ptr[i] = d->params[i].t.is_array || d->params[i].t.is_string ||
-                    d->params[i].t.handle_ref || d->params[i].t.is_voidp ||
-                    d->params[i].t.callback_ref || d->params[i].is_ref ||
-                    (ov->notes && ov->notes->params[i].role >= BT_ROLE_HIDDEN_REF);
+        is_ptr[i] = bt_call_param_is_ptr(ov, i);
     for (i = 0; i < d->n_params; i++)
         call->atypes[i] = is_ptr[i] ? &ffi_type_pointer : bt_type_ffi(ov->ptypes[i]);
     rtype = ret_ptr ? &ffi_type_pointer : bt_type_ffi(ov->ret);

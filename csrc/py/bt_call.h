@@ -105,6 +105,11 @@ BT_HIDDEN int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, c
 BT_HIDDEN int bt_call_prepare_frame(BtState *st, BtCall *call, const BtOverload *ov, void *fn,
                                     BtArena *arena);
 
+/* Whether C parameter i of ov travels as a pointer: an array, a C string,
+ * a handle, a `void *`, a function pointer, a C++ reference, an annotated
+ * scalar by pointer (bt_note.h). */
+BT_HIDDEN int bt_call_param_is_ptr(const BtOverload *ov, int i);
+
 /* Stores the arguments through the slot layer's walk (bt_slot_walk) and
  * calls: straight into the direct call's words where call->direct applies
  * and opts->ffi is off, else into BtValues for ffi_call. args are the n_py arguments in

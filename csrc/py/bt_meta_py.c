@@ -249,6 +249,46 @@ static PyObject *overload_return(const BtHeader *h, const BtOverload *ov)
     return r;
 }
 
+/* An annotated overload's "results" in its dict od: what a call returns,
+ * in order, as [{"name": the parameter (None: the C return), "array",
+ * "dtype", "python"}] (bt_note_returned's rule); nothing for another. 0 or
+ * -1. */
+static int note_results(PyObject *od, const BtOverload *ov)
+{
+    const BtNotePlan *pl = ov->notes;
+    PyObject *list, *x = NULL;
+    int i, rc = -1;
+
+    if (!pl)
+        return 0;
+    if (!(list = PyList_New(0)))
+        return -1;
+    if (ov->ret != BT_VOID && !pl->n_ok) {
+        x = Py_BuildValue("{s:O,s:O,s:s,s:s}", "name", Py_None, "array", Py_False, "dtype",
+                          bt_type(ov->ret)->npname, "python",
+                          ov->decl->ret.is_string ? "str | None" : bt_type(ov->ret)->pyname);
+        if (!x || PyList_Append(list, x) < 0)
+            goto done;
+        Py_CLEAR(x);
+    }
+    for (i = 0; i < pl->n_params; i++) {
+        const BtType *t = bt_type(ov->ptypes[i]);
+        int arr = pl->params[i].role == BT_ROLE_OUT || pl->params[i].role == BT_ROLE_ARRAY;
+        if (!bt_note_returned(pl, i))
+            continue;
+        x = Py_BuildValue("{s:s,s:O,s:s,s:s}", "name", ov->decl->params[i].name, "array",
+                          arr ? Py_True : Py_False, "dtype", t->npname, "python", t->pyname);
+        if (!x || PyList_Append(list, x) < 0)
+            goto done;
+        Py_CLEAR(x);
+    }
+    rc = PyDict_SetItemString(od, "results", list);
+done:
+    Py_XDECREF(x);
+    Py_DECREF(list);
+    return rc;
+}
+
 /* New reference: one concrete overload of header h as a dict (decl its
  * declaration's index); a parameter's "default" is the value a call that
  * leaves it out passes (bt_slot_defaults), or None. */
@@ -316,6 +356,8 @@ static PyObject *overload_dict(const BtHeader *h, const BtOverload *ov, int decl
                       "signature", ov->signature, "instantiation", inst, "name_expression", addr,
                       "symbol", symbol, "line", d->line, "yaml_line",
                       ov->inst ? ov->inst->line : 0);
+    if (r && note_results(r, ov) < 0)
+        Py_CLEAR(r);
 error:
     Py_XDECREF(ret);
     Py_XDECREF(pysig);

@@ -36,6 +36,20 @@ int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *ar
         nc->slot[call->slots[i].cidx] = i;
     call->handles = 0; /* a handle argument: its pointer (bt_slot_store_arg) */
     nc->StatusError = st->StatusError;
+    if (!(nc->is_ptr = bt_arena_alloc(arena, n))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    {
+        int is_ptr[BT_MAX_PARAMS];
+        for (i = 0; i < d->n_params; i++)
+            nc->is_ptr[i] = (uint8_t)(is_ptr[i] = bt_call_param_is_ptr(ov, i));
+        memset(&nc->direct, 0, sizeof nc->direct);
+        if (!call->ret_rec && !d->ret.handle_ref &&
+            bt_direct_plan(&nc->direct, ov->ptypes, is_ptr, d->n_params,
+                           call->ret_string ? BT_ULONG : ov->ret))
+            nc->site = bt_guard_site(nc->direct.variant);
+    }
     call->notes = nc;
     return 0;
 }
@@ -155,6 +169,16 @@ static int eval(Frame *f, const BtExpr *e, long long *v)
     BtExprEnv env = {env_param, env_query, f};
     char buf[256];
     const char *why = NULL;
+    const BtExprNode *x = &e->nodes[e->root];
+
+    /* the common one-node expressions (len(x), stride(x), ld(a), n), without the walk */
+    if (e->n_nodes == 1 && x->op == BT_X_INT) {
+        *v = x->v;
+        return 0;
+    }
+    if (e->n_nodes == 1 && x->op == BT_X_QUERY && x->k != BT_Q_SHAPE && x->k != BT_Q_LAYOUT &&
+        env_query(f, x->k, x->param, 0, v, &why) == 0)
+        return 0;
 
     if (bt_expr_eval(e, &env, v, &why, buf, sizeof buf) == 0)
         return 0;
@@ -268,6 +292,7 @@ static int ld_array(Frame *f, int i, PyArrayObject *a)
         f->arr[i] = a;
     }
     f->ld[i] = ld;
+    f->stride[i] = 1;
     f->vals[i].p = PyArray_BYTES(a);
     return 0;
 }
@@ -338,6 +363,7 @@ static int make_out(Frame *f, int i)
         return -1;
     f->owned[i] = 1;
     f->stride[i] = 1;
+    f->ld[i] = 1;
     if (np->ld && !fits_layout(f->arr[i], f->layout, &f->ld[i]))
         f->ld[i] = 1;
     f->vals[i].p = PyArray_BYTES(f->arr[i]);
@@ -561,40 +587,39 @@ static PyObject *result_part(Frame *f, int i, int *none)
 {
     int ro = role(f, i);
 
-    *none = 0;
-    if (ro == BT_ROLE_OUT || (ro == BT_ROLE_ARRAY && f->nc->plan->params[i].trim >= 0))
+    *none = !bt_note_returned(f->nc->plan, i);
+    if (*none)
+        return NULL;
+    if (ro == BT_ROLE_OUT || ro == BT_ROLE_ARRAY)
         return out_array(f, i);
-    if (ro == BT_ROLE_SCALAR_OUT || ro == BT_ROLE_SCALAR_INOUT)
-        return bt_call_value(f->nc->types[i], 0, &f->refs[i]);
-    *none = 1;
-    return NULL;
+    return bt_call_value(f->nc->types[i], 0, &f->refs[i]);
 }
 
-/* The result: the C return, then outs and in/out scalars in C order. */
+/* The result: the C return, then outs and in/out scalars in C order:
+ * one bare, several as a tuple, none as None. */
 static PyObject *result(Frame *f, const BtValue *rv)
 {
     const BtNotePlan *pl = f->nc->plan;
-    PyObject *list = PyList_New(0), *x = NULL, *r = NULL;
-    int i, none, ok = list != NULL;
+    PyObject *parts[BT_MAX_PARAMS + 1], *r = NULL;
+    int i, none, n = 0, ok = 1;
 
-    if (ok && f->call->ret != BT_VOID && !pl->n_ok) {
-        x = bt_call_value(f->call->ret, f->call->ret_string, rv);
-        ok = x && PyList_Append(list, x) == 0;
-        Py_XDECREF(x);
-    }
+    if (f->call->ret != BT_VOID && !pl->n_ok)
+        ok = (parts[n++] = bt_call_value(f->call->ret, f->call->ret_string, rv)) != NULL;
     for (i = 0; ok && i < pl->n_params; i++) {
-        x = result_part(f, i, &none);
-        if (none)
-            continue;
-        ok = x && PyList_Append(list, x) == 0;
-        Py_XDECREF(x);
+        PyObject *x = result_part(f, i, &none);
+        if (!none)
+            ok = (parts[n++] = x) != NULL;
     }
-    if (ok)
-        r = PyList_GET_SIZE(list) == 0   ? Py_NewRef(Py_None)
-            : PyList_GET_SIZE(list) == 1 ? Py_NewRef(PyList_GET_ITEM(list, 0))
-                                         : PyList_AsTuple(list);
-    Py_XDECREF(list);
-    return r;
+    if (ok && n <= 1)
+        return n ? parts[0] : Py_NewRef(Py_None);
+    if (ok && (r = PyTuple_New(n)) != NULL) {
+        for (i = 0; i < n; i++)
+            PyTuple_SET_ITEM(r, i, parts[i]);
+        return r;
+    }
+    for (i = 0; i < n; i++)
+        Py_XDECREF(parts[i]);
+    return NULL;
 }
 
 /* Copies back what the function wrote into copies of the caller's arrays. */
@@ -611,6 +636,19 @@ static int copy_back(Frame *f)
             bt_call_count(&f->call->stats->copy_backs, 1);
     }
     return rc;
+}
+
+/* The call through the direct plan: each parameter's value into its
+ * words (a complex double's two), then the guarded call site. */
+static int call_direct(Frame *f, BtValue *rv, char *what, size_t size)
+{
+    const BtNoteCall *nc = f->nc;
+    uint64_t w[BT_DIRECT_WORDS];
+
+    for (int i = 0; i < nc->plan->n_params; i++)
+        memcpy(&w[nc->direct.pos[i]], &f->vals[i],
+               !nc->is_ptr[i] && bt_type(nc->types[i])->size > 8 ? 16 : 8);
+    return nc->site(&nc->direct, f->call->fn, rv, w, what, size);
 }
 
 static PyObject *run(Frame *f, const BtCallOpts *opts)
@@ -630,8 +668,11 @@ static PyObject *run(Frame *f, const BtCallOpts *opts)
     rv.u64 = 0;
     memset(rv.bytes, 0, sizeof rv.bytes);
     ts = release ? PyEval_SaveThread() : NULL;
-    thrown = bt_guard_call((ffi_cif *)&f->call->cif, f->call->fn, &rv, f->avalues, what,
-                           sizeof what);
+    if (f->nc->direct.variant && !opts->ffi)
+        thrown = call_direct(f, &rv, what, sizeof what);
+    else
+        thrown = bt_guard_call((ffi_cif *)&f->call->cif, f->call->fn, &rv, f->avalues, what,
+                               sizeof what);
     if (release)
         PyEval_RestoreThread(ts);
     if (copy_back(f) < 0)
@@ -650,15 +691,12 @@ PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *
     PyObject *r = NULL;
     int i, n = call->notes->plan->n_params;
 
-    /* what a call reads before it writes, for its n parameters only */
-    memset(f->vals, 0, sizeof f->vals[0] * (size_t)n);
+    /* what a call reads before it writes, for its n parameters only (every value
+     * of vals is stored before the call: a slot's, a hidden one's, an array's) */
     memset(f->refs, 0, sizeof f->refs[0] * (size_t)n);
     memset(f->arr, 0, sizeof f->arr[0] * (size_t)n);
     memset(f->orig, 0, sizeof f->orig[0] * (size_t)n);
     memset(f->owned, 0, sizeof f->owned[0] * (size_t)n);
-    memset(f->stride, 0, sizeof f->stride[0] * (size_t)n);
-    memset(f->ld, 0, sizeof f->ld[0] * (size_t)n);
-    memset(f->ival, 0, sizeof f->ival[0] * (size_t)n);
     f->call = call;
     f->nc = call->notes;
     f->fname = fname;

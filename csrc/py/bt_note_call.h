@@ -39,6 +39,11 @@ typedef struct BtNoteCall {
     const char **names;    /* C names, for messages */
     const BtParam *params; /* the declaration's parameters, copied: their dialect sizes */
     PyObject *StatusError; /* borrowed: the module's state holds it */
+    /* the call without libffi (bt_direct.h) where direct.variant != 0: each
+     * parameter's value into its word */
+    BtDirect direct;
+    BtGuardSite site;
+    uint8_t *is_ptr; /* per C parameter: passed as a pointer (one word) */
 } BtNoteCall;
 
 /* Prepares call->notes for ov (ov->notes set), allocating from arena.

@@ -11,6 +11,8 @@ import inspect
 import os
 import re
 import shutil
+import subprocess
+import sys
 import warnings
 import zlib
 
@@ -729,3 +731,26 @@ def test_cpp_references(tmp_path):
     assert ref.bump(5, 2) == (5, 7)
     with pytest.raises(ValueError, match="by >= 0"):
         ref.bump(5, -1)
+
+
+def test_stubs_say_what_annotated_calls_return(arr, tmp_path):
+    """The stub's parameters are the call's (hidden ones absent) and its
+    return is what the call returns: the out arrays and scalars, a tuple of
+    several, None for an in-place function (the metadata's "results")."""
+    (tmp_path / "arr.h").write_text(ARR_H)
+    (tmp_path / "arr.yml").write_text(ARR_YML)
+    out = tmp_path / "arr.pyi"
+    r = subprocess.run([sys.executable, "-m", "bindthem.stubs", "-i", str(tmp_path / "arr.yml"),
+                        str(tmp_path / "arr.h"), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    stub = out.read_text()
+    f64 = "numpy.typing.NDArray[numpy.float64]"
+    assert "def refine(x: %s) -> %s:" % (f64, f64) in stub
+    assert "def minmax(x: %s) -> tuple[float, float]:" % f64 in stub
+    assert "def sum_n(x: %s) -> float:" % f64 in stub
+    assert re.search(r"def add_to\(\s*a: %s,\s*b: %s,?\s*\) -> None:" % (re.escape(f64),
+                                                                       re.escape(f64)), stub)
+    # the runtime agrees with the stub
+    x = np.array([3.0, -1.0, 2.0])
+    assert arr.minmax(x) == (-1.0, 3.0)
+    assert isinstance(arr.refine(x), np.ndarray) and arr.add_to(x, x.copy()) is None
