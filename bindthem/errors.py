@@ -120,16 +120,19 @@ class StatusError(BindError, RuntimeError):
     """A function whose return value its annotation declares a status
     (``status: {ok: [...]}``, docs/arrays.rst) returned another value:
     ``status`` is that value, ``function`` the function's name, ``ok`` the
-    annotation's first ok value as written."""
+    annotation's first ok value as written, ``name`` the header's constant
+    of that value named like it (``Z_BUF_ERROR`` beside ``Z_OK``), or None."""
 
-    def __init__(self, function, status, ok):
-        super().__init__("%s() returned status %d; %s is success" % (function, status, ok))
+    def __init__(self, function, status, ok, name=None):
+        super().__init__("%s() returned status %d%s; %s is success"
+                         % (function, status, " (%s)" % name if name else "", ok))
         self.function = function
         self.status = status
         self.ok = ok
+        self.name = name
 
     def __reduce__(self):
-        return (type(self), (self.function, self.status, self.ok))
+        return (type(self), (self.function, self.status, self.ok, self.name))
 
 
 class BindWarning(UserWarning):

@@ -7,6 +7,57 @@
 
 #include <string.h>
 
+/* One constant into nc's status names when it has prefix (n bytes). */
+static int add_status_name(BtNoteCall *nc, const char *name, long long v, const char *prefix,
+                           size_t n, BtArena *arena)
+{
+    if (strncmp(name, prefix, n) != 0)
+        return 0;
+    if (!(nc->status_names[nc->n_status] = bt_arena_strdup(arena, name)))
+        return -1;
+    nc->status_values[nc->n_status++] = v;
+    return 0;
+}
+
+/* The names a failing status may have: the header's integer constants and
+ * enum members that share the prefix of the first ok value's name ("Z_"
+ * of Z_OK), none when it is no such name. 0, or -1 with MemoryError. */
+static int status_names(BtNoteCall *nc, const BtHeader *h, BtArena *arena)
+{
+    const char *ok = nc->plan->n_ok ? nc->plan->ok[0].text : "";
+    const char *us = strchr(ok, '_');
+    size_t n = us ? (size_t)(us - ok) + 1 : 0, cap = 0;
+    int i, j;
+
+    nc->n_status = 0;
+    if (!n || !h)
+        return 0;
+    for (i = 0; ok[i]; i++)
+        if (!(ok[i] == '_' || (ok[i] >= 'A' && ok[i] <= 'Z') || (ok[i] >= 'a' && ok[i] <= 'z') ||
+              (i && ok[i] >= '0' && ok[i] <= '9')))
+            return 0; /* an expression, not a name */
+    cap = (size_t)h->n_consts + 1;
+    for (i = 0; i < h->n_enums; i++)
+        cap += (size_t)h->enums[i].n_members;
+    nc->status_names = bt_arena_alloc(arena, sizeof *nc->status_names * cap);
+    nc->status_values = bt_arena_alloc(arena, sizeof *nc->status_values * cap);
+    if (!nc->status_names || !nc->status_values)
+        goto nomem;
+    for (i = 0; i < h->n_consts; i++)
+        if (!h->consts[i].is_string &&
+            add_status_name(nc, h->consts[i].name, h->consts[i].value, ok, n, arena) < 0)
+            goto nomem;
+    for (i = 0; i < h->n_enums; i++)
+        for (j = 0; j < h->enums[i].n_members; j++)
+            if (add_status_name(nc, h->enums[i].members[j].name, h->enums[i].members[j].value, ok,
+                                n, arena) < 0)
+                goto nomem;
+    return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
+
 int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
@@ -51,7 +102,7 @@ int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *ar
             nc->site = bt_guard_site(nc->direct.variant);
     }
     call->notes = nc;
-    return 0;
+    return status_names(nc, ov->header, arena);
 }
 
 const char *bt_note_refuse(const BtOverload *ov)
@@ -536,6 +587,7 @@ static int take_args(Frame *f, PyObject *names)
  * StatusError (NULL too, with it set). 0 ok, -1 raised. */
 static int status_ok(Frame *f, const BtValue *rv)
 {
+    const char *name;
     const BtNotePlan *pl = f->nc->plan;
     long long v, ok;
     PyObject *e;
@@ -547,7 +599,11 @@ static int status_ok(Frame *f, const BtValue *rv)
         if (v == ok)
             return 0;
     }
-    e = PyObject_CallFunction(f->nc->StatusError, "sLs", f->fname, v, pl->ok[0].text);
+    name = NULL;
+    for (int k = 0; k < f->nc->n_status && !name; k++)
+        if (f->nc->status_values[k] == v)
+            name = f->nc->status_names[k];
+    e = PyObject_CallFunction(f->nc->StatusError, "sLsz", f->fname, v, pl->ok[0].text, name);
     if (e)
         PyErr_SetObject((PyObject *)Py_TYPE(e), e);
     Py_XDECREF(e);

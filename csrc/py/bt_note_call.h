@@ -44,6 +44,11 @@ typedef struct BtNoteCall {
     BtDirect direct;
     BtGuardSite site;
     uint8_t *is_ptr; /* per C parameter: passed as a pointer (one word) */
+    /* the header's integer constants named like the status's ok value (Z_OK: Z_*),
+     * which name a failing status in its message */
+    const char **status_names;
+    long long *status_values;
+    int n_status;
 } BtNoteCall;
 
 /* Prepares call->notes for ov (ov->notes set), allocating from arena.

@@ -419,6 +419,9 @@ def test_zlib_statuses_and_checks(z):
     with pytest.raises(bindthem.StatusError) as e:
         z.uncompress(10, packed)  # too small: Z_BUF_ERROR
     assert e.value.status == z.Z_BUF_ERROR and e.value.function == "uncompress"
+    # named by the header's constant of that value, named like the ok one (Z_OK)
+    assert e.value.name == "Z_BUF_ERROR"
+    assert "status -5 (Z_BUF_ERROR); Z_OK is success" in str(e.value)
     bad = packed.copy()
     bad[5:15] ^= 0x55
     with pytest.raises(bindthem.StatusError) as e:
