@@ -267,12 +267,14 @@ static int handle_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(as_handle(self)->type);
+    Py_VISIT(as_handle(self)->keep);
     return 0;
 }
 
 static int handle_clear(PyObject *self)
 {
     Py_CLEAR(as_handle(self)->type);
+    Py_CLEAR(as_handle(self)->keep);
     return 0;
 }
 
@@ -292,6 +294,11 @@ static void handle_dealloc(PyObject *self)
 }
 
 int bt_handle_check(PyObject *o) { return Py_TYPE(o)->tp_dealloc == handle_dealloc; }
+
+void bt_handle_keep(PyObject *h, PyObject *keep)
+{
+    Py_XSETREF(as_handle(h)->keep, Py_NewRef(keep));
+}
 
 static PyObject *handle_repr(PyObject *self)
 {
@@ -399,6 +406,7 @@ PyObject *bt_handle_new(BtState *st, PyObject *type, void *ptr)
     atomic_init(&h->state, 0);
     atomic_init(&h->listed, 0);
     h->weakreflist = NULL;
+    h->keep = NULL;
     PyObject_GC_Track(h);
     if (h->type->destructor && list_handle(st, h) < 0) {
         Py_DECREF(h); /* owned: finalizing it frees the pointer */

@@ -42,6 +42,8 @@ typedef struct BtHandleObject {
     _Atomic uintptr_t state;  /* BT_HANDLE_CLOSED | BT_HANDLE_USE * calls holding it */
     _Atomic int listed;       /* in the module's open_handles (owned and not yet closed) */
     PyObject *weakreflist;
+    PyObject *keep; /* what the pointed-to object uses, alive as long as the Handle (an
+                     * FFTW plan's arrays: bt_handle_keep), or NULL */
 } BtHandleObject;
 
 /* Registers Handle, HandleType, NullHandleError and _close_open_handles on
@@ -60,6 +62,10 @@ BT_HIDDEN PyObject *bt_handle_new(BtState *st, PyObject *type, void *ptr);
 
 /* Whether o is a Handle (of any module instance's type). */
 BT_HIDDEN int bt_handle_check(PyObject *o);
+
+/* Keeps keep (a new reference is taken) alive as long as Handle h: what the
+ * object it points to uses (an FFTW plan keeps pointers to its arrays). */
+BT_HIDDEN void bt_handle_keep(PyObject *h, PyObject *keep);
 
 /* Argument o of parameter `name` of fname(), which takes a handle of key
  * `key` (named hname), or with key NULL a `void *` (None or any Handle):

@@ -25,8 +25,7 @@ static PyObject *null_returned(const BtCall *call, int err, const char *fname)
     return NULL;
 }
 
-/* The pointer call returned (r: an int, stolen) as a Handle. */
-static PyObject *returned(const BtCall *call, PyObject *r, int err, const char *fname)
+PyObject *bt_handle_returned(const BtCall *call, PyObject *r, int err, const char *fname)
 {
     void *p = PyLong_AsVoidPtr(r);
 
@@ -64,7 +63,7 @@ PyObject *bt_handle_invoke(const BtCall *call, PyObject *const *args, const char
     if (call->ret_type) {
         err = errno;
         if (r)
-            r = returned(call, r, err, fname);
+            r = bt_handle_returned(call, r, err, fname);
     }
 done:
     for (i = 0; i < n; i++) {

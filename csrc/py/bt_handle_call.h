@@ -23,6 +23,11 @@
  *      left it ("gzopen returned NULL: [Errno 2] No such file or
  *      directory"), or gives None (call->ret_none).
  * New reference, or NULL. */
+/* Step 4 alone: the pointer a call returned (r: an int, stolen) as a
+ * Handle of call->ret_type, errno err as the call left it. New reference,
+ * or NULL. */
+BT_HIDDEN PyObject *bt_handle_returned(const BtCall *call, PyObject *r, int err, const char *fname);
+
 BT_HIDDEN PyObject *bt_handle_invoke(const BtCall *call, PyObject *const *args, const char *fname,
                                      PyObject *names, const BtCallOpts *opts);
 

@@ -266,7 +266,9 @@ static int note_results(PyObject *od, const BtOverload *ov)
     if (ov->ret != BT_VOID && !pl->n_ok) {
         x = Py_BuildValue("{s:O,s:O,s:s,s:s}", "name", Py_None, "array", Py_False, "dtype",
                           bt_type(ov->ret)->npname, "python",
-                          ov->decl->ret.is_string ? "str | None" : bt_type(ov->ret)->pyname);
+                          ov->decl->ret.is_string
+                              ? "str | None"
+                              : python_type(&ov->decl->ret, bt_type(ov->ret)->pyname, 1));
         if (!x || PyList_Append(list, x) < 0)
             goto done;
         Py_CLEAR(x);

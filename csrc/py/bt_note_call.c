@@ -3,8 +3,11 @@
 
 #include "bt_from_c.h"
 #include "bt_guard.h"
+#include "bt_handle.h"
+#include "bt_handle_call.h"
 #include "bt_numpy.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* One constant into nc's status names when it has prefix (n bytes). */
@@ -27,7 +30,7 @@ static int status_names(BtNoteCall *nc, const BtHeader *h, BtArena *arena)
     const char *ok = nc->plan->n_ok ? nc->plan->ok[0].text : "";
     const char *us = strchr(ok, '_');
     size_t n = us ? (size_t)(us - ok) + 1 : 0, cap = 0;
-    int i, j;
+    int i, j, rc = 0;
 
     nc->n_status = 0;
     if (!n || !h)
@@ -41,21 +44,17 @@ static int status_names(BtNoteCall *nc, const BtHeader *h, BtArena *arena)
         cap += (size_t)h->enums[i].n_members;
     nc->status_names = bt_arena_alloc(arena, sizeof *nc->status_names * cap);
     nc->status_values = bt_arena_alloc(arena, sizeof *nc->status_values * cap);
-    if (!nc->status_names || !nc->status_values)
-        goto nomem;
-    for (i = 0; i < h->n_consts; i++)
-        if (!h->consts[i].is_string &&
-            add_status_name(nc, h->consts[i].name, h->consts[i].value, ok, n, arena) < 0)
-            goto nomem;
-    for (i = 0; i < h->n_enums; i++)
-        for (j = 0; j < h->enums[i].n_members; j++)
-            if (add_status_name(nc, h->enums[i].members[j].name, h->enums[i].members[j].value, ok,
-                                n, arena) < 0)
-                goto nomem;
-    return 0;
-nomem:
-    PyErr_NoMemory();
-    return -1;
+    rc = nc->status_names && nc->status_values ? 0 : -1;
+    for (i = 0; rc == 0 && i < h->n_consts; i++)
+        if (!h->consts[i].is_string)
+            rc = add_status_name(nc, h->consts[i].name, h->consts[i].value, ok, n, arena);
+    for (i = 0; rc == 0 && i < h->n_enums; i++)
+        for (j = 0; rc == 0 && j < h->enums[i].n_members; j++)
+            rc = add_status_name(nc, h->enums[i].members[j].name, h->enums[i].members[j].value, ok,
+                                 n, arena);
+    if (rc < 0)
+        PyErr_NoMemory();
+    return rc;
 }
 
 int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena)
@@ -109,9 +108,9 @@ const char *bt_note_refuse(const BtOverload *ov)
 {
     const BtDecl *d = ov->decl;
 
-    if (d->ret.handle_ref || d->ret.struct_ref)
-        return "an annotated function that returns a handle or a struct (not bound yet: "
-               "annotate no parameter of it)";
+    if (d->ret.struct_ref)
+        return "an annotated function that returns a struct (not bound yet: annotate no "
+               "parameter of it)";
     for (int i = 0; i < d->n_params; i++)
         if (d->params[i].t.callback_ref || (d->params[i].t.struct_ref && !d->params[i].t.is_array))
             return "an annotated function that takes a callback or a struct by value (not "
@@ -135,6 +134,7 @@ typedef struct Frame {
     long long ival[BT_MAX_PARAMS]; /* a hidden parameter's value */
     Py_ssize_t stride[BT_MAX_PARAMS], ld[BT_MAX_PARAMS];
     int layout; /* the function's: -1 none yet, 0 rows (C order), 1 columns */
+    int err;    /* errno as the call left it (a returned handle's NULL says it) */
     char buf[256];
 } Frame;
 
@@ -243,8 +243,19 @@ static int eval(Frame *f, const BtExpr *e, long long *v)
  * writes it. */
 static int copy_array(Frame *f, int i, PyArrayObject *a, NPY_ORDER order)
 {
-    PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(a, order);
+    PyArrayObject *c;
 
+    if (f->call->ret_type) { /* the handle keeps the pointer: a copy would not be a */
+        PyErr_Format(
+            PyExc_ValueError,
+            "%s(): '%s' must be passed as it is (%s), since the handle %s returns "
+            "keeps its pointer; pass %s",
+            f->fname, f->nc->names[i],
+            order == NPY_FORTRANORDER ? "Fortran-ordered" : "C-contiguous and aligned", f->fname,
+            order == NPY_FORTRANORDER ? "numpy.asfortranarray(a)" : "numpy.ascontiguousarray(a)");
+        return -1;
+    }
+    c = (PyArrayObject *)PyArray_NewCopy(a, order);
     if (!c)
         return -1;
     f->arr[i] = c;
@@ -651,6 +662,33 @@ static PyObject *result_part(Frame *f, int i, int *none)
     return bt_call_value(f->nc->types[i], 0, &f->refs[i]);
 }
 
+/* The C return r (stolen) as the result has it: a returned handle a Handle
+ * that keeps the call's arrays alive (an FFTW plan keeps their pointers),
+ * else r. */
+static PyObject *returned(Frame *f, PyObject *r)
+{
+    PyObject *keep;
+    int i, n = 0;
+
+    if (!r || !f->call->ret_type)
+        return r;
+    r = bt_handle_returned(f->call, r, f->err, f->fname);
+    if (!r || r == Py_None)
+        return r;
+    for (i = 0; i < f->nc->plan->n_params; i++)
+        n += f->arr[i] != NULL;
+    if (!(keep = PyTuple_New(n))) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    for (i = 0, n = 0; i < f->nc->plan->n_params; i++)
+        if (f->arr[i])
+            PyTuple_SET_ITEM(keep, n++, Py_NewRef((PyObject *)f->arr[i]));
+    bt_handle_keep(r, keep);
+    Py_DECREF(keep);
+    return r;
+}
+
 /* The result: the C return, then outs and in/out scalars in C order:
  * one bare, several as a tuple, none as None. */
 static PyObject *result(Frame *f, const BtValue *rv)
@@ -660,7 +698,8 @@ static PyObject *result(Frame *f, const BtValue *rv)
     int i, none, n = 0, ok = 1;
 
     if (f->call->ret != BT_VOID && !pl->n_ok)
-        ok = (parts[n++] = bt_call_value(f->call->ret, f->call->ret_string, rv)) != NULL;
+        ok = (parts[n++] = returned(f, bt_call_value(f->call->ret, f->call->ret_string, rv))) !=
+             NULL;
     for (i = 0; ok && i < pl->n_params; i++) {
         PyObject *x = result_part(f, i, &none);
         if (!none)
@@ -724,11 +763,13 @@ static PyObject *run(Frame *f, const BtCallOpts *opts)
     rv.u64 = 0;
     memset(rv.bytes, 0, sizeof rv.bytes);
     ts = release ? PyEval_SaveThread() : NULL;
+    errno = 0;
     if (f->nc->direct.variant && !opts->ffi)
         thrown = call_direct(f, &rv, what, sizeof what);
     else
         thrown = bt_guard_call((ffi_cif *)&f->call->cif, f->call->fn, &rv, f->avalues, what,
                                sizeof what);
+    f->err = errno;
     if (release)
         PyEval_RestoreThread(ts);
     if (copy_back(f) < 0)

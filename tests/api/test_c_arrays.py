@@ -7,6 +7,7 @@ four precisions; shape mismatches, checks and statuses; inputs left as they
 were; the signatures; the fraction of each header bound. Then a small C
 library of our own exercises each item of the vocabulary alone."""
 
+import gc
 import inspect
 import os
 import re
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+import weakref
 import zlib
 
 import numpy as np
@@ -757,3 +759,42 @@ def test_stubs_say_what_annotated_calls_return(arr, tmp_path):
     x = np.array([3.0, -1.0, 2.0])
     assert arr.minmax(x) == (-1.0, 3.0)
     assert isinstance(arr.refine(x), np.ndarray) and arr.add_to(x, x.copy()) is None
+
+
+FFTW_H = "/usr/include/fftw3.h"
+FFTW_YML = """\
+annotate:
+  fftw_plan_dft_r2c_1d:
+    n: len(in)
+    out: {intent: out, shape: ["n / 2 + 1"]}
+"""
+
+
+def test_fftw_plan_keeps_its_arrays(tmp_path):
+    """A returned handle (an FFTW plan) with an out array: the plan keeps the
+    arrays it points to alive; an array that would need a copy is refused
+    (the plan would keep the copy's pointer)."""
+    if not os.path.exists(FFTW_H):
+        pytest.skip("needs libfftw3-dev")
+    (tmp_path / "fftw.yml").write_text(FFTW_YML)
+    f = load_quietly("libfftw3.so.3", FFTW_H, str(tmp_path / "fftw.yml"),
+                     handles={"fftw_plan": "fftw_destroy_plan"})
+    assert list(inspect.signature(f.fftw_plan_dft_r2c_1d).parameters) == ["in_", "flags"]
+    x = np.zeros(16)
+    plan, out = f.fftw_plan_dft_r2c_1d(x, f.FFTW_ESTIMATE)
+    assert isinstance(plan, bindthem.Handle) and out.shape == (9,) and out.dtype == C128
+    rng = np.random.default_rng(5)
+    x[:] = rng.random(16)
+    f.fftw_execute(plan)
+    np.testing.assert_allclose(out, np.fft.rfft(x), atol=1e-12)
+    ref = weakref.ref(out)
+    del out
+    gc.collect()
+    assert ref() is not None  # the plan holds it: fftw_execute writes there
+    f.fftw_execute(plan)
+    plan.close()
+    del plan
+    gc.collect()
+    assert ref() is None
+    with pytest.raises(ValueError, match="keeps its pointer"):
+        f.fftw_plan_dft_r2c_1d(rng.random(32)[::2], f.FFTW_ESTIMATE)
