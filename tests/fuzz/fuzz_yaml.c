@@ -1,9 +1,11 @@
 /* fuzz_yaml.c - libFuzzer harness: arbitrary bytes as instantiate.yml.
  *
- * Reads the YAML and plans it, non-strict and strict, against one fixed
- * header (templates of 1 to 3 parameters, overloads of a name by arity,
- * unbindable functions, namespaces, extern "C", std::complex<T>), then
- * mangles every overload. Names from the header are in yaml.dict. */
+ * Reads the YAML, applies its annotations (bt_note_apply) to a copy of one
+ * fixed header's declarations (templates of 1 to 3 parameters, overloads of
+ * a name by arity, unbindable functions, pointers without sizes, a C++
+ * reference, namespaces, extern "C", std::complex<T>) and plans it,
+ * non-strict and strict, then mangles every overload. Names from the header
+ * are in yaml.dict. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@ static const char header[] =
     "void over(int a, int b, int c);\n"
     "template <class T> void by_ref(T &a);\n"
     "void no_size(double *p);\n"
+    "int strided(int n, const double *x, int incx, double *y, int *count);\n"
     "namespace outer { namespace inner {\n"
     "template <class T> inline void nested(T x[], const int x_size) {}\n"
     "} }\n"
@@ -58,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     BtDiag diag;
     BtInstTable t;
     BtPlan plan;
+    BtHeader hc;
     int strict;
 
     bt_arena_init(&arena);
@@ -67,14 +71,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bt_arena_free(&arena);
         return 0;
     }
-    FUZZ_ASSERT(t.n_insts > 0);
+    FUZZ_ASSERT(t.n_insts > 0 || t.plans_all);
+    hc = h; /* the notes replace declarations: this input's own copy */
+    hc.decls = bt_arena_alloc(&arena, sizeof *hc.decls * (size_t)(h.n_decls + 1));
+    FUZZ_ASSERT(hc.decls != NULL);
+    memcpy(hc.decls, h.decls, sizeof *hc.decls * (size_t)h.n_decls);
+    bt_diag_init(&diag);
+    if (bt_note_apply(&hc, &t.notes, &arena, &diag) < 0) {
+        fuzz_check_diag(&diag);
+        bt_arena_free(&arena);
+        return 0;
+    }
     for (strict = 0; strict < 2; strict++) {
         bt_diag_init(&diag);
-        if (bt_plan_build(&h, &t, strict, &arena, &plan, &diag) < 0) {
+        if (bt_plan_build(&hc, t.plans_all ? NULL : &t, strict, &arena, &plan, &diag) < 0) {
             fuzz_check_diag(&diag);
             continue;
         }
-        fuzz_check_plan(&h, &plan);
+        fuzz_check_plan(&hc, &plan);
         fuzz_mangle_plan(&plan, &arena);
     }
     bt_arena_free(&arena);
