@@ -279,7 +279,8 @@ static int note_results(PyObject *od, const BtOverload *ov)
         if (!bt_note_returned(pl, i))
             continue;
         x = Py_BuildValue("{s:s,s:O,s:s,s:s}", "name", ov->decl->params[i].name, "array",
-                          arr ? Py_True : Py_False, "dtype", t->npname, "python", t->pyname);
+                          arr ? Py_True : Py_False, "dtype", t->npname, "python",
+                          !arr && ov->ptypes[i] == BT_CHAR ? "str" : t->pyname);
         if (!x || PyList_Append(list, x) < 0)
             goto done;
         Py_CLEAR(x);

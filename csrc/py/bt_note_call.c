@@ -320,7 +320,11 @@ static int fits_layout(PyArrayObject *a, int lay, Py_ssize_t *ld)
     d1 = PyArray_DIM(a, lay ? 0 : 1);
     s0 = PyArray_STRIDE(a, lay ? 1 : 0);
     s1 = PyArray_STRIDE(a, lay ? 0 : 1);
-    in = d1 > 1 ? d1 : 1; /* the inner extent, the least ld */
+    in = d1 > 1 ? d1 : 1;     /* the inner extent, the least ld */
+    if (d0 == 0 || d1 == 0) { /* no element: any strides (NumPy gives a new one 0s) */
+        *ld = in;
+        return 1;
+    }
     if (d1 > 1 && s1 != isz)
         return 0;
     if (d0 > 1 && (s0 % isz != 0 || s0 / isz < in))
@@ -659,6 +663,8 @@ static PyObject *result_part(Frame *f, int i, int *none)
         return NULL;
     if (ro == BT_ROLE_OUT || ro == BT_ROLE_ARRAY)
         return out_array(f, i);
+    if (f->nc->types[i] == BT_CHAR) /* a character, as a char parameter takes one */
+        return PyUnicode_FromOrdinal(f->refs[i].u8);
     return bt_call_value(f->nc->types[i], 0, &f->refs[i]);
 }
 

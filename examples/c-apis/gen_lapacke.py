@@ -72,7 +72,8 @@ class Source:
     def read(self, rel):
         if rel not in self.cache:
             if self.git:
-                r = subprocess.run(["git", "--git-dir", self.path, "show", "%s:%s" % (self.ref, rel)],
+                r = subprocess.run(["git", "--git-dir", self.path, "show",
+                                    "%s:%s" % (self.ref, rel)],
                                    capture_output=True, text=True, errors="replace")
                 self.cache[rel] = r.stdout if r.returncode == 0 else None
             else:
@@ -109,7 +110,8 @@ def parse_header(path):
 
 def parse_fortran_doc(text):
     """NAME -> (intent, block text); and whether it is a SUBROUTINE."""
-    lines = [ln[2:] if ln.startswith("*>") else None for ln in text.splitlines()]
+    lines = [ln.lstrip()[2:] if ln.lstrip()[:2] in ("*>", "!>") else None
+             for ln in text.splitlines()]
     params = {}
     i = 0
     while i < len(lines):
@@ -124,7 +126,7 @@ def parse_fortran_doc(text):
                 i += 1
             params[m.group(2).upper()] = (m.group(1).replace(" ", ""), " ".join(body))
         i += 1
-    sub = re.search(r"^\s+SUBROUTINE\s", text, re.M | re.I) is not None
+    sub = re.search(r"^\s*((RECURSIVE|PURE)\s+)*SUBROUTINE\s", text, re.M | re.I) is not None
     return params, sub
 
 
@@ -175,6 +177,12 @@ def fexpr(s, scalars, where):
         if lw not in scalars:
             raise Skip("%s: dimension %r names %s" % (where, s, w))
         return lw
+    while re.search(r"\babs\s*\(", s, re.I):     # abs(E): max(E, -(E))
+        m = re.search(r"\babs\s*\(", s, re.I)
+        inner, end = balanced(s, m.end() - 1)
+        if inner is None:
+            raise Skip("%s: dimension %r" % (where, s))
+        s = s[:m.start()] + "max((%s), -(%s))" % (inner, inner) + s[end:]
     out = re.sub(r"[A-Za-z_]\w*", name, s)
     out = re.sub(r"\s+", "", out)
     out = out.replace(",", ", ")
@@ -225,8 +233,8 @@ def strip_max1(e):
         inner, end = balanced(e, 3)
         if end == len(e):
             args = split_args(inner)
-            if args[0] == "1" and len(args) >= 2:
-                rest = [a for a in args[1:]]
+            if "1" in args and len(args) >= 2:
+                rest = [a for a in args if a != "1"]
                 return rest[0] if len(rest) == 1 else "max(%s)" % ", ".join(rest)
     return e
 
@@ -237,20 +245,36 @@ def char_test(var, chars):
 
 
 def conditions(text):
-    """`if NAME = 'C'` or `if NAME = 'C' or 'D'` (or NAME = 'D') in text: (name, chars) or None."""
+    """The first condition in text: `if NAME = 'C'` (or 'C' or 'D', or NAME = 'D'), `if NAME
+    = .TRUE.` (a logical), `if NAME > 0` (an integer; = < <= >= too): (name, its test, a
+    bindthem expression), "bad" for a form we do not read, or None."""
     m = re.search(r"\bif\s+(\w+)\s*=\s*'(\w)'((?:\s*(?:or|,)\s*(?:\w+\s*=\s*)?'\w')*)", text, re.I)
-    if not m:
-        return None
-    var = m.group(1)
-    chars = [m.group(2)]
-    for mm in re.finditer(r"(?:(\w+)\s*=\s*)?'(\w)'", m.group(3)):
-        if mm.group(1) and mm.group(1).upper() != var.upper():
+    if m:
+        var = m.group(1)
+        chars = [m.group(2)]
+        for mm in re.finditer(r"(?:(\w+)\s*=\s*)?'(\w)'", m.group(3)):
+            if mm.group(1) and mm.group(1).upper() != var.upper():
+                return "bad"
+            chars.append(mm.group(2))
+        if re.match(r"\s*(and|or)\b", text[m.end():], re.I):
             return "bad"
-        chars.append(mm.group(2))
-    return var.lower(), chars
+        return var.lower(), char_test(var.lower(), chars)
+    m = re.search(r"\bif\s+(\w+)\s*=\s*\.(TRUE|FALSE)\.", text, re.I)
+    if m:
+        op = "!=" if m.group(2).upper() == "TRUE" else "=="
+        return m.group(1).lower(), "%s %s 0" % (m.group(1).lower(), op)
+    m = re.search(r"\bif\s+(\w+)\s*(>=|<=|>|<|=)\s*(\d+)\b", text, re.I)
+    if m:
+        if re.match(r"\s*(and|or)\b", text[m.end():], re.I):
+            return "bad"
+        op = "==" if m.group(2) == "=" else m.group(2)
+        return m.group(1).lower(), "%s %s %s" % (m.group(1).lower(), op, m.group(3))
+    if re.search(r"\b(if|when)\b", text, re.I):
+        return "bad"
+    return None      # none, or "Otherwise": the default
 
 
-def ld_rows(ldname, block, scalars, chars_ok, where, checks):
+def ld_rows(ldname, block, scalars, vars_ok, where, checks):
     """The rows of the array whose leading dimension is ldname, from its block
     (a two-way option, SIDE L or R, adds its check to checks)."""
     text = block
@@ -279,9 +303,15 @@ def ld_rows(ldname, block, scalars, chars_ok, where, checks):
         raise Skip("%s: %s: no bound" % (where, ldname))
     if len(hits) == 1:
         rest = text[:hits[0][0]] + " " + text[hits[0][1]:]
-        if re.search(r"\bif\b|\bwhen\b|\botherwise\b", rest, re.I):
+        if not re.search(r"\bif\b|\bwhen\b|\botherwise\b", rest, re.I):
+            return strip_max1(fexpr(hits[0][2], scalars, where))
+        # "If JOBZ = 'V', then LDQ >= max(1,N).": else LAPACK's LDQ >= 1
+        c = conditions(text[:hits[0][0]])
+        if (c is None or c == "bad" or c[0] not in vars_ok or text[hits[0][1]:].strip(" .")
+                or not re.fullmatch(r"leading dimension of (the array )?\w+\.\s*"
+                                    r"if\s+[^.;]*?,?\s*(then\s+)?", text[:hits[0][0]], re.I)):
             raise Skip("%s: %s: conditional %r" % (where, ldname, block))
-        return strip_max1(fexpr(hits[0][2], scalars, where))
+        return "(%s) ? %s : 1" % (c[1], strip_max1(fexpr(hits[0][2], scalars, where)))
     # several bounds: one may be unconditional (the default), the others each
     # under one `if OPT = 'C'...` condition, before or after it, all on one OPT
     default, cases, var = None, [], None
@@ -289,7 +319,9 @@ def ld_rows(ldname, block, scalars, chars_ok, where, checks):
         before = text[hits[idx - 1][1] if idx else 0:s]
         after = text[e:hits[idx + 1][0] if idx + 1 < len(hits) else len(text)]
         # a condition after the bound binds to it ("LDA >= M if SIDE = 'L'"); else one before
-        ca = conditions(after.split(";")[0]) if re.match(r"\s*(,\s*)?(if|when)\b", after, re.I) else None
+        ca = None
+        if re.match(r"\s*(,\s*)?(if|when)\b", after, re.I):
+            ca = conditions(after.split(";")[0])
         cb = None
         if ca is None:
             seg = re.split(r"[;.]|\band\b", before)[-1]
@@ -303,18 +335,18 @@ def ld_rows(ldname, block, scalars, chars_ok, where, checks):
                 raise Skip("%s: %s: two bounds %r" % (where, ldname, block))
             default = val
         else:
-            if var not in (None, c[0]) or c[0] not in chars_ok:
+            if var not in (None, c[0]) or c[0] not in vars_ok:
                 raise Skip("%s: %s: condition %r" % (where, ldname, block))
             var = c[0]
             cases.append((c[1], val))
     if not cases:
         raise Skip("%s: %s: bounds %r" % (where, ldname, block))
-    if default is None:   # the last case is the other value of a two-way option (SIDE L/R)
-        checks.append(char_test(var, [c for ch, v in cases for c in ch]))
+    if default is None:   # the last case is the other value of a two-way option (SIDE L/R):
+        checks.append(" || ".join(t for t, v in cases))   # the documented values only
         default = cases.pop()[1]
     out = default
-    for ch, val in reversed(cases):
-        out = "(%s) ? %s : %s" % (char_test(var, ch), val, out)
+    for test, val in reversed(cases):
+        out = "(%s) ? %s : %s" % (test, val, out)
     return out
 
 
@@ -384,7 +416,7 @@ class CExpr:
 
     def unary(self):
         t = self.peek()
-        if t in (("op", "-"), ("op", "!"), ("op", "+")):
+        if t in (("op", "-"), ("op", "!"), ("op", "+"), ("op", "*")):   # *equed: its value
             self.take()
             return ("u" + t[1], self.unary())
         if t == ("op", "("):
@@ -411,7 +443,9 @@ class CExpr:
     def eval(self, env, node=None):
         n = self.tree if node is None else node
         k = n[0]
-        ev = lambda x: self.eval(env, x)
+
+        def ev(x):
+            return self.eval(env, x)
         if k == "int":
             return n[1]
         if k == "name":
@@ -432,7 +466,7 @@ class CExpr:
             return ev(n[2]) if ev(n[1]) else ev(n[3])
         if k[0] == "u":
             v = ev(n[1])
-            return -v if k == "u-" else int(not v) if k == "u!" else v
+            return -v if k == "u-" else int(not v) if k == "u!" else v   # u+, u*
         op, a = k, ev(n[1])
         if op == "||":
             return int(bool(a) or bool(ev(n[2])))
@@ -504,14 +538,17 @@ def row_major_code(src, routine):
             trans.append((args[3] if inp else args[5], guard, CExpr(args[1]), CExpr(args[2])))
         elif kind in ("sy", "he", "po", "tr") and na in (7, 8):
             k = na - 5                      # (layout, uplo, [diag,] n, in, ldin, out, ldout): n x n
-            trans.append((args[k + 1] if inp else args[k + 3], guard, CExpr(args[k]), CExpr(args[k])))
+            trans.append((args[k + 1] if inp else args[k + 3], guard,
+                          CExpr(args[k]), CExpr(args[k])))
         elif kind == "gb" and na == 9:      # (layout, m, n, kl, ku, in, ...): kl + ku + 1 x n
             trans.append((args[5] if inp else args[7], guard,
                           CExpr("(%s) + (%s) + 1" % (args[3], args[4])), CExpr(args[2])))
         elif kind in ("pb", "sb", "hb") and na == 8:   # (layout, uplo, n, kd, in...): kd + 1 x n
-            trans.append((args[4] if inp else args[6], guard, CExpr("(%s) + 1" % args[3]), CExpr(args[2])))
+            trans.append((args[4] if inp else args[6], guard,
+                          CExpr("(%s) + 1" % args[3]), CExpr(args[2])))
         elif kind == "tb" and na == 9:      # (layout, uplo, diag, n, kd, in...): kd + 1 x n
-            trans.append((args[5] if inp else args[7], guard, CExpr("(%s) + 1" % args[4]), CExpr(args[3])))
+            trans.append((args[5] if inp else args[7], guard,
+                          CExpr("(%s) + 1" % args[4]), CExpr(args[3])))
         else:
             trans.append((None, guard, None, None))   # packed, RFP: 1-D, no leading dimension
     return checks, trans, local
@@ -534,7 +571,7 @@ def cross_check(src, routine, params, doc, notes, ld_of):
     import random
     rng = random.Random(routine)
     ints = [n for t, n, p, c in params if not p and t in ("lapack_int", "int")]
-    chars = {n: char_values(doc, n) for t, n, p, c in params if not p and t == "char"}
+    chars = {n: char_values(doc, n) for t, n, p, c in params if t == "char"}   # *equed too
     mine = {arr: [CExpr(e) for e in notes[arr]["shape"]] for arr in ld_of.values()}
     seen = {arr: False for arr in mine}
     for _ in range(300):
@@ -576,8 +613,9 @@ def cross_check(src, routine, params, doc, notes, ld_of):
                 raise Skip("LAPACKE transposes %s, which has no leading dimension here" % user)
             got = [r.eval(env), c.eval(env)]
             if got != shapes[user] and not (0 in got and 0 in shapes[user]):
-                raise Skip("LAPACKE's row-major %s transposes %s as %s, the documentation says %s (%s)"
-                           % (routine, user, got, shapes[user], {k: env[k] for k in ints + list(chars)}))
+                raise Skip("LAPACKE's row-major %s transposes %s as %s, the documentation says "
+                           "%s (%s)" % (routine, user, got, shapes[user],
+                                        {k: env[k] for k in ints + list(chars)}))
             seen[user] = True
     missing = [a for a, s in seen.items() if not s]
     if missing:
@@ -595,8 +633,8 @@ def annotate(name, ret, params, src):
     if work:
         routine = routine[:-5]
     text = None
-    for d in ("SRC", "TESTING/MATGEN"):
-        text = src.read("%s/%s.f" % (d, routine))
+    for path in ("SRC/%s.f", "SRC/%s.f90", "SRC/DEPRECATED/%s.f", "TESTING/MATGEN/%s.f"):
+        text = src.read(path % routine)
         if text:
             break
     if not text:
@@ -616,6 +654,7 @@ def annotate(name, ret, params, src):
     scalars = {n for t, n, ptr, c in params if not ptr and t in ("lapack_int", "int")
                and n != "matrix_layout"}
     chars = {n for t, n, ptr, c in params if not ptr and t == "char"}
+    logicals = {n for t, n, ptr, c in params if not ptr and t == "lapack_logical"}
     notes = {}     # name -> dict(intent, shape) or expression string
     checks = []    # the char options a shape depends on: one of the documented values
     arrays = []    # array names in C order
@@ -630,7 +669,8 @@ def annotate(name, ret, params, src):
         is_array = re.match(r"[\w*\s]+?\barray\b", desc, re.I)
         if not is_array:
             # a scalar passed by pointer
-            if not re.match(r"(INTEGER|REAL|DOUBLE PRECISION|COMPLEX|COMPLEX\*16|LOGICAL|CHARACTER\*1)\b",
+            if not re.match(r"(INTEGER|REAL|DOUBLE PRECISION|COMPLEX|COMPLEX\*16|LOGICAL"
+                            r"|CHARACTER\*1)\b",
                             desc, re.I) or not re.match(r"\s*%s\s+is\b" % n, block, re.I):
                 raise Skip("%s: %r" % (where, desc[:60]))
             notes[n] = {"intent": {"in": "in", "out": "out", "in,out": "inout"}[intent]}
@@ -664,7 +704,8 @@ def annotate(name, ret, params, src):
             ldn = axis(0, lambda x: x.strip().lower())
             if ldn not in scalars or ldn.upper() not in doc:
                 raise Skip("%s: dimension %r" % (where, dims))
-            rows = ld_rows(ldn.upper(), doc[ldn.upper()][1], scalars, chars, where, checks)
+            rows = ld_rows(ldn.upper(), doc[ldn.upper()][1], scalars,
+                           chars | scalars | logicals, where, checks)
             cols = axis(1, lambda x: fexpr(x, scalars, where))
             shape = [rows, cols]
             ld_of[ldn] = n
@@ -675,8 +716,10 @@ def annotate(name, ret, params, src):
             it = "out"
         if it == "in" and not const:
             it = "inout"    # LAPACKE may write what it does not declare const: the caller's array
-        if it != "in" and const:
-            raise Skip("%s: written but const in C" % where)
+        if it == "out" and const:
+            raise Skip("%s: an output, const in C" % where)
+        # [in,out] but const in C (?sytrs2's a, written and restored; ?porfsx's s): the
+        # documentation wins, the array must be writable
         notes[n] = {"intent": it, "shape": shape}
         arrays.append(n)
     # the out arrays' shapes must not depend on... anything but by-value arguments (fexpr made sure)
@@ -690,8 +733,14 @@ def annotate(name, ret, params, src):
     if "matrix_layout" in cnames:
         first = ([a for a in mats if notes[a]["intent"] == "inout"] +
                  [a for a in mats if notes[a]["intent"] == "in"] + mats)
-        if first:   # else (packed or 1-D storage only) a parameter: how the caller's arrays are stored
-            hidden["matrix_layout"] = "layout(%s, LAPACK_ROW_MAJOR, LAPACK_COL_MAJOR)" % first[0]
+        packed = [a for a in arrays if len(notes[a]["shape"]) == 1 and "/2" in notes[a]["shape"][0]]
+        lay = "layout(%s, LAPACK_ROW_MAJOR, LAPACK_COL_MAJOR)" % first[0] if first else None
+        if first and not packed:
+            hidden["matrix_layout"] = lay
+        elif first:   # packed storage (ap...) is read by rows or by columns as matrix_layout says:
+            # a parameter, which the matrices' layout must match
+            checks.insert(0, "matrix_layout == " + lay)
+        # else (packed or 1-D storage only) a parameter: how the caller's arrays are stored
     for ldn, arr in ld_of.items():
         hidden[ldn] = "ld(%s)" % arr
     passed = [a for a in arrays if notes[a]["intent"] != "out"]
@@ -792,7 +841,8 @@ def main(argv=None):
         reasons[key] = reasons.get(key, 0) + 1
     print("generated %d entries for %d functions; %d skipped; %d hand-written matched"
           % (len(out), len(entries), len(skipped),
-             sum(1 for f in funcs if any(fnmatch.fnmatchcase(f, p) for p in pats))), file=sys.stderr)
+             sum(1 for f in funcs if any(fnmatch.fnmatchcase(f, p) for p in pats))),
+          file=sys.stderr)
     return 0
 
 
