@@ -134,22 +134,6 @@ def worker():
             cg.cg_dump(("%s|%d" % (label, n)).encode())
 
 
-def parse(folder):
-    got = {}
-    for p in os.listdir(folder):
-        desc = tot = None
-        with open(os.path.join(folder, p)) as f:
-            for line in f:
-                if line.startswith("desc: Trigger: Client Request: "):
-                    desc = line.split(": ", 3)[3].strip()
-                elif line.startswith("totals:"):
-                    tot = int(line.split()[1])
-        if desc and tot is not None:
-            label, n = desc.rsplit("|", 1)
-            got.setdefault(label, {})[int(n)] = tot
-    return {k: (v[2 * N] - v[N]) / N for k, v in got.items() if N in v and 2 * N in v}
-
-
 def measure():
     if not shutil.which("valgrind"):
         print("\n(valgrind not found: callgrind counts skipped)")
@@ -162,7 +146,7 @@ def measure():
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise RuntimeError("callgrind run failed")
-    res = parse(folder)
+    res = common.callgrind_per_call(folder, N)
     shutil.rmtree(folder, ignore_errors=True)
     return res
 

@@ -268,3 +268,23 @@ def env():
     e["PYTHONPATH"] = os.pathsep.join([BINDTHEM, HERE] + (
         [e["PYTHONPATH"]] if e.get("PYTHONPATH") else []))
     return e
+
+
+def callgrind_per_call(folder, n):
+    """Instructions per call from the callgrind dumps in folder, each dumped
+    with the client request description "LABEL|K" after K calls: {LABEL:
+    (I(2n) - I(n)) / n}, which cancels the fixed costs (the benches'
+    one measure)."""
+    got = {}
+    for p in os.listdir(folder):
+        desc = tot = None
+        with open(os.path.join(folder, p)) as f:
+            for line in f:
+                if line.startswith("desc: Trigger: Client Request: "):
+                    desc = line.split(": ", 3)[3].strip()
+                elif line.startswith("totals:"):
+                    tot = int(line.split()[1])
+        if desc and tot is not None:
+            label, k = desc.rsplit("|", 1)
+            got.setdefault(label, {})[int(k)] = tot
+    return {k: (v[2 * n] - v[n]) / n for k, v in got.items() if n in v and 2 * n in v}

@@ -176,6 +176,10 @@ static int bind_exprs(Binder *b)
                 return r;
             mark_queries(b, np->value);
         }
+        if (a->n_shape > BT_MAX_SIZE_AXES)
+            return bt_diag_set(b->diag, BT_DIAG_INSTANTIATE, b->t->file, a->line, a->col,
+                               "'%s' of %s has a shape of %d axes; bindthem passes at most %d",
+                               a->name, b->d->name, a->n_shape, BT_MAX_SIZE_AXES);
         if (a->n_shape) {
             BtExpr *sh = bt_arena_alloc(b->arena, sizeof *sh * (size_t)a->n_shape);
             if (!sh)
@@ -276,6 +280,9 @@ static const char *role_of(Binder *b, int i, int *role)
     if (!b->sized[i] && b->plan->params[i].n_shape == 0)
         return "nothing states its size: give its shape, or pass len(x) as a size";
     *role = intent == BT_INTENT_OUT ? BT_ROLE_OUT : BT_ROLE_ARRAY;
+    /* the intent outranks the header's const (OpenBLAS's ?rot writes a const x); the
+     * declaration keeps its const, which its C++ name encodes */
+    b->plan->params[i].written = intent != BT_INTENT_IN;
     return NULL;
 }
 
@@ -310,8 +317,6 @@ static int set_roles(Binder *b)
                                      p->name);
             return b->why ? 1 : bt_diag_nomem(b->diag);
         }
-        if (a && (a->intent == BT_INTENT_OUT || a->intent == BT_INTENT_INOUT))
-            p->t.is_const = 0; /* written, whatever the header says (OpenBLAS's ?rot) */
         if (np->role != BT_ROLE_PLAIN) {
             p->t.is_voidp = 0;
             p->t.is_string = 0;

@@ -112,6 +112,8 @@ typedef struct BtNoteParam {
     int n_shape;
     int trim;      /* OUT, ARRAY: the parameter whose value after the call is the
                           * returned length (-1: none) */
+    int written;   /* ARRAY, OUT: the function writes it (its intent, which outranks the
+                    * header's const): a caller's array must be writable */
     int strided;   /* ARRAY, OUT: a stride(x) names it: passed as a strided view */
     int ld;        /* ARRAY, OUT: an ld(x) or layout(x...) names it: a 2-D array with
                           * one unit-stride axis passed as it is */

@@ -205,14 +205,6 @@ static PyObject *kernel_threw(int kind, const char *what, const char *fname)
     return NULL;
 }
 
-/* Whether a call whose arrays hold `total` elements releases the GIL. */
-static int releases_gil(const BtCallOpts *opts, npy_intp total)
-{
-    if (opts->gil == BT_GIL_AUTO)
-        return total >= BT_GIL_RELEASE_MIN;
-    return opts->gil == BT_GIL_RELEASE;
-}
-
 /* The kernel called with the arguments stored in out: directly on its
  * words (the direct plan's), else through ffi_call on its value pointers;
  * the GIL released as opts says for arrays of `total` elements. The
@@ -225,7 +217,7 @@ static inline BT_ALWAYS_INLINE PyObject *run_kernel(const BtCall *call, const Bt
 {
     BtValue rv;
     char what[512];
-    int thrown, release = releases_gil(opts, total);
+    int thrown, release = bt_call_releases_gil(opts, total);
     PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
 
     rv.u64 = 0;

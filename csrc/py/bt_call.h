@@ -46,6 +46,15 @@ typedef struct BtCallStats {
                                       * takes (bt_note_call.h) */
 } BtCallStats;
 
+/* Whether a call whose arrays hold `total` elements releases the GIL
+ * (opts->gil; BT_GIL_AUTO: BT_GIL_RELEASE_MIN elements or more). */
+static inline int bt_call_releases_gil(const BtCallOpts *opts, Py_ssize_t total)
+{
+    if (opts->gil == BT_GIL_AUTO)
+        return total >= BT_GIL_RELEASE_MIN;
+    return opts->gil == BT_GIL_RELEASE;
+}
+
 static inline void bt_call_count(_Atomic uint64_t *counter, int n)
 {
     atomic_fetch_add_explicit(counter, (uint64_t)n, memory_order_relaxed);

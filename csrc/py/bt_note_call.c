@@ -260,7 +260,7 @@ static int copy_array(Frame *f, int i, PyArrayObject *a, NPY_ORDER order)
         return -1;
     f->arr[i] = c;
     f->owned[i] = 1;
-    if (!f->nc->params[i].t.is_const)
+    if (f->nc->plan->params[i].written)
         f->orig[i] = a;
     bt_call_count(&f->call->stats->layout_copies, 1);
     return 0;
@@ -376,7 +376,7 @@ static int take_array(Frame *f, int i, PyObject *o)
         return -1;
     }
     a = (PyArrayObject *)o;
-    if (!f->nc->params[i].t.is_const && !PyArray_ISWRITEABLE(a)) {
+    if (np->written && !PyArray_ISWRITEABLE(a)) {
         PyErr_Format(PyExc_ValueError,
                      "%s(): '%s' is read-only, and the function writes it; pass a writable "
                      "array (a copy: x.copy())",
@@ -464,7 +464,9 @@ static int put_hidden(Frame *f, int i, long long v)
         PyErr_Format(PyExc_OverflowError,
                      "%s(): '%s' would be %lld, which does not fit its C type %s (the "
                      "annotation '%s')",
-                     f->fname, f->nc->names[i], v, t->cname, f->nc->plan->params[i].value->text);
+                     f->fname, f->nc->names[i], v, t->cname,
+                     f->nc->plan->params[i].value ? f->nc->plan->params[i].value->text
+                                                  : "its array's extent");
         return -1;
     }
     f->ival[i] = v;
@@ -726,16 +728,25 @@ static PyObject *result(Frame *f, const BtValue *rv)
 /* Copies back what the function wrote into copies of the caller's arrays. */
 static int copy_back(Frame *f)
 {
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
     int rc = 0;
 
     for (int i = 0; i < f->nc->plan->n_params; i++) {
         if (!f->orig[i])
             continue;
-        if (rc == 0 && PyArray_CopyInto(f->orig[i], f->arr[i]) < 0)
+        /* every copy goes back, also after one failed: no array is left half-written */
+        if (PyArray_CopyInto(f->orig[i], f->arr[i]) < 0) {
+            if (rc == 0)
+                PyErr_Fetch(&type, &value, &tb);
+            else
+                PyErr_Clear();
             rc = -1;
-        else
+        } else {
             bt_call_count(&f->call->stats->copy_backs, 1);
+        }
     }
+    if (rc < 0)
+        PyErr_Restore(type, value, tb);
     return rc;
 }
 
@@ -765,7 +776,7 @@ static PyObject *run(Frame *f, const BtCallOpts *opts)
         if (f->arr[i])
             total += PyArray_SIZE(f->arr[i]);
     }
-    release = opts->gil == BT_GIL_AUTO ? total >= BT_GIL_RELEASE_MIN : opts->gil == BT_GIL_RELEASE;
+    release = bt_call_releases_gil(opts, total);
     rv.u64 = 0;
     memset(rv.bytes, 0, sizeof rv.bytes);
     ts = release ? PyEval_SaveThread() : NULL;

@@ -1304,8 +1304,8 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
         s->is_const = p->t.is_const;
         s->array_code = bt_slot_array_code(ov->ptypes[i]);
         s->need = BT_ARR_C_CONTIGUOUS | BT_ARR_ALIGNED | (s->is_const ? 0 : BT_ARR_WRITEABLE);
-        if (ov->notes && ov->notes->params[i].role == BT_ROLE_ARRAY)
-            s->need = s->is_const ? 0 : BT_ARR_WRITEABLE; /* the notes' call copies */
+        if (ov->notes && ov->notes->params[i].role == BT_ROLE_ARRAY) /* the notes' call copies */
+            s->need = ov->notes->params[i].written ? BT_ARR_WRITEABLE : 0;
         s->cidx = i;
         s->posonly = k <= posonly;
         s->kind = t->kind;

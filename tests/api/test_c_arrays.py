@@ -798,3 +798,29 @@ def test_fftw_plan_keeps_its_arrays(tmp_path):
     assert ref() is None
     with pytest.raises(ValueError, match="keeps its pointer"):
         f.fftw_plan_dft_r2c_1d(rng.random(32)[::2], f.FFTW_ESTIMATE)
+
+
+def test_intent_in_outranks_a_missing_const_and_shapes_are_bounded(tmp_path):
+    """`intent: in` on a `double *` the function only reads takes a read-only
+    array and copies nothing back (the header's const, which a C++ name
+    encodes, is left as declared); a shape of more axes than bindthem passes
+    is an InstantiateError at its file:line:col, never a call past a buffer."""
+    if shutil.which(CC) is None:
+        pytest.skip("needs %s" % CC)
+    (tmp_path / "first.h").write_text("double first(int n, double *x);\n")
+    (tmp_path / "first.c").write_text("double first(int n, double *x) { return n ? x[0] : 0; }\n")
+    (tmp_path / "first.yml").write_text("annotate:\n  first:\n    n: len(x)\n"
+                                        "    x: {intent: in}\n")
+    lib = str(tmp_path / "libfirst.so")
+    run([CC, "-shared", "-fPIC", "-O1", str(tmp_path / "first.c"), "-o", lib])
+    m = load_quietly(lib, str(tmp_path / "first.h"), str(tmp_path / "first.yml"))
+    x = np.arange(3.0, 6.0)
+    x.setflags(write=False)
+    assert m.first(x) == 3.0 and m.first(x[::-1]) == 5.0
+    assert m.first.stats["copy_backs"] == 0 and m.first.stats["layout_copies"] == 1
+    axes = ", ".join(["n"] * 33)
+    (tmp_path / "deep.yml").write_text("annotate:\n  first:\n    n: len(x)\n"
+                                       "    x: {shape: [%s]}\n" % axes)
+    with pytest.raises(bindthem.InstantiateError, match="33 axes; bindthem passes at most 32") as e:
+        bindthem.load(lib, str(tmp_path / "first.h"), str(tmp_path / "deep.yml"))
+    assert (e.value.lineno, e.value.colno) == (4, 5)
