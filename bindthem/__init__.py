@@ -92,7 +92,8 @@ def parse_header(header: StrPath, instantiate: StrPath | None = None, *,
 
     Keys: ``header``, ``instantiate``, ``declarations`` (every function of the
     header with ``name``, ``namespace``, ``template``, ``return``, ``params``
-    (``name``, ``type``, ``const``, ``array``, ``size_of``), ``doc``, ``line``
+    (``name``, ``type``, ``const``, ``array``, ``size_of``, ``shape``: a
+    fixed-size array's, else None), ``doc``, ``line``
     (of the name), ``first_line`` and ``last_line`` (its extent: doc comment
     and template line to the closing brace or ``;``), ``bindable`` and
     ``reason``), ``functions`` (the callables to make: ``name``,

@@ -36,8 +36,9 @@ class _ScalarType(TypedDict):
     kind: str  # NumPy's dtype.kind, "v" for void
     size: int
     python: str  # a scalar's Python type, as stubs write it: "int", "None"
+    python_return: str  # a returned scalar's: "numpy.longdouble" for long double, else python
     numpy: str  # the dtype's name: "float64", "bool_"
-    dlpack: int  # DLPack type code (-1 for void)
+    dlpack: int  # DLPack type code (-1 for void and long double: DLPack has none)
     typestr: str  # __cuda_array_interface__ typestr: "<f8", "|b1"
 
 def scalar_types() -> tuple[_ScalarType, ...]:
@@ -76,6 +77,7 @@ class _DeclParam(TypedDict):
     callback: str | None  # a function pointer type's name
     struct: str | None  # a struct's name (by value; by pointer when array)
     voidp: bool  # an opaque void *: a Handle or None
+    shape: tuple[int, ...] | None  # a fixed-size array's (`double m[3][3]`): an argument's
 
 class _DeclReturn(TypedDict):
     type: str
@@ -126,6 +128,7 @@ class _Param(TypedDict):
     callback: str | None
     struct: str | None
     voidp: bool  # python is "bindthem.Handle | None"
+    shape: tuple[int, ...] | None  # a fixed-size array's (`uuid_t`: (16,)), exactly; else None
 
 class _Return(TypedDict):
     type: str

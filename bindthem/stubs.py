@@ -32,7 +32,10 @@ parameter is the ``Callable`` a Python callable for it must be (for ``double
 pointer can stand for it (ctypes', cffi's and numba's function pointers are callable
 too; a plain int is not taken); a struct by pointer is ``numpy.typing.NDArray[numpy.void]``
 (``| numpy.void`` when const), by value ``numpy.void | numpy.typing.NDArray[numpy.void]``,
-a returned one ``numpy.void``. Overloads whose Python parameters come out
+a returned one ``numpy.void``; a fixed-size C array (``uuid_t uu``, ``double m[3][3]``)
+is ``numpy.ndarray[tuple[int], numpy.dtype[numpy.uint8]]``, its rank (the exact shape,
+which the call checks, follows the ``def`` as a comment: ``# shape: uu (16,)``;
+Python's ``__text_signature__`` takes no annotations). Overloads whose Python parameters come out
 identical (template parameters the signature does not use) are merged, the
 first in YAML order kept: it is also the one the runtime dispatches to. The
 header comment is the docstring of the last overload. The output is
@@ -68,10 +71,10 @@ _ARRAY = "numpy.typing.NDArray[numpy.%s]"
 _CHAR = "int | str"
 _STRING = "str | bytes"
 _RETURNED_STRING = "str | None"  # a NULL pointer returns None
-_HANDLE = "bindthem.Handle"  # returned: None only where null_handles= says, which is not known here
-_VOIDP = "bindthem.Handle | None"
 _RECORDS = "numpy.typing.NDArray[numpy.void]"  # a struct by pointer: records of its dtype
 _RECORD = "numpy.void"  # a struct by value, or returned
+# a fixed-size C array (uuid_t, double m[3][3]): its rank here, its exact shape in a comment
+_SHAPED = "numpy.ndarray[tuple[%s], numpy.dtype[numpy.%s]]"
 _MAX_LINE = 99
 _INDENT = "    "
 
@@ -97,17 +100,19 @@ def _signature(ov):
         if p.get("string"):
             ann = _STRING  # a NUL-terminated const char *: str (UTF-8) or bytes
         elif p.get("handle") or p.get("voidp"):
-            ann = _HANDLE if p.get("handle") else _VOIDP
+            ann = p["python"]  # the C core's: "bindthem.Handle", "bindthem.Handle | None"
         elif p.get("struct"):  # a const pointer or a value takes a record or an array
             ann = (_RECORDS if p["array"] and not p["const"] else
                    "%s | %s" % ((_RECORDS, _RECORD) if p["array"] else (_RECORD, _RECORDS)))
         elif p["type"] == "char" and not p["array"]:
             ann = _CHAR  # the runtime takes a one-character str too
+        elif p.get("shape") and p["array"]:
+            ann = _SHAPED % (", ".join(["int"] * len(p["shape"])), p["dtype"])
         params.append("%s: %s%s" % (p["python_name"], ann, _default(p, ann)))
     if ov["positional_only"]:
         params.insert(ov["positional_only"], "/")
     ret = ov["return"]
-    returns = (_HANDLE if ret.get("handle") else _RECORD if ret.get("struct")
+    returns = (ret["python"] if ret.get("handle") else _RECORD if ret.get("struct")
                else "None" if ret["python"] == "None"
                else _RETURNED_STRING if ret.get("string") else _annotation(ret, False))
     if "results" in ov:  # an annotated function (docs/arrays.rst): what its calls return
@@ -116,6 +121,14 @@ def _signature(ov):
         returns = ("None" if not parts else parts[0] if len(parts) == 1
                    else "tuple[%s]" % ", ".join(parts))
     return tuple(params), returns
+
+
+def _shapes(ov):
+    """A comment saying the exact shape of each fixed-size array parameter
+    the call takes (the metadata's ``shape``: ``# shape: out (16,)``), or ""."""
+    shaped = ["%s %r" % (p["python_name"], tuple(p["shape"])) for p in ov["params"]
+              if p.get("shape") and p["python_name"] is not None]
+    return "  # shape: " + ", ".join(shaped) if shaped else ""
 
 
 def _default(p, annotation):
@@ -163,19 +176,19 @@ def _function(fn):
     for ov in fn["overloads"]:
         params, returns = _signature(ov)
         # identical Python parameters: the runtime dispatches to the first
-        if all(p != params for p, _ in sigs):
-            sigs.append((params, returns))
+        if all(p != params for p, _, _ in sigs):
+            sigs.append((params, returns, _shapes(ov)))
     doc = fn["doc"].strip("\n")
     lines = []
-    for k, (params, returns) in enumerate(sigs):
+    for k, (params, returns, shapes) in enumerate(sigs):
         last = k == len(sigs) - 1
         if len(sigs) > 1:
             lines.append("@overload")
         if last and doc:
-            lines += _def_line(fn["name"], params, returns, "")
+            lines += _def_line(fn["name"], params, returns, shapes)
             lines += _docstring(doc, _INDENT)
         else:
-            lines += _def_line(fn["name"], params, returns, " ...")
+            lines += _def_line(fn["name"], params, returns, " ..." + shapes)
     return lines
 
 

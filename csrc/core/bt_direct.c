@@ -67,6 +67,8 @@ static int ret_class(BtTypeId t)
     case BT_DOUBLE:
     case BT_CFLOAT:
     case BT_CDOUBLE: return RET_FP;
+    case BT_LDOUBLE: /* x87's st(0) on x86-64, a q register on aarch64: libffi's */
+    case BT_CLDOUBLE:
     case BT_NTYPES: return -1;
     default: return RET_INT; /* void (the register unread), bool, char, integers */
     }

@@ -161,7 +161,8 @@ static int ref_refused(const BtOverload *ov, const BtTypeRef *r, const char *wha
     else if (ret && r->is_array)
         no = "a pointer";
     else if (!r->is_string && !r->is_voidp && !r->handle_ref && !r->is_array &&
-             !python_scalar(bt_fntype_concrete(ov, r)) &&
+             (!python_scalar(bt_fntype_concrete(ov, r)) ||
+              bt_type_no_scalar(bt_fntype_concrete(ov, r))) &&
              !(ret && r->type == BT_VOID && r->tparam < 0))
         no = "of a type bindthem cannot convert";
     if (!no)
@@ -213,8 +214,8 @@ static void put_python(BtBuf *b, const BtOverload *ov, const BtTypeRef *r, int r
         bt_buf_printf(b, "numpy.typing.NDArray[numpy.%s]", bt_type(id)->npname);
     else if (ret && id == BT_VOID)
         bt_buf_puts(b, "object"); /* the result of a void callback is ignored */
-    else
-        bt_buf_puts(b, bt_type(id)->pyname);
+    else /* a parameter comes as a returned value does: a long double as a numpy.longdouble */
+        bt_buf_puts(b, ret ? bt_type(id)->pyname : bt_type_pyret(id));
 }
 
 void bt_fntype_put_python(BtBuf *b, const BtOverload *ov, const BtDecl *sig)

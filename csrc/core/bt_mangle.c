@@ -241,6 +241,48 @@ static void emit_type(Mangler *m, const BtTypeRef *t, int lv)
 /* source-name -> <length> <identifier> */
 static void put_source_name(BtBuf *b, const char *id) { bt_buf_printf(b, "%zu%s", strlen(id), id); }
 
+/* The expanded mangling of fixed-size array parameter p from level k on:
+ * 0 the pointer C++ adjusts it to, 1 .. n_fixed - 1 its inner arrays, then
+ * its element ("PA3_d" for `double m[2][3]`). */
+static void put_fixed_key(BtBuf *b, const Mangler *m, const BtParam *p, int k)
+{
+    if (k == p->n_fixed) {
+        put_key(b, m, &p->t, p->t.is_const ? LV_CONST : LV_BASE);
+        return;
+    }
+    if (k == 0)
+        bt_buf_putc(b, 'P');
+    else
+        bt_buf_printf(b, "A%lld_", p->fixed[k]);
+    put_fixed_key(b, m, p, k + 1);
+}
+
+/* type -> P (A dim _)+ type: a parameter `T m[N][M]...` as C++ adjusts it
+ * (T (*)[M]...), from level k on; each array and the pointer a substitution
+ * candidate, innermost first. */
+static void emit_fixed(Mangler *m, const BtParam *p, int k)
+{
+    BtBuf key;
+
+    if (k == p->n_fixed) {
+        emit_type(m, &p->t, p->t.is_const ? LV_CONST : LV_BASE);
+        return;
+    }
+    bt_buf_init(&key);
+    put_fixed_key(&key, m, p, k);
+    if (key.failed) {
+        m->failed = 1;
+    } else if (!use_sub(m, key.data)) {
+        if (k == 0)
+            bt_buf_putc(&m->out, 'P');
+        else
+            bt_buf_printf(&m->out, "A%lld_", p->fixed[k]);
+        emit_fixed(m, p, k + 1);
+        add_sub(m, key.data);
+    }
+    bt_buf_free(&key);
+}
+
 /* name -> N prefix* source-name [targs] E | source-name [targs] */
 static void emit_name(Mangler *m, const BtDecl *d, const BtTArg *targs)
 {
@@ -290,8 +332,11 @@ const char *bt_mangle_enums(const BtDecl *decl, const BtTArg *targs, const BtEnu
     m.enums = enums;
     bt_buf_init(&m.out);
     bt_buf_init(&m.pool);
-    /* each type adds at most 4 candidates: P, K, the base, St7complex */
+    /* each type adds at most 4 candidates: P, K, the base, St7complex; a
+     * fixed-size array one more per inner dimension */
     m.cap_cands = 4 * (decl->n_params + decl->n_tparams + 1);
+    for (i = 0; i < decl->n_params; i++)
+        m.cap_cands += decl->params[i].n_fixed;
     m.cands = bt_arena_resize(arena, NULL, (size_t)m.cap_cands * sizeof *m.cands);
     if (!m.cands || bt_index_init(&m.index, arena, (size_t)m.cap_cands) < 0)
         m.failed = 1;
@@ -306,6 +351,10 @@ const char *bt_mangle_enums(const BtDecl *decl, const BtTArg *targs, const BtEnu
         bt_buf_putc(&m.out, 'v');
     for (i = 0; i < decl->n_params; i++) {
         const BtTypeRef *t = &decl->params[i].t;
+        if (decl->params[i].n_fixed > 1) { /* `double m[3][3]`: double (*)[3] */
+            emit_fixed(&m, &decl->params[i], 0);
+            continue;
+        }
         /* top-level const dropped; a C string is a pointer to const char; a
          * reference's const is its pointee's */
         emit_type(&m, t,

@@ -161,6 +161,29 @@ static void mark_queries(Binder *b, const BtExpr *e)
     }
 }
 
+/* The shape of fixed-size array parameter i, whose note states none
+ * (uuid_generate's `out: {intent: out}`): its C extents, as constants
+ * written where the note is. */
+static int fixed_shape(Binder *b, int i)
+{
+    const BtParam *p = &b->d->params[i];
+    BtExpr *sh = bt_arena_alloc(b->arena, sizeof *sh * (size_t)p->n_fixed);
+
+    if (!sh)
+        return bt_diag_nomem(b->diag);
+    for (int k = 0; k < p->n_fixed; k++) {
+        char text[32];
+        snprintf(text, sizeof text, "%lld", p->fixed[k]);
+        if (bt_expr_parse(text, b->t->file, b->arg[i]->line, b->arg[i]->col, b->arena, &sh[k],
+                          b->diag) < 0 ||
+            bt_expr_bind(&sh[k], b->copy, b->h, b->diag) < 0)
+            return -1;
+    }
+    b->plan->params[i].shape = sh;
+    b->plan->params[i].n_shape = p->n_fixed;
+    return 0;
+}
+
 /* Binds every expression of the notes: values, shapes, checks, status. */
 static int bind_exprs(Binder *b)
 {
@@ -193,6 +216,8 @@ static int bind_exprs(Binder *b)
             }
             np->shape = sh;
             np->n_shape = a->n_shape;
+        } else if (b->d->params[i].n_fixed && !a->value && (r = fixed_shape(b, i)) != 0) {
+            return r;
         }
     }
     return 0;
@@ -244,7 +269,8 @@ static int bind_function_notes(Binder *b)
  * scalar by pointer. */
 static int is_pointer(const BtParam *p)
 {
-    return p->t.is_array || p->t.is_voidp || p->t.is_string || p->is_ref;
+    return p->t.is_array || p->t.is_voidp || p->t.is_string || p->is_ref || p->handle_ptr ||
+           p->string_ptr;
 }
 
 /* A parameter's role from its note (a), its type and the queries. */
@@ -265,10 +291,17 @@ static const char *role_of(Binder *b, int i, int *role)
         return NULL;
     }
     array = !p->is_ref && (b->plan->params[i].n_shape > 0 || b->queried[i]);
+    if (array && (p->handle_ptr || p->string_ptr))
+        return p->handle_ptr ? "it points to handles: one handle by address ({intent: ...} "
+                               "without a shape) binds, an array of handles not yet"
+                             : "it points to strings: one string by address ({intent: ...} "
+                               "without a shape) binds, an array of strings not yet";
+    if (a && a->type != BT_VOID && (p->handle_ptr || p->string_ptr))
+        return "type: is for a void pointer";
     if (!a && !array && !p->is_ref)
         return NULL; /* a string, a `void *`, a struct by pointer: as without notes */
-    if (intent == BT_INTENT_DEFAULT)
-        intent = p->t.is_const ? BT_INTENT_IN : BT_INTENT_INOUT;
+    if (intent == BT_INTENT_DEFAULT) /* a `const char **`'s const is its characters' */
+        intent = p->t.is_const && !p->string_ptr ? BT_INTENT_IN : BT_INTENT_INOUT;
     if (!array) {
         *role = intent == BT_INTENT_IN    ? BT_ROLE_SCALAR_IN
                 : intent == BT_INTENT_OUT ? BT_ROLE_SCALAR_OUT
@@ -319,7 +352,7 @@ static int set_roles(Binder *b)
         }
         if (np->role != BT_ROLE_PLAIN) {
             p->t.is_voidp = 0;
-            p->t.is_string = 0;
+            p->t.is_string = p->string_ptr; /* its Python argument: a str or bytes */
             p->t.is_array = np->role == BT_ROLE_ARRAY || np->role == BT_ROLE_OUT;
         }
         p->hidden = np->role == BT_ROLE_HIDDEN || np->role == BT_ROLE_HIDDEN_REF ||
@@ -331,10 +364,16 @@ static int set_roles(Binder *b)
                 b->why = b->d->unbindable;
                 return 1;
             }
-            b->why = bt_arena_printf(b->arena,
-                                     "parameter '%s' is a pointer with no size: annotate its "
-                                     "shape, or a size parameter as len(%s)",
-                                     b->d->params[i].name, b->d->params[i].name);
+            b->why = b->d->params[i].handle_ptr || b->d->params[i].string_ptr
+                         ? bt_arena_printf(b->arena,
+                                           "parameter '%s' is a pointer to a %s: annotate it "
+                                           "({intent: out} for one the function writes)",
+                                           b->d->params[i].name,
+                                           b->d->params[i].handle_ptr ? "handle" : "string")
+                         : bt_arena_printf(b->arena,
+                                           "parameter '%s' is a pointer with no size: annotate "
+                                           "its shape, or a size parameter as len(%s)",
+                                           b->d->params[i].name, b->d->params[i].name);
             return b->why ? 1 : bt_diag_nomem(b->diag);
         }
     return 0;

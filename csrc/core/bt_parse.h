@@ -41,6 +41,9 @@ typedef struct BtTypeRef {
  * `x_sizeK` gets x.shape[K] (the seed generator's rule), K below this. */
 #define BT_MAX_SIZE_AXES 32
 
+/* Most dimensions of a fixed-size array parameter (BtParam.fixed). */
+#define BT_MAX_FIXED_DIMS 8
+
 typedef struct BtParam {
     const char *name;
     BtTypeRef t;
@@ -53,7 +56,19 @@ typedef struct BtParam {
     int no_size;        /* a pointer with no size parameter after it (BT_RULE_SIZES): only
                          * an annotation binds it */
     int is_ref;         /* a C++ reference `T &` to a scalar (passed as a pointer) */
+    int handle_ptr;     /* a pointer to a handle (`sqlite3 **`, `void **`: t.handle_ref its
+                         * type): one handle by address or an array of them, which the
+                         * header does not say; no_size until an annotation does */
+    int string_ptr;     /* a pointer to a C string (`char **`, `const char **`: t.type
+                         * BT_CHAR): one string by address (strtod's endptr) or an array
+                         * of them (argv); no_size until an annotation says one */
     int line, col;      /* of the parameter's name (of its first token when unnamed) */
+    /* a C array of fixed size (`double m[3][3]`; `uuid_t uu` of `typedef unsigned char
+     * uuid_t[16]`), is_array: the shape an argument must have, outermost first (the
+     * function gets its address: C passes an array parameter as a pointer); 0 for any
+     * other parameter (`T x[]`, `T *x`: sized by `x_size`); in the parser's arena */
+    int n_fixed;
+    const long long *fixed;
 } BtParam;
 
 /* A template parameter: a type (`class T`, `typename T`) or a value
@@ -175,6 +190,11 @@ typedef struct BtStruct {
                          * attribute, a field of a type bindthem does not know), or NULL */
     int line;
     int in_header;
+    int opaque; /* every field has a reserved name (glibc's FILE): opaque by convention, so
+                 * a pointer to it is a handle, never a record; laid out all the same for
+                 * an array of it the caller holds (gmp's `typedef __mpz_struct mpz_t[1]`) */
+    int held;   /* the header declares an array typedef of it (mpz_t): callers hold it, so a
+                 * parameter pointing to it is a record even when opaque or returned */
 } BtStruct;
 
 /* A function pointer type: what a callback is called with. */

@@ -102,6 +102,7 @@ typedef struct TypeInfo {
     char spelling[256]; /* normalized base type, cv left out */
     int is_const;
     int nptr, nref;
+    int inner_const;        /* a const after the first '*' (`T *const *`) */
     const char *elaborated; /* "struct", "union", "class", "enum", or NULL */
     int name;               /* token index of the name, or -1 */
     int enum_ref;           /* an enum: 1 + its index in Parser.enums; else 0 */
@@ -109,6 +110,10 @@ typedef struct TypeInfo {
     int fn_type;            /* ...of a function type, not a pointer: `F *f` is the callback */
     const char *reason;     /* a typedef bindthem cannot pass: why (arena), else NULL */
     const char *alias;      /* the typedef's name when the spelling came from one */
+    int n_dims;             /* an array typedef of constant extents (`typedef unsigned char
+                             * uuid_t[16]`): its dims, outermost first (reason then says "an
+                             * array type": only a parameter takes it); else 0 */
+    long long dims[BT_MAX_FIXED_DIMS];
 } TypeInfo;
 
 /* A parameter's tokens [a, b) (split_params). */
@@ -238,8 +243,11 @@ BT_HIDDEN void bt_parse_apply_typedef(const Parser *p, TypeInfo *ti);
 BT_HIDDEN int bt_parse_handle(Parser *p, const TypeInfo *ti, int line);
 
 /* The struct whose fields are declared that key spells ("struct point"):
- * 1 + its index in p->structs, or 0. */
+ * 1 + its index in p->structs, or 0 (also for one opaque by convention:
+ * BtStruct.opaque). bt_parse_struct_laid: the opaque ones too (what a
+ * fixed-size array of structs may hold, and what names a struct). */
 BT_HIDDEN int bt_parse_struct_ref(const Parser *p, const char *key);
+BT_HIDDEN int bt_parse_struct_laid(const Parser *p, const char *key);
 
 /* ---- bt_parse_typedef.c: typedefs, enums, handle types ---- */
 

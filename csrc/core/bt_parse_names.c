@@ -96,6 +96,8 @@ void bt_parse_apply_typedef(const Parser *p, TypeInfo *ti)
     ti->callback_ref = t->callback_ref;
     ti->fn_type = t->fn_type;
     ti->reason = t->reason;
+    ti->n_dims = t->n_dims; /* an array typedef's extents */
+    memcpy(ti->dims, t->dims, sizeof ti->dims);
     memcpy(ti->spelling, t->spelling, sizeof ti->spelling);
 }
 
@@ -127,7 +129,7 @@ int bt_parse_handle(Parser *p, const TypeInfo *ti, int line)
     return ++p->n_handles;
 }
 
-int bt_parse_struct_ref(const Parser *p, const char *key)
+int bt_parse_struct_laid(const Parser *p, const char *key)
 {
     char k[sizeof((TypeInfo *)0)->spelling + 2];
     const Name *n;
@@ -135,4 +137,11 @@ int bt_parse_struct_ref(const Parser *p, const char *key)
     snprintf(k, sizeof k, "{%s", key);
     n = bt_parse_lookup(p, k);
     return n && n->kind == NAME_COMPLETE ? (int)n->value + 1 : 0;
+}
+
+int bt_parse_struct_ref(const Parser *p, const char *key)
+{
+    int ref = bt_parse_struct_laid(p, key);
+
+    return ref && !p->structs[ref - 1].opaque ? ref : 0;
 }

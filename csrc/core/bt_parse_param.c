@@ -51,8 +51,8 @@ int bt_parse_type(Parser *p, int a, int b, int allow_name, const char *what, Typ
     while (i < b) {
         const BtToken *t = tok(p, i);
         if (is_any(t, bt_parse_cv_words)) {
-            if (bt_lex_is(t, "const") && !seen_ptr)
-                ti->is_const = 1;
+            if (bt_lex_is(t, "const"))
+                *(seen_ptr ? &ti->inner_const : &ti->is_const) = 1;
             i++;
         } else if (is_any(t, elaborated_words) && !seen_ptr) {
             ti->elaborated = bt_lex_is(t, "struct")  ? "struct"
@@ -152,7 +152,7 @@ int bt_parse_resolve(const TypeInfo *ti, const Tmpl *tm, BtTypeRef *ref)
 }
 
 /* A typedef's name in ti stands for its type, unless a type parameter of tm
- * has that name. */
+ * has that name; a type the table refuses gets its reason. */
 static void expand(const Parser *p, const Tmpl *tm, TypeInfo *ti)
 {
     int k;
@@ -161,6 +161,8 @@ static void expand(const Parser *p, const Tmpl *tm, TypeInfo *ti)
         if (tm->names[k][0] && !tm->info[k].is_value && strcmp(tm->names[k], ti->spelling) == 0)
             return;
     bt_parse_apply_typedef(p, ti);
+    if (!ti->reason && !ti->elaborated) /* _Float128 and kin: a reason, not "unknown type" */
+        ti->reason = bt_type_refused(ti->spelling);
 }
 
 int bt_parse_base_end(const Parser *p, int a)
@@ -319,6 +321,12 @@ int bt_parse_callback(Parser *p, int ret_a, int ret_b, int params_at, const char
     p->depth--;
     if (rc < 0)
         return -1;
+    for (int k = 0; k < sig->n_params && !sig->unbindable; k++)
+        if (sig->params[k].n_fixed) /* bt_callback.c makes views of sized arrays only */
+            sig->unbindable = bt_arena_printf(p->arena,
+                                              "parameter '%s' is a fixed-size array (a Python "
+                                              "callable cannot take one yet)",
+                                              sig->params[k].name);
     c = &p->callbacks[p->n_callbacks];
     c->name = name;
     c->sig = sig;
@@ -326,19 +334,81 @@ int bt_parse_callback(Parser *p, int ret_a, int ret_b, int params_at, const char
     return 0;
 }
 
-/* ('[' balanced ']')* over tokens [br, eq): how many into *ndims. */
-static int array_dims(Parser *p, int br, int eq, int *ndims)
+/* ('[' balanced ']')* over tokens [br, eq): how many into *ndims, each
+ * one's extent into dims (the first BT_MAX_FIXED_DIMS): a positive integer
+ * constant expression's value, else -1 (`[]`, `[n]`). */
+static int array_dims(Parser *p, int br, int eq, int *ndims, long long *dims)
 {
     int i, save = p->pos;
 
     for (i = br, *ndims = 0; i < eq; ++*ndims) {
+        long long v = -1;
         if (!is(p, i, "["))
             return bt_parse_expected(p, tok(p, i), "')'");
         p->pos = i;
         if (bt_parse_skip_balanced(p) < 0)
             return -1;
+        if (bt_parse_const_expr(p, p->toks.v, i + 1, p->pos - 1, &v) || v <= 0)
+            v = -1;
+        if (*ndims < BT_MAX_FIXED_DIMS)
+            dims[*ndims] = v;
         i = p->pos;
         p->pos = save;
+    }
+    return 0;
+}
+
+/* A fixed-size array parameter: its brackets' extents (ndims of dims), then
+ * those of the array typedef ti names, each a constant (`double m[3][3]`,
+ * `uuid_t uu`), no pointer in ti. Its shape into pr->fixed (ti's reason,
+ * "an array type", then holds no more): 1, else 0; -1 out of memory. */
+static int fixed_shape(Parser *p, BtParam *pr, TypeInfo *ti, int ndims, const long long *dims)
+{
+    int n = ndims + ti->n_dims, k;
+    long long *v;
+
+    if (n == 0 || n > BT_MAX_FIXED_DIMS || ti->nptr || ti->nref || ti->callback_ref ||
+        (ti->reason && !ti->n_dims))
+        return 0;
+    for (k = 0; k < ndims; k++)
+        if (dims[k] <= 0)
+            return 0;
+    if (!(v = bt_arena_alloc(p->arena, sizeof *v * (size_t)n)))
+        return bt_diag_nomem(p->diag);
+    memcpy(v, dims, sizeof *dims * (size_t)ndims);
+    memcpy(v + ndims, ti->dims, sizeof *dims * (size_t)ti->n_dims);
+    pr->fixed = v;
+    pr->n_fixed = n;
+    ti->reason = NULL;
+    return 1;
+}
+
+/* type [IDENT] ('[' balanced ']')* over tokens [a, eq), the first '[' at br:
+ * the type into *ti (typedefs expanded), the name into pr, and into *ndims
+ * the pointers the brackets make: one for a fixed-size array (fixed_shape;
+ * of structs, its struct_ref: even one opaque by convention), else one a
+ * bracket. 0 or -1. */
+static int param_declarator(Parser *p, int a, int br, int eq, const Tmpl *tm, TypeInfo *ti,
+                            BtParam *pr, int *ndims)
+{
+    long long dims[BT_MAX_FIXED_DIMS];
+    int fixed;
+
+    if (array_dims(p, br, eq, ndims, dims) < 0 || bt_parse_type(p, a, br, 1, "')'", ti) < 0)
+        return -1;
+    expand(p, tm, ti);
+    if (ti->name >= 0) {
+        const BtToken *nt = tok(p, ti->name);
+        pr->name = tokdup(p, nt);
+        pr->line = nt->line;
+        pr->col = bt_lex_col(&p->toks, nt);
+    }
+    if ((fixed = fixed_shape(p, pr, ti, *ndims, dims)) < 0)
+        return -1;
+    if (fixed) {
+        *ndims = 1;
+        if (ti->elaborated && strcmp(ti->elaborated, "enum")) /* of structs: records, always */
+            pr->t.struct_ref = bt_parse_struct_laid(p, ti->spelling);
     }
     return 0;
 }
@@ -372,6 +442,28 @@ static int is_handle(const TypeInfo *ti, int ndims)
 {
     return ti->elaborated && strcmp(ti->elaborated, "enum") != 0 && !ti->nref && !ti->reason &&
            ti->nptr + ndims == 1;
+}
+
+/* `H **` or `void **` (H a struct or union), with no const after the
+ * first '*': one handle by address, or an array of them. A function that
+ * writes an H by address makes H a handle type, as one that returns an H
+ * does (BtHandleType.returned). */
+static int is_handle_ptr(const Parser *p, const TypeInfo *ti, int ndims)
+{
+    if (ti->nref || ti->reason || ti->inner_const || ti->nptr + ndims != 2 || ndims > 1 ||
+        ti->callback_ref || p->in_callback)
+        return 0;
+    if (!ti->elaborated)
+        return strcmp(ti->spelling, "void") == 0;
+    return strcmp(ti->elaborated, "enum") != 0;
+}
+
+/* `char **` or `const char **` (no const after the first '*'): one
+ * string by address, or an array of them. */
+static int is_string_ptr(const TypeInfo *ti, int ndims)
+{
+    return !ti->nref && !ti->reason && !ti->inner_const && !ti->elaborated && ndims == 0 &&
+           ti->nptr == 2 && strcmp(ti->spelling, "char") == 0;
 }
 
 /* `void *`: an opaque pointer when no size parameter follows. */
@@ -428,6 +520,34 @@ static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti
     return why;
 }
 
+/* Parameter pr of type ti (ndims brackets) as a handle (`gzFile`), a
+ * pointer to a string (`char **`) or a pointer to a handle (`sqlite3 **`):
+ * 1 when it is one (pr set; the last two have no size, which the size rule
+ * says), 0 when it is none of them, -1 on error. */
+static int pointer_kind(Parser *p, const TypeInfo *ti, int ndims, BtParam *pr)
+{
+    if (is_handle(ti, ndims) && !pr->n_fixed) {
+        pr->t.is_array = 0;
+        pr->t.is_const = ti->is_const;
+    } else if (is_string_ptr(ti, ndims)) {
+        pr->string_ptr = 1;
+        pr->t.is_array = 1;
+        pr->t.type = BT_CHAR;
+        pr->t.is_const = ti->is_const;
+        return 1;
+    } else if (is_handle_ptr(p, ti, ndims)) {
+        pr->handle_ptr = 1;
+        pr->t.is_array = 1;
+    } else {
+        return 0;
+    }
+    if (!p->context && !(pr->t.handle_ref = bt_parse_handle(p, ti, pr->line)))
+        return -1;
+    if (pr->handle_ptr && !p->context)
+        p->handles[pr->t.handle_ref - 1].returned = 1;
+    return 1;
+}
+
 /* param -> '...' | type [IDENT] ('[' balanced ']')* ['=' balanced]
  * Sets *reason (arena) when the parameter can't be bound. */
 static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *pr,
@@ -435,7 +555,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
 {
     const BtToken *first = tok(p, r.a);
     TypeInfo ti;
-    int eq, br, ndims, paren;
+    int eq, br, ndims, paren, k;
     const char *lb;
 
     pr->size_of = -1;
@@ -455,20 +575,13 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     if (paren < eq)
         return paren_declarator(p, r.a, paren, eq, r.b, index, pr, reason);
     br = bt_parse_find_top(p, r.a, eq, "[");
-    if (array_dims(p, br, eq, &ndims) < 0 || bt_parse_type(p, r.a, br, 1, "')'", &ti) < 0)
-        return -1;
-    expand(p, tm, &ti);
-    if (ti.name >= 0) {
-        const BtToken *nt = tok(p, ti.name);
-        pr->name = tokdup(p, nt);
-        pr->line = nt->line;
-        pr->col = bt_lex_col(&p->toks, nt);
-    }
-    if (param_default(p, r, eq, pr) < 0)
+    if (param_declarator(p, r.a, br, eq, tm, &ti, pr, &ndims) < 0 ||
+        param_default(p, r, eq, pr) < 0)
         return -1;
     if (pr->name && !pr->name[0] &&
-        (ti.nptr + ndims == 0 || is_c_string(&ti, ndims) || is_handle(&ti, ndims) ||
-         is_voidp(&ti, ndims) || ti.callback_ref)) {
+        (ti.nptr + ndims == 0 || pr->n_fixed || is_c_string(&ti, ndims) || is_handle(&ti, ndims) ||
+         is_voidp(&ti, ndims) || is_handle_ptr(p, &ti, ndims) || is_string_ptr(&ti, ndims) ||
+         ti.callback_ref)) {
         pr->unnamed = 1; /* a scalar: named by its position */
         pr->name = bt_arena_printf(p->arena, "arg%d", index);
     }
@@ -487,13 +600,8 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     }
     if (ti.elaborated && strcmp(ti.elaborated, "enum") && !ti.nref && ti.nptr + ndims == 0)
         pr->t.struct_ref = bt_parse_struct_ref(p, ti.spelling); /* by value */
-    if (is_handle(&ti, ndims)) {
-        pr->t.is_array = 0;
-        pr->t.is_const = ti.is_const;
-        if (!p->context && !(pr->t.handle_ref = bt_parse_handle(p, &ti, pr->line)))
-            return -1;
-        return 0;
-    }
+    if ((k = pointer_kind(p, &ti, ndims, pr)) != 0)
+        return k < 0 ? -1 : 0;
     if (bt_parse_resolve(&ti, tm, &pr->t) < 0 && !ti.elaborated && !ti.reason && !ti.nref &&
         ti.nptr + ndims < 2)
         *reason = strcmp(ti.spelling, "__builtin_va_list") == 0
@@ -550,20 +658,84 @@ static int size_missing(Parser *p, BtDecl *d, BtParam *x)
     x->no_size = 1;
     if (d->unbindable)
         return 0;
-    d->unbindable = bt_arena_printf(
-        p->arena, "parameter '%s' is a pointer with no '%s_size' after it", x->name, x->name);
+    d->unbindable = x->handle_ptr || x->string_ptr
+                        ? bt_arena_printf(
+                              p->arena,
+                              "parameter '%s' is a pointer to a %s with no size: one %s or an "
+                              "array of them (annotate it: {intent: out} for one the function "
+                              "writes)",
+                              x->name, x->handle_ptr ? "handle" : "string (char **)",
+                              x->handle_ptr ? "handle" : "string")
+                        : bt_arena_printf(p->arena,
+                                          "parameter '%s' is a pointer with no '%s_size' after it",
+                                          x->name, x->name);
     d->unbindable_rule = BT_RULE_SIZES;
     d->sizes_missing = 1;
     return d->unbindable ? 0 : bt_diag_nomem(p->diag);
 }
 
+/* The size parameters right after array i (`x_size`, `x_sizeK`; why: each
+ * parameter's own reason) marked as its; returns the index past them, with
+ * *bad (arena) set where one cannot be a size. */
+static int size_params(Parser *p, BtDecl *d, int i, const char *const *why, const char **bad)
+{
+    const BtParam *x = &d->params[i];
+    int j;
+
+    for (j = i + 1; j < d->n_params; j++) {
+        BtParam *s = &d->params[j];
+        int axis = size_axis(x->name, s->name);
+        if (axis == -1)
+            break;
+        if (axis == -2)
+            *bad = bt_arena_printf(p->arena,
+                                   "parameter '%s' names an axis of '%s' past the last one "
+                                   "bindthem passes ('%s_size%d')",
+                                   s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
+        else if (!why[j] && !is_size_type(&s->t))
+            *bad = bt_arena_printf(p->arena, "parameter '%s' (size of '%s') is not an integer",
+                                   s->name, x->name);
+        if (*bad)
+            break;
+        s->size_of = i;
+        s->size_axis = axis;
+    }
+    return j;
+}
+
+/* Fixed-size array x (BtParam.fixed) with its `x_size` after it when sized:
+ * the dialect's array, its bracket's extent no part of it (n_fixed 0), or
+ * left out for a multi-dimensional one or one of structs. 0, or -1 when
+ * it leaves d out (or out of memory: diag set). */
+static int fixed_sized(Parser *p, BtDecl *d, BtParam *x, int sized)
+{
+    const char *why;
+
+    if (!sized)
+        return 0;
+    if (x->n_fixed == 1 && !x->t.struct_ref) {
+        x->n_fixed = 0;
+        return 0;
+    }
+    why = bt_arena_printf(p->arena,
+                          x->n_fixed > 1 ? "parameter '%s' is a multi-dimensional array"
+                                         : "parameter '%s' is an array of structs with a size "
+                                           "parameter (not bound yet)",
+                          x->name);
+    if (!why)
+        return bt_diag_nomem(p->diag);
+    bt_parse_leave_out(d, why, BT_RULE_UNBINDABLE);
+    return -1;
+}
+
 /* params -> [ 'void' | param (',' param)* ], then the size rule: each
- * array is followed by one or more of its size parameters. */
+ * array is followed by one or more of its size parameters (a fixed-size
+ * array's shape is its size). */
 int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
 {
     Range *r = NULL;
     const char **why;
-    int n = 0, i, j;
+    int n = 0, i, j, k;
 
     if (split_params(p, &r, &n) < 0)
         return -1;
@@ -592,29 +764,30 @@ int bt_parse_params(Parser *p, BtDecl *d, const Tmpl *tm)
         }
         if (!x->t.is_array)
             continue;
-        for (j = i + 1; j < n; j++) {
-            BtParam *s = &d->params[j];
-            int axis = size_axis(x->name, s->name);
-            if (axis == -1)
-                break;
-            if (axis == -2)
-                bad = bt_arena_printf(p->arena,
-                                      "parameter '%s' names an axis of '%s' past the last one "
-                                      "bindthem passes ('%s_size%d')",
-                                      s->name, x->name, x->name, BT_MAX_SIZE_AXES - 1);
-            else if (!why[j] && !is_size_type(&s->t))
-                bad = bt_arena_printf(p->arena, "parameter '%s' (size of '%s') is not an integer",
-                                      s->name, x->name);
-            if (bad)
-                break;
-            s->size_of = i;
-            s->size_axis = axis;
-        }
+        j = size_params(p, d, i, why, &bad);
         if (bad) {
             d->unbindable = bad;
             d->unbindable_rule = BT_RULE_SIZES;
             d->sizes_missing = 0;
             break;
+        }
+        if (x->n_fixed && (k = fixed_sized(p, d, x, j > i + 1)) < 0)
+            break;
+        if (x->n_fixed) /* its shape says its size */
+            continue;
+        if ((x->handle_ptr || x->string_ptr) && j > i + 1) {
+            d->unbindable = bt_arena_printf(p->arena,
+                                            "parameter '%s' is an array of %s (not "
+                                            "bound yet)",
+                                            x->name, x->handle_ptr ? "handles" : "strings");
+            d->unbindable_rule = BT_RULE_UNBINDABLE;
+            d->sizes_missing = 0;
+            break;
+        }
+        if (x->handle_ptr || x->string_ptr) {
+            if (size_missing(p, d, x) < 0)
+                return -1;
+            continue;
         }
         if (j == i + 1 && x->t.tparam < 0 && x->t.type == BT_CHAR && x->t.is_const) {
             x->t.is_array = 0; /* a NUL-terminated string */
@@ -662,8 +835,14 @@ const char *bt_parse_return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, in
         return bt_arena_printf(p->arena, "unknown type '%s' of return value", ti.spelling);
     if (ti.nref)
         return bt_arena_printf(p->arena, "return value is a reference (%s &)", ti.spelling);
-    if (is_c_string(&ti, 0)) {
-        d->ret.is_string = 1; /* `const char *`: returned as a str */
+    if (ti.nptr == 1 && !ti.elaborated && !ti.inner_const && strcmp(ti.spelling, "char") == 0 &&
+        (ti.is_const || !p->in_callback)) {
+        d->ret.is_string = 1; /* `const char *`, `char *`: returned as a str (never freed) */
+        return NULL;
+    }
+    if (is_voidp(&ti, 0) && !p->in_callback) { /* an untyped Handle (or None for NULL) */
+        d->ret.handle_ref = p->context ? 0 : bt_parse_handle(p, &ti, tok(p, a)->line);
+        *rc = d->ret.handle_ref || p->context ? 0 : -1;
         return NULL;
     }
     if (is_handle(&ti, 0)) {

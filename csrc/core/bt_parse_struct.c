@@ -84,7 +84,7 @@ static const char *field_type(Parser *p, const TypeInfo *ti, BtField *f, size_t 
         return ti->reason ? ti->reason : "a reference";
     if (ti->elaborated && strcmp(ti->elaborated, "enum") != 0) {
         const BtStruct *s;
-        if (!(f->struct_ref = bt_parse_struct_ref(p, ti->spelling)))
+        if (!(f->struct_ref = bt_parse_struct_laid(p, ti->spelling)))
             return "a struct whose fields are not declared";
         s = &p->structs[f->struct_ref - 1];
         if (s->reason)
@@ -120,6 +120,20 @@ static const char *field_dims(Parser *p, int i, int b, BtField *f)
         i = close + 1;
     }
     return i == b ? NULL : "a declarator bindthem cannot read";
+}
+
+/* The extents of the array typedef of field f's type ti (none for a
+ * pointer) after its own brackets' (f->size multiplied), or a reason. */
+static const char *typedef_dims(const TypeInfo *ti, BtField *f)
+{
+    for (int k = 0; !ti->nptr && k < ti->n_dims; k++) {
+        if (f->n_dims == BT_MAX_FIELD_DIMS ||
+            (size_t)ti->dims[k] > MAX_STRUCT_SIZE / (f->size ? f->size : 1))
+            return "an array whose size bindthem cannot evaluate";
+        f->dims[f->n_dims++] = ti->dims[k];
+        f->size *= (size_t)ti->dims[k];
+    }
+    return NULL;
 }
 
 /* Places field f (alignment align) in s. */
@@ -166,7 +180,10 @@ static const char *field(Parser *p, int si, const TypeInfo *base, int a, int b)
     }
     if (bt_parse_find_top(p, i, b, ":") < b)
         return bt_arena_printf(p->arena, "a bit-field ('%s')", f.name);
-    if ((why = field_type(p, &ti, &f, &align)) || (why = field_dims(p, i, b, &f)))
+    if (!ti.nptr && ti.n_dims) /* of an array typedef (`mpz_t _mp_seed`): its extents last */
+        ti.reason = NULL;
+    if ((why = field_type(p, &ti, &f, &align)) || (why = field_dims(p, i, b, &f)) ||
+        (why = typedef_dims(&ti, &f)))
         return bt_arena_printf(p->arena, "field '%s': %s", f.name, why);
     place(&p->structs[si], &f, align);
     return NULL;
@@ -303,9 +320,8 @@ int bt_parse_complete(Parser *p, int a, const char *key)
     int open = is(p, a + 1, "{") ? a + 1 : a + 2, close, saved = p->pos, end, si;
     BtStruct *s;
     Name *n;
+    int opaque = reserved_fields(p, open);
 
-    if (reserved_fields(p, open))
-        return 0;
     p->pos = open;
     if (bt_parse_skip_balanced(p) < 0)
         return -1;
@@ -320,6 +336,7 @@ int bt_parse_complete(Parser *p, int a, const char *key)
     if (tag_names_type(p, key) < 0) /* (may move p->names: n is not used after it) */
         return -1;
     s->is_union = is(p, a, "union");
+    s->opaque = opaque;
     s->line = tok(p, a)->line;
     s->in_header = !p->context;
     for (end = close; !at_end(tok(p, end)) && !is(p, end, ";") && !is(p, end, "{"); end++)

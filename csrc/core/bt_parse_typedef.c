@@ -208,18 +208,56 @@ int bt_parse_enum(Parser *p, int a, int *end, int *ref)
 
 /* ---- typedefs ---- */
 
+/* The extents of `typedef T NAME[n][m]` (its brackets, tokens [lb, rb]),
+ * outermost first, before T's own where T is an array typedef too, into
+ * ti->dims: a fixed-size array a parameter may be (bt_parse_param.c). 0, or
+ * 1 when an extent is no positive integer constant expression, T is a
+ * pointer or another type bindthem cannot pass, or they are too many. */
+static int array_extents(Parser *p, TypeInfo *ti, int lb, int rb)
+{
+    long long dims[BT_MAX_FIXED_DIMS];
+    int n = 0, i = lb, save = p->pos, r = 0;
+
+    if (ti->nptr || ti->nref || (ti->reason && !ti->n_dims) || ti->callback_ref)
+        return 1;
+    while (i <= rb && r == 0) {
+        p->pos = i;
+        if (!is(p, i, "[") || bt_parse_skip_balanced(p) < 0 || n == BT_MAX_FIXED_DIMS ||
+            bt_parse_const_expr(p, p->toks.v, i + 1, p->pos - 1, &dims[n]) || dims[n] <= 0)
+            r = 1;
+        n++;
+        i = p->pos;
+    }
+    p->pos = save;
+    if (r || i != rb + 1 || n + ti->n_dims > BT_MAX_FIXED_DIMS) {
+        bt_diag_init(p->diag);
+        return 1;
+    }
+    memmove(ti->dims + n, ti->dims, sizeof *ti->dims * (size_t)ti->n_dims);
+    memcpy(ti->dims, dims, sizeof *dims * (size_t)n);
+    ti->n_dims += n;
+    return 0;
+}
+
 /* What `typedef T NAME[n]` stands for: a complex number for T[2] with T
- * float or double (C99's and FFTW's layout), else a reason. */
+ * a type the table has a complex of, float, double or long double (C99's
+ * and FFTW's layout: fftwl_complex), else a reason. */
 static void array_typedef(Parser *p, TypeInfo *ti, int lb, int rb)
 {
     long long n = 0;
+    BtTypeId part;
+    int c, ref;
 
     if (rb == lb + 2 && !bt_parse_const_expr(p, p->toks.v, lb + 1, rb, &n) && n == 2 && !ti->nptr &&
-        !ti->elaborated && (!strcmp(ti->spelling, "double") || !strcmp(ti->spelling, "float"))) {
-        snprintf(ti->spelling, sizeof ti->spelling, "%s",
-                 ti->spelling[0] == 'd' ? "std::complex<double>" : "std::complex<float>");
+        !ti->elaborated && bt_type_lookup(ti->spelling, &part) == 0 &&
+        (c = bt_type_complex_of(part)) >= 0) {
+        snprintf(ti->spelling, sizeof ti->spelling, "%s", bt_type((BtTypeId)c)->cname);
         return;
     }
+    if (array_extents(p, ti, lb, rb) != 0)
+        ti->n_dims = 0;
+    else if (ti->elaborated && (ref = bt_parse_struct_laid(p, ti->spelling)) != 0)
+        p->structs[ref - 1].held = 1; /* `typedef __mpz_struct mpz_t[1]` */
     ti->reason = "an array type";
 }
 
@@ -405,8 +443,8 @@ static void name_handles(Parser *p)
         const Name *n = &p->names[i], *h;
         char key[sizeof n->ti->spelling + 2];
         int r;
-        if (n->kind != NAME_TYPE || !n->ti->elaborated || n->ti->nptr > 1 || n->name[0] == ' ' ||
-            !strncmp(n->name, "enum ", 5) || strchr(n->name, ' '))
+        if (n->kind != NAME_TYPE || !n->ti->elaborated || n->ti->nptr > 1 || n->ti->reason ||
+            n->name[0] == ' ' || !strncmp(n->name, "enum ", 5) || strchr(n->name, ' '))
             continue;
         snprintf(key, sizeof key, " *%s", n->ti->spelling);
         if (!(h = bt_parse_lookup(p, key)) || h->kind != NAME_HANDLE ||
@@ -427,33 +465,31 @@ static void by_pointer(Parser *p, BtDecl *d)
     for (k = 0; k < d->n_params; k++) {
         BtTypeRef *t = &d->params[k].t;
         const BtHandleType *h;
-        const BtStruct *st;
         if (!t->handle_ref)
             continue;
         h = &p->handles[t->handle_ref - 1];
-        if (!h->complete || h->returned)
+        if (!h->complete || (h->returned && !p->structs[bt_parse_struct_laid(p, h->key) - 1].held))
             continue;
-        t->struct_ref = bt_parse_struct_ref(p, h->key);
+        t->struct_ref = bt_parse_struct_laid(p, h->key); /* laid out: complete says so */
         t->handle_ref = 0;
         t->is_array = 1;
-        st = &p->structs[t->struct_ref - 1];
-        if (st->reason)
-            bt_parse_leave_out(d,
-                               bt_arena_printf(p->arena, "parameter '%s' points to %s: %s",
-                                               d->params[k].name, h->key, st->reason),
-                               BT_RULE_UNBINDABLE);
     }
 }
 
 /* A pointer to a struct whose fields the header declares and that no
  * function returns is a struct passed by pointer (a record of its dtype),
- * not a handle; one bindthem cannot lay out leaves its function out. */
+ * not a handle; one bindthem cannot lay out (a bit-field, a #pragma pack, a
+ * field of a type it does not know) is a handle: its fields are never
+ * read, the pointer only passed (its by-value uses stay out). */
 static void structs_by_pointer(Parser *p)
 {
     int i;
 
-    for (i = 0; i < p->n_handles; i++)
-        p->handles[i].complete = bt_parse_struct_ref(p, p->handles[i].key) != 0;
+    for (i = 0; i < p->n_handles; i++) {
+        int ref = bt_parse_struct_laid(p, p->handles[i].key);
+        p->handles[i].complete = ref && !p->structs[ref - 1].reason &&
+                                 (!p->structs[ref - 1].opaque || p->structs[ref - 1].held);
+    }
     for (i = 0; i < p->n_decls + p->n_callbacks; i++)
         by_pointer(p, i < p->n_decls ? &p->decls[i] : p->callbacks[i - p->n_decls].sig);
 }
@@ -506,8 +542,9 @@ static void name_structs(Parser *p)
     for (i = 0; rank && i < p->n_names; i++) {
         const Name *n = &p->names[i];
         int ref, r;
-        if (n->kind != NAME_TYPE || !n->ti->elaborated || n->ti->nptr || strchr(n->name, ' ') ||
-            !(ref = bt_parse_struct_ref(p, n->ti->spelling)) || is_tag_of(n, n->ti->spelling))
+        if (n->kind != NAME_TYPE || !n->ti->elaborated || n->ti->nptr || n->ti->reason ||
+            strchr(n->name, ' ') || !(ref = bt_parse_struct_laid(p, n->ti->spelling)) ||
+            is_tag_of(n, n->ti->spelling))
             continue;
         r = 1 + (n->name[0] != '_');
         if (r > rank[ref - 1]) {

@@ -495,7 +495,7 @@ void bt_plan_put_address(BtBuf *b, const BtOverload *ov)
     int i;
 
     bt_buf_puts(b, "static_cast<");
-    bt_buf_puts(b, d->ret.is_string ? "const " : "");
+    bt_buf_puts(b, d->ret.is_string && d->ret.is_const ? "const " : "");
     bt_buf_puts(b, bt_plan_type_name(ov, &d->ret, ov->ret));
     bt_buf_puts(b, d->ret.is_array || d->ret.is_string ? " *" : "");
     bt_buf_puts(b, " (*)(");
@@ -510,6 +510,18 @@ void bt_plan_put_address(BtBuf *b, const BtOverload *ov)
     bt_buf_puts(b, ")>(&::");
     bt_plan_put_name(b, d, ov->targs);
     bt_buf_putc(b, ')');
+}
+
+/* Fixed-size array parameter pa as declared, its shape in brackets:
+ * "double m[3][3]". */
+static void put_fixed(BtBuf *b, const BtOverload *ov, const BtParam *pa, BtTypeId id)
+{
+    bt_buf_puts(b, pa->t.is_const ? "const " : "");
+    bt_buf_puts(b, bt_plan_type_name(ov, &pa->t, id));
+    bt_buf_putc(b, ' ');
+    bt_buf_puts(b, pa->name ? pa->name : "");
+    for (int k = 0; k < pa->n_fixed; k++)
+        bt_buf_printf(b, "[%lld]", pa->fixed[k]);
 }
 
 /* "int ns::f<int, double>(const int J[], const int J_size, double a)" */
@@ -531,6 +543,10 @@ static const char *signature(Planner *p, const BtOverload *ov)
             bt_buf_puts(&b, ", ");
         if (bt_fntype_of(ov, &pa->t)) { /* "int (*f)(int)" */
             bt_fntype_put(&b, ov, bt_fntype_of(ov, &pa->t)->sig, pa->name ? pa->name : "");
+            continue;
+        }
+        if (pa->n_fixed) { /* "const unsigned char uu[16]", "__mpz_struct arg0[1]" */
+            put_fixed(&b, ov, pa, ov->ptypes[i]);
             continue;
         }
         put_type(&b, ov, &pa->t, ov->ptypes[i]);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <ffi.h>
+#include <float.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +18,8 @@
  * -funsigned-char); long is 8 bytes on LP64. bt_slot_init checks each row
  * against NumPy's descriptors at import. Columns: id, C++ spelling, Itanium
  * code, NumPy number, kind, size, alignment, Python type, NumPy name, libffi
- * type, DLPack code, CAI typestr, parts of a complex, integer range. */
+ * type, DLPack code, CAI typestr, parts of a complex, integer range, a
+ * returned scalar's Python type (NULL: the parameter's). */
 _Static_assert(sizeof(short) == 2 && sizeof(int) == 4 && sizeof(long long) == 8 &&
                    sizeof(_Bool) == 1 && CHAR_BIT == 8,
                "the table knows 8-bit bytes, 2-byte short, 4-byte int, 8-byte long long");
@@ -56,7 +58,7 @@ _Static_assert(LONG_MAX == INT64_MAX || LONG_MAX == INT32_MAX, "long is 4 or 8 b
 /* clang-format off */
 #define INT_ROW_(id, cname, mangle, npy, type, sign, bytes, min, max)                               \
     {id, cname, mangle, npy, KIND_##sign, sizeof(type), _Alignof(type), "int", NPNAME_##sign##bytes, \
-     FFI_##sign##bytes, DL_##sign, TYPESTR_##sign##bytes, BT_VOID, min, max}
+     FFI_##sign##bytes, DL_##sign, TYPESTR_##sign##bytes, BT_VOID, min, max, NULL}
 /* clang-format on */
 /* (sign and bytes may be macros: CHAR_SIGN, LONG_BYTES; expanded before pasting) */
 #define INT_ROW(id, cname, mangle, npy, type, sign, bytes, min, max)                               \
@@ -77,10 +79,19 @@ _Static_assert(LONG_MAX == INT64_MAX || LONG_MAX == INT32_MAX, "long is 4 or 8 b
 #endif
 _Static_assert(sizeof(long) == LONG_BYTES, "LONG_MAX and sizeof(long) agree");
 
+/* long double: 16 bytes, aligned 16, on both (NumPy's longdouble is the
+ * platform's C long double: the 80-bit x87 format on x86-64, IEEE binary128
+ * on aarch64), so its typestr is "<f16" and its complex's "<c32". DLPack
+ * has no code for it (-1, as NumPy exports none). */
+_Static_assert(sizeof(long double) == 16 && _Alignof(long double) == 16,
+               "long double is 16 bytes, aligned 16 (x86-64 and aarch64 Linux)");
+#define LDOUBLE_TYPESTR "<f16"
+#define CLDOUBLE_TYPESTR "<c32"
+
 /* clang-format off */
 static const BtType table[BT_NTYPES] = {
-    {BT_VOID,    "void",                 "v",             -1, 'v', 0,            1, "None",    "None",       &ffi_type_void,           -1, "",     BT_VOID,   0,         0},
-    {BT_BOOL,    "bool",                 "b",             0,  'b', 1,            1, "bool",    "bool_",      &ffi_type_uint8,          6,  "|b1",  BT_VOID,   0,         1},
+    {BT_VOID,    "void",                 "v",             -1, 'v', 0,            1, "None",    "None",       &ffi_type_void,           -1, "",     BT_VOID,   0,         0, NULL},
+    {BT_BOOL,    "bool",                 "b",             0,  'b', 1,            1, "bool",    "bool_",      &ffi_type_uint8,          6,  "|b1",  BT_VOID,   0,         1, NULL},
     INT_ROW(BT_CHAR,   "char",               "c", CHAR_NPY, char,               CHAR_SIGN, 1,          CHAR_MIN,  CHAR_MAX),
     INT_ROW(BT_SCHAR,  "signed char",        "a", 1,        signed char,        i,         1,          SCHAR_MIN, SCHAR_MAX),
     INT_ROW(BT_UCHAR,  "unsigned char",      "h", 2,        unsigned char,      u,         1,          0,         UCHAR_MAX),
@@ -90,14 +101,16 @@ static const BtType table[BT_NTYPES] = {
     INT_ROW(BT_UINT,   "unsigned int",       "j", 6,        unsigned int,       u,         4,          0,         UINT_MAX),
     INT_ROW(BT_LONG,   "long",               "l", 7,        long,               i,         LONG_BYTES, LONG_MIN,  LONG_MAX),
     INT_ROW(BT_ULONG,  "unsigned long",      "m", 8,        unsigned long,      u,         LONG_BYTES, 0,         ULONG_MAX),
-    {BT_LLONG,   "long long",            "x",             9,  'i', 8,            8, "int",     "longlong",   &ffi_type_sint64,         0,  "<i8",  BT_VOID,   LLONG_MIN, LLONG_MAX},
-    {BT_ULLONG,  "unsigned long long",   "y",             10, 'u', 8,            8, "int",     "ulonglong",  &ffi_type_uint64,         1,  "<u8",  BT_VOID,   0,         ULLONG_MAX},
-    {BT_FLOAT,   "float",                "f",             11, 'f', 4,            4, "float",   "float32",    &ffi_type_float,          2,  "<f4",  BT_VOID,   0,         0},
-    {BT_DOUBLE,  "double",               "d",             12, 'f', 8,            8, "float",   "float64",    &ffi_type_double,         2,  "<f8",  BT_VOID,   0,         0},
-    {BT_CFLOAT,  "std::complex<float>",  "St7complexIfE", 14, 'c', 8,            4, "complex", "complex64",  &ffi_type_complex_float,  5,  "<c8",  BT_FLOAT,  0,         0},
-    {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', 16,           8, "complex", "complex128", &ffi_type_complex_double, 5,  "<c16", BT_DOUBLE, 0,         0},
-    {BT_HALF,    "__half",               "6__half",       23, 'f', 2,            2, "float",   "float16",    &ffi_type_uint16,         2,  "<f2",  BT_VOID,   0,         0},
-    {BT_BF16,    "__nv_bfloat16",        "13__nv_bfloat16", -1, 'f', 2,          2, "float",   "bfloat16",   &ffi_type_uint16,         4,  "<V2",  BT_VOID,   0,         0},
+    {BT_LLONG,   "long long",            "x",             9,  'i', 8,            8, "int",     "longlong",   &ffi_type_sint64,         0,  "<i8",  BT_VOID,   LLONG_MIN, LLONG_MAX, NULL},
+    {BT_ULLONG,  "unsigned long long",   "y",             10, 'u', 8,            8, "int",     "ulonglong",  &ffi_type_uint64,         1,  "<u8",  BT_VOID,   0,         ULLONG_MAX, NULL},
+    {BT_FLOAT,   "float",                "f",             11, 'f', 4,            4, "float",   "float32",    &ffi_type_float,          2,  "<f4",  BT_VOID,   0,         0, NULL},
+    {BT_DOUBLE,  "double",               "d",             12, 'f', 8,            8, "float",   "float64",    &ffi_type_double,         2,  "<f8",  BT_VOID,   0,         0, NULL},
+    {BT_CFLOAT,  "std::complex<float>",  "St7complexIfE", 14, 'c', 8,            4, "complex", "complex64",  &ffi_type_complex_float,  5,  "<c8",  BT_FLOAT,  0,         0, NULL},
+    {BT_CDOUBLE, "std::complex<double>", "St7complexIdE", 15, 'c', 16,           8, "complex", "complex128", &ffi_type_complex_double, 5,  "<c16", BT_DOUBLE, 0,         0, NULL},
+    {BT_HALF,    "__half",               "6__half",       23, 'f', 2,            2, "float",   "float16",    &ffi_type_uint16,         2,  "<f2",  BT_VOID,   0,         0, NULL},
+    {BT_BF16,    "__nv_bfloat16",        "13__nv_bfloat16", -1, 'f', 2,          2, "float",   "bfloat16",   &ffi_type_uint16,         4,  "<V2",  BT_VOID,   0,         0, NULL},
+    {BT_LDOUBLE, "long double",          "e",             13, 'f', sizeof(long double), _Alignof(long double), "float", "longdouble", &ffi_type_longdouble, -1, LDOUBLE_TYPESTR, BT_VOID, 0, 0, "numpy.longdouble"},
+    {BT_CLDOUBLE, "std::complex<long double>", "St7complexIeE", 16, 'c', 2 * sizeof(long double), _Alignof(long double), "complex", "clongdouble", &ffi_type_complex_longdouble, -1, CLDOUBLE_TYPESTR, BT_LDOUBLE, 0, 0, "numpy.clongdouble"},
 };
 /* clang-format on */
 
@@ -159,6 +172,19 @@ static const Alias aliases[] = {
     {"complex<float>", BT_CFLOAT},
     {"std::complex<double>", BT_CDOUBLE},
     {"complex<double>", BT_CDOUBLE},
+    {"long double", BT_LDOUBLE},
+    {"std::complex<long double>", BT_CLDOUBLE},
+    {"complex<long double>", BT_CLDOUBLE},
+    /* GCC's names of the ISO/IEC TS 18661-3 types (glibc's math.h after
+     * preprocessing): each the standard type of its format on x86-64 and
+     * aarch64 glibc (bits/floatn.h); _Float128 below */
+    {"_Float32", BT_FLOAT},
+    {"_Float64", BT_DOUBLE},
+    {"_Float32x", BT_DOUBLE},
+    {"_Float64x", BT_LDOUBLE},
+#if LDBL_MANT_DIG == 113
+    {"_Float128", BT_LDOUBLE}, /* aarch64: long double is binary128 */
+#endif
     /* cuda_fp16.h: half and __nv_half are typedefs of the class __half */
     {"__half", BT_HALF},
     {"half", BT_HALF},
@@ -227,8 +253,13 @@ static int canonical_words(const char *s, char *out, size_t size)
         count[k]++;
         s += n + (s[n] == ' ');
     }
-    if (count[8]) /* _Complex: of float or double (C99's layout is std::complex's) */
-        return snprintf(out, size, "std::complex<%s>", count[6] ? "float" : "double") < 0 ? -1 : 0;
+    if (count[8]) /* _Complex: of float, double or long double (C99's layout is std::complex's) */
+        return snprintf(out, size, "std::complex<%s>",
+                        count[6]   ? "float"
+                        : count[3] ? "long double"
+                                   : "double") < 0
+                   ? -1
+                   : 0;
     snprintf(out, size, "%s%s%s%s%s%s%s", count[0] ? "signed " : "", count[1] ? "unsigned " : "",
              count[2] ? "short " : "", count[3] ? "long " : "", count[3] > 1 ? "long " : "",
              count[5]   ? "char"
@@ -309,6 +340,51 @@ int bt_type_from_typestr(const char *ts)
 
 int bt_type_cuda_only(BtTypeId id) { return id == BT_HALF || id == BT_BF16; }
 
+const char *bt_type_host_only(BtTypeId id)
+{
+    if (id != BT_LDOUBLE && id != BT_CLDOUBLE)
+        return NULL;
+    return "a kernel of long double: CUDA device code has no long double (nvcc makes it a "
+           "double there), so no kernel's parameter can be NumPy's longdouble";
+}
+
+const char *bt_type_no_scalar(BtTypeId id)
+{
+    if (table[id].size <= BT_TYPE_MAX_SCALAR)
+        return NULL;
+    return "a std::complex<long double> (long double _Complex) by value: 32 bytes, more than "
+           "the 16 a scalar argument or return has; pass it in a clongdouble array (a pointer)";
+}
+
+const char *bt_type_pyret(BtTypeId id)
+{
+    return table[id].pyret ? table[id].pyret : table[id].pyname;
+}
+
+/* Spellings of types that no row stands for, with why. */
+static const struct {
+    const char *spelling, *why;
+} refused[] = {
+#if LDBL_MANT_DIG != 113
+    {"_Float128", "IEEE binary128, for which NumPy has no dtype here (its longdouble is this "
+                  "platform's long double, the 80-bit x87 format)"},
+#endif
+    {"__float128", "IEEE binary128, for which NumPy has no dtype (its longdouble is the "
+                   "platform's long double)"},
+    {"_Float128x", "a format wider than binary128, for which NumPy has no dtype"},
+    {"__ibm128", "IBM's double-double, for which NumPy has no dtype here"},
+};
+
+const char *bt_type_refused(const char *spelling)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (strcmp(refused[i].spelling, spelling) == 0)
+            return refused[i].why;
+    return NULL;
+}
+
 int bt_type_complex_of(BtTypeId part)
 {
     int i;
@@ -323,7 +399,9 @@ const char *bt_type_known_spellings(void)
 {
     return "void, bool, char, signed char, unsigned char, short, unsigned short, int, "
            "unsigned, long, long int, unsigned long, long long, unsigned long long, float, "
-           "double, std::complex<float>, std::complex<double>, int8_t..uint64_t, size_t, "
+           "double, long double, std::complex<float>, std::complex<double>, "
+           "std::complex<long double>, _Float32, _Float64, _Float32x, _Float64x, "
+           "int8_t..uint64_t, size_t, "
            "ssize_t, ptrdiff_t, intptr_t, uintptr_t, _Bool (C), "
            "__half and __nv_bfloat16 (CUDA kernels)";
 }

@@ -31,8 +31,10 @@ typedef enum BtTypeId {
     BT_DOUBLE,
     BT_CFLOAT,
     BT_CDOUBLE,
-    BT_HALF, /* CUDA's __half (cuda_fp16.h): kernels only, C has no such type */
-    BT_BF16, /* CUDA's __nv_bfloat16 (cuda_bf16.h): kernels only; NumPy's through ml_dtypes */
+    BT_HALF,     /* CUDA's __half (cuda_fp16.h): kernels only, C has no such type */
+    BT_BF16,     /* CUDA's __nv_bfloat16 (cuda_bf16.h): kernels only; NumPy's through ml_dtypes */
+    BT_LDOUBLE,  /* long double: host only (device code has none) */
+    BT_CLDOUBLE, /* std::complex<long double>, C's long double _Complex: arrays only */
     BT_NTYPES
 } BtTypeId;
 
@@ -58,7 +60,13 @@ typedef struct BtType {
     BtTypeId part;       /* a complex: the type of its two parts; else BT_VOID */
     long long min;       /* integers and bool: the range a scalar argument must be in */
     unsigned long long max;
+    const char *pyret; /* a returned scalar's Python type when not pyname: long double's
+                        * "numpy.longdouble", whose precision a Python float would lose */
 } BtType;
+
+/* The largest scalar passed by value (a call's 16-byte BtValue): a larger
+ * one, std::complex<long double>, is passed in arrays only. */
+#define BT_TYPE_MAX_SCALAR 16
 
 /* The row of a type id (never NULL for a valid id). */
 BT_HIDDEN const BtType *bt_type(BtTypeId id);
@@ -93,6 +101,21 @@ BT_HIDDEN int bt_type_from_typestr(const char *typestr);
 /* Whether id is a CUDA-only type (__half, __nv_bfloat16): no C function
  * can take it. */
 BT_HIDDEN int bt_type_cuda_only(BtTypeId id);
+
+/* Why no CUDA kernel takes id (long double and its complex: device code
+ * has no long double), or NULL. */
+BT_HIDDEN const char *bt_type_host_only(BtTypeId id);
+
+/* Why no call passes a scalar of id by value, as a parameter or a return
+ * (std::complex<long double>: larger than BT_TYPE_MAX_SCALAR), or NULL. */
+BT_HIDDEN const char *bt_type_no_scalar(BtTypeId id);
+
+/* The Python type of a returned scalar of id: its pyret, else its pyname. */
+BT_HIDDEN const char *bt_type_pyret(BtTypeId id);
+
+/* Why a spelling that names a type bindthem knows of is none it passes
+ * (_Float128, __float128, __ibm128: no NumPy dtype), or NULL. */
+BT_HIDDEN const char *bt_type_refused(const char *spelling);
 
 /* The complex type whose parts are `part` (std::complex<part>), or -1. */
 BT_HIDDEN int bt_type_complex_of(BtTypeId part);

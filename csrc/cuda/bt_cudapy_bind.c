@@ -118,14 +118,21 @@ typedef struct CudaBind {
 
 static const char *cuda_refuse(const BtDecl *d, const BtOverload *ov, int *deliberate)
 {
+    const char *why;
+    int i;
+
     *deliberate = 1; /* a __global__ kernel's every overload launches */
     if (!d->is_global)
         return "not a __global__ kernel; bindthem.cuda binds kernels only "
                "(bindthem.load binds host functions)";
     *deliberate = 0;
-    return ov && ov->notes ? "a kernel with annotations or C++ references (docs/arrays.rst: "
-                             "host functions only, as yet)"
-                           : NULL;
+    if (ov && ov->notes)
+        return "a kernel with annotations or C++ references (docs/arrays.rst: host functions "
+               "only, as yet)";
+    for (i = -1; ov && i < d->n_params; i++)
+        if ((why = bt_type_host_only(i < 0 ? ov->ret : ov->ptypes[i])))
+            return why;
+    return NULL;
 }
 
 /* A static __global__ kernel compiled with -rdc=true is renamed

@@ -369,6 +369,30 @@ static const char *callback_refused(Binder *b, const BtDecl *d)
     return r ? r : "a function with a function pointer parameter";
 }
 
+/* Why no back end binds overload ov: a parameter or return passed by
+ * value that a call's 16-byte value cannot hold (bt_type_no_scalar), or
+ * NULL. */
+static const char *scalar_refused(Binder *b, const BtOverload *ov)
+{
+    const BtDecl *d = ov->decl;
+    const char *why = NULL, *r;
+    int i;
+
+    if (!d->ret.is_string && !d->ret.handle_ref && (why = bt_type_no_scalar(ov->ret)))
+        return bt_arena_printf(&b->scratch, "a function that returns %s", why);
+    for (i = 0; i < d->n_params; i++) {
+        const BtTypeRef *t = &d->params[i].t;
+        if (!t->is_array && !t->is_string && !t->handle_ref && !t->struct_ref &&
+            !d->params[i].is_ref && !t->callback_ref && (why = bt_type_no_scalar(ov->ptypes[i])))
+            break;
+    }
+    if (!why)
+        return NULL;
+    r = bt_arena_printf(&b->scratch, "a function whose parameter '%s' is %s", d->params[i].name,
+                        why);
+    return r ? r : why;
+}
+
 /* Overload ov of f through steps 1-5 (bt_bind.h): 1 with *call prepared
  * and *addr its address; 0 when it is left out (recorded); -1 with an
  * exception set. A listed overload must bind; an unlisted one (planned as
@@ -389,6 +413,8 @@ static int bind_overload(Binder *b, const BtFunc *f, const BtOverload *ov, BtCal
         deliberate = 0; /* a struct libffi cannot pass, or a kernel's */
     if (!refused && !be->host_strings && (refused = callback_refused(b, ov->decl)))
         deliberate = 0; /* as a C string */
+    if (!refused && (refused = scalar_refused(b, ov)))
+        deliberate = 0;
     if (refused)
         return refused_overload(b, ov, refused, deliberate);
     sym = bt_mangle_enums(ov->decl, ov->targs, ov->enums, &b->arena);

@@ -67,8 +67,8 @@ static void plan_words(BtCall *call)
                               * that is no range, a complex, a 2-byte float) */
         if (s->kind == 'k')
             call->fused = 0; /* a callback: bt_callback_invoke */
-        if (bt_slot_is_record(s))
-            call->fused = 0; /* a record: bt_record_store */
+        if (bt_slot_is_record(s) || s->n_fixed)
+            call->fused = 0; /* a record: bt_record_store; a fixed shape: bt_slot_fixed_check */
     }
     if (call->handles) /* held around the call: bt_handle_invoke */
         call->fused = 0;
@@ -151,9 +151,20 @@ static PyObject *string_return(const BtValue *r)
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
 }
 
+/* New reference: the long double at r as a numpy.longdouble, with all
+ * its precision (a returned long double is one: bt_types.h's pyret). */
+static BT_COLD PyObject *long_double_of(const BtValue *r)
+{
+    PyArray_Descr *d = PyArray_DescrFromType(NPY_LONGDOUBLE);
+    PyObject *o = d ? PyArray_Scalar((void *)r->bytes, d, NULL) : NULL;
+
+    Py_XDECREF(d);
+    return o;
+}
+
 /* The return value, as libffi left it: integers widened to ffi_arg (read
- * back at the declared width), floats and complexes in place, a pointer
- * (a C string) whole. */
+ * back at the declared width), floats and complexes in place (a long
+ * double as a numpy.longdouble), a pointer (a C string) whole. */
 static inline BT_ALWAYS_INLINE PyObject *value_of(BtTypeId t, int is_string, const BtValue *r)
 {
     const BtType *ty;
@@ -171,7 +182,10 @@ static inline BT_ALWAYS_INLINE PyObject *value_of(BtTypeId t, int is_string, con
     case 'b': return PyBool_FromLong((uint8_t)r->u64 != 0);
     case 'u': return PyLong_FromUnsignedLongLong(r->u64 << shift >> shift);
     case 'i': return PyLong_FromLongLong((int64_t)(r->u64 << shift) >> shift);
-    case 'f': return PyFloat_FromDouble(ty->size == 4 ? f[0] : d[0]);
+    case 'f':
+        if (ty->size == sizeof(long double)) /* a numpy.longdouble: a float would round it */
+            return long_double_of(r);
+        return PyFloat_FromDouble(ty->size == 4 ? f[0] : d[0]);
     default: /* 'c' */
         return ty->size == 8 ? PyComplex_FromDoubles(f[0], f[1])
                              : PyComplex_FromDoubles(d[0], d[1]);

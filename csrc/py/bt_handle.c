@@ -224,6 +224,12 @@ void bt_handle_forget(PyObject *o)
     PyErr_Restore(type, value, tb);
 }
 
+void bt_handle_disown(PyObject *o)
+{
+    atomic_fetch_or_explicit(&as_handle(o)->state, BT_HANDLE_CLOSED, memory_order_acq_rel);
+    bt_handle_forget(o);
+}
+
 /* ================= Handle ================= */
 
 /* Closes h: its destructor called (the call closes it), or without one

@@ -88,4 +88,8 @@ BT_HIDDEN int bt_handle_close_for(PyObject *h, const char *fname, PyObject *name
 /* h was closed (bt_handle_close_for): out of open_handles. */
 BT_HIDDEN void bt_handle_forget(PyObject *h);
 
+/* h's pointer was freed or replaced by a call it was passed to by address
+ * (`T **`): closed without its destructor, out of open_handles. */
+BT_HIDDEN void bt_handle_disown(PyObject *h);
+
 #endif

@@ -4,6 +4,7 @@
 #include "bt_callable.h"
 #include "bt_from_c.h"
 #include "bt_handle.h"
+#include "bt_note_call.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -31,16 +32,17 @@ static BtHandleTypeObject *type_at(PyObject *types, int ref)
 }
 
 /* Whether a NULL return of function fname gives None: options'
- * "null_handles" ("none", "raise", or {name: either}; absent: "raise").
+ * "null_handles" ("none", "raise", or {name: either}); absent: dflt (1 for
+ * an untyped `void *`, for which NULL is as often a value as an error).
  * 1, 0, or -1 with ValueError. */
-static int null_is_none(PyObject *options, const char *fname)
+static int null_is_none(PyObject *options, const char *fname, int dflt)
 {
     PyObject *v = options != Py_None ? PyDict_GetItemString(options, "null_handles") : NULL;
 
     if (v && PyDict_Check(v))
         v = PyDict_GetItemString(v, fname); /* borrowed */
     if (!v || v == Py_None)
-        return 0;
+        return dflt;
     if (PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "none") == 0)
         return 1;
     if (PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "raise") == 0)
@@ -72,9 +74,14 @@ int bt_handle_calls(PyObject *types, const BtFunc *f, BtCall *calls, BtArena *ar
             }
             s->handle = sh;
         }
+        for (i = 0; c->notes && i < d->n_params; i++)
+            if (d->params[i].handle_ptr)
+                ((BtNoteCall *)c->notes)->htypes[i] = (PyObject *)type_at(
+                    types, d->params[i].t.handle_ref);
         if (!(c->ret_type = (PyObject *)type_at(types, d->ret.handle_ref)))
             continue;
-        if ((none = null_is_none(options, f->name)) < 0)
+        if ((none = null_is_none(options, f->name,
+                                 !strcmp(((BtHandleTypeObject *)c->ret_type)->ckey, "void"))) < 0)
             return -1;
         c->ret_none = (uint8_t)none;
     }

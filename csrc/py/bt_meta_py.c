@@ -78,9 +78,29 @@ static int put_refs(PyObject *dict, const BtHeader *h, const BtTypeRef *t)
     return rc;
 }
 
+/* Sets dict["shape"]: parameter p's fixed shape as a tuple of ints (a
+ * fixed-size array, BtParam.fixed: what an argument must have), or None.
+ * 0 or -1. */
+static int put_shape(PyObject *dict, const BtParam *p)
+{
+    PyObject *shape = p->n_fixed ? PyTuple_New(p->n_fixed) : Py_NewRef(Py_None);
+    int rc;
+
+    for (int k = 0; shape && k < p->n_fixed; k++) {
+        PyObject *v = PyLong_FromLongLong(p->fixed[k]);
+        if (!v)
+            Py_CLEAR(shape);
+        else
+            PyTuple_SET_ITEM(shape, k, v);
+    }
+    rc = shape ? PyDict_SetItemString(dict, "shape", shape) : -1;
+    Py_XDECREF(shape);
+    return rc;
+}
+
 /* New reference: {"name", "type", "const", "array", "string", "enum" (its
  * name, or None), "size_of", "default" (as written, or None), "line",
- * "col"} and put_refs' keys. */
+ * "col", "shape"} and put_refs' keys. */
 static PyObject *param_dict(const BtHeader *h, const BtDecl *d, const BtParam *p)
 {
     PyObject *type = typeref_name(d, &p->t);
@@ -95,7 +115,7 @@ static PyObject *param_dict(const BtHeader *h, const BtDecl *d, const BtParam *p
                       p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default", p->defval,
                       "line", p->line, "col", p->col);
     Py_DECREF(type);
-    if (r && put_refs(r, h, &p->t) < 0)
+    if (r && (put_refs(r, h, &p->t) < 0 || put_shape(r, p) < 0))
         Py_CLEAR(r);
     return r;
 }
@@ -206,8 +226,11 @@ static PyObject *plan_text(const BtOverload *ov, void (*put)(BtBuf *, const BtOv
 /* The Python type of type ref t (a parameter's, or with ret its
  * return), where a handle or a `void *` makes it other than its scalar's
  * (py, the table's), for messages and stubs. */
-static const char *python_type(const BtTypeRef *t, const char *py, int ret)
+static const char *python_type(const BtHeader *h, const BtTypeRef *t, const char *py, int ret)
 {
+    if (t->handle_ref && ret && t->handle_ref <= h->n_handles &&
+        strcmp(h->handles[t->handle_ref - 1].key, "void") == 0)
+        return "bindthem.Handle | None"; /* a `void *`'s NULL: None by default (bt_handle_bind.c) */
     if (t->handle_ref)
         return "bindthem.Handle";
     return t->is_voidp && !ret ? "bindthem.Handle | None" : py;
@@ -241,7 +264,7 @@ static PyObject *overload_return(const BtHeader *h, const BtOverload *ov)
     const BtEnum *e = bt_plan_enum(ov, t);
     PyObject *r = Py_BuildValue(
         "{s:s,s:s,s:s,s:O,s:z}", "type", bt_type(ov->ret)->cname, "dtype", bt_type(ov->ret)->npname,
-        "python", t->is_string ? "str | None" : python_type(t, bt_type(ov->ret)->pyname, 1),
+        "python", t->is_string ? "str | None" : python_type(h, t, bt_type_pyret(ov->ret), 1),
         "string", t->is_string ? Py_True : Py_False, "enum", e ? e->name : NULL);
 
     if (r && put_refs(r, h, t) < 0)
@@ -268,7 +291,7 @@ static int note_results(PyObject *od, const BtOverload *ov)
                           bt_type(ov->ret)->npname, "python",
                           ov->decl->ret.is_string
                               ? "str | None"
-                              : python_type(&ov->decl->ret, bt_type(ov->ret)->pyname, 1));
+                              : python_type(ov->header, &ov->decl->ret, bt_type_pyret(ov->ret), 1));
         if (!x || PyList_Append(list, x) < 0)
             goto done;
         Py_CLEAR(x);
@@ -280,7 +303,10 @@ static int note_results(PyObject *od, const BtOverload *ov)
             continue;
         x = Py_BuildValue("{s:s,s:O,s:s,s:s}", "name", ov->decl->params[i].name, "array",
                           arr ? Py_True : Py_False, "dtype", t->npname, "python",
-                          !arr && ov->ptypes[i] == BT_CHAR ? "str" : t->pyname);
+                          ov->decl->params[i].handle_ptr     ? "bindthem.Handle | None"
+                          : ov->decl->params[i].string_ptr   ? "str | None"
+                          : !arr && ov->ptypes[i] == BT_CHAR ? "str"
+                                                             : bt_type_pyret(ov->ptypes[i]));
         if (!x || PyList_Append(list, x) < 0)
             goto done;
         Py_CLEAR(x);
@@ -334,14 +360,17 @@ static PyObject *overload_dict(const BtHeader *h, const BtOverload *ov, int decl
             goto error;
         pd = Py_BuildValue("{s:s,s:N,s:s,s:s,s:s,s:O,s:O,s:O,s:z,s:z,s:O,s:O}", "name", p->name,
                            "python_name", pyname, "type", t->cname, "dtype", t->npname, "python",
-                           p->t.is_string ? "str | bytes" : python_type(&p->t, t->pyname, 0),
+                           p->t.is_string  ? "str | bytes"
+                           : p->handle_ptr ? "bindthem.Handle | None"
+                                           : python_type(h, &p->t, t->pyname, 0),
                            "const", p->t.is_const ? Py_True : Py_False, "array",
                            p->t.is_array ? Py_True : Py_False, "string",
                            p->t.is_string ? Py_True : Py_False, "enum", e ? e->name : NULL,
                            "size_of", p->size_of >= 0 ? d->params[p->size_of].name : NULL,
                            "default", i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None,
                            "positional_only", p->unnamed ? Py_True : Py_False);
-        if (pd && (put_refs(pd, h, &p->t) < 0 || callback_python(pd, ov, &p->t) < 0))
+        if (pd && (put_refs(pd, h, &p->t) < 0 || callback_python(pd, ov, &p->t) < 0 ||
+                   put_shape(pd, p) < 0))
             Py_CLEAR(pd);
         if (!pd)
             goto error;

@@ -68,14 +68,18 @@ int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *ar
         !(nc->types = bt_arena_alloc(arena, sizeof *nc->types * n)) ||
         !(nc->slot = bt_arena_alloc(arena, sizeof *nc->slot * n)) ||
         !(nc->names = bt_arena_alloc(arena, sizeof *nc->names * n)) ||
-        !(nc->params = bt_arena_alloc(arena, sizeof *nc->params * n))) {
+        !(nc->params = bt_arena_alloc(arena, sizeof *nc->params * n)) ||
+        !(nc->htypes = bt_arena_alloc(arena, sizeof *nc->htypes * n))) {
         PyErr_NoMemory();
         return -1;
     }
     memcpy((BtParam *)nc->params, d->params, sizeof *d->params * (size_t)d->n_params);
+    nc->by_address = 0;
     for (i = 0; i < d->n_params; i++) {
         nc->types[i] = ov->ptypes[i];
         nc->slot[i] = -1;
+        nc->htypes[i] = NULL;
+        nc->by_address |= d->params[i].handle_ptr;
         if (!(nc->names[i] = bt_arena_strdup(arena, d->params[i].name))) {
             PyErr_NoMemory();
             return -1;
@@ -128,6 +132,8 @@ typedef struct Frame {
     BtValue vals[BT_MAX_PARAMS]; /* what each C parameter gets */
     BtValue refs[BT_MAX_PARAMS]; /* a scalar by pointer's storage */
     void *avalues[BT_MAX_PARAMS];
+    PyObject *hin[BT_MAX_PARAMS];       /* a pointer to a handle: the caller's Handle or None */
+    char held[BT_MAX_PARAMS];           /* hin's Handle held (bt_handle_hold) through the call */
     PyArrayObject *arr[BT_MAX_PARAMS];  /* the array passed (a copy or an allocation: owned) */
     PyArrayObject *orig[BT_MAX_PARAMS]; /* the caller's, where arr is a copy to write back */
     char owned[BT_MAX_PARAMS];
@@ -269,7 +275,7 @@ static int copy_array(Frame *f, int i, PyArrayObject *a, NPY_ORDER order)
 /* A 1-D array whose stride the function takes: zero-copy where the
  * stride is a whole number of elements (not 0 for more than one), BLAS's
  * pointer (the lowest address) for a negative one. */
-static int strided_array(Frame *f, int i, PyArrayObject *a)
+static inline BT_ALWAYS_INLINE int strided_array(Frame *f, int i, PyArrayObject *a)
 {
     Py_ssize_t isz = PyArray_ITEMSIZE(a), n, s;
     char *p;
@@ -365,7 +371,7 @@ static int ld_array(Frame *f, int i, PyArrayObject *a)
 
 /* A caller's array for C parameter i: writable where the function writes
  * it; passed as the function can take it, else a contiguous copy. */
-static int take_array(Frame *f, int i, PyObject *o)
+static inline BT_ALWAYS_INLINE int take_array(Frame *f, int i, PyObject *o)
 {
     const BtNoteParam *np = &f->nc->plan->params[i];
     PyArrayObject *a;
@@ -397,6 +403,28 @@ static int take_array(Frame *f, int i, PyObject *o)
     f->stride[i] = 1;
     f->vals[i].p = PyArray_BYTES(a);
     return 0;
+}
+
+/* A caller's array for fixed-size array slot s (`uuid_t uu`): refused
+ * unless it has the slot's flags (as a call without notes refuses it: a
+ * copy only where it lacks alignment alone, or an annotation's intent
+ * relaxed them) and its C shape; then as take_array takes it. */
+static int take_fixed(Frame *f, const BtArgSlot *s, PyObject *o, PyObject *name)
+{
+    PyArrayObject *a = (PyArrayObject *)o;
+    BtArrayArg g;
+
+    if (o && PyArray_CheckExact(o)) {
+        g.addr = (uint64_t)(uintptr_t)PyArray_DATA(a);
+        g.flags = PyArray_FLAGS(a);
+        g.ndim = PyArray_NDIM(a);
+        g.dims = (const Py_ssize_t *)PyArray_DIMS(a);
+        g.via = NULL;
+        if ((!bt_slot_flags_ok(s, g.flags) && bt_slot_array_refused(s, &g, f->fname, name) < 0) ||
+            bt_slot_fixed_check(s, g.ndim, g.dims, f->fname, name) < 0)
+            return -1;
+    }
+    return take_array(f, s->cidx, o);
 }
 
 /* An out array: its shape evaluated, allocated zeroed in the function's
@@ -445,10 +473,23 @@ static int take_scalar(Frame *f, int i, const BtArgSlot *s, PyObject *o, PyObjec
     int r = role(f, i);
     BtValue *at = r == BT_ROLE_PLAIN ? &f->vals[i] : &f->refs[i];
 
-    if (!o)
+    if (s->kind == 'h' &&
+        f->nc->params[i].handle_ptr) { /* its type's Handle (any for void **) or None */
+        const char *key = s->handle && strcmp(s->handle->key, "void") ? s->handle->key : NULL;
+        f->hin[i] = o;
+        if (o == Py_None)
+            at->p = NULL;
+        else if (bt_handle_arg(o, key, s->handle ? s->handle->name : "", f->fname, name, &at->p) <
+                     0 ||
+                 bt_handle_hold(o, f->fname, name) < 0)
+            return -1;
+        else
+            f->held[i] = 1;
+    } else if (!o) {
         *at = s->defval;
-    else if (bt_slot_store_arg(at, s, o, f->fname, name) < 0)
+    } else if (bt_slot_store_arg(at, s, o, f->fname, name) < 0) {
         return -1;
+    }
     if (r != BT_ROLE_PLAIN)
         f->vals[i].p = &f->refs[i];
     return 0;
@@ -589,7 +630,8 @@ static int take_args(Frame *f, PyObject *names)
     for (k = 0; k < c->n_py; k++) {
         const BtArgSlot *s = &c->slots[c->order[k]];
         PyObject *o = f->args[c->order[k]], *name = PyTuple_GET_ITEM(names, c->order[k]);
-        if (s->is_array ? take_array(f, s->cidx, o) < 0 : take_scalar(f, s->cidx, s, o, name) < 0)
+        if (s->is_array ? (s->n_fixed ? take_fixed(f, s, o, name) : take_array(f, s->cidx, o)) < 0
+                        : take_scalar(f, s->cidx, s, o, name) < 0)
             return -1;
     }
     for (k = 0; k < f->nc->plan->n_params; k++) {
@@ -654,6 +696,31 @@ static PyObject *out_array(Frame *f, int i)
     return r;
 }
 
+/* What a pointer to a handle, C parameter i, holds after the call: the
+ * caller's Handle (or None) where the function left it as it was; else
+ * None for NULL or a new Handle (owned where its type has a destructor),
+ * the caller's Handle closed without its destructor: the function freed
+ * or replaced it (png_destroy_read_struct), which a second free must not
+ * follow. New reference, or NULL. */
+static PyObject *handle_after(Frame *f, int i)
+{
+    PyObject *in = role(f, i) == BT_ROLE_SCALAR_INOUT ? f->hin[i] : NULL;
+    PyObject *type = f->nc->htypes[i];
+    void *p = f->refs[i].p, *was = in && in != Py_None ? ((BtHandleObject *)in)->ptr : NULL;
+
+    if (in && p == was)
+        return Py_NewRef(in);
+    if (was)
+        bt_handle_disown(in);
+    if (!p)
+        Py_RETURN_NONE;
+    if (!type) {
+        PyErr_Format(PyExc_SystemError, "%s(): no handle type for '%s'", f->fname, f->nc->names[i]);
+        return NULL;
+    }
+    return bt_handle_new(bt_state_from_type(Py_TYPE(type)), type, p);
+}
+
 /* The value C parameter i of role ro adds to the result (new reference),
  * or NULL with *none 1 when it adds none. */
 static PyObject *result_part(Frame *f, int i, int *none)
@@ -665,6 +732,10 @@ static PyObject *result_part(Frame *f, int i, int *none)
         return NULL;
     if (ro == BT_ROLE_OUT || ro == BT_ROLE_ARRAY)
         return out_array(f, i);
+    if (f->nc->params[i].handle_ptr)
+        return handle_after(f, i);
+    if (f->nc->params[i].string_ptr) /* the string it points to after the call, copied */
+        return bt_call_value(BT_CHAR, 1, &f->refs[i]);
     if (f->nc->types[i] == BT_CHAR) /* a character, as a char parameter takes one */
         return PyUnicode_FromOrdinal(f->refs[i].u8);
     return bt_call_value(f->nc->types[i], 0, &f->refs[i]);
@@ -811,6 +882,10 @@ PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *
     memset(f->arr, 0, sizeof f->arr[0] * (size_t)n);
     memset(f->orig, 0, sizeof f->orig[0] * (size_t)n);
     memset(f->owned, 0, sizeof f->owned[0] * (size_t)n);
+    if (call->notes->by_address) {
+        memset(f->hin, 0, sizeof f->hin[0] * (size_t)n);
+        memset(f->held, 0, sizeof f->held[0] * (size_t)n);
+    }
     f->call = call;
     f->nc = call->notes;
     f->fname = fname;
@@ -821,6 +896,9 @@ PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *
     for (i = 0; i < n; i++)
         if (f->owned[i])
             Py_XDECREF(f->arr[i]);
+    for (i = 0; f->nc->by_address && i < n; i++)
+        if (f->held[i])
+            bt_handle_unhold(f->hin[i]);
     return r;
 }
 

@@ -44,6 +44,10 @@ typedef struct BtNoteCall {
     BtDirect direct;
     BtGuardSite site;
     uint8_t *is_ptr; /* per C parameter: passed as a pointer (one word) */
+    /* per C parameter: a pointer to a handle's (BtParam.handle_ptr) HandleType,
+     * borrowed from the Library's handle (bt_handle_calls sets them); else NULL */
+    PyObject **htypes;
+    int by_address; /* a parameter is a pointer to a handle (what a call holds) */
     /* the header's integer constants named like the status's ok value (Z_OK: Z_*),
      * which name a failing status in its message */
     const char **status_names;

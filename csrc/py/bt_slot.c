@@ -23,7 +23,7 @@ _Static_assert(BT_ARR_C_CONTIGUOUS == NPY_ARRAY_C_CONTIGUOUS &&
                "BT_ARR_* are NumPy's flags");
 _Static_assert(BT_K_ARRAY + BT_NTYPES <= BT_K_ARRAY_OTHER && BT_K_NPSCALAR + BT_NTYPES <= BT_K_BOOL,
                "dispatch codes of every type id fit their range");
-_Static_assert(sizeof(BtValue) == 16, "16 bytes per argument");
+_Static_assert(sizeof(BtValue) == BT_TYPE_MAX_SCALAR, "16 bytes per argument (bt_types.h)");
 
 /* NumPy type number -> canonical type id (or -1), from the table at import.
  * Built-in type numbers are small; others (user types: 256+) are no dtype
@@ -198,8 +198,10 @@ int bt_slot_init(void)
         /* the conversions know these representations (bt_slot_store_scalar, bt_call.c's return) */
         ok = ok && ty->npy_type < N_NPY &&
              (ty->kind == 'i' || ty->kind == 'u' || (ty->kind == 'b' && ty->size == 1) ||
-              (ty->kind == 'f' && (ty->size == 2 || ty->size == 4 || ty->size == 8)) ||
-              (ty->kind == 'c' && (ty->size == 8 || ty->size == 16)));
+              (ty->kind == 'f' && (ty->size == 2 || ty->size == 4 || ty->size == 8 ||
+                                   ty->size == sizeof(long double))) ||
+              (ty->kind == 'c' &&
+               (ty->size == 8 || ty->size == 16 || ty->size == 2 * sizeof(long double))));
         if (!ok) {
             PyErr_Format(PyExc_ImportError,
                          "bindthem: the type table's row for %s (NumPy type %d, kind '%c', %zu "
@@ -219,10 +221,11 @@ static PyObject *scalar_types(PyObject *module, PyObject *unused)
 
     for (id = 0; r && id < BT_NTYPES; id++) {
         const BtType *t = bt_type((BtTypeId)id);
-        row = Py_BuildValue("{s:s,s:s,s:i,s:C,s:n,s:s,s:s,s:i,s:s}", "c", t->cname, "mangle",
+        row = Py_BuildValue("{s:s,s:s,s:i,s:C,s:n,s:s,s:s,s:s,s:i,s:s}", "c", t->cname, "mangle",
                             t->mangle, "npy_type", t->npy_type, "kind", t->kind, "size",
-                            (Py_ssize_t)t->size, "python", t->pyname, "numpy", t->npname, "dlpack",
-                            t->dl_code, "typestr", t->typestr);
+                            (Py_ssize_t)t->size, "python", t->pyname, "python_return",
+                            bt_type_pyret((BtTypeId)id), "numpy", t->npname, "dlpack", t->dl_code,
+                            "typestr", t->typestr);
         if (!row)
             Py_CLEAR(r);
         else
@@ -235,8 +238,9 @@ PyMethodDef bt_slot_methods[] = {
     {"scalar_types", scalar_types, METH_NOARGS,
      "scalar_types($module, /)\n--\n\nThe C scalar types bindthem knows, one dict per type: "
      "'c' (the C++ spelling), 'mangle', 'npy_type', 'kind', 'size', 'python' (the Python "
-     "type of a scalar, as stubs write it), 'numpy' (the dtype's name), 'dlpack' (its DLPack "
-     "type code) and 'typestr' (__cuda_array_interface__)."},
+     "type of a scalar, as stubs write it), 'python_return' (a returned scalar's: "
+     "numpy.longdouble for long double), 'numpy' (the dtype's name), 'dlpack' (its DLPack "
+     "type code, -1 for none) and 'typestr' (__cuda_array_interface__)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -556,6 +560,51 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
     return -1;
 }
 
+/* "(3, 4)" of n extents into buf; "(2,)" for one, "()" for none. */
+static void put_extents(char *buf, size_t size, int n, const long long *v, const Py_ssize_t *d)
+{
+    size_t at = (size_t)snprintf(buf, size, "(");
+
+    for (int k = 0; k < n && at < size; k++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%lld", k ? ", " : "",
+                               v ? v[k] : (long long)d[k]);
+    if (at < size)
+        snprintf(buf + at, size - at, n == 1 ? ",)" : ")");
+}
+
+/* Record o (bt_record_store took it) for record slot s: of its fixed shape
+ * where it is a fixed-size array of structs (gmp's mpz_t: a 0-d array or a
+ * numpy.void stands for one record). 0 or -1. */
+static int record_shape(const BtArgSlot *s, PyObject *o, const char *fname, PyObject *name)
+{
+    PyArrayObject *a = PyArray_Check(o) ? (PyArrayObject *)o : NULL;
+
+    if (!s->n_fixed)
+        return 0;
+    return bt_slot_fixed_check(s, a ? PyArray_NDIM(a) : 0,
+                               a ? (const Py_ssize_t *)PyArray_DIMS(a) : NULL, fname, name);
+}
+
+int bt_slot_fixed_check(const BtArgSlot *s, int nd, const Py_ssize_t *dims, const char *fname,
+                        PyObject *name)
+{
+    char want[200], got[200], ctype[240];
+    size_t at;
+
+    if (bt_slot_fixed_ok(s, nd, dims))
+        return 0;
+    put_extents(want, sizeof want, s->n_fixed, s->fixed, NULL);
+    put_extents(got, sizeof got, nd, NULL, dims);
+    at = (size_t)snprintf(ctype, sizeof ctype, "%s%s", s->is_const ? "const " : "",
+                          bt_slot_is_record(s) ? s->rec->cname : bt_type(s->type)->cname);
+    for (int k = 0; k < s->n_fixed && at < sizeof ctype; k++)
+        at += (size_t)snprintf(ctype + at, sizeof ctype - at, "[%lld]", s->fixed[k]);
+    PyErr_Format(PyExc_ValueError,
+                 "%s(): argument '%U' must have shape %s (its C type is %s); it has shape %s",
+                 fname, name, want, ctype, got);
+    return -1;
+}
+
 int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtArgOut out,
                         const char *fname, PyObject *name)
 {
@@ -759,9 +808,15 @@ static uint16_t small_float_bits(double d, int m, int emin)
     return sign | (uint16_t)(((e - emin) << m) + (int)q);
 }
 
-/* A real part value d into a half (2 bytes), float (4) or double part at p. */
+/* A real part value d into a half (2 bytes), float (4), double (8) or long
+ * double (16) part at p. */
 static int store_real(void *p, size_t size, double d)
 {
+    if (size == sizeof(long double)) {
+        long double ld = d;
+        memcpy(p, &ld, sizeof ld);
+        return 0;
+    }
     if (size == 2) { /* __half; a bfloat16 is stored by store_bf16 */
         uint16_t h = small_float_bits(d, 10, -14);
         if ((h & 0x7fff) == 0x7c00 && isfinite(d))
@@ -775,6 +830,51 @@ static int store_real(void *p, size_t size, double d)
         *(double *)p = d;
     }
     return 0;
+}
+
+/* o into a long double without a double in between where o has more
+ * precision: a numpy.longdouble as it is, a Python or NumPy integer of 64
+ * bits exactly (a double rounds those above 2**53). 1 when stored; 0 for
+ * anything else, which goes by its double (a float's is exact). */
+static int store_long_double(BtValue *out, PyObject *o)
+{
+    long double ld;
+    long long v;
+    unsigned long long u;
+    int overflow = 0;
+
+    if (PyArray_IsScalar(o, LongDouble)) {
+        PyArray_ScalarAsCtype(o, out->bytes);
+        return 1;
+    }
+    if (bt_slot_np_int(o, &v)) {
+        ld = (long double)v;
+    } else if (PyArray_IsScalar(o, Integer)) { /* a uint64 above INT64_MAX */
+        PyObject *i = PyNumber_Index(o);
+        int r = i ? store_long_double(out, i) : (PyErr_Clear(), 0);
+        Py_XDECREF(i);
+        return r;
+    } else if (!PyLong_Check(o)) {
+        return 0;
+    } else if ((v = PyLong_AsLongLongAndOverflow(o, &overflow)) != -1 || !PyErr_Occurred()) {
+        if (overflow < 0)
+            return 0;
+        if (overflow > 0) {
+            u = PyLong_AsUnsignedLongLong(o);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0; /* beyond 64 bits: its double, or the double's OverflowError */
+            }
+            ld = (long double)u;
+        } else {
+            ld = (long double)v;
+        }
+    } else {
+        PyErr_Clear();
+        return 0;
+    }
+    memcpy(out->bytes, &ld, sizeof ld);
+    return 1;
 }
 
 int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fname, PyObject *name)
@@ -796,6 +896,8 @@ int bt_slot_store_scalar(BtValue *out, BtTypeId t, PyObject *o, const char *fnam
             return store_char(out, o, fname, name);
         return store_int(out, ty, o, fname, name);
     case 'f':
+        if (ty->size == sizeof(long double) && store_long_double(out, o))
+            return 0;
         c.real = PyFloat_AsDouble(o);
         if (c.real == -1.0 && PyErr_Occurred())
             return conversion_failed(fname, name, o, ty->cname);
@@ -991,7 +1093,7 @@ int bt_slot_store_arg(BtValue *out, const BtArgSlot *s, PyObject *o, const char 
     if (s->is_string)
         return store_string(out, o, fname, name);
     if (bt_slot_is_record(s))
-        return bt_record_store(out, s, o, fname, name);
+        return bt_record_store(out, s, o, fname, name) < 0 ? -1 : record_shape(s, o, fname, name);
     if (s->en)
         return store_enum(out, s, o, fname, name);
     return bt_slot_store_scalar(out, s->type, o, fname, name);
@@ -1238,6 +1340,54 @@ static int slot_callback(BtArgSlot *s, const BtOverload *ov, const BtCallbackTyp
     return 0;
 }
 
+/* Size parameter i of ov as z, one of the array slot's (the last of slots[k]:
+ * the parser marks sizes only right after their array). 0 or -1. */
+static int slot_size(BtArgSlot *slots, int k, BtSizeParam *z, const BtOverload *ov, int i,
+                     BtArena *arena)
+{
+    const BtParam *p = &ov->decl->params[i];
+    const BtType *t = bt_type(ov->ptypes[i]);
+    BtArgSlot *a;
+
+    if (k == 0 || slots[k - 1].cidx != p->size_of || bt_slot_is_record(&slots[k - 1])) {
+        PyErr_Format(PyExc_SystemError,
+                     "bindthem: size parameter '%s' of %s is not right after its array", p->name,
+                     ov->signature);
+        return -1;
+    }
+    a = &slots[k - 1];
+    z->cidx = i;
+    z->axis = p->size_axis;
+    z->type = ov->ptypes[i];
+    z->bits = (unsigned)t->size * 8 - (t->kind == 'i');
+    z->limit = z->bits < 63 ? (1ULL << z->bits) - 1 : UINT64_MAX;
+    if (!(z->name = bt_arena_strdup(arena, p->name))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (!a->n_sizes)
+        a->sizes = z;
+    a->n_sizes++;
+    if (a->min_ndim <= z->axis)
+        a->min_ndim = z->axis + 1;
+    return 0;
+}
+
+/* Fixed-size array parameter p's shape into slot s, from arena. 0 or -1. */
+static int slot_fixed(BtArgSlot *s, const BtParam *p, BtArena *arena)
+{
+    long long *dims = bt_arena_alloc(arena, sizeof *dims * (size_t)p->n_fixed);
+
+    if (!dims) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(dims, p->fixed, sizeof *dims * (size_t)p->n_fixed);
+    s->fixed = dims;
+    s->n_fixed = (uint8_t)p->n_fixed;
+    return 0;
+}
+
 /* The slots' indices, scalars first, then arrays and records (bt_slot_walk:
  * a record by pointer is an address taken as an array's is). */
 static void set_order(const BtArgSlot *slots, int n_py, uint8_t *order)
@@ -1269,31 +1419,8 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
         const BtType *t = bt_type(ov->ptypes[i]);
         BtArgSlot *s;
         if (p->size_of >= 0) {
-            /* the parser marks sizes only right after their array: its slot is the last one */
-            BtArgSlot *a;
-            BtSizeParam *z;
-            if (k == 0 || slots[k - 1].cidx != p->size_of || bt_slot_is_record(&slots[k - 1])) {
-                PyErr_Format(PyExc_SystemError,
-                             "bindthem: size parameter '%s' of %s is not right after its array",
-                             p->name, ov->signature);
+            if (slot_size(slots, k, &sizes[n_sizes++], ov, i, arena) < 0)
                 return -1;
-            }
-            a = &slots[k - 1];
-            z = &sizes[n_sizes++];
-            z->cidx = i;
-            z->axis = p->size_axis;
-            z->type = ov->ptypes[i];
-            z->bits = (unsigned)t->size * 8 - (t->kind == 'i');
-            z->limit = z->bits < 63 ? (1ULL << z->bits) - 1 : UINT64_MAX;
-            if (!(z->name = bt_arena_strdup(arena, p->name))) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            if (!a->n_sizes)
-                a->sizes = z;
-            a->n_sizes++;
-            if (a->min_ndim <= z->axis)
-                a->min_ndim = z->axis + 1;
             continue;
         }
         if (p->hidden) /* computed or allocated by the call (bt_note_call.h) */
@@ -1314,6 +1441,8 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
         s->max = t->max;
         if (p->t.handle_ref || p->t.is_voidp) /* a Handle (or None): bt_slot_store_arg */
             s->kind = p->t.handle_ref ? 'h' : 'v';
+        if (p->n_fixed && slot_fixed(s, p, arena) < 0)
+            return -1;
         if (p->t.is_string) {
             s->is_string = 1;
             s->kind = 's'; /* the full way: bt_slot_store_arg */

@@ -134,8 +134,9 @@ typedef struct BtArgSlot {
      * around the call; bt_slot_store_arg stores its pointer); 'r' and 'R'
      * for a struct by pointer and by value, the full way too (bt_record.h) */
     char kind;
-    uint8_t size;  /* bytes */
-    long long min; /* integers and bool: the range (an enum's values when they are one) */
+    uint8_t size;    /* bytes */
+    uint8_t n_fixed; /* a fixed-size array (BtParam.fixed; n_sizes 0): its axes, else 0 */
+    long long min;   /* integers and bool: the range (an enum's values when they are one) */
     unsigned long long max;
     /* the fused entry's plan (bt_call.h; bt_call_prepare_frame, where the
      * direct call applies): the word of this argument (a scalar, an
@@ -144,6 +145,7 @@ typedef struct BtArgSlot {
      * parameter's limit; -1 when a 1-D array is too few dimensions) */
     uint8_t word, size_word;
     Py_ssize_t max_1d;
+    const long long *fixed; /* n_fixed: the shape an argument must have, exactly */
 } BtArgSlot;
 
 /* Whether slot s takes a struct (kind 'r': by pointer, 'R': by value):
@@ -227,6 +229,33 @@ static inline int bt_slot_unaligned_only(const BtArgSlot *s, int flags)
  * device array is always aligned). */
 BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
                                     PyObject *name);
+
+/* Whether an array of nd dimensions dims has the shape of fixed-size array
+ * slot s (s->n_fixed; for a record slot, a 0-d array stands for a shape of
+ * one element). 1 or 0. */
+static inline int bt_slot_fixed_ok(const BtArgSlot *s, int nd, const Py_ssize_t *dims)
+{
+    int k;
+
+    if (nd == 0 && bt_slot_is_record(s))
+        for (nd = -1, k = 0; k < s->n_fixed; k++)
+            if (s->fixed[k] != 1)
+                return 0;
+    if (nd < 0)
+        return 1;
+    if (nd != s->n_fixed)
+        return 0;
+    for (k = 0; k < nd; k++)
+        if (dims[k] != s->fixed[k])
+            return 0;
+    return 1;
+}
+
+/* An array argument of nd dimensions dims for fixed-size array slot s:
+ * 0 when bt_slot_fixed_ok, else -1 with the ValueError (the shape it must
+ * have and the one it has). */
+BT_HIDDEN int bt_slot_fixed_check(const BtArgSlot *s, int nd, const Py_ssize_t *dims,
+                                  const char *fname, PyObject *name);
 
 /* Where a store walk puts each C parameter's value: the one thing a back
  * end tells the walk (bt_slot_walk). kind is a constant at each call site,
@@ -542,8 +571,10 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
     }
     *total += bt_slot_elements(a.ndim, a.dims);
     *bt_arg_at(out, s->cidx) = a.addr;
-    if (s->n_sizes == 0)
-        return 0;
+    if (s->n_sizes == 0) /* a fixed-size array's shape is its size */
+        return s->n_fixed ? bt_slot_fixed_check(s, a.ndim, a.dims, src->fname,
+                                                PyTuple_GET_ITEM(src->names, i))
+                          : 0;
     /* the common one: a single size, in range */
     if (s->n_sizes == 1 && BT_SLOT_SIZE_FITS(s, z, a.ndim, a.dims)) {
         *bt_arg_at(out, z->cidx) = bt_slot_size_value(z, a.dims);

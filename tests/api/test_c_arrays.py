@@ -21,7 +21,7 @@ import zlib
 import numpy as np
 import pytest
 
-from sources import CC, CXX, ROOT, run
+from sources import CC, CXX, ROOT, run, system_library
 
 import bindthem
 
@@ -44,17 +44,8 @@ def load_quietly(*args, **kwargs):
 
 
 def _system(soname, header, yml):
-    if not os.path.exists(header):
-        pytest.skip("%s not found (Debian: %s)" % (header, {
-            CBLAS_H: "libopenblas-dev", LAPACKE_H: "liblapacke-dev", ZLIB_H: "zlib1g-dev"}[header]))
-    if shutil.which("cc") is None:
-        pytest.skip("needs cc (the headers are read through the preprocessor)")
-    try:
-        import ctypes
-        ctypes.CDLL(soname)
-    except OSError:
-        pytest.skip("%s not found" % soname)
-    return load_quietly(soname, header, os.path.join(EXAMPLES, yml))
+    return system_library(soname, header, os.path.join(EXAMPLES, yml), {
+        CBLAS_H: "libopenblas-dev", LAPACKE_H: "liblapacke-dev", ZLIB_H: "zlib1g-dev"}[header])
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,11 @@ and in Fortran order and compared with NumPy, SciPy and scipy.linalg.lapack's
 f2py wrappers of the same routines."""
 
 import os
-import shutil
-import warnings
 
 import numpy as np
 import pytest
 
-from sources import ROOT
+from sources import ROOT, system_library
 
 import bindthem
 
@@ -30,18 +28,7 @@ PREC = {"s": F32, "d": F64, "c": C64, "z": C128}
 
 @pytest.fixture(scope="module")
 def lapack():
-    if not os.path.exists(LAPACKE_H):
-        pytest.skip("%s not found (Debian: liblapacke-dev)" % LAPACKE_H)
-    if shutil.which("cc") is None:
-        pytest.skip("needs cc (the headers are read through the preprocessor)")
-    try:
-        import ctypes
-        ctypes.CDLL("liblapacke.so.3")
-    except OSError:
-        pytest.skip("liblapacke.so.3 not found")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bindthem.BindWarning)
-        return bindthem.load("liblapacke.so.3", LAPACKE_H, YML)
+    return system_library("liblapacke.so.3", LAPACKE_H, YML, "liblapacke-dev")
 
 
 @pytest.fixture(scope="module")

@@ -63,14 +63,18 @@ def test_what_a_typedef_cannot_be_says_so(tmp_path):
     m = decls(parse(tmp_path, """
         typedef int triple[3];
         typedef int fn_t(int);
+        typedef wchar_t wc;
         typedef long double ld;
-        void a(triple t);
+        void a(triple *t);
         void b(fn_t *f);
-        ld c(void);
+        wc c(void);
+        ld d(void);
     """))
-    assert "'triple', an array type" in m["a"]["reason"]
+    assert "'triple', an array type" in m["a"]["reason"]  # a pointer to one (`triple t`: a
+    # fixed-size array, test_fixed_arrays.py)
     assert m["b"]["bindable"]  # a pointer to a function type: a callback
-    assert "unknown type 'long double'" in m["c"]["reason"]
+    assert "unknown type 'wchar_t'" in m["c"]["reason"]
+    assert m["d"]["bindable"] and m["d"]["return"]["type"] == "long double"
 
 
 def test_enums_are_integers_of_their_c_size(tmp_path):
@@ -103,11 +107,43 @@ def test_const_char_pointers_are_strings(tmp_path):
         int unnamed(const char *);
         int buffer(const char *s, int s_size);
         char *owned(void);
+        unsigned char *bytes_of(void);
+        char *const *names(void);
     """))
     assert m["name"]["bindable"] and m["count"]["bindable"] and m["unnamed"]["bindable"]
     assert m["buffer"]["bindable"] and m["buffer"]["params"][0]["array"]
     assert not m["count"]["params"][0]["array"]
-    assert "pointer (char *)" in m["owned"]["reason"]
+    # a `char *` return is a string too (copied into a str, never freed: docs/c-libraries.rst)
+    assert m["owned"]["bindable"] and m["owned"]["return"]["string"]
+    # an unsigned char * is bytes of a length the header does not say; char *const * an array
+    assert "pointer (unsigned char *)" in m["bytes_of"]["reason"]
+    assert not m["names"]["bindable"]
+
+
+def test_pointers_to_handles_and_strings_wait_for_an_annotation(tmp_path):
+    """`H **` and `char **` are one value by address or an array of them, which
+    the header does not say: left out as a pointer with no size, until an
+    annotation names one ({intent: out}); `T *const *` is an array. A struct
+    written by address is a handle type, as one returned is."""
+    m = decls(parse(tmp_path, """
+        typedef struct db db;
+        struct point { double x, y; };
+        int open_db(const char *path, db **out);
+        int free_all(void **p);
+        double parse_num(const char *s, char **end);
+        double parse_const(const char *s, const char **end);
+        int arr(db *const *dbs, int n);
+        int many(db **dbs, int dbs_size);
+        int pts(struct point **p);
+        int argv_like(char *argv[]);
+    """))
+    for f, p in [("open_db", "out"), ("free_all", "p"), ("parse_num", "end"),
+                 ("parse_const", "end"), ("pts", "p")]:
+        r = m[f]["reason"]
+        assert f"parameter '{p}' is a pointer to a" in r and "annotate it" in r, (f, r)
+    assert "pointer to pointer" in m["arr"]["reason"]
+    assert "array of handles (not bound yet)" in m["many"]["reason"]
+    assert "pointer to pointer" in m["argv_like"]["reason"]
 
 
 def test_struct_pointers_are_handles_unless_they_are_structs(tmp_path):
@@ -222,6 +258,24 @@ def test_pragma_pack_leaves_every_layout_out(tmp_path):
         #pragma pack(pop)
     """)
     assert "struct s (struct s): a #pragma pack is in effect" in out
+
+
+def test_a_struct_bindthem_cannot_lay_out_is_a_handle_by_pointer(tmp_path):
+    """Its fields are never read, so a pointer to it is passed as a handle
+    (bit-fields, a #pragma pack, a field of an unknown type); by value it
+    stays out, with the reason."""
+    m = parse(tmp_path, """
+        struct bits { unsigned a : 3; unsigned b : 5; };
+        struct bits *bits_new(void);
+        int bits_get(const struct bits *b);
+        int bits_sum(struct bits *b, int n);
+        int bits_value(struct bits b);
+    """)
+    d = decls(m)
+    assert d["bits_get"]["bindable"] and d["bits_get"]["params"][0]["handle"] == "bits"
+    assert d["bits_sum"]["bindable"] and d["bits_new"]["return"]["handle"] == "bits"
+    assert "bit-field" in d["bits_value"]["reason"]
+    assert [h["name"] for h in m["handles"]] == ["bits"]
 
 
 def test_function_pointers_are_callbacks(tmp_path):

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sources import CC
+from sources import c_library
 from support import python_env
 
 import bindthem
@@ -160,13 +160,7 @@ remaps:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cb")
-    (d / "cb.h").write_text(HEADER)
-    (d / "cb.c").write_text(SOURCE)
-    so = d / "libcb.so"
-    subprocess.run([CC, "-std=c11", "-O1", "-fPIC", "-shared", "-pthread", str(d / "cb.c"), "-o",
-                    str(so)], check=True)
-    return str(so), str(d / "cb.h")
+    return c_library(tmp_path_factory, "cb", HEADER, SOURCE, flags=('-pthread',))
 
 
 @pytest.fixture(scope="module")

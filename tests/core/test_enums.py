@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from cuda_support import launches
 
-from sources import CXX
+from sources import CXX, c_library
 
 import bindthem
 from bindthem import _core
@@ -84,14 +84,7 @@ class Perm(enum.IntFlag):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    d = tmp_path_factory.mktemp("enums")
-    (d / "enums.h").write_text(HEADER)
-    # C has no default arguments: the library is C++, its functions extern "C"
-    (d / "enums.cpp").write_text(SOURCE)
-    so = d / "libenums.so"
-    subprocess.run([CXX, "-O1", "-fPIC", "-shared", "-I", str(d), str(d / "enums.cpp"), "-o",
-                    str(so)], check=True)
-    return str(so), str(d / "enums.h")
+    return c_library(tmp_path_factory, "enums", HEADER, SOURCE, cxx=True)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import warnings
 
 import pytest
 
-from sources import CC
+from sources import c_library
 from support import python_env
 
 import bindthem
@@ -97,15 +97,7 @@ other_t other_new(void) { return calloc(1, sizeof(struct other)); }
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    if not shutil.which(CC):
-        pytest.skip("needs a C compiler")
-    d = tmp_path_factory.mktemp("thing")
-    (d / "thing.h").write_text(HEADER)
-    (d / "thing.c").write_text(SOURCE)
-    so = d / "libthing.so"
-    subprocess.run([CC, "-std=c11", "-O1", "-fPIC", "-shared", str(d / "thing.c"), "-o", str(so)],
-                   check=True)
-    return str(so), str(d / "thing.h")
+    return c_library(tmp_path_factory, "thing", HEADER, SOURCE)
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,7 @@ NO_REFS = {"handle": None, "callback": None, "struct": None, "voidp": False}
 def P(name, type, const, array, size_of, line, col):
     return {"name": name, "type": type, "const": const, "array": array, "string": False,
             "enum": None, "size_of": size_of, "default": None, "line": line, "col": col,
-            **NO_REFS}
+            "shape": None, **NO_REFS}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sources import CC, CXX
+from sources import CXX, c_library
 from support import python_env
 
 import bindthem
@@ -75,13 +75,7 @@ int unnamed(const char *s) { return (int)strlen(s); }
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    d = tmp_path_factory.mktemp("strs")
-    (d / "strs.h").write_text(HEADER)
-    (d / "strs.c").write_text(SOURCE)
-    so = d / "libstrs.so"
-    subprocess.run([CC, "-std=c11", "-O1", "-fPIC", "-shared", str(d / "strs.c"), "-o",
-                    str(so)], check=True)
-    return str(so), str(d / "strs.h")
+    return c_library(tmp_path_factory, "strs", HEADER, SOURCE)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sources import CC
+from sources import CC, c_library
 from support import python_env
 
 import bindthem
@@ -148,13 +148,7 @@ STRUCTS = ["point", "cfloat2", "tiny", "trio", "mixed", "body", "value", "tagged
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    d = tmp_path_factory.mktemp("structs")
-    (d / "structs.h").write_text(HEADER)
-    (d / "structs.c").write_text(SOURCE)
-    so = d / "libstructs.so"
-    subprocess.run([CC, "-std=c11", "-O1", "-fPIC", "-shared", str(d / "structs.c"), "-o",
-                    str(so)], check=True)
-    return str(so), str(d / "structs.h")
+    return c_library(tmp_path_factory, "structs", HEADER, SOURCE)
 
 
 @pytest.fixture(scope="module")

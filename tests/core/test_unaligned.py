@@ -233,13 +233,24 @@ def test_the_fixture_covers_every_cpu_dtype(seen):
     assert len(seen["yml"]) == len(cpu_rows())
 
 
+def same_bits(c, got, want):
+    """Whether arrays of C type c (their bytes) hold the same values bit for bit;
+    x87 long double's 6 padding bytes of 16, which a store leaves as they were,
+    left out."""
+    dt = np.dtype({t["c"]: t["numpy"] for t in cpu_rows()}[c])
+    if dt.type in (np.longdouble, np.clongdouble) and np.finfo(np.longdouble).nmant == 63:
+        keep = np.tile(np.arange(16) < 10, len(got) // 16)
+        got, want = (np.frombuffer(b, np.uint8)[keep].tobytes() for b in (got, want))
+    return got == want
+
+
 def test_every_dtype_at_every_offset(seen):
     copied = 0
     for row in seen["rows"]:
         case = (row["c"], row["off"], row["which"])
         assert row["ra"][0] == "ret" and row["ra"][1] == N, case
         assert row["r"] == row["ra"], case          # the kernel saw aligned pointers
-        assert row["y"] == row["y0"], case          # bit for bit the aligned run's result
+        assert same_bits(row["c"], row["y"], row["y0"]), case  # the aligned run's result
         assert row["a_kept"], case                  # the const array untouched
         n, back = row["unaligned"], int(row["y_unaligned"])
         assert row["stats"] == nothing(aligned_copies=n, copy_backs=back), case

@@ -93,6 +93,47 @@ def run(cmd):
         raise RuntimeError("%s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
 
 
+def c_library(tmp_path_factory, stem, header, source, cxx=False, flags=()):
+    """A test's own small library: header and source text written into a fresh
+    folder as STEM.h and STEM.c (STEM.cpp with cxx: C++, its functions extern
+    "C" where the header says so), compiled with CC (CXX) -O1 into libSTEM.so.
+    (library path, header path); skips the test without the compiler."""
+    compiler = CXX if cxx else CC
+    if not shutil.which(compiler):
+        pytest.skip("needs a C%s compiler (%s)" % ("++" if cxx else "", compiler))
+    d = tmp_path_factory.mktemp(stem)
+    (d / (stem + ".h")).write_text(header)
+    src = d / (stem + (".cpp" if cxx else ".c"))
+    src.write_text(source)
+    so = d / ("lib%s.so" % stem)
+    std = [] if cxx else ["-std=c11"]
+    subprocess.run([compiler, *std, "-O1", "-fPIC", "-shared", "-I", str(d), *flags, str(src),
+                    "-o", str(so)], check=True)
+    return str(so), str(d / (stem + ".h"))
+
+
+def system_library(soname, header, instantiate=None, package="", **options):
+    """bindthem.load of a system library and its unmodified header (read through
+    the preprocessor), its BindWarning (what the header declares that is left
+    out) silenced; skips the test where the header (Debian: package), cc or
+    the library is missing."""
+    import ctypes
+    import warnings
+
+    import bindthem
+    if not os.path.exists(header):
+        pytest.skip("%s not found%s" % (header, " (Debian: %s)" % package if package else ""))
+    if shutil.which("cc") is None:
+        pytest.skip("needs cc (the headers are read through the preprocessor)")
+    try:
+        ctypes.CDLL(soname)
+    except OSError:
+        pytest.skip("%s not found" % soname)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bindthem.BindWarning)
+        return bindthem.load(soname, header, instantiate, **options)
+
+
 def compile_cxx(outdir, stem, header, instantiate=None, extra=""):
     """Compile header (+ the explicit instantiations of instantiate) with g++."""
     from bindthem._services.compile.source import instantiation_source

@@ -47,6 +47,10 @@ for _t in _core.scalar_types():
     if _t["numpy"] not in ("None",) and _t["c"] not in ("char", "long long",
                                                          "unsigned long long"):
         _DTYPE_C.setdefault(_t["numpy"], _t["c"])
+        try:  # and by NumPy's dtype.name: longdouble's is "float128" on x86-64
+            _DTYPE_C.setdefault(np.dtype(_t["numpy"]).name, _t["c"])
+        except TypeError:  # bfloat16: ml_dtypes' type, which NumPy knows only by its object
+            pass
 
 
 def _scalar_c(value):
