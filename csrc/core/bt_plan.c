@@ -524,6 +524,25 @@ static void put_fixed(BtBuf *b, const BtOverload *ov, const BtParam *pa, BtTypeI
         bt_buf_printf(b, "[%lld]", pa->fixed[k]);
 }
 
+/* A handle's, a `void *`'s or a pointer to a string's type r (handle_ptr
+ * or string_ptr: pointed to by address) as C spells it, its '*'s
+ * included: "struct gzFile_s *", "void *", "struct sqlite3 **", "const
+ * char **"; 0 when r is none of them. */
+static int put_pointer(BtBuf *b, const BtOverload *ov, const BtTypeRef *r, int by_address)
+{
+    const BtHeader *h = ov->header;
+
+    if (!r->handle_ref && !r->is_voidp && !(by_address && r->type == BT_CHAR))
+        return 0;
+    bt_buf_puts(b, r->is_const ? "const " : "");
+    bt_buf_puts(b, r->handle_ref && h && r->handle_ref <= h->n_handles
+                       ? h->handles[r->handle_ref - 1].key
+                   : r->handle_ref || r->is_voidp ? "void"
+                                                  : "char");
+    bt_buf_puts(b, by_address ? " **" : " *");
+    return 1;
+}
+
 /* "int ns::f<int, double>(const int J[], const int J_size, double a)" */
 static const char *signature(Planner *p, const BtOverload *ov)
 {
@@ -533,8 +552,10 @@ static const char *signature(Planner *p, const BtOverload *ov)
     int i;
 
     bt_buf_init(&b);
-    put_type(&b, ov, &d->ret, ov->ret);
-    bt_buf_puts(&b, d->ret.is_array ? " *" : d->ret.is_string ? "" : " ");
+    if (!put_pointer(&b, ov, &d->ret, 0)) {
+        put_type(&b, ov, &d->ret, ov->ret);
+        bt_buf_puts(&b, d->ret.is_array ? " *" : d->ret.is_string ? "" : " ");
+    }
     bt_plan_put_name(&b, d, ov->targs);
     bt_buf_putc(&b, '(');
     for (i = 0; i < d->n_params; i++) {
@@ -547,6 +568,10 @@ static const char *signature(Planner *p, const BtOverload *ov)
         }
         if (pa->n_fixed) { /* "const unsigned char uu[16]", "__mpz_struct arg0[1]" */
             put_fixed(&b, ov, pa, ov->ptypes[i]);
+            continue;
+        }
+        if (put_pointer(&b, ov, &pa->t, pa->handle_ptr || pa->string_ptr)) {
+            bt_buf_puts(&b, pa->name ? pa->name : "");
             continue;
         }
         put_type(&b, ov, &pa->t, ov->ptypes[i]);

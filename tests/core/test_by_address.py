@@ -17,13 +17,12 @@
 import gc
 import os
 import sqlite3
-import textwrap
 import threading
 import warnings
 
 import pytest
 
-from sources import c_library
+from sources import ROOT, c_library, system_library
 
 import bindthem
 from bindthem import _core
@@ -256,26 +255,12 @@ SQLITE_H = "/usr/include/sqlite3.h"
 
 
 @pytest.fixture(scope="module")
-def sq(tmp_path_factory):
-    if not os.path.exists(SQLITE_H):
-        pytest.skip("needs sqlite3.h (libsqlite3-dev)")
-    y = tmp_path_factory.mktemp("sq") / "sqlite3.yml"
-    y.write_text(textwrap.dedent("""\
-        annotate:
-          sqlite3_open:
-            ppDb: {intent: out}
-            status: {ok: [SQLITE_OK]}
-          sqlite3_prepare_v2:
-            ppStmt: {intent: out}
-            pzTail: {intent: out}
-            nByte: "-1"
-            status: {ok: [SQLITE_OK]}
-        """))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return bindthem.load("libsqlite3.so.0", SQLITE_H, str(y),
-                             handles={"sqlite3": "sqlite3_close",
-                                      "sqlite3_stmt": "sqlite3_finalize"})
+def sq():
+    """SQLite through examples/c-apis/sqlite3.yml, as its header shows."""
+    return system_library("libsqlite3.so.0", SQLITE_H,
+                          os.path.join(ROOT, "examples", "c-apis", "sqlite3.yml"),
+                          "libsqlite3-dev", handles={"sqlite3": "sqlite3_close_v2",
+                                                     "sqlite3_stmt": "sqlite3_finalize"})
 
 
 def test_sqlite3_for_real(sq, tmp_path):
@@ -285,6 +270,13 @@ def test_sqlite3_for_real(sq, tmp_path):
         c.executemany("insert into t values (?, ?)", [(i, "v%d" % i) for i in range(5)])
     db = sq.sqlite3_open(path)
     assert type(db) is bindthem.Handle and db.type.name == "sqlite3"
+    ro = sq.sqlite3_open_v2(path, sq.SQLITE_OPEN_READONLY, "unix")
+    st, tail = sq.sqlite3_prepare_v2(ro, "select count(*) from t")
+    assert tail == "" and sq.sqlite3_step(st) == sq.SQLITE_ROW and sq.sqlite3_column_int(st, 0) == 5
+    st.close()
+    ro.close()
+    with pytest.raises(bindthem.StatusError, match="SQLITE_CANTOPEN"):
+        sq.sqlite3_open_v2(str(tmp_path / "no" / "such.db"), sq.SQLITE_OPEN_READONLY, "unix")
     st, tail = sq.sqlite3_prepare_v2(db, "select sum(x), max(s) from t; select 1")
     assert tail == " select 1"
     assert sq.sqlite3_errmsg(db) == "not an error"
