@@ -303,12 +303,13 @@ class Function(_Callable):
     def _add(self, other: Function, /) -> None: ...
     @property
     def copy_const(self) -> bool:
-        """Whether misfit const arrays are copied rather than refused."""
+        """The copy_const it was bound with; it changes nothing (docs/calls.rst)."""
     @property
     def stats(self) -> dict[str, int]:
-        """Copies its calls made: 'aligned_copies' (unaligned arrays passed as aligned
-        temporaries), 'copy_backs' (of those, written ones copied back), 'const_copies'
-        (const arrays that are not C-contiguous, copied under copy_const)."""
+        """Copies its calls made: 'aligned_copies' (unaligned C-contiguous arrays passed
+        as aligned temporaries), 'layout_copies' (arrays that are not C-contiguous passed
+        as C-contiguous temporaries), 'copy_backs' (of those, written ones copied back),
+        'const_copies' (0: copy_const made such copies once)."""
 
 @final
 class LibraryHandle:

@@ -119,9 +119,9 @@ def load(library: StrPath, header: StrPath, instantiate: StrPath | None = None, 
     ``bindthem._core.GIL_RELEASE_MIN_ELEMENTS`` elements or more),
     ``"release"`` (always: compute-heavy kernels on
     small arrays), ``"keep"`` (never), or a dict ``{function name: policy}``
-    (the others ``"auto"``). ``copy_const=True``: a ``const`` array argument
-    that is not C-contiguous and aligned is copied into one that is, instead
-    of being refused; writable arrays are never copied.
+    (the others ``"auto"``). ``copy_const`` is accepted and changes
+    nothing: every array argument that is not C-contiguous and aligned is
+    passed as the call's copy, a written one copied back (docs/calls.rst).
     :func:`bindthem.options` overrides both per call.
 
     ``cpp``: whether the header is read through the C preprocessor, as an
@@ -321,11 +321,10 @@ class options:
     threads), ``"keep"`` (never release it), ``"auto"`` (release it when the
     arrays hold ``bindthem._core.GIL_RELEASE_MIN_ELEMENTS`` elements or more,
     the default).
-    ``copy_const``: ``True`` lets bindthem copy ``const`` array arguments that
-    are not C-contiguous and aligned (blocks of ``dask.array.from_array``,
-    buffers that arrived over the network) into ones that are; ``False``
-    refuses them. Writable arrays are never copied: the kernel's writes must
-    land in the caller's array.
+    ``copy_const``: accepted, and changes nothing: every array argument
+    that is not C-contiguous and aligned (blocks of ``dask.array.from_array``,
+    buffers that arrived over the network) is passed as the call's copy, a
+    written one copied back (docs/calls.rst).
 
     ``None`` keeps the enclosing value. Blocks nest.
     """

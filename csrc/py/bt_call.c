@@ -338,24 +338,28 @@ static inline BT_ALWAYS_INLINE PyObject *invoke_direct(const BtCall *call, PyObj
     return invoke(call, args, fname, names, opts, &out, NULL);
 }
 
-/* ================= unaligned arrays: aligned temporaries =================
+/* ================= temporaries: arrays a kernel cannot take as they are =================
  *
  * Entered where a fast path's walk stopped, at the first array that lacks
- * only alignment; the scalars (converted first: bt_slot_walk) and the
- * arrays before it are already stored. Temporaries are malloc'd (64
+ * only alignment or C-contiguity (a strided view, a Fortran-ordered or
+ * unaligned array); the scalars (converted first: bt_slot_walk) and the
+ * arrays before it are already stored. Each such array is passed as an
+ * aligned C-contiguous temporary of its elements, copied back after the
+ * kernel where the parameter is written. Temporaries are malloc'd (64
  * bytes aligned), never Python objects, so no Python code runs between the
- * checks and the kernel here either; the GIL is held while they are
- * filled and copied back. */
+ * checks and the kernel here either; the GIL is held while they are filled
+ * and copied back. */
 
 enum { TEMP_ALIGN = 64 };
 
-/* An array argument passed as an aligned temporary. */
+/* An array argument passed as a temporary. */
 typedef struct Temp {
     PyArrayObject *a; /* the caller's (args holds it) */
     char *data;       /* its data when copied */
     void *tmp;
-    size_t nbytes;
+    size_t nbytes; /* the temporary's: its elements, C order */
     int arg;
+    int strided; /* not C-contiguous: its elements gathered, scattered back */
 } Temp;
 
 typedef struct Temps {
@@ -363,7 +367,33 @@ typedef struct Temps {
     Temp t[BT_MAX_PARAMS];
 } Temps;
 
-/* bt_slot_walk's unaligned(): an aligned copy of C-contiguous ndarray
+/* The elements of array a to (gather) or from the C-ordered buffer buf,
+ * one at a time in C order, by a's strides. */
+static void strided_copy(PyArrayObject *a, char *buf, int gather)
+{
+    const npy_intp *dims = PyArray_DIMS(a), *strides = PyArray_STRIDES(a);
+    npy_intp idx[NPY_MAXDIMS] = {0}, n = PyArray_SIZE(a), e;
+    size_t item = (size_t)PyArray_ITEMSIZE(a);
+    char *p = PyArray_BYTES(a);
+    int nd = PyArray_NDIM(a), k;
+
+    for (e = 0; e < n; e++, buf += item) {
+        if (gather)
+            memcpy(buf, p, item);
+        else
+            memcpy(p, buf, item);
+        for (k = nd - 1; k >= 0; k--) { /* the next element's address: an odometer */
+            if (++idx[k] < dims[k]) {
+                p += strides[k];
+                break;
+            }
+            p -= strides[k] * (dims[k] - 1);
+            idx[k] = 0;
+        }
+    }
+}
+
+/* bt_slot_walk's unaligned(): an aligned C-contiguous copy of ndarray
  * argument i into arr->addr, recorded in the Temps ctx; -1 with
  * MemoryError. */
 static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
@@ -371,7 +401,7 @@ static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
     Temps *ts = ctx;
     Temp *t = &ts->t[ts->n];
     PyArrayObject *a = (PyArrayObject *)args[i];
-    size_t n = (size_t)PyArray_NBYTES(a);
+    size_t n = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
 
     t->tmp = aligned_alloc(TEMP_ALIGN, (n / TEMP_ALIGN + 1) * TEMP_ALIGN);
     if (!t->tmp) {
@@ -382,40 +412,68 @@ static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
     t->data = PyArray_DATA(a);
     t->nbytes = n;
     t->arg = i;
-    memcpy(t->tmp, t->data, n);
+    t->strided = !PyArray_IS_C_CONTIGUOUS(a);
+    if (t->strided)
+        strided_copy(a, t->tmp, 1);
+    else
+        memcpy(t->tmp, t->data, n);
     ts->n++;
     arr->addr = (uint64_t)(uintptr_t)t->tmp;
     return 0;
 }
 
+/* The bytes array a's elements lie in: [*lo, *hi), empty for no elements. */
+static void extent(PyArrayObject *a, const char **lo, const char **hi)
+{
+    const char *p = PyArray_BYTES(a);
+    npy_intp down = 0, up = PyArray_ITEMSIZE(a);
+
+    for (int k = 0; k < PyArray_NDIM(a); k++) {
+        npy_intp span = PyArray_STRIDES(a)[k] * (PyArray_DIMS(a)[k] - 1);
+        if (PyArray_DIMS(a)[k] == 0)
+            up = down = 0;
+        if (PyArray_DIMS(a)[k] == 0)
+            break;
+        if (span < 0)
+            down += span;
+        else
+            up += span;
+    }
+    *lo = p + down;
+    *hi = p + up;
+}
+
 /* A ValueError when a temporary stands for memory that another array
- * argument also covers and the kernel writes either of them: through the
- * copy, one's writes would no longer show in the other. Returns 0 or -1. */
+ * argument also covers (their extents meet) and the kernel writes either of
+ * them: through the copy, one's writes would no longer show in the other.
+ * Returns 0 or -1. */
 static int temps_overlap(const BtCall *call, PyObject *const *args, const Temps *ts,
                          const char *fname, PyObject *names)
 {
+    const char *lo, *hi, *blo, *bhi;
     int j, n;
 
     for (n = 0; n < ts->n; n++) {
         const Temp *t = &ts->t[n];
         const BtArgSlot *s = &call->slots[t->arg];
+        extent(t->a, &lo, &hi);
         for (j = 0; j < call->n_py; j++) {
             const BtArgSlot *o = &call->slots[j];
             PyArrayObject *b = (PyArrayObject *)args[j];
-            const char *lo;
             if (j == t->arg || !o->is_array || !b || (s->is_const && o->is_const))
                 continue;
-            lo = PyArray_DATA(b); /* C-contiguous (checked): its bytes are one range */
-            if (lo >= t->data + t->nbytes || t->data >= lo + PyArray_NBYTES(b))
+            extent(b, &blo, &bhi);
+            if (lo == hi || blo == bhi || blo >= hi || lo >= bhi)
                 continue;
             PyErr_Format(PyExc_ValueError,
-                         "%s(): argument '%U' (position %d) is an unaligned array that shares "
-                         "memory with argument '%U' (position %d), and the kernel writes %s: "
-                         "bindthem passes an unaligned array as an aligned copy, which would "
-                         "change what the kernel sees; pass arrays that do not share memory, "
-                         "or aligned views (of a buffer whose address is a multiple of the "
-                         "dtype's alignment)",
-                         fname, arg_name(names, t->arg), t->arg + 1, arg_name(names, j), j + 1,
+                         "%s(): argument '%U' (position %d) is %s array that shares memory with "
+                         "argument '%U' (position %d), and the kernel writes %s: bindthem "
+                         "passes such an array as an aligned C-contiguous copy, which would "
+                         "change what the kernel sees; pass arrays that do not share memory "
+                         "(a copy of one of them)",
+                         fname, arg_name(names, t->arg), t->arg + 1,
+                         t->strided ? "a non-C-contiguous" : "an unaligned", arg_name(names, j),
+                         j + 1,
                          !s->is_const && !o->is_const ? "both"
                          : !s->is_const               ? "the first"
                                                       : "the second");
@@ -432,15 +490,20 @@ static int temps_overlap(const BtCall *call, PyObject *const *args, const Temps 
 static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ran,
                               const char *fname, PyObject *names)
 {
-    int n, back = 0;
+    int n, back = 0, strided = 0;
 
     for (n = 0; n < ts->n; n++) {
         Temp *t = &ts->t[n];
+        strided += t->strided;
         if (ran && !call->slots[t->arg].is_const) {
             /* the caller's buffer is the one copied, unless something moved it meanwhile (a
              * resize from another thread while the kernel ran without the GIL) */
-            if (PyArray_DATA(t->a) == t->data && (size_t)PyArray_NBYTES(t->a) >= t->nbytes) {
-                memcpy(t->data, t->tmp, t->nbytes);
+            if (PyArray_DATA(t->a) == t->data &&
+                (size_t)PyArray_SIZE(t->a) * (size_t)PyArray_ITEMSIZE(t->a) == t->nbytes) {
+                if (t->strided)
+                    strided_copy(t->a, t->tmp, 0);
+                else
+                    memcpy(t->data, t->tmp, t->nbytes);
                 back++;
             } else if (r) {
                 Py_CLEAR(r);
@@ -453,7 +516,8 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
         free(t->tmp);
     }
     if (ran) {
-        bt_call_count(&call->stats->aligned_copies, ts->n);
+        bt_call_count(&call->stats->aligned_copies, ts->n - strided);
+        bt_call_count(&call->stats->layout_copies, strided);
         bt_call_count(&call->stats->copy_backs, back);
     }
     return r;

@@ -372,15 +372,15 @@ static PyGetSetDef function_getset[] = {
     {"open", (getter)get_open, NULL,
      "Whether a call with types no overload takes instantiates the template on demand.", NULL},
     {"copy_const", (getter)get_copy_const, NULL,
-     "Whether const array arguments that are not C-contiguous are copied (True) or refused "
-     "(False); bindthem.options(copy_const=...) overrides it per call.",
+     "The copy_const this function was bound with; it changes nothing: every array that is "
+     "not C-contiguous or aligned is the call's copy (docs/calls.rst).",
      NULL},
     {"stats", (getter)get_stats, NULL,
-     "Copies its calls made, as a dict: 'aligned_copies' (unaligned arrays passed as aligned "
-     "temporaries), 'copy_backs' (of those, arrays the kernel writes, copied back), "
-     "'const_copies' (const arrays that are not C-contiguous, copied under copy_const), "
-     "'layout_copies' (an annotated function's arrays copied to a layout it takes: "
-     "docs/arrays.rst).",
+     "Copies its calls made, as a dict: 'aligned_copies' (unaligned C-contiguous arrays "
+     "passed as aligned temporaries), 'layout_copies' (arrays that are not C-contiguous "
+     "passed as C-contiguous temporaries, or an annotated function's copied to a layout it "
+     "takes: docs/arrays.rst), 'copy_backs' (of those, arrays the kernel writes, copied "
+     "back), 'const_copies' (0: copy_const made such copies once).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -60,7 +60,7 @@ int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out
             continue;
         flags = PyArray_FLAGS((PyArrayObject *)args[i]);
         /* one that lacks only alignment is the call's (an aligned temporary, bt_call.c) */
-        if ((flags & s->need) == s->need || bt_slot_unaligned_only(s, flags))
+        if ((flags & s->need) == s->need || bt_slot_copy_fixes(s, flags))
             continue;
         /* a new buffer from NumPy's allocator is aligned for its dtype */
         out[i] = held[n] = PyArray_NewCopy((PyArrayObject *)args[i], NPY_CORDER);

@@ -522,41 +522,24 @@ const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
 
 /* ================= arrays and sizes ================= */
 
-/* Said after the remedy when a const ndarray does not fit. */
-#define COPY_HINT                                                                                  \
-    " (or opt in to copies of const arrays: copy_const=True in build()/load() or "                 \
-    "bindthem.options())"
-
 int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
                           PyObject *name)
 {
-    const char *hint = s->is_const && !a->via ? COPY_HINT : "";
     int missing = s->need & ~a->flags;
 
-    if (!a->via && bt_slot_unaligned_only(s, a->flags))
+    if (!a->via && bt_slot_copy_fixes(s, a->flags))
         return 1;
-
-    if (missing & BT_ARR_C_CONTIGUOUS) {
-        if (a->via)
-            PyErr_Format(PyExc_ValueError,
-                         "%s(): argument '%U' must be a C-contiguous array (this one, via %s, "
-                         "is strided); bindthem never copies: make a contiguous copy and pass "
-                         "that",
-                         fname, name, a->via);
-        else
-            PyErr_Format(PyExc_ValueError,
-                         "%s(): argument '%U' must be a C-contiguous array (this one is %s); "
-                         "bindthem never copies, pass numpy.ascontiguousarray(%U) and use the "
-                         "result%s",
-                         fname, name,
-                         a->flags & BT_ARR_F_CONTIGUOUS ? "Fortran-ordered" : "strided", name,
-                         hint);
-    } else {
+    if (missing & BT_ARR_WRITEABLE)
         PyErr_Format(PyExc_ValueError,
                      "%s(): argument '%U' is a read-only array, but the kernel writes to it (the "
                      "parameter is not const)",
                      fname, name);
-    }
+    else /* a device array: never copied */
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' must be a C-contiguous array (this one, via %s, is "
+                     "strided); bindthem never copies device memory: make a contiguous copy and "
+                     "pass that",
+                     fname, name, a->via ? a->via : "?");
     return -1;
 }
 

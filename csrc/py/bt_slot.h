@@ -216,17 +216,19 @@ BT_HIDDEN PyObject *bt_slot_describe(PyObject *o);
 BT_HIDDEN const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size);
 
 /* Whether an array whose flags lack some of what slot s needs lacks only
- * alignment: a CPU call then passes an aligned copy (bt_call_invoke). */
-static inline int bt_slot_unaligned_only(const BtArgSlot *s, int flags)
+ * alignment or C-contiguity: a CPU call then passes an aligned C-contiguous
+ * copy (bt_call_invoke), copied back where the kernel writes it. */
+static inline int bt_slot_copy_fixes(const BtArgSlot *s, int flags)
 {
-    return ((flags | BT_ARR_ALIGNED) & s->need) == s->need;
+    return ((flags | BT_ARR_ALIGNED | BT_ARR_C_CONTIGUOUS) & s->need) == s->need;
 }
 
-/* Array a lacks some of s->need. Raises the ValueError (not C-contiguous,
- * or read-only for a non-const parameter), with the remedy, and returns -1;
- * or, for an ndarray (a->via NULL) that lacks only alignment, raises
- * nothing and returns 1: the CPU call passes it as an aligned copy (a
- * device array is always aligned). */
+/* Array a lacks some of s->need. For an ndarray (a->via NULL) that lacks
+ * only alignment or C-contiguity, raises nothing and returns 1: the CPU
+ * call passes it as an aligned C-contiguous copy. Else raises the
+ * ValueError (read-only for a non-const parameter; a device array that is
+ * not C-contiguous, which is never copied), with the remedy, and returns
+ * -1. */
 BT_HIDDEN int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *fname,
                                     PyObject *name);
 

@@ -92,25 +92,45 @@ def test_wrong_value_dtype(abi, args, bad):
     assert msg.endswith(OVERLOADS)
 
 
-def test_non_contiguous_refused(abi, args):
+def test_non_contiguous_arrays_are_copies(abi, args):
+    """A strided, reversed or Fortran-ordered array is passed as a C-contiguous
+    copy (counted in stats["layout_copies"]); a written one is copied back
+    (stats["copy_backs"]), into its own elements only."""
     J, x, y = args
+    before = abi.errfunc.stats
     xx = np.arange(8, dtype=np.float32)
-    msg = raises(ValueError, abi.errfunc, J, xx[::2], y, 1.0)
-    assert msg == ("errfunc(): argument 'x' must be a C-contiguous array (this one is strided); "
-                   "bindthem never copies, pass numpy.ascontiguousarray(x) and use the result")
+    assert abi.errfunc(J, xx[::2], y, 5.0) == len(J)
+    assert xx.tolist() == [5.0, 1, 2, 3, 4, 5, 6, 7]  # x[0] written through the copy
+    rev = np.arange(4, dtype=np.float32)
+    abi.errfunc(J, rev[::-1], y, 9.0)
+    assert rev.tolist() == [0, 1, 2, 9.0]
     JJ = np.zeros(6, np.int32)
-    msg = raises(ValueError, abi.errfunc, JJ[::2], x, y, 1.0)
-    assert "argument 'J' must be a C-contiguous array" in msg
-
-
-def test_fortran_order_refused(abi, args):
-    J, x, y = args
+    assert abi.errfunc(JJ[::2], x, y, 1.0) == 3
     f = np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))
-    msg = raises(ValueError, abi.errfunc, J, f, y, 1.0)
-    assert msg.startswith("errfunc(): argument 'x' must be a C-contiguous array (this one is "
-                          "Fortran-ordered)")
-    # 1-D and column vectors are both C and F contiguous, so fine
+    abi.errfunc(J, f, y, 7.0)
+    assert f[0, 0] == 7.0 and f.flags.f_contiguous
+    after = abi.errfunc.stats
+    assert after["layout_copies"] - before["layout_copies"] == 4
+    assert after["copy_backs"] - before["copy_backs"] == 3  # JJ is const: not copied back
+    # 1-D and column vectors are both C and F contiguous: no copy
     assert abi.count(np.asfortranarray(np.zeros((4, 1)))) == 4
+
+
+def test_copies_of_views_that_share_memory(abi, args):
+    J, x, y = args
+    A = np.arange(24.0).reshape(2, 3, 4)
+    for view in (A.transpose(2, 0, 1), A[:, ::-1, ::2], A[..., 1]):
+        n = view.shape[0]  # sum_const's x_size: shape[0], of the C-ordered copy
+        assert abi.sum_const(view) == np.ascontiguousarray(view).ravel()[:n].sum()
+    # interleaved views of one buffer, both written: their extents meet, refused
+    z = np.zeros(8, np.float32)
+    msg = raises(ValueError, abi.errfunc, J, z[::2], z[1::2], 1.0)
+    assert msg.startswith("errfunc(): argument 'x' (position 2) is a non-C-contiguous array "
+                          "that shares memory with argument 'y' (position 3), and the kernel "
+                          "writes both")
+    assert not z.any()  # nothing written
+    # const views that share memory are copied and passed
+    assert abi.sum_const(np.arange(8.0)[::2]) == 12.0
 
 
 def test_read_only_refused_for_non_const(abi, args):
@@ -129,9 +149,8 @@ def test_read_only_fine_for_const(abi, args):
     ro = np.arange(4.0)
     ro.setflags(write=False)
     assert abi.sum_const(ro) == 6.0
-    b = np.broadcast_to(np.float64(2.0), (3,))  # read-only, zero strides
-    with pytest.raises(ValueError, match="argument 'x' must be a C-contiguous array"):
-        abi.sum_const(b)
+    b = np.broadcast_to(np.float64(2.0), (3,))  # read-only, zero strides: a const copy
+    assert abi.sum_const(b) == 6.0
 
 
 def test_unaligned_is_copied_not_refused(abi):
@@ -263,8 +282,10 @@ def test_errors_do_not_poison_the_dispatch_cache(abi, args):
         with pytest.raises(TypeError):
             abi.errfunc(J.astype(np.int64), x, y, 1.0)
         assert abi.errfunc(J, x, y, 2.0) == 3
+        ro = np.zeros(4, np.float32)
+        ro.setflags(write=False)
         with pytest.raises(ValueError):
-            abi.errfunc(J, np.zeros(8, np.float32)[::2], y, 1.0)
+            abi.errfunc(J, ro, y, 1.0)
     assert re.match(r"<bindthem function abi\.errfunc with 2 overloads>", repr(abi.errfunc))
 
 

@@ -1,6 +1,6 @@
-"""Call options: the GIL policy (per Library, per Function, per call) and the
-opt-in copy of const arrays that are not C-contiguous (unaligned ones are
-copied without it: tests/core/test_unaligned.py)."""
+"""Call options: the GIL policy (per Library, per Function, per call) and
+copy_const, which no longer changes anything: every array that is not
+C-contiguous or aligned is the call's copy (tests/core/test_unaligned.py)."""
 
 import threading
 
@@ -115,62 +115,48 @@ def strided(values):
     return np.repeat(np.asarray(values, dtype=np.float64), 2)[::2]
 
 
-def test_copy_const_per_library(abi, copying):
+def test_strided_arrays_are_copies_with_or_without_copy_const(abi, copying):
+    """Every array that is not C-contiguous is the call's C-contiguous copy
+    (stats["layout_copies"]; a written one copied back): copy_const, which once
+    opted in to it for const arrays, is accepted and changes nothing."""
     assert copying.sum_const.copy_const is True
     x = strided([1.5, 2.0, 4.0])
-    with pytest.raises(ValueError, match="must be a C-contiguous array"):
-        abi.sum_const(x)
-    before = copying.sum_const.stats["const_copies"]
-    assert copying.sum_const(x) == 7.5
-    assert copying.sum_const.stats["const_copies"] == before + 1
-    f = np.asfortranarray(np.arange(6.0).reshape(2, 3))  # x_size is shape[0]: 2 rows
-    assert copying.sum_const(f) == np.ascontiguousarray(f).ravel()[:2].sum()
-    assert list(x) == [1.5, 2.0, 4.0]  # the caller's array as it was
-    # an unaligned one is the call's aligned copy, with or without copy_const
-    u = unaligned([1.0, 2.0])
-    stats = copying.sum_const.stats
-    assert copying.sum_const(u) == abi.sum_const(u) == 3.0
-    assert copying.sum_const.stats == dict(stats, aligned_copies=stats["aligned_copies"] + 1)
-
-
-def test_copy_const_per_call(abi):
-    x = strided([1.0, 2.0])
-    with bindthem.options(copy_const=True):
-        assert abi.sum_const(x) == 3.0
-        assert abi.sum_const(np.arange(6.0)[::2]) == 6.0
-    with pytest.raises(ValueError, match="must be a C-contiguous array"):
-        abi.sum_const(x)
-
-
-def test_writable_arrays_are_never_copied_for_copy_const(abi, copying):
-    # errfunc(const I J[], T x[], T y[], double a): x and y are written
-    J = np.arange(3, dtype=np.int32)
     for lib in (abi, copying):
-        with bindthem.options(copy_const=True):
-            with pytest.raises(ValueError, match=r"argument 'x' must be a C-contiguous array "
-                               r"\(this one is strided\).* and use the result$"):
-                lib.errfunc(J, np.zeros(6)[::2], np.zeros(3), 1.0)
-            # the const one is copied, the writable one written in place
-            x = np.zeros(2)
-            assert lib.errfunc(np.arange(8, dtype=np.int32)[::2], x, np.zeros(2), 6.5) == 4
-            assert x[0] == 6.5
-            # an unaligned writable one: the kernel writes an aligned copy, copied back
-            x = unaligned([0.0, 0.0])
-            assert lib.errfunc(np.arange(8, dtype=np.int32)[::2], x, np.zeros(2), 2.5) == 4
-            assert list(x) == [2.5, 0.0]
+        before = lib.sum_const.stats
+        assert lib.sum_const(x) == 7.5
+        assert lib.sum_const(x=x) == 7.5  # keywords take the general path: the same
+        after = lib.sum_const.stats
+        assert after["layout_copies"] == before["layout_copies"] + 2
+        assert after["const_copies"] == before["const_copies"] == 0
+    f = np.asfortranarray(np.arange(6.0).reshape(2, 3))  # x_size is shape[0]: 2 rows
+    assert abi.sum_const(f) == np.ascontiguousarray(f).ravel()[:2].sum()
+    assert list(x) == [1.5, 2.0, 4.0]  # the caller's array as it was
+    for copy in (True, False):
+        with bindthem.options(copy_const=copy):
+            assert abi.sum_const(np.arange(6.0)[::2]) == 6.0
+            assert copying.sum_const(strided([1.0, 2.0])) == 3.0
+    # an unaligned one is the call's aligned copy
+    u = unaligned([1.0, 2.0])
+    stats = abi.sum_const.stats
+    assert abi.sum_const(u) == 3.0
+    assert abi.sum_const.stats == dict(stats, aligned_copies=stats["aligned_copies"] + 1)
 
 
-def test_copy_const_off_per_call_beats_the_library(copying):
-    with bindthem.options(copy_const=False):
-        with pytest.raises(ValueError, match="must be a C-contiguous array"):
-            copying.sum_const(strided([1.0, 2.0]))
-
-
-def test_copy_const_by_keyword(abi, copying):
-    # keywords take the general call path (bt_dispatch_pick): the same options apply
-    x = strided([2.0, 3.0])
-    assert copying.sum_const(x=x) == 5.0
-    with pytest.raises(ValueError, match="must be a C-contiguous array"):
-        abi.sum_const(x=x)
-    with bindthem.options(copy_const=True):
-        assert abi.sum_const(x=x) == 5.0
+def test_written_strided_arrays_are_copied_back(abi, copying):
+    # errfunc(const I J[], T x[], T y[], double a): x and y are written, x[0] = a
+    for lib in (abi, copying):
+        x = np.zeros(6)
+        assert lib.errfunc(np.arange(3, dtype=np.int32), x[::2], np.zeros(3), 1.0) == 3
+        assert x.tolist() == [1.0, 0, 0, 0, 0, 0]
+        x = np.zeros(2)
+        assert lib.errfunc(np.arange(8, dtype=np.int32)[::2], x, np.zeros(2), 6.5) == 4
+        assert x[0] == 6.5
+        # an unaligned writable one: the kernel writes an aligned copy, copied back
+        x = unaligned([0.0, 0.0])
+        assert lib.errfunc(np.arange(8, dtype=np.int32)[::2], x, np.zeros(2), 2.5) == 4
+        assert list(x) == [2.5, 0.0]
+        # a read-only written one no copy makes right: refused
+        ro = np.zeros(2)
+        ro.setflags(write=False)
+        with pytest.raises(ValueError, match=r"argument 'x' is a read-only array"):
+            lib.errfunc(np.arange(3, dtype=np.int32), ro, np.zeros(2), 1.0)
