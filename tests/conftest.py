@@ -36,16 +36,19 @@ from sources import CC, CXX, kernel, kernel_fixtures, run  # noqa: E402
 
 
 def _core_suite():
-    """tests/core_suite.txt's files (relative to tests/): the core suite."""
+    """tests/core_suite.txt's entries (relative to tests/): the core suite's
+    files, and test functions as FILE::NAME."""
     with open(os.path.join(TESTS, "core_suite.txt")) as f:
         return {line.strip() for line in f if line.strip() and not line.startswith("#")}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Marker `core` on the core suite's tests (`-m core` runs just those)."""
+    """Marker `core` on the core suite's tests (`-m core` runs just those): a
+    listed file's, and a listed function's (every parametrisation)."""
     core = _core_suite()
     for item in items:
-        if os.path.relpath(str(item.path), TESTS) in core:
+        path = os.path.relpath(str(item.path), TESTS)
+        if path in core or "%s::%s" % (path, getattr(item, "originalname", item.name)) in core:
             item.add_marker(pytest.mark.core)
 
 

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 ROOT=${BINDTHEM_PY314_ROOT:-${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}/sid-root}
 MIRROR=${BINDTHEM_PY314_MIRROR:-http://deb.debian.org/debian}
 PY=python3.14
-# the core suite, one file a line
+# the core suite, one file or test function (FILE::NAME) a line
 CORE=$(grep -v '^#' "./tests/core_suite.txt")
 # README.rst's set-up packages, as .ci/run reads them, less its python3 (sid's default
 # python3 need not be 3.14), plus 3.14's own

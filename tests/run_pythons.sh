@@ -18,7 +18,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${BINDTHEM_CI_CACHE:-$HOME/.cache/bindthem-ci}
 PYENV_VERSIONS=${PYENV_ROOT:-$HOME/.pyenv}/versions
-CORE=$(grep -v '^#' "$ROOT/tests/core_suite.txt")  # the core suite, one file a line
+CORE=$(grep -v '^#' "$ROOT/tests/core_suite.txt")  # the core suite: FILE or FILE::NAME a line
 clang_version=
 if [ "${1:-}" = "--clang" ]; then
     [ $# -ge 2 ] || { echo "run_pythons: --clang needs a version" >&2; exit 2; }
@@ -35,6 +35,17 @@ extra_key=$(sed -n '/^\[project.optional-dependencies\]/,/^\[/p' "$ROOT/pyprojec
 export PIP_CACHE_DIR=$CACHE/pip PIP_DISABLE_PIP_VERSION_CHECK=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# bindthem's sources, built from a copy of the working tree (tracked and untracked, not
+# ignored: no build output), as pip builds in the tree it is given: CI's own venv builds
+# from the tree itself at the same time (.ci/run)
+src=$ROOT
+if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    src=$work/src
+    mkdir -p "$src"
+    (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+        [ -e "$f" ] && printf '%s\0' "$f"
+    done | tar --null -T - -c | tar -x -C "$src")
+fi
 failed=() clang_built=
 for v in "${versions[@]}"; do
     cc=()
@@ -68,10 +79,10 @@ EOF
         "$venv/bin/python" -m pip install -q -r "$work/reqs-$v.txt"
         echo "$extra_key" > "$venv/.extra_key"
     fi
-    # bindthem from the source folder, as `pip install .` builds it (no isolation:
-    # the venv has setuptools and NumPy), into a folder of its own
+    # bindthem from the source folder (its copy), as `pip install .` builds it (no
+    # isolation: the venv has setuptools and NumPy), into a folder of its own
     env "${cc[@]}" BINDTHEM_WERROR=1 "$venv/bin/python" -m pip install -q --no-deps \
-        --no-build-isolation --force-reinstall "$ROOT"
+        --no-build-isolation --force-reinstall "$src"
     mkdir -p "$work/cwd-$v"
     built=${CC:-gcc}
     if [ -n "${cc[*]}" ]; then

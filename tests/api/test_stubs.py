@@ -4,13 +4,16 @@ stubtest and calls at run time.
 One session fixture renders the stubs of every case (the README example,
 tests/api/typing/features.h and pyamg's eight amg_core headers), writes a
 good- and a bad-usage file per case (and overloads.h's stub with calls by
-count, keyword and dtype), compiles the Libraries, and then runs,
-concurrently, the four slow checkers once over all cases: mypy --strict
-over one directory of stubs and usage files, stubtest against the runtime
-Libraries (tests/api/typing/stubtest_runner.py), every overload called with the
-stub's dtypes (tests/api/typing/call_runtime.py), and mypy --strict on
-bindthem/_core.pyi; once per test run, however many pytest-xdist workers run
-these tests. The per-case tests only read their results.
+count, keyword and dtype), compiles the Libraries; the four slow checkers run once over all cases:
+mypy --strict over one directory of stubs and usage files, stubtest against
+the runtime Libraries (tests/api/typing/stubtest_runner.py), every overload
+called with the stub's dtypes (tests/api/typing/call_runtime.py), and mypy
+--strict on bindthem/_core.pyi; each once per test run, however many
+pytest-xdist workers run these tests, and only when a selected test reads its
+verdict (the core suite, tests/core_suite.txt, takes the runtime checks,
+stubtest's and the calls: mypy's verdict on a generated stub does not depend on
+the CPython it runs on). The
+per-case tests only read their results.
 """
 
 import ast
@@ -22,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -115,9 +119,9 @@ def _run(cmd, cwd=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=cwd, timeout=600)
 
 
-def _check(root):
-    """Renders the stubs and usage files of every available case into root/src,
-    compiles the Libraries and runs the four checkers; what they said (JSON)."""
+def _prepare(root):
+    """Renders the stubs and usage files of every available case into root/src and
+    compiles the Libraries (root/cache); what the checkers read (JSON)."""
     src = root / "src"
     src.mkdir()
     modules = [("myheader", EXAMPLE_H, EXAMPLE_YML), ("features", FEATURES_H, FEATURES_YML),
@@ -144,41 +148,78 @@ def _check(root):
             "modules": [{"name": n, "header": str(h), "instantiate": str(y)}
                         for n, h, y in modules]}
     (root / "spec.json").write_text(json.dumps(spec))
+    return {"texts": texts, "modules": {n: [str(h), str(y)] for n, h, y in modules}}
+
+
+def _jobs(root, out):
+    """The four slow checkers' command lines over the prepared root; their caches in out."""
     py = sys.executable
-    jobs = {
+    src = root / "src"
+    return {
         "mypy": [py, "-m", "mypy", "--strict", "--no-color-output", "--no-error-summary",
-                 "--cache-dir", str(root / "mypy-cache"), str(src)],
+                 "--cache-dir", str(out / "mypy-cache"), str(src)],
         "core": [py, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-color-output",
-                 "--cache-dir", str(root / "mypy-cache-core"),
+                 "--cache-dir", str(out / "mypy-cache-core"),
                  str(REPO / "bindthem" / "_core.pyi")],
         "stubtest": [py, str(TYPING / "stubtest_runner.py"), str(root / "spec.json")],
         "calls": [py, str(TYPING / "call_runtime.py"), str(root / "spec.json")],
     }
-    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
-        futures = {k: pool.submit(_run, cmd, str(src)) for k, cmd in jobs.items()}
-        results = {k: f.result() for k, f in futures.items()}
-    return {"texts": texts, "modules": {n: [str(h), str(y)] for n, h, y in modules},
-            "results": {k: [r.args, r.returncode, r.stdout, r.stderr] for k, r in results.items()}}
+
+
+class _Lazy(Mapping):
+    """A mapping whose values are made on first use: what the selected tests read and
+    nothing more (the core suite selects the checks at run time, tests/core_suite.txt,
+    so under the other CPythons the static checkers, mypy, do not run)."""
+
+    def __init__(self, makers):
+        self._makers, self._made = makers, {}
+
+    def __getitem__(self, key):
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self):
+        return len(self._makers)
 
 
 @pytest.fixture(scope="session")
 def checked(tmp_path_factory):
-    """Everything the slow checkers said, over all available cases: made once
-    per test run, whichever pytest-xdist workers run these tests (the checkers
-    take most of the core suite's time, the more so where mypy runs
-    uncompiled, as on a free-threaded CPython)."""
+    """Everything the slow checkers said, over all available cases: each checker
+    run once per test run, whichever pytest-xdist workers run these tests (the
+    checkers take most of the core suite's time, the more so where mypy runs
+    uncompiled, as on a free-threaded CPython), and only when a selected test
+    reads its verdict."""
     pytest.importorskip("mypy")
-    made = once_per_run(tmp_path_factory, "stubs", _check)
+    made = once_per_run(tmp_path_factory, "stubs", _prepare)
     root = run_folder(tmp_path_factory) / "stubs"
-    results = {k: subprocess.CompletedProcess(*r) for k, r in made["results"].items()}
-    errors = {}  # file name -> {line: [messages]}
-    for line in results["mypy"].stdout.splitlines():
-        m = re.match(r"(?:.*[/\\])?([^/\\:]+):(\d+): error: (.*)$", line)
-        if m:
-            errors.setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).append(m.group(3))
-    return {"root": root, "src": root / "src", "texts": made["texts"], "results": results,
-            "errors": errors, "modules": {n: tuple(map(Path, hy))
-                                          for n, hy in made["modules"].items()}}
+
+    def result(key):
+        def make(out):
+            r = _run(_jobs(root, out)[key], str(root / "src"))
+            return [r.args, r.returncode, r.stdout, r.stderr]
+        return lambda: subprocess.CompletedProcess(
+            *once_per_run(tmp_path_factory, "stubs-" + key, make))
+
+    results = _Lazy({k: result(k) for k in ("mypy", "core", "stubtest", "calls")})
+
+    def errors():
+        found = {}  # file name -> {line: [messages]}
+        for line in results["mypy"].stdout.splitlines():
+            m = re.match(r"(?:.*[/\\])?([^/\\:]+):(\d+): error: (.*)$", line)
+            if m:
+                found.setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).append(
+                    m.group(3))
+        return found
+
+    return _Lazy({"root": lambda: root, "src": lambda: root / "src",
+                  "texts": lambda: made["texts"], "results": lambda: results,
+                  "errors": errors,
+                  "modules": lambda: {n: tuple(map(Path, hy))
+                                      for n, hy in made["modules"].items()}})
 
 
 def _output(result):
