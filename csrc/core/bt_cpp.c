@@ -99,17 +99,19 @@ static char *arena_copy(BtArena *arena, const BtBuf *b, size_t *len)
 }
 
 /* A file of the header's own (see bt_cpp.h): name [n] against the main
- * file's stem. */
+ * file's stem. A stem of one or two characters (z3.h) owns only the names
+ * it starts with an '_' after (z3_api.h), not every name of its letters. */
 static int is_own(const char *name, size_t n, const char *stem, size_t stem_len)
 {
     const char *s = name, *e = name + n, *c;
 
-    if (stem_len < 3)
+    if (stem_len == 0)
         return 0;
     while (s < e) { /* each folder component, then the base name */
         c = memchr(s, '/', (size_t)(e - s));
         if (!c)
-            return (size_t)(e - s) >= stem_len && memcmp(s, stem, stem_len) == 0;
+            return (size_t)(e - s) >= stem_len && memcmp(s, stem, stem_len) == 0 &&
+                   (stem_len >= 3 || ((size_t)(e - s) > stem_len && s[stem_len] == '_'));
         if ((size_t)(c - s) == stem_len && memcmp(s, stem, stem_len) == 0)
             return 1;
         s = c + 1;

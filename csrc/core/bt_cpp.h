@@ -11,8 +11,9 @@
  * The header's own files: the main file, and each file it includes whose
  * name starts with the main file's stem, or which lies in a folder named
  * after it (lzma.h's lzma/base.h, png.h's pngconf.h, math.h's
- * bits/mathcalls.h; a stem of three characters or more), at most
- * BT_CPP_MAX_OWN of them: an umbrella header's declarations are its own. */
+ * bits/mathcalls.h; a stem of one or two characters owns only the names it
+ * starts with an '_' after: z3.h's z3_api.h), at most BT_CPP_MAX_OWN of
+ * them: an umbrella header's declarations are its own. */
 #ifndef BT_CPP_H
 #define BT_CPP_H
 

@@ -349,6 +349,16 @@ def test_preprocessed_header_keeps_its_own_lines_and_docs(tmp_path):
     assert m["open_one"]["bindable"]
 
 
+def test_a_short_stem_owns_the_files_named_stem_underscore(tmp_path):
+    """z3.h includes z3_api.h, which declares its functions: with a stem of two
+    characters the header owns the names that start with it and an '_', not
+    every name that starts with its letters (z3x.h)."""
+    (tmp_path / "z3_api.h").write_text("int z3_version(void);\n")
+    (tmp_path / "z3x.h").write_text("int not_mine(void);\n")
+    meta = parse(tmp_path, '#include "z3_api.h"\n#include "z3x.h"\n', name="z3.h", cpp=True)
+    assert set(decls(meta)) == {"z3_version"}
+
+
 def test_preprocessor_flags_choose_declarations(tmp_path):
     text = """
         #ifdef WITH_EXTRA
