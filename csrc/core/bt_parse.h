@@ -159,6 +159,15 @@ typedef struct BtHandleType {
     int returned;     /* a function returns one */
 } BtHandleType;
 
+/* Whether a handle type's key is the untyped one: a `void *` returned (or
+ * written by address), which any Handle may stand for and whose NULL is a
+ * value (None) by default. */
+static inline int bt_handle_key_untyped(const char *key)
+{
+    /* no <string.h> here: a py/ file includes Python.h before any system header */
+    return key[0] == 'v' && key[1] == 'o' && key[2] == 'i' && key[3] == 'd' && !key[4];
+}
+
 /* A field of a struct: a scalar (an enum as its integer type), a pointer of
  * any kind (an address, as uintptr_t), a struct, or an array of one of them. */
 #define BT_MAX_FIELD_DIMS 4

@@ -460,7 +460,8 @@ static int temps_overlap(const BtCall *call, PyObject *const *args, const Temps 
         for (j = 0; j < call->n_py; j++) {
             const BtArgSlot *o = &call->slots[j];
             PyArrayObject *b = (PyArrayObject *)args[j];
-            if (j == t->arg || !o->is_array || !b || (s->is_const && o->is_const))
+            if (j == t->arg || !o->is_array || !b || !PyArray_Check(b) ||
+                (s->is_const && o->is_const)) /* a record slot may take a numpy.void */
                 continue;
             extent(b, &blo, &bhi);
             if (lo == hi || blo == bhi || blo >= hi || lo >= bhi)

@@ -80,8 +80,9 @@ int bt_handle_calls(PyObject *types, const BtFunc *f, BtCall *calls, BtArena *ar
                     types, d->params[i].t.handle_ref);
         if (!(c->ret_type = (PyObject *)type_at(types, d->ret.handle_ref)))
             continue;
-        if ((none = null_is_none(options, f->name,
-                                 !strcmp(((BtHandleTypeObject *)c->ret_type)->ckey, "void"))) < 0)
+        if ((none = null_is_none(
+                 options, f->name,
+                 bt_handle_key_untyped(((BtHandleTypeObject *)c->ret_type)->ckey))) < 0)
             return -1;
         c->ret_none = (uint8_t)none;
     }

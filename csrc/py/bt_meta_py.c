@@ -229,7 +229,7 @@ static PyObject *plan_text(const BtOverload *ov, void (*put)(BtBuf *, const BtOv
 static const char *python_type(const BtHeader *h, const BtTypeRef *t, const char *py, int ret)
 {
     if (t->handle_ref && ret && t->handle_ref <= h->n_handles &&
-        strcmp(h->handles[t->handle_ref - 1].key, "void") == 0)
+        bt_handle_key_untyped(h->handles[t->handle_ref - 1].key))
         return "bindthem.Handle | None"; /* a `void *`'s NULL: None by default (bt_handle_bind.c) */
     if (t->handle_ref)
         return "bindthem.Handle";

@@ -475,7 +475,8 @@ static int take_scalar(Frame *f, int i, const BtArgSlot *s, PyObject *o, PyObjec
 
     if (s->kind == 'h' &&
         f->nc->params[i].handle_ptr) { /* its type's Handle (any for void **) or None */
-        const char *key = s->handle && strcmp(s->handle->key, "void") ? s->handle->key : NULL;
+        const char *key = s->handle && !bt_handle_key_untyped(s->handle->key) ? s->handle->key
+                                                                              : NULL;
         f->hin[i] = o;
         if (o == Py_None)
             at->p = NULL;

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from sources import CC, CXX, ROOT, run, system_library
+from support import random_array
 
 import bindthem
 
@@ -63,11 +64,7 @@ def z():
     return _system("libz.so.1", ZLIB_H, "zlib.yml")
 
 
-def rand(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
+rand = random_array
 
 
 def close(got, want, dtype):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from sources import ROOT, system_library
+from support import random_array
 
 import bindthem
 
@@ -36,11 +37,12 @@ def sl():
     return pytest.importorskip("scipy.linalg.lapack")
 
 
-def rand(rng, shape, dt):
-    a = rng.standard_normal(shape)
-    if np.issubdtype(dt, np.complexfloating):
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dt)
+rand = random_array
+
+
+def hermitian(rng, n, dt):
+    a = rand(rng, (n, n), dt)
+    return ((a + a.conj().T) / 2).astype(dt)
 
 
 def spd(rng, n, dt):
@@ -345,8 +347,7 @@ def test_gebal_gehrd_orghr_hseqr(lapack, sl, p, order):
 def test_sytrd_orgtr(lapack, p, order):
     dt, rng = PREC[p], np.random.default_rng(11)
     n = 6
-    A = rand(rng, (n, n), dt)
-    A = ((A + A.conj().T) / 2).astype(dt)
+    A = hermitian(rng, n, dt)
     a = o(A, order)
     d, e, tau = getattr(lapack, "LAPACKE_%s" % ("dsytrd" if p == "d" else "zhetrd"))("L", a)
     T = np.diag(d) + np.diag(e, -1) + np.diag(e, 1)
@@ -360,8 +361,7 @@ def test_sygv_hegv(lapack, p, order):
     import scipy.linalg
     dt, rng = PREC[p], np.random.default_rng(12)
     n = 5
-    A = rand(rng, (n, n), dt)
-    A = ((A + A.conj().T) / 2).astype(dt)
+    A = hermitian(rng, n, dt)
     B = spd(rng, n, dt)
     gv = getattr(lapack, "LAPACKE_%s" % ("dsygv" if p == "d" else "zhegv"))
     w = gv(1, "N", "U", o(A, order), o(B, order))

@@ -215,3 +215,12 @@ void by_ref(double **x);
 
 int helper_function(const int n);
 """
+
+
+def random_array(rng, shape, dtype):
+    """Standard normal values of shape in dtype (a complex one with an imaginary
+    part of its own): the random inputs compared against NumPy and SciPy."""
+    a = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
