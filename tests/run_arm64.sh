@@ -85,13 +85,17 @@ if [ ! -e "$ROOT/.bindthem-ready" ]; then
 fi
 
 # the working tree (tracked and untracked, not ignored: no build output) into the root
+. tests/root_ccache.sh
+root_ccache arm64
+
 rm -rf "$ROOT/src"
 mkdir -p "$ROOT/src"
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
     [ -e "$f" ] && printf '%s\0' "$f"
 done | tar --null -T - -c | tar -x -C "$ROOT/src"
 bind_mounts
-in_root /bin/sh -c "cd /src && /venv/bin/python setup.py -q build_ext --inplace >/dev/null &&
+root_ccache_mount
+in_root "${root_ccache_env[@]}" /bin/sh -c "cd /src && /venv/bin/python setup.py -q build_ext --inplace >/dev/null &&
     uname -m && PYTHONPATH=/src /venv/bin/python -c \
     'from bindthem import _core; print(\"direct call:\", _core.DIRECT_ABI or \"none (libffi)\")' &&
     BINDTHEM_CACHE=/tmp/bt-cache PYTHONPATH=/src /venv/bin/python -m pytest -q \

@@ -64,6 +64,9 @@ if [ "$(cat "$ROOT/venv/.needs" 2>/dev/null)" != "$needs" ]; then
     echo "$needs" > "$ROOT/venv/.needs"
 fi
 
+. tests/root_ccache.sh
+root_ccache sid
+
 # the working tree (tracked and untracked, not ignored: no build output) into the root
 rm -rf "$ROOT/src"
 mkdir -p "$ROOT/src"
@@ -72,7 +75,8 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
 done | tar --null -T - -c | tar -x -C "$ROOT/src"
 [ $# -gt 0 ] || set -- $(for t in $CORE; do echo "/src/tests/$t"; done)
 bind_mounts
-in_root /bin/sh -c "cd /src && BINDTHEM_WERROR=1 /venv/bin/pip install -q --no-deps \
+root_ccache_mount
+in_root "${root_ccache_env[@]}" /bin/sh -c "cd /src && BINDTHEM_WERROR=1 /venv/bin/pip install -q --no-deps \
         --no-build-isolation . >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
     mkdir -p /tmp/cwd && cd /tmp/cwd && /venv/bin/python -VV &&
     BINDTHEM_CACHE=/tmp/bt-cache /venv/bin/python -m pytest -q -p no:cacheprovider -n 2 $*"

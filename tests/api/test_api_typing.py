@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from cached import mypy_cache
 from support import BINDTHEM_PATH
 
 GOOD = '''\
@@ -55,7 +56,7 @@ def _mypy(tmp_path, name, text):
     if os.path.realpath(BINDTHEM_PATH) not in installed:  # an in-place build
         env["MYPYPATH"] = BINDTHEM_PATH  # (mypy finds installed packages itself)
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-color-output",
-                           "--cache-dir", str(tmp_path / "cache"), str(f)],
+                           "--cache-dir", mypy_cache("api-" + name), str(f)],
                           capture_output=True, text=True, env=env, timeout=600)
 
 

@@ -28,6 +28,7 @@ import tarfile
 
 import pytest
 
+from cached import cache_folder
 from sources import ROOT
 
 README = os.path.join(ROOT, "README.rst")
@@ -56,10 +57,7 @@ def readme_commands(text):
 
 
 def cache_dir():
-    root = os.environ.get("BINDTHEM_TEST_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "bindthem-tests")
-    os.makedirs(root, exist_ok=True)
-    return root
+    return cache_folder()
 
 
 def minbase_tarball(tmp_path, suite):

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from cached import mypy_cache
 from sources import KERNELS, ROOT, once_per_run, run_folder
 from support import ASSERT_TYPE_IMPORT, python_env
 
@@ -157,9 +158,9 @@ def _jobs(root, out):
     src = root / "src"
     return {
         "mypy": [py, "-m", "mypy", "--strict", "--no-color-output", "--no-error-summary",
-                 "--cache-dir", str(out / "mypy-cache"), str(src)],
+                 "--cache-dir", mypy_cache("stubs"), str(src)],
         "core": [py, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-color-output",
-                 "--cache-dir", str(out / "mypy-cache-core"),
+                 "--cache-dir", mypy_cache("stubs-core"),
                  str(REPO / "bindthem" / "_core.pyi")],
         "stubtest": [py, str(TYPING / "stubtest_runner.py"), str(root / "spec.json")],
         "calls": [py, str(TYPING / "call_runtime.py"), str(root / "spec.json")],

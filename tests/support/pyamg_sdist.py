@@ -24,6 +24,8 @@ import tempfile
 import urllib.parse
 import urllib.request
 
+from cached import cache_folder
+
 VERSION = "5.4.1"
 SDIST = "pyamg-%s.tar.gz" % VERSION
 HEADERS = ("air", "evolution_strength", "graph", "krylov", "linalg", "relaxation",
@@ -31,10 +33,7 @@ HEADERS = ("air", "evolution_strength", "graph", "krylov", "linalg", "relaxation
 
 
 def cache_dir():
-    root = os.environ.get("BINDTHEM_TEST_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "bindthem-tests")
-    os.makedirs(root, exist_ok=True)
-    return root
+    return cache_folder()
 
 
 def _index_url():
