@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from cached import mypy_cache
 
+from cached import mypy_cache
 from support import BINDTHEM_PATH
 
 GOOD = '''\

@@ -27,8 +27,8 @@ import subprocess
 import tarfile
 
 import pytest
-from cached import cache_folder
 
+from cached import cache_folder
 from sources import ROOT
 
 README = os.path.join(ROOT, "README.rst")

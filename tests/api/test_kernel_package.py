@@ -21,6 +21,7 @@ import zipfile
 
 import pytest
 
+from cached import mypy_cache
 from sources import ROOT
 from support import BINDTHEM_PATH, python_env
 
@@ -310,9 +311,10 @@ def test_wheel_installs_and_runs_on_two_pythons_without_a_compiler(tmp_path, bin
         # one fails on its line (one mypy run for both files)
         bad = tmp_path / "bad_use.py"
         bad.write_text("from kernelpkg import kernels\nkernels.total('x')\n")
-        r = run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-                 "--python-executable", py, os.path.join(EXAMPLE, "tests", "typed_use.py"),
-                 str(bad)], ok=False, env=env, cwd=str(tmp_path))
+        r = run([sys.executable, "-m", "mypy", "--strict", "--python-executable", py,
+                 "--cache-dir", mypy_cache("kernelpkg-" + os.path.basename(venv)),
+                 os.path.join(EXAMPLE, "tests", "typed_use.py"), str(bad)],
+                ok=False, env=env, cwd=str(tmp_path))
         out = r.stdout.decode()
         errors = [line for line in out.splitlines() if ": error:" in line]
         assert r.returncode == 1 and errors, out + r.stderr.decode()

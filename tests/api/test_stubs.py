@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from cached import mypy_cache
 
+from cached import mypy_cache
 from sources import KERNELS, ROOT, once_per_run, run_folder
 from support import ASSERT_TYPE_IMPORT, python_env
 
