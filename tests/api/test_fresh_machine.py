@@ -118,6 +118,10 @@ def test_readme_names_two_commands():
         cmds = readme_commands(f.read())
     assert cmds[0].endswith("examples/run_example.py")
     assert cmds[1].endswith("pytest -q -n auto tests")
+    # the example's command installs what the example needs (bindthem, NumPy), not the
+    # test stack; the two differ there, and the paragraph above them says so
+    assert "pip install . && " in cmds[0] and "[test]" not in cmds[0], cmds[0]
+    assert "pip install '.[test]' && " in cmds[1], cmds[1]
 
 
 @pytest.mark.slow
