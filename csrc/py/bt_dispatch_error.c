@@ -1,6 +1,7 @@
 /* bt_dispatch_error.c - the TypeErrors of a call no overload takes: no-bind, no-match. */
 
 #include "bt_dispatch_impl.h"
+#include "bt_numpy.h"
 
 #include <string.h>
 
@@ -117,6 +118,47 @@ static PyObject *wants_at(const BtDispatch *d, int g, int k, const BtDispatchPic
     return wants;
 }
 
+/* The conversion that would match, for a NumPy array of another dtype where
+ * every overload of group g that takes the arguments before k wants an array
+ * of one dtype at k: "\nIf that is what you meant, convert it (a copy):
+ * x.astype(np.int32)", and for an array the function writes, where to read
+ * the results. "" when there is none to suggest. New reference. */
+static PyObject *conversion_hint(const BtDispatch *d, int g, int k, const BtDispatchPick *p)
+{
+    const BtArgSlot *want = NULL, *s;
+    PyObject *arg = p->argv[k];
+    int o, i, written = 0;
+
+    if (!arg || !PyArray_Check(arg))
+        return PyUnicode_FromString("");
+    for (o = 0; o < d->n_ovs; o++) {
+        if (d->ov_group[o] != g)
+            continue;
+        for (i = 0; i < k; i++)
+            if (!bt_slot_accepts(&d->slots[o][i], p->codes[i], 2))
+                break;
+        if (i < k)
+            continue;
+        s = &d->slots[o][k];
+        if (!s->is_array || s->is_string || bt_slot_is_record(s) ||
+            bt_type(s->type)->npy_type < 0 || (want && want->type != s->type))
+            return PyUnicode_FromString("");
+        want = s;
+        written |= !s->is_const;
+    }
+    if (!want || PyArray_TYPE((PyArrayObject *)arg) == bt_type(want->type)->npy_type)
+        return PyUnicode_FromString("");
+    if (written)
+        return PyUnicode_FromFormat("\nIf that is what you meant, convert it (a copy, which the "
+                                    "function writes): %U2 = %U.astype(np.%s), pass %U2 and read "
+                                    "the results from it.",
+                                    PyTuple_GET_ITEM(p->names, k), PyTuple_GET_ITEM(p->names, k),
+                                    bt_type(want->type)->npname, PyTuple_GET_ITEM(p->names, k));
+    return PyUnicode_FromFormat(
+        "\nIf that is what you meant, convert it (a copy): %U.astype(np.%s)",
+        PyTuple_GET_ITEM(p->names, k), bt_type(want->type)->npname);
+}
+
 /* TypeError naming the argument where the best overload stops matching.
  * One group: p holds the bound call. Several: gv, rebound into p for each
  * overload's group. *text (text not NULL) receives a new reference to
@@ -126,6 +168,7 @@ PyObject *bt_dispatch_mismatch(const BtDispatch *d, const BtDispatchGiven *gv, B
 {
     int best = -1, first = 0, o, i, k, g, n;
     PyObject *given = NULL, *wants = NULL, *sigs = NULL, *msg = NULL, *w = NULL, *sep = NULL;
+    PyObject *hint = NULL;
 
     if (d->n_ovs == 0) { /* an open Function before its first instantiation */
         PyErr_Format(PyExc_TypeError, "%s() has no instantiation yet", d->cname);
@@ -163,12 +206,13 @@ PyObject *bt_dispatch_mismatch(const BtDispatch *d, const BtDispatchGiven *gv, B
     sigs = Py_NewRef(d->ov_list);
     sep = PyUnicode_FromString(" or ");
     w = sep ? PyUnicode_Join(sep, wants) : NULL;
-    if (!given || !sigs || !w)
+    hint = how && how->wants ? PyUnicode_FromString("") : conversion_hint(d, g, k, p);
+    if (!given || !sigs || !w || !hint)
         goto error;
     msg = PyUnicode_FromFormat(
-        "%U(): argument '%U' (position %d) got %U, expected %U%s.\nThe overloads are:\n    %U",
+        "%U(): argument '%U' (position %d) got %U, expected %U%s.%U\nThe overloads are:\n    %U",
         d->name, PyTuple_GET_ITEM(p->names, k), k + 1, given, w,
-        k > 0 ? " (given the arguments before it)" : "", sigs);
+        k > 0 ? " (given the arguments before it)" : "", hint, sigs);
     if (msg)
         PyErr_SetObject(PyExc_TypeError, msg);
     if (msg && text)
@@ -177,6 +221,7 @@ error:
     Py_XDECREF(given);
     Py_XDECREF(wants);
     Py_XDECREF(sigs);
+    Py_XDECREF(hint);
     Py_XDECREF(sep);
     Py_XDECREF(w);
     Py_XDECREF(msg);

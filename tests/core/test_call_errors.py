@@ -75,7 +75,27 @@ def test_wrong_index_dtype(abi, args, bad):
     Jb = J.astype(bad)
     msg = raises(TypeError, abi.errfunc, Jb, x, y, 1.0)
     assert msg == ("errfunc(): argument 'J' (position 1) got numpy.ndarray of %s, expected "
-                   "int32 array." % np.dtype(bad).name + OVERLOADS)
+                   "int32 array.\nIf that is what you meant, convert it (a copy): "
+                   "J.astype(np.int32)" % np.dtype(bad).name + OVERLOADS)
+
+
+def test_the_conversion_suggested_is_one_that_matches(abi, args):
+    """The hint's code, run as written, makes a call that binds; for an array the
+    function writes, it says where the results are, and they are there."""
+    J, x, y = args
+    msg = raises(TypeError, abi.errfunc, J.astype(np.int64), x, y, 1.0)
+    code = re.search(r"convert it \(a copy\): (.*)$", msg, re.M).group(1)
+    assert abi.errfunc(eval(code, {"np": np, "J": J.astype(np.int64)}), x, y, 1.0) == 3
+    y64 = y.astype(np.float64)  # x float32 picks the float32 overload: y must follow
+    msg = raises(TypeError, abi.errfunc, J, x, y64, 5.0)
+    assert ("(given the arguments before it).\nIf that is what you meant, convert it (a copy, "
+            "which the function writes): y2 = y.astype(np.float32), pass y2 and read the "
+            "results from it.\nThe overloads") in msg, msg
+    y2 = y64.astype(np.float32)  # as the hint says (errfunc may write y: it is not const)
+    assert abi.errfunc(J, x, y2, 5.0) == 3 and x[0] == 5.0
+    # several dtypes would do, or no array was given: no hint
+    assert "convert it" not in raises(TypeError, abi.errfunc, J, x.astype(np.int8), y, 1.0)
+    assert "convert it" not in raises(TypeError, abi.errfunc, [0, 1, 2], x, y, 1.0)
 
 
 @pytest.mark.parametrize("bad", [np.float16, np.int32, np.complex64, np.longdouble])
