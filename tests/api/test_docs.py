@@ -101,6 +101,61 @@ def test_readme_quickstart_runs(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+class _Prose(html.parser.HTMLParser):
+    """A page's text outside code (``<pre>``, ``<code>``, scripts, styles) and
+    its links."""
+
+    SKIP = {"pre", "code", "script", "style", "textarea"}
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.text, self.links = 0, [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.depth += 1
+        if tag == "a" and dict(attrs).get("href"):
+            self.links.append(dict(attrs)["href"])
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.text.append(data)
+
+
+@needs_sphinx
+def test_no_markup_shows_and_no_local_link_is_broken(site):
+    """What -W does not catch: reST markup that did not apply shows as written
+    (``literal`` inside **bold**, `` * `` with its spaces) and a word that
+    looks like a URI (file:line:col) becomes a link to nowhere. Every page's
+    prose is read for markup characters, and every link that is not to the web
+    must name a file of the site (and an anchor in it)."""
+    found = []
+    for page in sorted(site.glob("*.html")):
+        prose = _Prose()
+        prose.feed(page.read_text(encoding="utf-8"))
+        text = " ".join(prose.text)
+        for m in re.finditer(r"``|\*\*\w|\w\*\*(?!\w)|(?<![\w`])`\w[^`]*`(?!\w)", text):
+            found.append("%s: %r" % (page.name, text[max(0, m.start() - 30):m.end() + 30]))
+        for href in prose.links:
+            url = urllib.parse.urlsplit(href)
+            if url.scheme in ("http", "https", "mailto"):
+                continue
+            if url.scheme or url.netloc:
+                found.append("%s: a link to %r" % (page.name, href))
+                continue
+            target = (page.parent / url.path).resolve() if url.path else page
+            if not target.is_file():
+                found.append("%s: a link to %r, no such file" % (page.name, href))
+            elif url.fragment and target.suffix == ".html" and \
+                    url.fragment not in anchors_of(target):
+                found.append("%s: a link to %r, no such anchor" % (page.name, href))
+    assert found == [], "\n".join(found)
+
+
 # --- the anchors error messages point at ------------------------------------
 
 def anchors_of(html_file):
