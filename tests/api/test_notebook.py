@@ -283,7 +283,7 @@ def test_double_question_mark_shows_the_kernel_source(spmv):
     source = text.split("Source:", 1)[1].split("\n", 1)[1]
     # doc comment, template line and body: the cell's first lines, to the brace
     assert source.splitlines() == SPMV.splitlines()[:SPMV.splitlines().index("}") + 1]
-    out, _ = spmv.run("print(bindthem.getsource(spmv.twice), end='')")
+    out, _ = spmv.run("import bindthem\nprint(bindthem.getsource(spmv.twice), end='')")
     assert stdout(out) == "// Twice a.\nint twice(int a) { return twice_of(a); }\n"
 
 
@@ -431,6 +431,51 @@ def test_no_status_when_not_interactive(tmp_path):
     r = subprocess.run([sys.executable, "-c", _build_script(tmp_path)], capture_output=True,
                        text=True, env=python_env(), timeout=TIMEOUT)
     assert r.returncode == 0 and r.stdout == "2\n" and r.stderr == ""
+
+
+LOGGED = "import logging\nlogging.basicConfig(level=logging.INFO, format='%(name)s: %(message)s')\n"
+
+
+def test_status_through_logging_when_not_interactive(tmp_path):
+    """Not on a terminal, the status is the "bindthem" logger's: two INFO
+    records (at AFTER s, at the end), shown where the program shows INFO."""
+    r = subprocess.run([sys.executable, "-c", LOGGED + _build_script(tmp_path)],
+                       capture_output=True, text=True, env=python_env(), timeout=TIMEOUT)
+    assert r.returncode == 0 and r.stdout == "2\n", r.stderr
+    assert re.fullmatch(r"bindthem: bindthem: compiling k\.h with slowcxx\.sh \.\.\. 1 s\n"
+                        r"bindthem: bindthem: compiling k\.h with slowcxx\.sh: done after "
+                        r"\d+\.\d s\n", r.stderr), r.stderr
+
+
+@pytest.mark.parametrize("setting", ["0", "1"])
+def test_progress_setting(tmp_path, setting):
+    """BINDTHEM_PROGRESS=0: nothing, even where INFO is shown; =1: a line at
+    the start and one at the end on stderr, wherever it goes (pip -v, CI)."""
+    r = subprocess.run([sys.executable, "-c", LOGGED + _build_script(tmp_path)],
+                       capture_output=True, text=True, timeout=TIMEOUT,
+                       env=python_env(BINDTHEM_PROGRESS=setting))
+    assert r.returncode == 0 and r.stdout == "2\n", r.stderr
+    if setting == "0":
+        assert r.stderr == ""
+    else:
+        assert re.fullmatch(r"bindthem: compiling k\.h with slowcxx\.sh \.\.\. 1 s\n"
+                            r"bindthem: compiling k\.h with slowcxx\.sh: done after \d+\.\d s\n",
+                            r.stderr), r.stderr
+
+
+def test_status_says_how_far_a_split_build_is(tmp_path):
+    header, yml = tmp_path / "t.h", tmp_path / "t.yml"
+    header.write_text("template <class T>\nT twice(T a) { return a + a; }\n")
+    yml.write_text("- types: [[double], [float], [int], [long]]\n  functions: [twice]\n")
+    code = ("import bindthem\nlib = bindthem.build(%r, %r, cxx='sh %s', cache_dir=%r, jobs=2)\n"
+            "print(lib.twice(2.0))\n" % (str(header), str(yml), slow_cxx(tmp_path),
+                                        str(tmp_path / "cache")))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=TIMEOUT, env=python_env(BINDTHEM_PROGRESS="1", BINDTHEM_NO_PCH="1"))
+    assert r.returncode == 0 and r.stdout == "4.0\n", r.stderr
+    first = r.stderr.splitlines()[0]
+    assert re.fullmatch(r"bindthem: compiling t\.h with slowcxx\.sh \.\.\. 1 s "
+                        r"\([01] of 2 units done\)", first), r.stderr
 
 
 # --- the example notebook ------------------------------------------------------------
