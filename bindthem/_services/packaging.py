@@ -273,9 +273,14 @@ def package_folder(package: str) -> str | None:
 
 
 def _remedy(package=None):
-    return ("rebuild and reinstall the package (`pip install .`, or `pip install -e .` for an "
-            "editable install: that runs bindthem's build step, bindthem.setuptools); never edit "
-            "an installed package's header or YAML")
+    """What the reader of a package's BindError can do: a user of the package
+    (reinstall it, or tell its authors) and its author (rebuild it)."""
+    top = (package or "the package").split(".")[0]
+    return ("if you use %s, reinstall it (`pip install --force-reinstall %s`) or report this to "
+            "its authors; if you develop it, rebuild and reinstall it from its source folder "
+            "(`pip install .`, or `pip install -e .` for an editable install: that runs "
+            "bindthem's build step, bindthem.setuptools); never edit an installed package's "
+            "header or YAML" % (top, top))
 
 
 def _manifest(package, folder, header, instantiate):

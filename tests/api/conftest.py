@@ -61,7 +61,8 @@ def bindthem_wheel(tmp_path_factory, bindthem_sdist):
     """The wheel `pip wheel` builds from bindthem's sdist, in an isolated build
     environment (setuptools and NumPy from the index), as `pip install` of the
     sdist would (its path): one compile of the extension for the tests that
-    install it (test_packaging's venv, test_wheel's auditwheel)."""
+    install it (test_packaging's venv, test_wheel's auditwheel, test_kernel_package's
+    `python -m build`, which finds it through PIP_FIND_LINKS)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BINDTHEM_CACHE")}
 
     def make(out):
