@@ -62,15 +62,26 @@ nitpick_ignore = [
 # Exception messages are compared too (Sphinx's default ignores their text).
 doctest_default_flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1
 
-# -b doctest: examples run from the repository root (the paths in them are
-# examples/..., as in the README) with a private build cache.
+# The files the pages' examples read, which the tutorial has a reader download
+# into an empty folder before starting Python there (tests/api/test_docs.py
+# plays that reader).
+DOWNLOADS = ["examples/tutorial/vec.h", "examples/tutorial/vec.c", "examples/tutorial/broken.h",
+             "examples/tutorial/broken.yml", "examples/myheader.h", "examples/instantiate.yml"]
+
+# -b doctest: each page's examples run as a reader pastes them, in a folder of
+# their own holding DOWNLOADS (nothing imported for them: each page imports
+# what it uses), with a private build cache. The setup leaves no name behind.
 doctest_global_setup = """
-import os, tempfile
-os.chdir(%r)
-os.environ.setdefault("BINDTHEM_CACHE", tempfile.mkdtemp(prefix="bindthem-docs-"))
-import numpy as np
-import bindthem
-""" % ROOT
+def _reader_folder(root, files):
+    import os, shutil, tempfile
+    folder = tempfile.mkdtemp(prefix="bindthem-docs-")
+    for f in files:
+        shutil.copy(os.path.join(root, f), folder)
+    os.chdir(folder)
+    os.environ.setdefault("BINDTHEM_CACHE", os.path.join(folder, ".cache"))
+_reader_folder(%r, %r)
+del _reader_folder
+""" % (ROOT, DOWNLOADS)
 
 
 def _resolve_short_names(app, env, node, contnode):

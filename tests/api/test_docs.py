@@ -10,6 +10,7 @@ installed one); the examples run from the repository root with a private
 build cache (docs/conf.py). Sphinx and furo come with the ``test`` extra.
 """
 
+import ast
 import html.parser
 import os
 import re
@@ -21,6 +22,7 @@ import urllib.parse
 import pytest
 
 from sources import ROOT
+from support import python_env
 
 import bindthem
 from bindthem import InstantiateError
@@ -86,6 +88,35 @@ def test_examples_not_run_are_marked_and_listed():
         for m in re.finditer(r"^\.\. code-block:: python\n((?:   :.*\n)*)", text, re.M):
             assert "   :caption: Not run by the doctests" in m.group(1), (name, m.group(0))
             assert name[:-4] in listed, "%s has an example not run; list it in examples.rst" % name
+
+
+def _downloads():
+    """docs/conf.py's DOWNLOADS: the files the pages' examples read."""
+    with open(os.path.join(DOCS, "conf.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                and [t.id for t in n.targets if isinstance(t, ast.Name)] == ["DOWNLOADS"]]
+    return ast.literal_eval(value)
+
+
+def test_tutorial_runs_as_pasted_by_a_newcomer(tmp_path):
+    """The tutorial as a newcomer follows it: the files it links for download
+    in an empty folder, a fresh Python started there, every block pasted in
+    order (``python -m doctest``: no setup, nothing imported for it)."""
+    with open(os.path.join(DOCS, "tutorial.rst"), encoding="utf-8") as f:
+        linked = re.findall(r":download:`[^`<]*<\.\./([^>]+)>`", f.read())
+    assert sorted(linked) == sorted(_downloads()), linked
+    folder = tmp_path / "newcomer"
+    folder.mkdir()
+    for path in linked:
+        shutil.copy(os.path.join(ROOT, path), folder)
+    r = subprocess.run([sys.executable, "-m", "doctest", "-v", "-o", "ELLIPSIS",
+                        os.path.join(DOCS, "tutorial.rst")], cwd=str(folder),
+                       capture_output=True, text=True, timeout=300,
+                       env=python_env(BINDTHEM_CACHE=str(tmp_path / "cache")))
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    m = re.search(r"^(\d+) passed and 0 failed\.$", r.stdout, re.M)
+    assert m and int(m.group(1)) >= 25, r.stdout[-2000:]  # every example ran
 
 
 def test_readme_quickstart_runs(tmp_path):
