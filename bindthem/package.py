@@ -109,7 +109,7 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
                     cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
                     openmp: bool = False, strict: bool = False, lazy: bool = False,
                     package: str | None = None, cpp: CppOption = "auto",
-                    cppflags: Flags | None = None) -> list[str]:
+                    cppflags: Flags | None = None, editable: bool = False) -> list[str]:
     """Compile ``header`` (and ``instantiate``), paths relative to
     ``source_folder`` (default ``folder``), into ``folder``: the header, the
     YAML, the library, the stub of ``module`` and the manifest; with
@@ -118,7 +118,10 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     :func:`bindthem.build`'s. ``cpp``, ``cppflags``: as :func:`bindthem.load`'s
     (the source header is preprocessed, in its own folder); a Plan read
     through the preprocessor is shipped as ``<stem>.bindthem.i`` and bound at
-    import as it is. The library is compiled from the header as written."""
+    import as it is. The library is compiled from the header as written.
+    ``editable``: an editable install's build (``folder`` is the source
+    folder): the manifest keeps these options, and an import that finds the
+    header or YAML edited since rebuilds with them (:func:`load_package`)."""
     # imported here: only a build step needs the build
     from ._services.compile.kernels import resolve_flags
 
@@ -162,9 +165,12 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     pre_path = os.path.join(folder, preprocessed_name(header))
     if not how.used and os.path.exists(pre_path):
         os.remove(pre_path)  # an earlier build's: this manifest does not name it
+    rebuild = dict(cxx=cxx, cxxflags=cxxflags, extra_cxxflags=extra_cxxflags, openmp=openmp,
+                   lazy=lazy, package=package, cpp=cpp, cppflags=cppflags) if editable else None
     m_path = write_manifest(folder, header, instantiate, module=module, flags=flags,
                             strict=strict, header_path=h_path, instantiate_path=y_path,
-                            preprocessed=plan.header_text if how.used else None)
+                            preprocessed=plan.header_text if how.used else None,
+                            rebuild=rebuild)
     written += [lib_path, stub] + ([pre_path] if how.used else []) + [m_path]
     if lazy:
         written.append(write_lazy_module(folder, header, instantiate, module=module,
@@ -300,7 +306,39 @@ def load_package(package: str, header: str, instantiate: str | None = None, *,
     header = _rel(header, "the header")
     if instantiate is not None:
         instantiate = _rel(instantiate, "instantiate.yml")
-    lib = bind_installed(package, header, instantiate, name, gil, copy_const)
+    try:
+        lib = bind_installed(package, header, instantiate, name, gil, copy_const)
+    except BindError as e:
+        stale = getattr(e, "stale", None)
+        if stale is None or not _rebuild_editable(stale, package, header, instantiate):
+            raise
+        lib = bind_installed(package, header, instantiate, name, gil, copy_const)
     warn_if_left_out(lib)
     sys.modules[lib.__name__] = lib
     return lib
+
+
+# one rebuild at a time in this process (threads importing at once wait for it)
+_rebuild_lock = threading.Lock()
+
+
+def _rebuild_editable(stale, package, header, instantiate):
+    """An editable install's stale library (``stale``: a BindError's, a
+    packaging.Stale) rebuilt in place, as meson-python rebuilds on import:
+    with the options its build recorded, saying so on stderr. False where the
+    manifest is a wheel's (no ``rebuild``): that stays a BindError. A failed
+    compile raises its BuildError."""
+    opts = stale.manifest.get("rebuild")
+    if not isinstance(opts, dict) or not set(opts) <= _REBUILD_OPTIONS:
+        return False
+    with _rebuild_lock:
+        sys.stderr.write("bindthem: %s changed since the editable install of %s was built; "
+                         "rebuilding its kernel library\n" % (stale.changed, package))
+        sys.stderr.flush()
+        package_library(stale.folder, header, instantiate, module=stale.manifest["module"],
+                        strict=stale.manifest["strict"], editable=True, **opts)
+    return True
+
+
+_REBUILD_OPTIONS = frozenset(["cxx", "cxxflags", "extra_cxxflags", "openmp", "lazy", "package",
+                              "cpp", "cppflags"])

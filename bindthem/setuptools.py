@@ -110,7 +110,9 @@ def cmdclass(*libraries: KernelLibrary, base: dict[str, type] | None = None) -> 
                 self.announce("bindthem: compiling %s of %s" % (lib.header, lib.package), 2)
                 package_library(folder, lib.header, lib.instantiate, module=lib.module,
                                 source_folder=source or os.curdir, lazy=lib.lazy,
-                                package=lib.package, **lib.options)
+                                package=lib.package,
+                                editable=bool(getattr(self, "editable_mode", False)),
+                                **lib.options)
 
     out = dict(base, build_py=build_py)
     wheel_base = base.get("bdist_wheel", _bdist_wheel)

@@ -27,7 +27,7 @@ import importlib.machinery
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._base.files import write_text
 from .._base.opts import _options
@@ -36,7 +36,7 @@ from ..errors import BindError, PickleError
 from . import loading, travel
 from .binding import Library, _make
 
-__all__ = ["LAZY_MODULE", "MANIFEST_SUFFIX", "PREPROCESSED_SUFFIX", "bind_installed",
+__all__ = ["LAZY_MODULE", "MANIFEST_SUFFIX", "PREPROCESSED_SUFFIX", "Stale", "bind_installed",
            "bind_pickled", "lazy_module_text", "library_name", "manifest_name", "package_folder",
            "preprocessed_name", "sources_hash", "write_manifest"]
 
@@ -215,7 +215,8 @@ def _write_bytes(path, data):
 def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, module: str,
                    flags: list[str], strict: bool, header_path: StrPath,
                    instantiate_path: StrPath | None,
-                   preprocessed: bytes | None = None) -> str:
+                   preprocessed: bytes | None = None,
+                   rebuild: dict[str, Any] | None = None) -> str:
     """Writes ``<stem>.bindthem.json`` into ``folder``, which holds the
     library ``lib<stem>.so`` already: what :func:`load_package` checks.
     ``header`` and ``instantiate`` are the names inside the package; their
@@ -223,7 +224,8 @@ def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, mod
     copies, or the source files). ``preprocessed``: the Plan's bytes when
     the header was read through the C preprocessor, written beside it as
     ``<stem>.bindthem.i`` and hashed in its place. Returns the manifest's
-    path."""
+    path. ``rebuild``: an editable install's build options (JSON), with which
+    the import rebuilds a stale library (``bindthem.load_package``)."""
     lib_rel = library_name(header)
     header_text = travel._read(header_path)
     if preprocessed is not None:
@@ -245,6 +247,8 @@ def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, mod
     }
     if preprocessed is not None:  # absent otherwise: a manifest as before
         manifest["preprocessed"] = preprocessed_name(header)
+    if rebuild is not None:  # an editable install's: absent from a wheel's
+        manifest["rebuild"] = rebuild
     m_path = os.path.join(os.fspath(folder), manifest_name(header))
     write_text(m_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return m_path
@@ -270,6 +274,24 @@ def package_folder(package: str) -> str | None:
         if os.path.isdir(loc):
             return loc
     return None
+
+
+class Stale(NamedTuple):
+    """What a stale package library's BindError carries (its ``stale``): the
+    package's folder, the build's manifest (read), and the files whose
+    SHA-256 differs."""
+    folder: str
+    manifest: dict[str, Any]
+    changed: str
+
+
+def _stale_error(message, folder, manifest, changed):
+    """The BindError of a stale library (a BindError, as users catch it and
+    see it named), with ``stale``: what an editable install's import rebuilds
+    from."""
+    e = BindError(message)
+    e.stale = Stale(folder, manifest, changed)  # type: ignore[attr-defined]
+    return e
 
 
 def _remedy(package=None):
@@ -340,12 +362,12 @@ def bind_installed(package, header, instantiate, name, gil, copy_const):
         raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
                         % (package, e.filename, e.strerror, _remedy(package))) from None
     if sources_hash(h_text, y_text, m["flags"], m["strict"]) != m["sources_sha256"]:
-        raise BindError(
-            "package %s's kernel library %s is stale: %s%s changed since it was built (their "
+        changed = text_path + (" or " + y_path if y_path else "")
+        raise _stale_error(
+            "package %s's kernel library %s is stale: %s changed since it was built (their "
             "SHA-256 is no longer the one %s records), so its calls could not be trusted to "
-            "match the header; %s" % (package, lib_path, text_path,
-                                      " or " + y_path if y_path else "", m_path,
-                                      _remedy(package)))
+            "match the header; %s" % (package, lib_path, changed, m_path, _remedy(package)),
+            folder, m, changed)
     try:  # hashed, then loaded: the bytes it maps are the ones hashed (bindthem._services.loading)
         opened = loading.open_checked(lib_path, m["library_sha256"], travel.LIBRARY_LIMIT)
     except loading.Unreadable as e:

@@ -152,6 +152,37 @@ def test_edited_header_is_refused(pkg):
             "report this to its authors; if you develop it, rebuild") in msg, msg
 
 
+def test_editable_install_rebuilds_a_stale_library_on_import(tmp_path):
+    """An editable install (setuptools' editable_wheel runs build_py in editable
+    mode: the library is written into the source folder) whose header is then
+    edited: the next import rebuilds the library with the build's options,
+    says so on stderr, and binds the edited header; the one after is quiet.
+    A wheel's manifest records no options: there the edit stays refused
+    (test_edited_header_is_refused)."""
+    src = tmp_path / "src"
+    shutil.copytree(EXAMPLE, src)
+    env = env_with(str(src), BINDTHEM_CACHE=str(tmp_path / "cache"))
+    run([sys.executable, "setup.py", "-q", "editable_wheel", "--dist-dir",
+         str(tmp_path / "dist")], cwd=str(src), env=env)
+    m = json.load(open(src / "kernelpkg" / "kernels.bindthem.json"))
+    assert m["rebuild"]["package"] == "kernelpkg" and m["rebuild"]["openmp"] is False
+    code = "from kernelpkg import kernels; print(hasattr(kernels, 'plus_one'))"
+    r = run([sys.executable, "-c", code], env=env, cwd=str(tmp_path))
+    assert r.stdout == b"False\n" and r.stderr == b""
+    with open(src / "kernelpkg" / "kernels.h", "a") as f:
+        f.write("\n// One more than n.\nint plus_one(const int n) { return n + 1; }\n")
+    code = "from kernelpkg import kernels; print(kernels.plus_one(41))"
+    r = run([sys.executable, "-c", code], env=env, cwd=str(tmp_path))
+    assert r.stdout == b"42\n", r.stderr
+    assert r.stderr.decode().startswith(
+        "bindthem: %s or %s changed since the editable install of kernelpkg was built; "
+        "rebuilding its kernel library\n" % (src / "kernelpkg" / "kernels.h",
+                                              src / "kernelpkg" / "instantiate.yml")), r.stderr
+    r = run([sys.executable, "-c", code], env=env, cwd=str(tmp_path))
+    assert r.stdout == b"42\n" and r.stderr == b""
+    assert json.load(open(src / "kernelpkg" / "kernels.bindthem.json"))["rebuild"] == m["rebuild"]
+
+
 def test_edited_yaml_is_refused(pkg):
     y = os.path.join(pkg, "kernelpkg", "instantiate.yml")
     text = open(y).read()
