@@ -25,13 +25,14 @@
  * 2048 elements already runs for microseconds. */
 #define BT_GIL_RELEASE_MIN 2048
 
-/* How a call treats the GIL and const arrays that are not C-contiguous: a
- * Function's own (from its Library's build/load arguments),
- * overridden inside `with bindthem.options(...)` (bt_opts.c). */
+/* How a call treats the GIL: a Function's own (from its Library's
+ * build/load arguments), overridden inside `with bindthem.options(...)`
+ * (bt_opts.c). */
 enum { BT_GIL_AUTO, BT_GIL_RELEASE, BT_GIL_KEEP }; /* by size (above), always, never */
 typedef struct BtCallOpts {
     uint8_t gil;
-    uint8_t copy_const; /* copy such const arrays instead of refusing them */
+    uint8_t copy_const; /* the option as given; it changes nothing (every array the call
+                         * can take, it takes: bt_call.c) */
     uint8_t ffi;        /* call through libffi even where a direct call applies */
 } BtCallOpts;
 
@@ -41,7 +42,8 @@ typedef struct BtCallOpts {
 typedef struct BtCallStats {
     _Atomic uint64_t aligned_copies; /* unaligned arrays passed as aligned temporaries */
     _Atomic uint64_t copy_backs;     /* of those, written ones copied back */
-    _Atomic uint64_t const_copies;   /* const arrays that are not C-contiguous (copy_const) */
+    _Atomic uint64_t const_copies;   /* 0: copy_const made such copies once; kept, as
+                                      * Function.stats names it */
     _Atomic uint64_t layout_copies;  /* an annotated function's arrays copied to a layout it
                                       * takes (bt_note_call.h) */
 } BtCallStats;

@@ -89,24 +89,10 @@ static inline BT_ALWAYS_INLINE PyObject *invoke_call(const BtCall *c, PyObject *
     return bt_call_invoke(c, args, fname, names, opts);
 }
 
-/* invoke() with copies of the const arrays that are not C-contiguous (copy_const). */
-static PyObject *invoke_copying(BtFunction *f, int ov, PyObject *const *argv, PyObject *names,
-                                const BtCallOpts *opts)
-{
-    PyObject *args[BT_MAX_PARAMS], *held[BT_MAX_PARAMS], *r;
-    int n = bt_opts_copy_const(&f->calls[ov], argv, args, held);
-
-    if (n < 0)
-        return NULL;
-    r = invoke_call(&f->calls[ov], args, f->d.cname, names, opts);
-    while (n > 0)
-        Py_DECREF(held[--n]);
-    return r;
-}
-
 /* Calls overload ov with the Function's options as bindthem.options()
- * leaves them: the GIL policy, and copies of misfit const arrays. Inlined
- * into each caller: the fast path has one frame less. */
+ * leaves them (the GIL policy; copy_const changes nothing: every array the
+ * call can take, it takes, bt_call.c). Inlined into each caller: the fast
+ * path has one frame less. */
 static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject *const *argv,
                                                 PyObject *names)
 {
@@ -114,8 +100,6 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject 
 
     if (bt_opts_current(f->st, &opts) < 0)
         return NULL;
-    if (opts.copy_const)
-        return invoke_copying(f, ov, argv, names, &opts);
     return invoke_call(&f->calls[ov], argv, f->d.cname, names, &opts);
 }
 

@@ -49,32 +49,6 @@ int bt_opts_override(BtState *st, BtCallOpts *opts)
     return 0;
 }
 
-int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out, PyObject **held)
-{
-    int i, flags, n = 0;
-
-    for (i = 0; i < call->n_py; i++) {
-        const BtArgSlot *s = &call->slots[i];
-        out[i] = args[i];
-        if (!s->is_array || !s->is_const || !args[i] || !PyArray_Check(args[i]))
-            continue;
-        flags = PyArray_FLAGS((PyArrayObject *)args[i]);
-        /* one that lacks only alignment is the call's (an aligned temporary, bt_call.c) */
-        if ((flags & s->need) == s->need || bt_slot_copy_fixes(s, flags))
-            continue;
-        /* a new buffer from NumPy's allocator is aligned for its dtype */
-        out[i] = held[n] = PyArray_NewCopy((PyArrayObject *)args[i], NPY_CORDER);
-        if (!held[n]) {
-            while (n > 0)
-                Py_DECREF(held[--n]);
-            return -1;
-        }
-        n++;
-    }
-    bt_call_count(&call->stats->const_copies, n);
-    return n;
-}
-
 /* _options_push(gil, copy_const): each -1 (keep the enclosing value) or the
  * new value; returns the context variable's token for _options_pop. */
 static PyObject *options_push(PyObject *module, PyObject *args)

@@ -21,15 +21,6 @@ static inline int bt_opts_current(BtState *st, BtCallOpts *opts)
     return BT_FT_LOAD_RELAXED(&st->opts_active) ? bt_opts_override(st, opts) : 0;
 }
 
-/* For each const array argument of call that is not C-contiguous, a
- * C-contiguous, aligned copy: out[i] is args[i] or its copy, and the copies
- * (new references) are in held, counted in call->stats. Writable arrays are
- * never copied here, nor arrays that lack only alignment (the call passes
- * those as aligned temporaries, bt_call_invoke). Returns the number of
- * copies held, or -1 with an exception set. */
-BT_HIDDEN int bt_opts_copy_const(const BtCall *call, PyObject *const *args, PyObject **out,
-                                 PyObject **held);
-
 /* The GIL policies' names, indexed by BT_GIL_* (bt_call.h), NULL-terminated:
  * _core.GIL_POLICIES, the one list Python reads. */
 BT_HIDDEN extern const char *const bt_opts_gil_names[];
