@@ -82,6 +82,13 @@ def run_errkw(n, f, x):
         except TypeError:
             pass
 
+def run_alt(n, f, g, A, B):
+    Ap, Aj, Ax, x, b = A
+    Bp, Bj, Bx, y, c = B
+    for _ in range(n):
+        f(Ap, Aj, Ax, x, b, 0, 0, 1)
+        g(Bp, Bj, Bx, y, c, 0, 0, 1)
+
 def run_ct(n, f, Ap, Aj, Ax, x, b):
     n0, n1, n2, n3, n4 = len(Ap), len(Aj), len(Ax), len(x), len(b)
     for _ in range(n):
@@ -109,6 +116,11 @@ def cases():
     for t, f in (("f64", fl.gauss_seidel_f64), ("f32", fl.gauss_seidel_f32),
                  ("c128", fl.gauss_seidel_c128)):
         out.append(("floor %s" % t, "run", f, arr[t]))
+    # a float64 call, then a float32 one, in turn: per pair (the two overloads the memo keeps)
+    out.append(("bindthem f64/f32 in turn", "run_alt", lib.gauss_seidel,
+                (lib.gauss_seidel, arr["f64"], arr["f32"])))
+    out.append(("floor f64/f32 in turn", "run_alt", fl.gauss_seidel_f64,
+                (fl.gauss_seidel_f32, arr["f64"], arr["f32"])))
     out.append(("ctypes f64", "run_ct", common.ctypes_gauss_seidel(lib, 1), arr["f64"]))
     out.append(("ctypes c128", "run_ct", common.ctypes_gauss_seidel(lib, 3), arr["c128"]))
     out.append(("noop", "run", fl.noop, arr["f64"]))

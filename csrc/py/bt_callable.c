@@ -180,8 +180,9 @@ PyObject *bt_callable_get(PyObject *self, void *which)
     case BT_CALLABLE_LIBRARY:
         return c->info ? PyObject_GetAttrString(c->info, "library") : Py_NewRef(Py_None);
     case BT_CALLABLE_DISPATCH_INFO:
-        return Py_BuildValue("{s:i,s:n}", "cached", BT_FT_LOAD_RELAXED(&c->d.cache_used), "scans",
-                             BT_FT_LOAD_RELAXED(&c->d.scans));
+        return Py_BuildValue("{s:i,s:n,s:n}", "cached", BT_FT_LOAD_RELAXED(&c->d.cache_used),
+                             "scans", BT_FT_LOAD_RELAXED(&c->d.scans), "selects",
+                             BT_FT_LOAD_RELAXED(&c->d.selects));
     }
     PyErr_SetString(PyExc_SystemError, "bt_callable_get: no such attribute");
     return NULL;

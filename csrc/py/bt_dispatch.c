@@ -203,8 +203,9 @@ int bt_dispatch_init(BtState *st, BtDispatch *d, const char *name, const BtOverl
         return -1;
     d->n_py = d->groups[0].n_py;
     d->names = Py_NewRef(d->groups[0].names);
-    d->last_ov = -1;
-    d->last_keys = PyMem_Calloc((size_t)d->n_py + 1, sizeof *d->last_keys);
+    d->last_ov = d->prev_ov = -1;
+    d->last_keys = PyMem_Calloc(2 * ((size_t)d->n_py + 1), sizeof *d->last_keys);
+    d->prev_keys = d->last_keys ? d->last_keys + d->n_py + 1 : NULL;
     if (!d->last_keys) {
         PyErr_NoMemory();
         return -1;

@@ -98,14 +98,19 @@ typedef struct BtDispatch {
     BtDispatchTable *cache; /* NULL until the first miss */
     int key_len;
     int cache_used;
-    Py_ssize_t scans; /* cache misses that scanned the overloads (tests read it) */
+    Py_ssize_t scans;   /* cache misses that scanned the overloads (tests read it) */
+    Py_ssize_t selects; /* calls the memo (last_*, prev_*) did not answer (tests read it) */
     BT_FT_FIELD(PyMutex lock)
     /* in front of the cache: the overload of the last call that
-     * bt_dispatch_remember saw, and its arguments' keys (bt_slot_keys).
-     * Free-threaded, a sequence lock keeps the two together: last_seq is
+     * bt_dispatch_remember saw, and its arguments' keys (bt_slot_keys); and
+     * the one before it (prev_*), so that calls alternating between two
+     * overloads (float64, then float32, then float64 ...) find both.
+     * Free-threaded, a sequence lock keeps the four together: last_seq is
      * odd while one writer (never waited for) rewrites them. */
     int last_ov;            /* -1: none */
-    const void **last_keys; /* n_py */
+    const void **last_keys; /* n_py; one allocation with prev_keys */
+    int prev_ov;            /* -1: none */
+    const void **prev_keys; /* n_py */
     BT_FT_FIELD(uint32_t last_seq)
     /* the last TypeError of bt_dispatch_no_match: its arguments' keys and
      * its message, so that a call that fails the same way again (code
@@ -165,21 +170,24 @@ BT_HIDDEN PyObject *bt_dispatch_doc(const BtDispatch *d, const BtOverload *ovs);
  * pass that matched it in *pass; -1 (no exception) when none accepts them. */
 BT_HIDDEN int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass);
 
-/* One group: the overload of the last remembered call when args[n_py]
- * have its keys (the same dtypes and types: the same codes, so the same
- * overload), else -1. Every argument given (no NULL in args) unless
- * `omitting` (NULL: left out, its default used), a constant at each caller. */
+/* One group: the overload of the last remembered call, or of the one
+ * before it, when args[n_py] have its keys (the same dtypes and types: the
+ * same codes, so the same overload), else -1. Every argument given (no NULL
+ * in args) unless `omitting` (NULL: left out, its default used), a constant
+ * at each caller. */
 static inline int bt_dispatch_last_as(const BtDispatch *d, PyObject *const *args, int omitting)
 {
+    int (*same)(PyObject *const *, const void *const *, int) = omitting ? bt_slot_same_keys_omitting
+                                                                        : bt_slot_same_keys;
     unsigned seq = BT_FT_SEQ_BEGIN(&d->last_seq);
     int ov = BT_FT_LOAD(&d->last_ov);
 
-    return ov >= 0 &&
-                   (omitting ? bt_slot_same_keys_omitting : bt_slot_same_keys)(args, d->last_keys,
-                                                                               d->n_py) &&
-                   BT_FT_SEQ_SAME(&d->last_seq, seq)
-               ? ov
-               : -1;
+    if (ov < 0 || !same(args, d->last_keys, d->n_py)) {
+        ov = BT_FT_LOAD(&d->prev_ov);
+        if (ov >= 0 && !same(args, d->prev_keys, d->n_py))
+            ov = -1;
+    }
+    return ov >= 0 && BT_FT_SEQ_SAME(&d->last_seq, seq) ? ov : -1;
 }
 
 /* bt_dispatch_last_as for every argument given. */
@@ -188,7 +196,8 @@ static inline int bt_dispatch_last(const BtDispatch *d, PyObject *const *args)
     return bt_dispatch_last_as(d, args, 0);
 }
 
-/* Remembers that args[n_py] (NULL: omitted) selected overload ov. */
+/* Remembers that args[n_py] (NULL: omitted) selected overload ov; the call
+ * remembered before becomes the one before it. */
 BT_HIDDEN void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov);
 
 /* One group only: TypeError naming the argument where the best overload

@@ -87,7 +87,8 @@ int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, const BtEnum *enums, int
     d->slots = PyMem_Calloc((size_t)cap, sizeof *d->slots);
     d->ov_group = PyMem_Calloc((size_t)cap, sizeof *d->ov_group);
     d->groups = PyMem_Calloc((size_t)cap, sizeof *d->groups);
-    d->last_keys = PyMem_Calloc((size_t)d->n_py + 1, sizeof *d->last_keys);
+    d->last_keys = PyMem_Calloc(2 * ((size_t)d->n_py + 1), sizeof *d->last_keys);
+    d->prev_keys = d->last_keys ? d->last_keys + d->n_py + 1 : NULL;
     if (!d->slots || !d->ov_group || !d->groups || !d->last_keys) {
         PyErr_NoMemory();
         return -1;
@@ -107,7 +108,7 @@ int bt_dispatch_open(BtDispatch *d, const BtDecl *decl, const BtEnum *enums, int
     d->max_py = d->key_len = d->fast_n = d->min_n = d->n_py;
     while (d->min_n > 0 && d->groups[0].optional[d->min_n - 1])
         d->min_n--;
-    d->last_ov = -1;
+    d->last_ov = d->prev_ov = -1;
     rc = bt_dispatch_kw_map_build(d); /* the names are fixed: bt_dispatch_add takes only the same */
 done:
     for (i = 0; i < decl->n_params; i++)

@@ -28,6 +28,7 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
     uint64_t h = 0;
     int ov, many = BT_FT_LOAD(&d->n_ovs) > 1; /* once: bt_dispatch_add may grow it */
 
+    BT_FT_ADD(&d->selects, 1);
     if (many) {
         h = bt_dispatch_key_hash(codes, d->key_len);
         ov = bt_dispatch_cache_find(d, codes, h, pass);
@@ -48,10 +49,11 @@ int bt_dispatch_select(BtDispatch *d, const uint8_t *codes, int *pass)
 
 void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov)
 {
-#ifdef Py_GIL_DISABLED
     const void *keys[BT_MAX_PARAMS];
-    uint32_t seq = __atomic_load_n(&d->last_seq, __ATOMIC_RELAXED);
     int i;
+#ifdef Py_GIL_DISABLED
+    uint32_t seq = __atomic_load_n(&d->last_seq, __ATOMIC_RELAXED);
+    int last = __atomic_load_n(&d->last_ov, __ATOMIC_RELAXED);
 
     if (!bt_slot_keys(args, d->n_py, keys))
         ov = -1;
@@ -59,12 +61,26 @@ void bt_dispatch_remember(BtDispatch *d, PyObject *const *args, int ov)
     if ((seq & 1) || !__atomic_compare_exchange_n(&d->last_seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
                                                   __ATOMIC_RELAXED))
         return;
+    /* the last call becomes the one before (its keys copied: readers never see a
+     * pointer change) */
+    for (i = 0; last >= 0 && i < d->n_py; i++)
+        __atomic_store_n(&d->prev_keys[i], __atomic_load_n(&d->last_keys[i], __ATOMIC_RELAXED),
+                         __ATOMIC_RELEASE);
+    __atomic_store_n(&d->prev_ov, last, __ATOMIC_RELEASE);
     for (i = 0; ov >= 0 && i < d->n_py; i++)
         __atomic_store_n(&d->last_keys[i], keys[i], __ATOMIC_RELEASE);
     __atomic_store_n(&d->last_ov, ov, __ATOMIC_RELEASE);
     __atomic_store_n(&d->last_seq, seq + 2, __ATOMIC_RELEASE);
 #else
-    d->last_ov = bt_slot_keys(args, d->n_py, d->last_keys) ? ov : -1;
+    if (!bt_slot_keys(args, d->n_py, keys))
+        ov = -1;
+    /* the last call becomes the one before */
+    for (i = 0; d->last_ov >= 0 && i < d->n_py; i++)
+        d->prev_keys[i] = d->last_keys[i];
+    d->prev_ov = d->last_ov;
+    for (i = 0; ov >= 0 && i < d->n_py; i++)
+        d->last_keys[i] = keys[i];
+    d->last_ov = ov;
 #endif
 }
 

@@ -119,10 +119,18 @@ static inline BT_ALWAYS_INLINE int fused(BtFunction *f, PyObject *const *args, P
     Py_ssize_t total = 0;
     const BtCall *c;
 
+    if (BT_FT_LOAD_RELAXED(&f->st->opts_active) | BT_FT_LOAD_RELAXED(&f->st->force_ffi))
+        return 0;
     if (ov < 0 || !(c = &f->calls[ov])->fused ||
-        (BT_FT_LOAD_RELAXED(&f->st->opts_active) | BT_FT_LOAD_RELAXED(&f->st->force_ffi)) ||
-        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting) ||
-        !BT_FT_SEQ_SAME(&d->last_seq, seq))
+        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting)) {
+        /* the call before the last one: two overloads called in turn */
+        ov = BT_FT_LOAD(&d->prev_ov);
+        total = 0;
+        if (ov < 0 || !(c = &f->calls[ov])->fused ||
+            !bt_call_fused_store(c, args, (int)nargs, d->prev_keys, w, &total, omitting))
+            return 0;
+    }
+    if (!BT_FT_SEQ_SAME(&d->last_seq, seq))
         return 0;
     *r = bt_call_words(c, f->opts.gil, total, w, d->cname);
     return 1;

@@ -95,7 +95,7 @@ def test_shared_attribute_values(cpu, gpu):
         assert c.parameters == ("a", "x", "y")
         assert c.signatures == ("axpy(a, x, y)", "axpy(a, x, y)")
         assert c.__doc__ == "y = a * x + y, elementwise."
-        assert set(c._dispatch_info) == {"cached", "scans"}
+        assert set(c._dispatch_info) == {"cached", "scans", "selects"}
         assert repr(c).endswith(" pair.axpy with 2 overloads>")
 
 

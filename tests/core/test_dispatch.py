@@ -97,6 +97,27 @@ def test_mixed_calls_alternate(dispatch):
         assert dispatch.tag(1 if rep % 3 else 1.0) == (INT if rep % 3 else DOUBLE)
 
 
+def test_two_dtypes_in_turn_are_both_remembered(dispatch):
+    """The memo keeps the last call and the one before it: calls alternating
+    between two overloads (float64, float32, float64, ...) are answered by it
+    (no select after the first two; _dispatch_info["selects"] counts the calls
+    it did not answer), each with its own overload; with a third dtype in
+    the rotation some calls are selected again, and every answer stays
+    right."""
+    a, b, c = (np.zeros(2, t) for t in (np.float64, np.float32, np.int32))
+    f = dispatch.pick4
+    assert (f(a), f(b)) == (DOUBLE, FLOAT)
+    before = f._dispatch_info["selects"]
+    for _ in range(20):
+        assert (f(a), f(b)) == (DOUBLE, FLOAT)
+        assert a[0] == DOUBLE and b[0] == FLOAT
+    assert f._dispatch_info["selects"] == before
+    for _ in range(5):
+        assert (f(a), f(b), f(c)) == (DOUBLE, FLOAT, INT)
+        assert a[0] == DOUBLE and b[0] == FLOAT and c[0] == INT
+    assert f._dispatch_info["selects"] > before  # three in turn: more than the memo holds
+
+
 def test_many_distinct_keys_then_the_first_again(dispatch):
     # fill the cache with failing and succeeding keys; the answers must not change
     bad = [np.zeros(1, t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.uint32,
