@@ -104,6 +104,12 @@ def bind_on_first_use(module_globals: dict[str, Any]) -> None:
         g["_library"] = lib
 
 
+# package_library's arguments an editable build's manifest keeps, and its import
+# rebuilds with
+_REBUILD_OPTIONS = ("cxx", "cxxflags", "extra_cxxflags", "openmp", "lazy", "package", "cpp",
+                    "cppflags")
+
+
 def package_library(folder: StrPath, header: str, instantiate: str | None = None, *,
                     module: str, source_folder: StrPath | None = None, cxx: str | None = None,
                     cxxflags: Flags | None = None, extra_cxxflags: Flags | None = None,
@@ -165,8 +171,8 @@ def package_library(folder: StrPath, header: str, instantiate: str | None = None
     pre_path = os.path.join(folder, preprocessed_name(header))
     if not how.used and os.path.exists(pre_path):
         os.remove(pre_path)  # an earlier build's: this manifest does not name it
-    rebuild = dict(cxx=cxx, cxxflags=cxxflags, extra_cxxflags=extra_cxxflags, openmp=openmp,
-                   lazy=lazy, package=package, cpp=cpp, cppflags=cppflags) if editable else None
+    given = locals()
+    rebuild = {k: given[k] for k in _REBUILD_OPTIONS} if editable else None
     m_path = write_manifest(folder, header, instantiate, module=module, flags=flags,
                             strict=strict, header_path=h_path, instantiate_path=y_path,
                             preprocessed=plan.header_text if how.used else None,
@@ -329,7 +335,7 @@ def _rebuild_editable(stale, package, header, instantiate):
     manifest is a wheel's (no ``rebuild``): that stays a BindError. A failed
     compile raises its BuildError."""
     opts = stale.manifest.get("rebuild")
-    if not isinstance(opts, dict) or not set(opts) <= _REBUILD_OPTIONS:
+    if not isinstance(opts, dict) or not set(opts) <= set(_REBUILD_OPTIONS):
         return False
     with _rebuild_lock:
         sys.stderr.write("bindthem: %s changed since the editable install of %s was built; "
@@ -338,7 +344,3 @@ def _rebuild_editable(stale, package, header, instantiate):
         package_library(stale.folder, header, instantiate, module=stale.manifest["module"],
                         strict=stale.manifest["strict"], editable=True, **opts)
     return True
-
-
-_REBUILD_OPTIONS = frozenset(["cxx", "cxxflags", "extra_cxxflags", "openmp", "lazy", "package",
-                              "cpp", "cppflags"])

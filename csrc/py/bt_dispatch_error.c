@@ -88,6 +88,20 @@ done:
     return NULL;
 }
 
+/* Whether overload o is of group g and takes the arguments before k (p's
+ * codes, with the conversions). */
+static int takes_before(const BtDispatch *d, int g, int o, int k, const BtDispatchPick *p)
+{
+    int i;
+
+    if (d->ov_group[o] != g)
+        return 0;
+    for (i = 0; i < k; i++)
+        if (!bt_slot_accepts(&d->slots[o][i], p->codes[i], 2))
+            return 0;
+    return 1;
+}
+
 /* New reference: the list of what the overloads of group g that take the
  * arguments before k expect at k (p's codes), each once. */
 static PyObject *wants_at(const BtDispatch *d, int g, int k, const BtDispatchPick *p,
@@ -97,15 +111,10 @@ static PyObject *wants_at(const BtDispatch *d, int g, int k, const BtDispatchPic
                                                                                    : bt_slot_wants;
     PyObject *wants = PyList_New(0), *w;
     char buf[128];
-    int o, i, c;
+    int o, c;
 
     for (o = 0; wants && o < d->n_ovs; o++) {
-        if (d->ov_group[o] != g)
-            continue;
-        for (i = 0; i < k; i++)
-            if (!bt_slot_accepts(&d->slots[o][i], p->codes[i], 2))
-                break;
-        if (i < k)
+        if (!takes_before(d, g, o, k, p))
             continue;
         w = PyUnicode_FromString(wants_fn(&d->slots[o][k], buf, sizeof buf));
         c = w ? PySequence_Contains(wants, w) : -1;
@@ -127,17 +136,12 @@ static PyObject *conversion_hint(const BtDispatch *d, int g, int k, const BtDisp
 {
     const BtArgSlot *want = NULL, *s;
     PyObject *arg = p->argv[k];
-    int o, i, written = 0;
+    int o, written = 0;
 
     if (!arg || !PyArray_Check(arg))
         return PyUnicode_FromString("");
     for (o = 0; o < d->n_ovs; o++) {
-        if (d->ov_group[o] != g)
-            continue;
-        for (i = 0; i < k; i++)
-            if (!bt_slot_accepts(&d->slots[o][i], p->codes[i], 2))
-                break;
-        if (i < k)
+        if (!takes_before(d, g, o, k, p))
             continue;
         s = &d->slots[o][k];
         if (!s->is_array || s->is_string || bt_slot_is_record(s) ||
