@@ -291,6 +291,9 @@ class _Callable:
 class Function(_Callable):
     """A bound kernel: its overloads, dispatched on the arguments' dtypes."""
 
+    # Instances also have __signature__ (the parameters annotated with the
+    # types the overloads take) and a __call__ with that signature: the
+    # instance's only (bt_function.c function_getattro), not the class's.
     @property
     def _call_paths(self) -> tuple[Literal["direct", "ffi"], ...]:
         """How each overload's kernel is called: 'direct' or 'ffi' (libffi)."""

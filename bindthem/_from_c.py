@@ -24,8 +24,8 @@ from .errors import (
 
 __all__ = ["BindError", "BindValueError", "BuildError", "CudaError", "HeaderError",
            "InstantiateError", "NoDriverError", "NullHandleError", "StatusError", "SymbolError",
-           "callback_address", "dask_token", "function_html", "function_pretty", "on_demand",
-           "reduce_function"]
+           "bound_call", "callback_address", "dask_token", "function_html", "function_pretty",
+           "on_demand", "reduce_function", "signature"]
 
 
 def function_html(function):
@@ -40,6 +40,32 @@ def function_pretty(function, p, cycle):
     from ._services.display import function_pretty as pretty
 
     return pretty(function, p, cycle)
+
+
+def signature(function):
+    """Function.__signature__: its parameters annotated with the types its
+    overloads take (bindthem._services.signature), from its Library's
+    metadata and the overloads it made on demand; None where neither knows
+    them (inspect then reads __text_signature__)."""
+    from ._services.compile.ondemand import made_overloads
+    from ._services.signature import signature as annotated_signature
+
+    lib = function.library
+    known = {}
+    if lib is not None:
+        for fn in lib._bindthem_.metadata["functions"]:
+            if fn["name"] == function.__name__:
+                known.update((ov["symbol"], ov) for ov in fn["overloads"])
+    known.update((ov["symbol"], ov) for ov in made_overloads(function))
+    overloads = [known.get(symbol) for symbol in function.symbols]
+    return annotated_signature(overloads) if None not in overloads else None
+
+
+def bound_call(function):
+    """Function.__call__ (bindthem._services.signature.BoundCall)."""
+    from ._services.signature import BoundCall
+
+    return BoundCall(function)
 
 
 def reduce_function(info, name):

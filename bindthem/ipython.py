@@ -12,6 +12,7 @@ IPython is imported only here: bindthem does not depend on it.
 
 import hashlib
 import html
+import inspect
 import json
 import os
 import re
@@ -250,7 +251,8 @@ def _write_once(path, text):
 def _fields(obj, detail_level):
     """(title, text) rows that IPython's inspector shows for obj."""
     if isinstance(obj, _core.Function):
-        rows = [("Signature", _display._signature(obj)),
+        # the signature help() shows: each parameter with the types the overloads take
+        rows = [("Signature", obj.__name__ + str(inspect.signature(obj))),
                 ("Overloads", "\n".join(obj.overloads))]
         origins = _display._origins(obj)
         if origins:

@@ -39,7 +39,9 @@ Python's ``__text_signature__`` takes no annotations). Overloads whose Python pa
 identical (template parameters the signature does not use) are merged, the
 first in YAML order kept: it is also the one the runtime dispatches to. The
 header comment is the docstring of the last overload. The output is
-byte-identical across runs and machines.
+byte-identical across runs and machines. A bound Function's
+``inspect.signature`` shows the same types (bindthem._services.signature
+spells them for both), each parameter's joined over the overloads.
 
 A header with ``#define`` constants, enums or structs (an ordinary C header, read
 through the C preprocessor as :func:`bindthem.load` reads it: ``--cpp``,
@@ -63,63 +65,26 @@ from ._base.instantiation import split_types
 from ._services import preprocess
 from ._services.binding import _module_doc, named_attributes, plan_message
 from ._services.compile import ondemand
+from ._services.signature import annotated
 from .errors import BindError, BindWarning, warn
 
 __all__ = ["CPP_CHOICES", "cpp_arguments", "metadata_of", "render", "render_metadata", "main"]
 
-_ARRAY = "numpy.typing.NDArray[numpy.%s]"
-_CHAR = "int | str"
-_STRING = "str | bytes"
-_RETURNED_STRING = "str | None"  # a NULL pointer returns None
-_RECORDS = "numpy.typing.NDArray[numpy.void]"  # a struct by pointer: records of its dtype
-_RECORD = "numpy.void"  # a struct by value, or returned
-# a fixed-size C array (uuid_t, double m[3][3]): its rank here, its exact shape in a comment
-_SHAPED = "numpy.ndarray[tuple[%s], numpy.dtype[numpy.%s]]"
 _MAX_LINE = 99
 _INDENT = "    "
 
 
 def _signature(ov):
-    """The Python parameters as "name: annotation" strings, and the return.
-
-    Names and the positional-only count are the metadata's (the C core's
-    one rule, csrc/core/bt_pyname.c: a C parameter named like a Python keyword
-    gets a trailing underscore and is made positional-only with those
-    before it; so is an unnamed one, ``arg0``). A parameter with
-    a default (the metadata's
+    """The Python parameters as "name: annotation" strings, and the return
+    (bindthem._services.signature.annotated: the types a Function's
+    ``__signature__`` shows too). A parameter with a default (the metadata's
     ``default``: the value a call that leaves it out passes) is written with
     that value (``omega: float = 1.0``, ``trans: int | str = 'T'``), or
-    ``= ...`` for a complex one. A ``char`` is ``int | str``: the runtime
-    takes a one-character str for it too.
-    """
-    params = []
-    for p in ov["params"]:
-        if p["python_name"] is None:  # a size parameter
-            continue
-        ann = _annotation(p, p["array"])
-        if p.get("string"):
-            ann = _STRING  # a NUL-terminated const char *: str (UTF-8) or bytes
-        elif p.get("handle") or p.get("voidp"):
-            ann = p["python"]  # the C core's: "bindthem.Handle", "bindthem.Handle | None"
-        elif p.get("struct"):  # a const pointer or a value takes a record or an array
-            ann = (_RECORDS if p["array"] and not p["const"] else
-                   "%s | %s" % ((_RECORDS, _RECORD) if p["array"] else (_RECORD, _RECORDS)))
-        elif p["type"] == "char" and not p["array"]:
-            ann = _CHAR  # the runtime takes a one-character str too
-        elif p.get("shape") and p["array"]:
-            ann = _SHAPED % (", ".join(["int"] * len(p["shape"])), p["dtype"])
-        params.append("%s: %s%s" % (p["python_name"], ann, _default(p, ann)))
+    ``= ...`` for a complex one."""
+    triples, returns = annotated(ov)
+    params = ["%s: %s%s" % (name, ann, _default(value, ann)) for name, ann, value in triples]
     if ov["positional_only"]:
         params.insert(ov["positional_only"], "/")
-    ret = ov["return"]
-    returns = (ret["python"] if ret.get("handle") else _RECORD if ret.get("struct")
-               else "None" if ret["python"] == "None"
-               else _RETURNED_STRING if ret.get("string") else _annotation(ret, False))
-    if "results" in ov:  # an annotated function (docs/arrays.rst): what its calls return
-        parts = [returns if r["name"] is None else _annotation(r, r["array"])
-                 for r in ov["results"]]
-        returns = ("None" if not parts else parts[0] if len(parts) == 1
-                   else "tuple[%s]" % ", ".join(parts))
     return tuple(params), returns
 
 
@@ -131,20 +96,12 @@ def _shapes(ov):
     return "  # shape: " + ", ".join(shaped) if shaped else ""
 
 
-def _default(p, annotation):
-    value = p.get("default")
+def _default(value, annotation):
     if value is None:
         return ""
     if type(value).__name__ in annotation.split(" | ") and not isinstance(value, complex):
         return " = %r" % (value,)
     return " = ..."
-
-
-def _annotation(t, array):
-    # both names come from the C core's type table (_core.scalar_types())
-    if array:
-        return _ARRAY % t["dtype"]
-    return t["python"]
 
 
 def _def_line(name, params, returns, body):

@@ -5,6 +5,8 @@ and the services before it in this order only:
 
 1. ``status``: the one-line status of long compiles;
 2. ``display``: Libraries and Functions rendered (notebooks, getsource);
+   ``signature``: the types of their parameters, as stubs and
+   ``inspect.signature`` show them;
 3. ``loading``: what dlopen is handed (the bytes hashed are the bytes mapped);
 4. ``cache``: the build cache (a package, its own modules in order);
 5. ``travel``: a kernel by value, what a pickle carries and its checks;

@@ -353,6 +353,25 @@ static PyObject *get_call_paths(BtFunction *f, void *c)
     return t;
 }
 
+/* Attributes: f.__signature__ (the parameters annotated with the types the
+ * overloads take: bindthem._from_c.signature, or None, and inspect reads
+ * __text_signature__) and f.__call__ (a bound call with f's signature:
+ * bindthem._from_c.bound_call; IPython's `f?` would otherwise show the
+ * type's `(*args, **kwargs)` beside it) are the instance's only, so that
+ * inspect.signature(bindthem.Function) and Function.__call__ stay the
+ * type's; everything else is the generic lookup. */
+static PyObject *function_getattro(PyObject *self, PyObject *name)
+{
+    if (PyUnicode_Check(name)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+        if (n == 13 && PyUnicode_CompareWithASCIIString(name, "__signature__") == 0)
+            return bt_from_c_call("signature", &self, 1);
+        if (n == 8 && PyUnicode_CompareWithASCIIString(name, "__call__") == 0)
+            return bt_from_c_call("bound_call", &self, 1);
+    }
+    return PyObject_GenericGetAttr(self, name);
+}
+
 static PyGetSetDef function_getset[] = {
     BT_CALLABLE_GETSET,
     {"_call_paths", (getter)get_call_paths, NULL,
@@ -385,6 +404,7 @@ static PyMemberDef function_members[] = {
 static PyType_Slot function_slots[] = {
     BT_CALLABLE_SLOTS,
     {Py_tp_repr, function_repr},
+    {Py_tp_getattro, function_getattro},
     {Py_tp_methods, function_methods},
     {Py_tp_getset, function_getset},
     {Py_tp_members, function_members},

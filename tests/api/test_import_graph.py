@@ -162,7 +162,7 @@ SERVICES = "_services"  # the folder of the services
 # Each service imports only those before it (and leaves); a package's __init__
 # that re-exports its modules (cache) comes after them.
 SERVICES_ORDER = (
-    "", "status", "preprocess", "display", "loading",
+    "", "status", "preprocess", "display", "signature", "loading",
     "cache._root", "cache._fs", "cache._manifest", "cache._evict", "cache._entry", "cache",
     "travel", "binding",
     "compile", "compile.source", "compile.compiler", "compile.units", "compile.ondemand",

@@ -14,7 +14,7 @@ import types
 import pytest
 
 from sources import ROOT, kernel
-from support import overlap, python_env, spin_intervals
+from support import overlap, python_env, spin_intervals, untyped
 
 import bindthem
 from bindthem import _core
@@ -78,7 +78,7 @@ def test_function_metadata(abi):
     assert f.__qualname__ == "errfunc"
     assert f.__module__ == "abi"
     assert f.__doc__ == "A function with the README's parameter names, for error messages."
-    assert str(inspect.signature(f)) == "(J, x, y, a)"
+    assert untyped(f) == "(J, x, y, a)"
     assert list(inspect.signature(f).parameters) == ["J", "x", "y", "a"]
     assert f.parameters == ("J", "x", "y", "a")
     assert f.overloads == (
@@ -88,7 +88,7 @@ def test_function_metadata(abi):
         "double y[], const int y_size, double a)")
     assert repr(f) == "<bindthem function abi.errfunc with 2 overloads>"
     assert repr(abi.neg_int) == "<bindthem function abi.neg_int with 1 overload>"
-    assert str(inspect.signature(abi.big_uchar)) == "()"
+    assert untyped(abi.big_uchar) == "()"
     assert abi.many.__doc__ == "Many parameters, arrays and scalars mixed; writes into out."
     assert len(abi.fill_seq.overloads) == 13
 

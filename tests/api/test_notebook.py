@@ -120,6 +120,14 @@ def spmv(session):
     return session
 
 
+# csr_matvec's parameters with the types its two overloads take
+TYPED = ("n_row: int, Ap: numpy.typing.NDArray[numpy.int32], "
+         "Aj: numpy.typing.NDArray[numpy.int32], "
+         "Ax: numpy.typing.NDArray[numpy.float64] | numpy.typing.NDArray[numpy.float32], "
+         "x: numpy.typing.NDArray[numpy.float64] | numpy.typing.NDArray[numpy.float32], "
+         "y: numpy.typing.NDArray[numpy.float64] | numpy.typing.NDArray[numpy.float32]")
+
+
 def line_of(text, needle):
     """1-based number of the first line of text that contains needle."""
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
@@ -185,13 +193,13 @@ def test_edited_cell_rebinds_and_the_new_code_runs(spmv):
         "spmv.csr_matvec(300, A.indptr, A.indices, A.data, 3.0, x, y)\n"
         "y_old = np.ones(300)\n"
         "old(300, A.indptr, A.indices, A.data, x, y_old)\n"
-        "print(json.dumps({'sig': str(inspect.signature(spmv.csr_matvec)),\n"
+        "print(json.dumps({'sig': list(inspect.signature(spmv.csr_matvec).parameters),\n"
         "                  'err': float(np.abs(y - (1 + 3 * (A @ x))).max()),\n"
         "                  'old_err': float(np.abs(y_old - (1 + A @ x)).max()),\n"
         "                  'new_file': spmv.__file__ != old_file,\n"
         "                  'doc': spmv.csr_matvec.__doc__}))")
     r = json_line(out)
-    assert r["sig"] == "(n_row, Ap, Aj, Ax, alpha, x, y)"
+    assert r["sig"] == ["n_row", "Ap", "Aj", "Ax", "alpha", "x", "y"]
     assert r["err"] < 1e-12 and r["old_err"] < 1e-12  # the old function still works
     assert r["new_file"] and r["doc"] == "y += alpha A x for a CSR matrix A with n_row rows."
     # unchanged again: the cached build, the same library file, nothing displayed
@@ -263,7 +271,7 @@ def test_function_html_and_pretty(spmv):
 def test_question_mark_shows_signature_and_overloads(spmv):
     _, reply = spmv.run("spmv.csr_matvec?")
     text = page(reply)
-    assert "Signature: csr_matvec(n_row, Ap, Aj, Ax, x, y)" in text
+    assert "Signature: csr_matvec(%s) -> None" % TYPED in text
     assert "Call signature" not in text and "*args" not in text
     assert "void csr_matvec<int, double>(" in text and "void csr_matvec<int, float>(" in text
     assert "Docstring: y += A x for a CSR matrix A with n_row rows." in text
@@ -290,7 +298,24 @@ def test_double_question_mark_shows_the_kernel_source(spmv):
 def test_help_shows_the_python_signature(spmv):
     out, _ = spmv.run("help(spmv.csr_matvec)")
     text = stdout(out)
-    assert "csr_matvec(n_row, Ap, Aj, Ax, x, y)" in text
+    assert "csr_matvec(%s) -> None" % TYPED in " ".join(text.split()).replace("( ", "(")
+    assert "y += A x for a CSR matrix A with n_row rows." in text
+
+
+def test_question_mark_without_the_extension_shows_the_types(spmv):
+    """IPython's own inspector (its mime hooks emptied: as without %load_ext
+    bindthem) shows the typed signature and no ``Call signature: (*args,
+    **kwargs)`` beside it."""
+    spmv.run("_hooks = get_ipython().inspector.mime_hooks\n"
+             "get_ipython().inspector.mime_hooks = {}")
+    try:
+        _, reply = spmv.run("spmv.csr_matvec?")
+    finally:
+        spmv.run("get_ipython().inspector.mime_hooks = _hooks")
+    text = page(reply)
+    assert "Call signature" not in text and "*args" not in text and "Overloads" not in text
+    assert "csr_matvec(%s) -> None" % TYPED in " ".join(text.split()).replace(
+        "( ", "(").replace(", )", ")")
     assert "y += A x for a CSR matrix A with n_row rows." in text
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sources import compile_cxx, kernel
+from support import untyped
 
 import bindthem
 
@@ -108,7 +109,7 @@ def test_template_default_converts_per_instantiation(defaults):
     assert "    relax(y, x, omega=0.5, shift=0): float relax<float>(" in msg
     assert defaults.relax.signatures == ("relax(y, x, omega=0.5, shift=0)",) * 2 + (
         "relax(y, x, omega, shift=0)",)
-    assert str(inspect.signature(defaults.relax)) == "(y, x, omega=0.5, shift=0)"
+    assert untyped(defaults.relax) == "(y, x, omega=0.5, shift=0)"
     assert defaults.relax.__doc__ == textwrap.dedent("""\
         Overloaded function.
 

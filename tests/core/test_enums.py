@@ -6,7 +6,6 @@ entry, and libffi); the metadata's enums and constants; C++ names mangled
 with the enum's name."""
 
 import enum
-import inspect
 import re
 import subprocess
 
@@ -15,6 +14,7 @@ import pytest
 from cuda_support import launches
 
 from sources import CXX, c_library
+from support import untyped
 
 import bindthem
 from bindthem import _core
@@ -175,7 +175,7 @@ def test_beside_arrays_scalars_and_defaults(lib):
     assert lib.shifted(3) == 4 and lib.shifted(3, -1) == 2
     with pytest.raises(ValueError, match="argument 'l' = 5 is not a value of enum level"):
         lib.shifted(3, 5)
-    assert str(inspect.signature(lib.shifted)) == "(k, l=1)"
+    assert untyped(lib.shifted) == "(k, l=1)"
 
 
 def test_metadata(built):
@@ -274,9 +274,9 @@ def test_open_function_with_an_enum(tmp_path):
                  "{\n    T s = 0;\n    for (int i = 0; i < x_size; i++)\n        s += x[i];\n"
                  "    return s * (T)l;\n}\n")
     lib = bindthem.build(str(h), cache_dir=str(tmp_path / "cache"))
-    assert lib.lift.open and str(inspect.signature(lib.lift)) == "(x, l=2)"
+    assert lib.lift.open and untyped(lib.lift) == "(x, l=2)"
     assert lib.lift(np.ones(2, np.float32)) == 4.0 and lib.lift(np.ones(2), 3) == 6.0
-    assert str(inspect.signature(lib.lift)) == "(x, l=2)"
+    assert untyped(lib.lift) == "(x, l=2)"
     with pytest.raises(ValueError, match="argument 'l' = 4 is not a value of enum level"):
         lib.lift(np.ones(2), 4)
 

@@ -224,3 +224,15 @@ def random_array(rng, shape, dtype):
     if np.issubdtype(dtype, np.complexfloating):
         a = a + 1j * rng.standard_normal(shape)
     return a.astype(dtype)
+
+
+def untyped(f):
+    """str(inspect.signature(f)) without its annotations (the types the
+    overloads take: tests/core/test_signature_types.py checks those): the
+    parameters, their kinds and defaults."""
+    import inspect
+
+    sig = inspect.signature(f)
+    return str(sig.replace(
+        parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+        return_annotation=sig.empty))

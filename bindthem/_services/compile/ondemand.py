@@ -38,8 +38,8 @@ from .compiler import _compiler_id, _system_dirs
 from .source import PRELUDE, snapshot_flags, snapshot_name, write_snapshot
 from .units import _unit_command
 
-__all__ = ["Context", "call", "compile_one", "deduce", "open_functions", "seen", "set_cell",
-           "with_instantiations"]
+__all__ = ["Context", "call", "compile_one", "deduce", "made_overloads", "open_functions", "seen",
+           "set_cell", "with_instantiations"]
 
 # the C type a call's array dtype deduces: one per dtype (int64 -> long, as int does)
 _DTYPE_C: dict[str, str] = {}
@@ -99,7 +99,7 @@ class _Open:
 
     def __init__(self, ctx, decl, names):
         self.ctx, self.decl, self.names = ctx, decl, names
-        self.made = {}  # types -> None (made) ; insertion order is the order made
+        self.made = {}  # types -> the overload's metadata; insertion order is the order made
         self.lock = threading.Lock()  # one instantiation added at a time
 
 
@@ -235,6 +235,14 @@ def deduce(decl, args, kwargs, names):
     return tuple(found[t] for t in decl["template"])
 
 
+def made_overloads(fn):
+    """The metadata of the overloads open Function fn made on demand, in the
+    order made (none for any other object)."""
+    with _registry_lock:
+        op = _opens.get(fn)
+    return list(op.made.values()) if op is not None else []
+
+
 def call(fn, args, kwargs, error):
     """An open Function's miss: instantiate what the call needs, add it, call
     again; else raise ``error`` (the dispatcher's TypeError) or why the
@@ -338,8 +346,9 @@ def _instantiate(fn, op, types):
         # the build's bytes with a YAML of this one instantiation: no file read
         plan = _core.parse(header, "<on demand: %s>" % what, header_text=ctx.header_text,
                            yaml_text=yaml_lines(name, types).encode())
-        lines = [ov["instantiation"] for f in plan.metadata(brief=True)["functions"]
-                 if f["name"] == name for ov in f["overloads"]]
+        made = [ov for f in plan.metadata()["functions"] if f["name"] == name
+                for ov in f["overloads"]]
+        lines = [ov["instantiation"] for ov in made]
         if len(lines) != 1 or not lines[0]:
             raise BuildError("instantiating %s on demand: the header does not instantiate it "
                              "with these types" % what)
@@ -362,7 +371,7 @@ def _instantiate(fn, op, types):
             _failed[fkey] = (text, output)
         raise BuildError(text, output=output, transient=transient) from None
     fn._add(getattr(lib, name))
-    op.made[types] = None
+    op.made[types] = made[0]
     if ctx.source is not None and ctx.source.on_demand is not None:
         ctx.source.on_demand.append([name, list(types)])
     _remember_seen(ctx, name, types)
