@@ -21,6 +21,7 @@ Everything skips with the reason when pyamg's sdist can't be fetched.
 """
 
 import importlib.metadata
+import inspect
 import os
 import re
 import subprocess
@@ -74,6 +75,9 @@ def test_amg_core_all(core, libraries):
         elif len(f.overloads) != counts[n]:
             problems.append("%s: %d overloads, the YAML implies %d"
                             % (n, len(f.overloads), counts[n]))
+        elif any(p.annotation is p.empty for p in inspect.signature(f).parameters.values()):
+            problems.append("%s: a parameter without its types in %s"
+                            % (n, inspect.signature(f)))
     assert not problems, "\n".join(problems)
     assert len(mods["smoothed_aggregation"].fit_candidates.overloads) == 8  # both remaps
     # bind_examples: everything instantiate-test.yml lists
