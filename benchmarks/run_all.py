@@ -44,6 +44,8 @@ def main():
         bench_startup.REPS = 3
     bench_startup.main()
     bench_unpickle.main()
+    import bench_carried
+    bench_carried.main()
     if "--no-e2e" not in args:
         import bench_e2e
         if "--quick" in args:

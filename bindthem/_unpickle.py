@@ -41,10 +41,11 @@ import weakref
 
 from . import _core
 from ._base.byname import FUNCTION, LIBRARY
-from ._services import travel
+from ._services import loading, travel
 from ._services.binding import Library, _make, bind_cuda
 from ._services.compile.kernels import build_library
 from ._services.packaging import bind_pickled
+from .errors import BindError, BuildError, PickleError
 
 __all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "function", "library",
            "pending", "source"]
@@ -97,13 +98,25 @@ def pending(source):
 def bind(source):
     """A new Library for a pickled Source (bindthem._services.travel's
     docstring says which files each kind binds)."""
-    if source.kind == "build":  # the copies in the cache held until built and bound
-        with source._materialised() as (header, inst):
-            return build_library(header, inst, name=source.name, cxx=source.cxx,
-                                 flags=list(source.flags), cache_dir=source._cache_dir(),
-                                 strict=source.strict, options=source.options, source=source,
-                                 quiet=True, header_text=source.header_text,
-                                 yaml_text=source.yaml_text)
+    if source.kind == "build":
+        why = None
+        if source.binary is not None:
+            lib, why = _bind_carried(source)
+            if lib is not None:
+                return lib
+        try:  # the copies in the cache held until built and bound
+            with source._materialised() as (header, inst):
+                return build_library(header, inst, name=source.name, cxx=source.cxx,
+                                     flags=list(source.flags), cache_dir=source._cache_dir(),
+                                     strict=source.strict, options=source.options,
+                                     source=source, quiet=True,
+                                     header_text=source.header_text,
+                                     yaml_text=source.yaml_text)
+        except BuildError as e:
+            if why is None:
+                raise
+            raise BuildError("%s\n(the shared library the pickle carries was not used: %s)"
+                             % (e, why), output=e.output, transient=e.transient) from None
     if source.kind == "cuda":
         with source._materialised() as (header, inst):
             return bind_cuda(source.image, header, inst, source.name, source.strict,
@@ -115,6 +128,57 @@ def bind(source):
         lib = _make(opened.name, header, inst, source.name, source.strict, source,
                     source.options, source.plan(header, inst))
     lib.__file__ = source.library
+    return lib
+
+
+def _bind_carried(source):
+    """(Library, None) bound from the shared library a build's pickle carries
+    (travel.carried), without compiling; or (None, why not). It is loaded
+    from the path it names when that file, on this machine too, hashes to the
+    carried SHA-256 (a worker of the same machine, or one sharing the
+    folder); else from the bytes the pickle carries, which must hash to it
+    (PickleError otherwise: damaged in transit, never loaded), written to
+    this process's cache (``carried/``) and loaded from there. Either file is
+    hashed as it is mapped (bindthem._services.loading)."""
+    binary = source.binary
+    why = travel.unusable(binary)
+    if why is not None:
+        return None, why
+    sha, path, data = binary["sha256"], binary["path"], binary["data"]
+    try:
+        return _bind_library(source, loading.open_checked(path, sha, travel.LIBRARY_LIMIT),
+                             path), None
+    except (OSError, loading.Mismatch):
+        if data is None:
+            return None, ("its bytes did not travel (more than $BINDTHEM_CARRY_BYTES) and %s "
+                          "is not that library on this machine" % path)
+    except BindError as e:
+        return None, "binding it failed: %s" % e
+    if travel._sha(data) != sha:
+        raise PickleError(
+            "cannot unpickle bindthem kernel %r: the shared library it carries does not hash to "
+            "the SHA-256 it carries (%s...): the pickle was damaged in transit. bindthem loads "
+            "nothing from it; pickle the Library again where it was made"
+            % (source.name, sha[:16]))
+    from ._services import cache
+
+    try:
+        with cache.using_group(source._cache_dir(), "carried", sha[:32]) as folder:
+            copy_path = cache.write_once(folder, "lib%s.so" % sha[:12], data)
+            return _bind_library(source, loading.open_checked(copy_path, sha,
+                                                              travel.LIBRARY_LIMIT),
+                                 copy_path), None
+    except (OSError, BindError, loading.Mismatch) as e:  # the loader's refusal
+        return None, "loading it failed: %s" % (e,)
+
+
+def _bind_library(source, opened, path):
+    """A build's Library bound from the opened library file at path."""
+    with source._materialised() as (header, inst):
+        lib = _make(opened.name, header, inst, source.name, source.strict, source,
+                    source.options, source.plan(header, inst))
+    source.built = path
+    lib.__file__ = path
     return lib
 
 

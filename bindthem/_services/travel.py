@@ -59,6 +59,7 @@ import os
 import pickle
 import re
 import stat
+import sys
 import threading
 import weakref
 from typing import Any
@@ -79,6 +80,10 @@ TEXT_LIMIT = 64 << 20  # bytes of a header, instantiate.yml or local include
 LIBRARY_LIMIT = 1 << 30  # bytes of a shared library hashed, or of a CUDA image carried
 FILES_LIMIT = 10000  # local includes one pickle carries
 PATH_LIMIT = 4096  # characters of a carried path or compiler command
+# bytes of a built library a pickle carries ($BINDTHEM_CARRY_BYTES; 0: none, only its
+# path and SHA-256, which serve workers that see the same file)
+CARRY_LIMIT = 4 << 20
+_NATIVE = ("-march=native", "-mcpu=native", "-xHost")  # code for this CPU only
 
 # key (recomputed) -> Library this process unpickled and bound
 _unpickled: dict[Any, Any] = {}
@@ -134,6 +139,87 @@ def _read_regular(path, limit, size=None):
     return data
 
 
+def _carry_limit():
+    value = os.environ.get("BINDTHEM_CARRY_BYTES", "")
+    try:
+        return max(0, int(value)) if value.strip() else CARRY_LIMIT
+    except ValueError:
+        return CARRY_LIMIT
+
+
+def _cpu_features():
+    """A digest of this CPU's feature flags (/proc/cpuinfo), or "" unknown."""
+    try:
+        text = _read_regular("/proc/cpuinfo", 16 << 20).decode("ascii", "replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return _sha(" ".join(sorted(value.split())).encode())[:16]
+    return ""
+
+
+def platform_of(flags):
+    """What a built library needs of the machine that loads it: the
+    architecture and OS, the C library (name and version: the builder's
+    or newer), and, when ``flags`` target this CPU (``-march=native``), the
+    CPU's features. libstdc++ and libgomp are asked by the loader itself,
+    whose error then says which version is missing."""
+    import platform
+
+    libc, version = platform.libc_ver()
+    native = any(f in _NATIVE or f.startswith("-march=native") for f in flags or ())
+    return {"machine": platform.machine(), "system": sys.platform, "libc": libc or "",
+            "libc_version": version or "", "cpu": _cpu_features() if native else ""}
+
+
+def _version(text):
+    return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
+
+
+def unusable(binary):
+    """Why the carried ``binary`` cannot run on this machine, or None."""
+    have, need = platform_of(()), binary["platform"]
+    for what, key in (("architecture", "machine"), ("operating system", "system"),
+                      ("C library", "libc")):
+        if have[key] != need[key]:
+            return "it was built for %s %s, this machine's is %s" % (
+                what, need[key] or "(unknown)", have[key] or "(unknown)")
+    if _version(have["libc_version"]) < _version(need["libc_version"]):
+        return "it needs %s %s or newer, this machine has %s" % (
+            need["libc"], need["libc_version"], have["libc_version"])
+    if need["cpu"] and need["cpu"] != _cpu_features():
+        return ("it was compiled for the builder's own CPU (-march=native) and this CPU's "
+                "features differ")
+    return None
+
+
+def carried(path, flags, key):
+    """The ``binary`` a pickle of a build carries for the library at
+    ``path`` (this process's, in the build cache, built from the source of
+    ``key``): its SHA-256 and size, the path, the key, the platform
+    (:func:`platform_of`) and the bytes; None when it cannot be
+    read. Each pickle then carries what :func:`_as_carried` keeps of it."""
+    try:
+        data = _read_regular(path, LIBRARY_LIMIT)
+    except OSError:
+        return None
+    return {"sha256": _sha(data), "size": len(data), "path": path, "key": key,
+            "platform": platform_of(flags), "data": data}
+
+
+def _as_carried(binary):
+    """What a pickle carries of ``binary``: nothing when
+    $BINDTHEM_CARRY_LIBRARY is 0 (the source alone: every worker builds), its
+    bytes only when at most $BINDTHEM_CARRY_BYTES (default CARRY_LIMIT)."""
+    if binary is None or os.environ.get("BINDTHEM_CARRY_LIBRARY", "1").strip() == "0":
+        return None
+    if binary["data"] is not None and len(binary["data"]) > _carry_limit():
+        return dict(binary, data=None)
+    return binary
+
+
 class Source:
     """A kernel by value: what a Library's pickle carries.
 
@@ -155,27 +241,36 @@ class Source:
     on_demand   build: None, or (an open build: instantiation on demand) the list of
                 [function, [C types]] instantiated on demand so far; a worker compiles
                 what its calls need. Whether it is open is in the key, what was made not.
+    binary      build (not open): None, or the shared library this process built and bound
+                (:func:`carried`): its SHA-256, size, path, the platform it needs, and its
+                bytes when at most CARRY_LIMIT. Not in the key: the source says what the
+                kernel is, the binary is one build of it, which a worker that cannot
+                compile (or need not) loads instead (bindthem._unpickle.bind).
     """
 
     __slots__ = ("kind", "name", "strict", "header", "header_text", "instantiate",
                  "yaml_text", "files", "cxx", "flags", "cache_dir", "library",
                  "library_hash", "library_stat", "options", "image", "package", "on_demand",
-                 "_key")
+                 "binary", "built", "_key")
 
     FIELDS = ("kind", "name", "strict", "header", "header_text", "instantiate", "yaml_text",
               "files", "cxx", "flags", "cache_dir", "library", "library_hash", "options",
-              "image", "package", "on_demand")
+              "image", "package", "on_demand", "binary")
 
     def __init__(self, **fields):
         for f in self.FIELDS:
             setattr(self, f, fields.get(f))
         self.library_stat = fields.get("library_stat")
+        self.built = None  # build: the shared library this process bound (a cache file)
         self._key = fields.get("key")
 
     def __reduce__(self):
         fields = {f: getattr(self, f) for f in self.FIELDS}
         fields["key"] = self.key  # also takes a loaded library's hash
         fields["library_hash"] = self.library_hash
+        if self.kind == "build" and self.binary is None and self.built is not None:
+            self.binary = carried(self.built, self.flags, self.key)
+        fields["binary"] = _as_carried(self.binary) if self.on_demand is None else None
         return (SOURCE, (fields,))  # bindthem._unpickle.source: check(fields)
 
     def __repr__(self):
@@ -389,7 +484,7 @@ def check(fields):
     known = _verified.get(fields["key"])
     if known is not None and known == parts:
         source._key = fields["key"]
-        return source
+        return _check_built_from(source)
     key = source._digest(parts)
     if key != fields["key"]:
         raise PickleError(
@@ -401,6 +496,18 @@ def check(fields):
     source._key = key
     with _lock:
         _verified.setdefault(key, parts)
+    return _check_built_from(source)
+
+
+def _check_built_from(source):
+    """source, unless the library it carries was built from another source
+    (its key is not the one recomputed): PickleError, nothing loaded."""
+    if source.binary is not None and source.binary["key"] != source._key:
+        raise PickleError(
+            "cannot unpickle bindthem kernel %r: the shared library it carries was built from "
+            "another source (key %s..., this source's %s...): the pickle was put together from "
+            "two. bindthem loads nothing from it; pickle the Library again where it was made"
+            % (source.name, source.binary["key"][:16], source._key[:16]))
     return source
 
 
@@ -462,6 +569,38 @@ def _check_kind_fields(fields, kind):
     if kind != "cuda" and fields["image"] is not None:
         _refuse("image", "is present: only a CUDA Library carries one")
     _check_on_demand(fields["on_demand"], kind)
+    _check_binary(fields["binary"], kind, fields["on_demand"])
+
+
+_BINARY_KEYS = frozenset(("sha256", "size", "path", "key", "platform", "data"))
+_PLATFORM_KEYS = frozenset(("machine", "system", "libc", "libc_version", "cpu"))
+
+
+def _check_binary(binary, kind, on_demand):
+    """None, or for a build that is not open: the library it carries
+    (:func:`carried`), each field checked; its bytes are hashed when used."""
+    if binary is None:
+        return
+    if kind != "build" or on_demand is not None:
+        _refuse("binary", "is present: only a built Library that is not open carries one")
+    if type(binary) is not dict or set(binary) != _BINARY_KEYS:
+        _refuse("the carried library", "is not a dict of %s" % ", ".join(sorted(_BINARY_KEYS)))
+    size, data, plat = binary["size"], binary["data"], binary["platform"]
+    if type(binary["sha256"]) is not str or not _HEX64.match(binary["sha256"]):
+        _refuse("the carried library's SHA-256", "is %r, not 64 hex digits" % (binary["sha256"],))
+    if type(size) is not int or not 0 < size <= LIBRARY_LIMIT:
+        _refuse("the carried library's size", "is %r" % (size,))
+    _path(binary["path"], "the carried library's path")
+    if type(binary["key"]) is not str or not _HEX64.match(binary["key"]):
+        _refuse("the carried library's key", "is %r, not 64 hex digits" % (binary["key"],))
+    if data is not None:
+        _text(data, "the carried library", LIBRARY_LIMIT)
+        if len(data) != size:
+            _refuse("the carried library", "holds %d bytes, not the %d it says" % (len(data),
+                                                                                 size))
+    if type(plat) is not dict or set(plat) != _PLATFORM_KEYS or not all(
+            type(v) is str and len(v) <= 255 for v in plat.values()):
+        _refuse("the carried library's platform", "is %r" % (plat,))
 
 
 def _check_on_demand(made, kind):

@@ -10,7 +10,7 @@ Modes (each check is {"ok": bool, "error": text} or numbers):
   closure HEADER YML CACHE WORKER...  submit of a closure that runs a kernel in place;
                                     first-task and later-task latency per worker
   map     HEADER YML CACHE WORKER...  Client.map of a kernel over chunks, map_blocks
-  nocc    HEADER YML CACHE WORKER   a task on a worker without a compiler
+  nocc    HEADER YML CACHE WORKER CARRY   a task on a worker without a compiler
   pyamg   CORE CACHE WORKER         gauss_seidel of pyamg's relaxation.h on a worker
   bench   HEADER YML CACHE REPS WORKER...  first and later kernel tasks vs np.sum tasks,
                                     and the first after a restart
@@ -168,16 +168,20 @@ def mode_map(scheduler, header, yml, cache, *workers):
     return out
 
 
-def mode_nocc(scheduler, header, yml, cache, worker):
+def mode_nocc(scheduler, header, yml, cache, worker, carry):
+    """carry "0": the pickles carry the source alone (BINDTHEM_CARRY_LIBRARY=0),
+    "1": with the library built here (the default)."""
+    os.environ["BINDTHEM_CARRY_LIBRARY"] = carry
     client = connect(scheduler, [worker])
-    lib = bindthem.build(header, yml, cache_dir=cache)
+    # a Library of its own per mode (the name is in its key): the worker has not seen it
+    lib = bindthem.build(header, yml, cache_dir=cache, name="rows_carry%s" % carry)
     total = lib.total
     addr = {i["name"]: a for a, i in client.scheduler_info(n_workers=-1)["workers"].items()}
     pid = client.run(os.getpid, workers=[addr[worker]])[addr[worker]]
     t = time.perf_counter()
     fut = client.submit(total, np.arange(10.0), workers=[worker], allow_other_workers=False,
                         pure=False)
-    out = {}
+    out = {"expected": float(total(np.arange(10.0)))}
     try:
         got = fut.result(timeout=60)
         out["task"] = {"raised": None, "result": float(got)}

@@ -152,9 +152,20 @@ def test_hosts_client_map_and_map_blocks(hosts, author):
     ok(r["map_blocks"], "map_blocks with lib.rowsum")
 
 
+def test_hosts_worker_without_a_compiler_runs_the_library_the_pickle_carries(hosts, author):
+    """The client's pickle carries the library it built: the worker without a
+    compiler, which shares no file with the client, verifies and loads it."""
+    r = client(hosts, "nocc", *rows(author), "nocc", "1", timeout=180)
+    assert r["task"] == {"raised": None, "result": r["expected"]}, r
+    assert r["seconds"] < 60, r
+    ok(r["after"], "a task on the worker after it")
+
+
 def test_hosts_worker_without_a_compiler_gives_a_task_error_and_stays(hosts, author):
-    """Needs lazy unpickling: the build (and its failure) in the task."""
-    r = client(hosts, "nocc", *rows(author), "nocc", timeout=180)
+    """Pickles of the source alone (BINDTHEM_CARRY_LIBRARY=0): the worker must
+    build, and cannot. Needs lazy unpickling: the build (and its failure) in
+    the task."""
+    r = client(hosts, "nocc", *rows(author), "nocc", "0", timeout=180)
     task = r["task"]
     assert task["raised"] == "BuildError" and task["module"].startswith("bindthem"), r
     assert "compiler" in task["message"] and NOCC in task["message"], r

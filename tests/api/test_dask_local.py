@@ -72,12 +72,14 @@ def test_readme_style_client_map_with_default_options(tmp_path):
     print("data offsets modulo 8 on arrival of %d chunks: %s" % (len(chunks), offsets))
 
 
-def test_worker_without_a_compiler_gives_a_task_error_and_stays(tmp_path):
+def test_worker_without_a_compiler_gives_a_task_error_and_stays(tmp_path, monkeypatch):
     """A worker with CXX=/nonexistent/c++, an empty BINDTHEM_CACHE and none
-    of the author's files: a task that needs the kernel raises BuildError
+    of the author's files, sent the source alone (BINDTHEM_CARRY_LIBRARY=0:
+    no built library travels): a task that needs the kernel raises BuildError
     naming the compiler on the client within 60 s, and the same worker
     process then runs the next task. Needs lazy unpickling (the build, and
     its failure, in the task, not in distributed's comm layer)."""
+    monkeypatch.setenv("BINDTHEM_CARRY_LIBRARY", "0")
     src = _author(tmp_path)
     lib = bindthem.build(str(src / "rows.h"), str(src / "rows.yml"), cache_dir=str(src / "cache"))
     total = lib.total

@@ -192,12 +192,19 @@ def test_an_edited_header_is_not_bound_in_place_of_the_pickled_one(built, projec
     assert child(CALL_CHILD, data, BINDTHEM_CACHE=str(tmp_path / "c3")).split()[0] == "106.0"
 
 
-def test_unchanged_files_bind_from_their_own_paths(built, project, cache_dir, tmp_path):
+def test_unchanged_files_bind_from_their_own_paths(built, project, cache_dir, tmp_path,
+                                                   monkeypatch):
     out = child(CALL_CHILD, pickle.dumps(built.total), BINDTHEM_CACHE=str(cache_dir))
     value, path, header = out.split()
     assert (value, path, header) == ("106.0", built.__file__, str(project / "travel.h"))
-    # the unpickling side's cache ($BINDTHEM_CACHE), never the cache_dir the pickle carries
+    # another cache: the library the pickle carries, read where it was built
+    # (this machine has that file, with the carried SHA-256): nothing compiled
     other = tmp_path / "other-cache"
+    out = child(CALL_CHILD, pickle.dumps(built.total), BINDTHEM_CACHE=str(other))
+    assert out.split() == ["106.0", built.__file__, str(project / "travel.h")]
+    # a pickle of the source alone builds in the unpickling side's cache
+    # ($BINDTHEM_CACHE), never in the cache_dir the pickle carries
+    monkeypatch.setenv("BINDTHEM_CARRY_LIBRARY", "0")
     out = child(CALL_CHILD, pickle.dumps(built.total), BINDTHEM_CACHE=str(other))
     value, path, header = out.split()
     assert value == "106.0" and path.startswith(str(other) + os.sep), path

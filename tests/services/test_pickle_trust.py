@@ -71,8 +71,14 @@ class _Forged:
 
 
 def forge(fields, rehash=False, **changes):
+    """A pickle of fields with changes; rehash: with the key of what it then
+    carries (a consistent forgery of the source, which carries no library:
+    one built from the genuine source is refused, test_carried_library.py)."""
     f = dict(fields, **changes)
     if rehash:
+        f.setdefault("binary", None)
+        if "binary" not in changes:
+            f["binary"] = None
         src = _travel.Source(**f)
         src._key = None
         f["key"] = src._digest()

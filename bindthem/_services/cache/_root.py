@@ -21,7 +21,7 @@ from ...errors import BuildWarning, warn
 DEPS = "deps.json"
 LOCK = ".lock"
 # folders whose subfolders are entries of their own
-GROUPS = ("cells", "sources", "compilers", "on-demand")
+GROUPS = ("cells", "sources", "compilers", "on-demand", "carried")
 TEMP_PREFIX = ".build-"  # a build's private folder inside its entry
 REMOVED = ".removed-"  # <entry>.removed-<pid>-<ns>: an entry being removed
 MAX_MANIFEST = 16 << 20

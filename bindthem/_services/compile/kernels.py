@@ -179,6 +179,7 @@ def build_library(header, instantiate, *, name, cxx, flags, cache_dir, strict, o
                 yaml_text=plan.yaml_text, files=files, cxx=cxx, flags=list(flags),
                 cache_dir=os.fspath(cache_dir) if cache_dir else None, options=options,
                 on_demand=[] if on_demand else None)
+        source.built = path  # what its pickles carry (travel.carried)
         return _make(path, header, instantiate, name, strict, source, options, plan)
 
     lib = _compile(plan, meta, cxx, flags, cache_dir, record=record, load=load, jobs=jobs)

@@ -1,0 +1,258 @@
+"""A built kernel's pickle carries its shared library (bindthem._services.travel:
+``binary``): workers without a compiler run it, on every engine users hand
+work to, and a library damaged or mismatched in transit is refused, never
+loaded.
+
+Each engine runs in a subprocess (a crash fails one test): the parent builds
+with the compiler, then starts its workers with no compiler on their PATH,
+``CXX``/``CC`` naming none, an empty ``BINDTHEM_CACHE``, and the author's
+header folder and build cache removed, and checks the results against NumPy.
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from support import python_env
+
+import bindthem
+from bindthem._services import travel
+
+ENGINE = r"""
+import os, shutil, sys, tempfile
+import numpy as np
+import bindthem
+
+def task(f, x):
+    y = x.copy()
+    f(y, 3.0)
+    return y
+
+def main(engine, folder):
+    src = os.path.join(folder, "author")
+    lib = bindthem.build(os.path.join(src, "k.h"), os.path.join(src, "k.yml"),
+                         cache_dir=os.path.join(src, "cache"))
+    f = lib.scale
+    import pickle
+    pickle.dumps(f)  # read the library now: its file goes with the author's folder
+    shutil.rmtree(src)
+    nocc = os.path.join(folder, "no-compiler")
+    os.makedirs(nocc)
+    os.environ.update(PATH=nocc, CXX=os.path.join(nocc, "c++"), CC=os.path.join(nocc, "cc"),
+                      BINDTHEM_CACHE=os.path.join(folder, "worker-cache"))
+    xs = [np.arange(5.0) + i for i in range(4)] + [np.arange(5, dtype=np.float32)]
+    if engine in ("pool-spawn", "pool-forkserver"):
+        from concurrent.futures import ProcessPoolExecutor
+        import multiprocessing as mp
+        with ProcessPoolExecutor(2, mp_context=mp.get_context(engine.split("-")[1])) as ex:
+            out = list(ex.map(task, [f] * len(xs), xs))
+    elif engine in ("mp-spawn", "mp-forkserver"):
+        import multiprocessing as mp
+        with mp.get_context(engine.split("-")[1]).Pool(2) as pool:
+            out = pool.starmap(task, [(f, x) for x in xs])
+    elif engine == "joblib":
+        from joblib import Parallel, delayed
+        out = Parallel(n_jobs=2, backend="loky")(delayed(task)(f, x) for x in xs)
+    elif engine == "dask":
+        import distributed
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=40) as cluster, \
+                distributed.Client(cluster) as client:
+            out = client.gather(client.map(task, [f] * len(xs), xs, pure=False))
+            # each worker mapped the carried bytes from its own cache's carried/
+            maps = client.run(lambda: [l for l in open("/proc/self/maps") if "/carried/" in l])
+            cache = os.environ["BINDTHEM_CACHE"]
+            assert len(maps) == 2 and all(any(cache in l for l in m) for m in maps.values()), maps
+    for x, y in zip(xs, out):
+        assert y.dtype == x.dtype and np.array_equal(y, x * 3), (x, y)
+    print("ok", engine, len(out))
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
+"""
+
+HEADER = """\
+// Scales x by a.
+template <class T>
+void scale(T x[], const int x_size, double a)
+{
+    for (int i = 0; i < x_size; i++)
+        x[i] *= a;
+}
+"""
+YAML = "instantiate:\n- types: [[double], [float]]\n  functions: [scale]\n"
+
+
+def _author(tmp_path):
+    src = tmp_path / "author"
+    src.mkdir()
+    (src / "k.h").write_text(HEADER)
+    (src / "k.yml").write_text(YAML)
+    return src
+
+
+ENGINES = ["pool-spawn", "pool-forkserver", "mp-spawn", "mp-forkserver", "joblib", "dask"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_workers_without_a_compiler_run_a_built_kernel(engine, tmp_path):
+    if engine == "joblib":
+        pytest.importorskip("joblib")
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    _author(tmp_path)
+    script = tmp_path / "engine.py"
+    script.write_text(ENGINE)
+    r = subprocess.run([sys.executable, str(script), engine, str(tmp_path)], capture_output=True,
+                       text=True, timeout=300, env=python_env(), cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["ok", engine, "5"]
+
+
+# --- what travels, and what is refused ---------------------------------------------
+
+@pytest.fixture
+def built(tmp_path):
+    src = _author(tmp_path)
+    return bindthem.build(str(src / "k.h"), str(src / "k.yml"), cache_dir=str(tmp_path / "cache"))
+
+
+class _Forged:
+    """A pickle of a Library with the given fields (they are checked on arrival)."""
+
+    def __init__(self, fields):
+        self.fields = fields
+
+    def __reduce__(self):
+        from bindthem import _unpickle
+
+        return (_unpickle.library, (_Fields(self.fields),))
+
+
+class _Fields:
+    def __init__(self, fields):
+        self.fields = fields
+
+    def __reduce__(self):
+        from bindthem import _unpickle
+
+        return (_unpickle.source, (self.fields,))
+
+
+USE = r"""
+import pickle, sys
+import numpy as np
+import bindthem
+try:
+    lib = pickle.loads(sys.stdin.buffer.read())
+    x = np.ones(3)
+    lib.scale(x, 2.0)
+    print("ok", x.tolist())
+except Exception as e:
+    print(type(e).__name__, str(e).replace("\n", " | "))
+print("mapped", any("carried" in l for l in open("/proc/self/maps")))
+"""
+
+
+def _use(data, tmp_path, **env):
+    nocc = tmp_path / "nocc"
+    nocc.mkdir(exist_ok=True)
+    env = python_env(**dict(dict(
+        BINDTHEM_CACHE=str(tmp_path / "w-cache"), CXX=str(nocc / "c++"),
+        PATH=str(nocc) + os.pathsep + os.path.dirname(sys.executable)), **env))
+    r = subprocess.run([sys.executable, "-c", USE], input=data, capture_output=True,
+                       timeout=300, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode().splitlines()
+
+
+def _fields(lib):
+    return lib._bindthem_.source.__reduce__()[1][0]
+
+
+def _gone(lib, tmp_path):
+    """The pickle's fields, with the author's folder and cache removed: the
+    worker has the bytes the pickle carries and nothing else."""
+    import shutil
+
+    fields = _fields(lib)
+    shutil.rmtree(tmp_path / "author")
+    shutil.rmtree(tmp_path / "cache")
+    return fields
+
+
+def _refused(fields, tmp_path, why):
+    """A worker given a pickle of fields raises PickleError saying why, and
+    maps no carried library."""
+    out = _use(pickle.dumps(_Forged(fields)), tmp_path)
+    assert out[0].startswith("PickleError cannot unpickle bindthem kernel 'k': the shared "
+                             "library it carries " + why), out
+    assert out[1] == "mapped False"
+
+
+def test_a_library_damaged_in_transit_is_refused_and_never_loaded(built, tmp_path):
+    fields = _gone(built, tmp_path)
+    data = bytearray(fields["binary"]["data"])
+    data[len(data) // 2] ^= 0xFF
+    fields["binary"] = dict(fields["binary"], data=bytes(data))
+    _refused(fields, tmp_path, "does not hash to the SHA-256 it carries")
+
+
+def test_a_library_built_from_another_source_is_refused(built, tmp_path):
+    fields = _gone(built, tmp_path)
+    fields["header_text"] = fields["header_text"].replace(b"*= a", b"/= a")
+    source = travel.Source(**fields)
+    source._key = None
+    fields["key"] = source._digest()  # a consistent source, with the genuine library
+    _refused(fields, tmp_path, "was built from another source")
+
+
+def test_a_mismatched_platform_is_named_when_the_worker_cannot_build(built, tmp_path):
+    fields = _gone(built, tmp_path)
+    fields["binary"] = dict(fields["binary"], platform=dict(fields["binary"]["platform"],
+                                                            machine="sparc64"))
+    out = _use(pickle.dumps(_Forged(fields)), tmp_path)
+    assert out[0].startswith("BuildError cannot run the C++ compiler"), out
+    assert "(the shared library the pickle carries was not used: it was built for " \
+           "architecture sparc64, this machine's is " in out[0], out
+    assert out[1] == "mapped False"
+
+
+def test_a_mismatched_platform_rebuilds_where_the_worker_can(built, tmp_path):
+    import shutil
+
+    fields = _gone(built, tmp_path)
+    fields["binary"] = dict(fields["binary"], platform=dict(fields["binary"]["platform"],
+                                                            libc_version="999.0"))
+    cxx = shutil.which("c++") or shutil.which("g++")
+    out = _use(pickle.dumps(_Forged(fields)), tmp_path, CXX=cxx, PATH=os.environ["PATH"])
+    assert out == ["ok [2.0, 2.0, 2.0]", "mapped False"]
+
+
+def test_the_pickle_carries_the_bytes_up_to_a_bound(built, tmp_path, monkeypatch):
+    """Measured: the pickle of a Function with and without its library (the
+    README of benchmarks/ quotes these); $BINDTHEM_CARRY_BYTES bounds the
+    bytes, $BINDTHEM_CARRY_LIBRARY=0 carries the source alone."""
+    size = os.path.getsize(built.__file__)
+    full = len(pickle.dumps(built.scale))
+    monkeypatch.setenv("BINDTHEM_CARRY_BYTES", str(size - 1))
+    hashed = len(pickle.dumps(built.scale))
+    monkeypatch.setenv("BINDTHEM_CARRY_LIBRARY", "0")
+    alone = len(pickle.dumps(built.scale))
+    assert size < full - hashed < size + 64
+    assert alone < hashed < alone + 600
+    print("library %d bytes; pickle %d with it, %d with its hash, %d without"
+          % (size, full, hashed, alone))
+    # with the bound: the worker reads the library where it was built
+    monkeypatch.delenv("BINDTHEM_CARRY_LIBRARY")
+    out = _use(pickle.dumps(built), tmp_path)
+    assert out == ["ok [2.0, 2.0, 2.0]", "mapped False"]
+
+
+def test_a_worker_on_this_machine_loads_the_builders_file(built, tmp_path):
+    """No copy: the file the pickle names hashes to the carried SHA-256 here."""
+    out = _use(pickle.dumps(built), tmp_path)
+    assert out == ["ok [2.0, 2.0, 2.0]", "mapped False"]
