@@ -121,8 +121,19 @@ def bind(source):
         with source._materialised() as (header, inst):
             return bind_cuda(source.image, header, inst, source.name, source.strict,
                              source.library, source, source.plan(header, inst))
-    if source.kind == "package":
-        return bind_pickled(source)
+    if source.kind == "package":  # this process's installed copy, else the carried library
+        try:
+            return bind_pickled(source)
+        except PickleError as e:
+            lib, why = _bind_carried(source) if source.binary is not None else (None, None)
+            if lib is not None:
+                return lib
+            raise PickleError("%s%s" % (e, "" if why is None else (
+                " (the library the pickle carries was not used: %s)" % why))) from None
+    if source.binary is not None:  # the pickled path if it hashes alike, else the bytes
+        lib, why = _bind_carried(source)
+        if lib is not None:
+            return lib
     opened = source.check_library()  # loaded: the name bind() finds it under
     with source._materialised() as (header, inst):  # a copy in the cache: held until bound
         lib = _make(opened.name, header, inst, source.name, source.strict, source,

@@ -386,6 +386,7 @@ def bind_installed(package, header, instantiate, name, gil, copy_const):
         kind="package", package=package, name=name, strict=m["strict"], header=h_path,
         header_text=h_text, instantiate=y_path, yaml_text=y_text, library=m["library"],
         library_hash=opened.sha256, options=opts)
+    source.built = lib_path  # what its pickles carry (travel.carried)
     # bound from the bytes just checked against the manifest, not read again
     lib = _make(opened.name, h_path, y_path, name, m["strict"], source, opts,
                 source.plan(h_path, y_path))
@@ -419,5 +420,6 @@ def bind_pickled(source: Any) -> Library:
     with source._materialised() as (header, inst):  # a copy in the cache: held until bound
         lib = _make(opened.name, header, inst, source.name, source.strict, source,
                     source.options, source.plan(header, inst))
+    source.built = path
     lib.__file__ = path
     return lib

@@ -40,6 +40,12 @@ Binding (:func:`bindthem._unpickle.bind`) then takes:
 4. for CUDA: the carried image, loaded as :func:`bindthem.cuda.load` would
    (so without a driver, :class:`bindthem.cuda.NoDriverError`).
 
+A built (not open), loaded or packaged Library's pickle also carries the
+shared library this process bound (:func:`carried`: its SHA-256, path,
+platform and, up to $BINDTHEM_CARRY_BYTES, its bytes), tied to the source's
+key; a worker uses it before compiling or where its own file is missing or
+other (bindthem._unpickle.bind, docs/dask.rst "Workers without a compiler").
+
 Every file read on the unpickling side at a carried path (the originals
 compared, the library hashed) is opened ``O_NONBLOCK`` and must be a regular
 file of bounded size: a FIFO or a device is refused at once.
@@ -241,11 +247,14 @@ class Source:
     on_demand   build: None, or (an open build: instantiation on demand) the list of
                 [function, [C types]] instantiated on demand so far; a worker compiles
                 what its calls need. Whether it is open is in the key, what was made not.
-    binary      build (not open): None, or the shared library this process built and bound
-                (:func:`carried`): its SHA-256, size, path, the platform it needs, and its
-                bytes when at most CARRY_LIMIT. Not in the key: the source says what the
-                kernel is, the binary is one build of it, which a worker that cannot
-                compile (or need not) loads instead (bindthem._unpickle.bind).
+    binary      build (not open), load, package: None, or the shared library this process
+                bound (:func:`carried`): its SHA-256, size, path, the platform it needs, and
+                its bytes when at most CARRY_LIMIT. Not in a build's key: the source says
+                what the kernel is, the binary is one build of it, which a worker that
+                cannot compile (or need not) loads instead (bindthem._unpickle.bind); a
+                load's or package's is the library_hash the key holds.
+    built       not pickled: the file this process bound (build: in the cache; package:
+                in the installed package), which its pickles carry
     """
 
     __slots__ = ("kind", "name", "strict", "header", "header_text", "instantiate",
@@ -268,13 +277,25 @@ class Source:
         fields = {f: getattr(self, f) for f in self.FIELDS}
         fields["key"] = self.key  # also takes a loaded library's hash
         fields["library_hash"] = self.library_hash
-        if self.kind == "build" and self.binary is None and self.built is not None:
-            self.binary = carried(self.built, self.flags, self.key)
+        if self.binary is None and self.kind != "cuda" and self.on_demand is None:
+            self.binary = self._carried()
         fields["binary"] = _as_carried(self.binary) if self.on_demand is None else None
         return (SOURCE, (fields,))  # bindthem._unpickle.source: check(fields)
 
     def __repr__(self):
         return "<bindthem kernel source %s of %s>" % (self.key[:12], os.path.basename(self.header))
+
+    def _carried(self):
+        """The library this process binds, as its pickles carry it
+        (:func:`carried`): a build's from the cache; a loaded or packaged
+        one's only while the file still hashes to the SHA-256 bound."""
+        if self.kind == "build":
+            return carried(self.built, self.flags, self.key) if self.built else None
+        path = self.built or (self.library if self.kind == "load" else None)
+        binary = carried(path, (), self.key) if path else None
+        if binary is None or binary["sha256"] != self._library_hash():
+            return None
+        return binary
 
     def _library_hash(self):
         """The loaded library's SHA-256, taken from the file if it is still
@@ -387,10 +408,10 @@ class Source:
         mapped) and returns what bind() opens."""
         if not os.path.exists(self.library):
             raise BindError(
-                "cannot unpickle Library %r: its shared library %s is not on this machine. A "
-                "pickle of bindthem.load() carries the library's path and SHA-256, not its code: "
-                "put the same file there, or pickle a Library made by bindthem.build(), which "
-                "carries its source and builds it where it is unpickled"
+                "cannot unpickle Library %r: its shared library %s is not on this machine, and "
+                "the pickle does not carry its bytes (more than $BINDTHEM_CARRY_BYTES, or "
+                "BINDTHEM_CARRY_LIBRARY=0 where it was pickled, or the platform differs): put "
+                "the same file there, or pickle it with its bytes"
                 % (self.name, self.library))
         try:
             return loading.open_checked(self.library, self.library_hash, LIBRARY_LIMIT)
@@ -570,6 +591,10 @@ def _check_kind_fields(fields, kind):
         _refuse("image", "is present: only a CUDA Library carries one")
     _check_on_demand(fields["on_demand"], kind)
     _check_binary(fields["binary"], kind, fields["on_demand"])
+    if fields["binary"] is not None and kind in ("load", "package") and \
+            fields["binary"]["sha256"] != library_hash:
+        _refuse("the carried library", "is not the library the pickle names (SHA-256 %s..., "
+                "the pickle's %s...)" % (fields["binary"]["sha256"][:12], library_hash[:12]))
 
 
 _BINARY_KEYS = frozenset(("sha256", "size", "path", "key", "platform", "data"))
@@ -581,8 +606,8 @@ def _check_binary(binary, kind, on_demand):
     (:func:`carried`), each field checked; its bytes are hashed when used."""
     if binary is None:
         return
-    if kind != "build" or on_demand is not None:
-        _refuse("binary", "is present: only a built Library that is not open carries one")
+    if kind == "cuda" or on_demand is not None:
+        _refuse("binary", "is present: a CUDA or an open Library carries none")
     if type(binary) is not dict or set(binary) != _BINARY_KEYS:
         _refuse("the carried library", "is not a dict of %s" % ", ".join(sorted(_BINARY_KEYS)))
     size, data, plat = binary["size"], binary["data"], binary["platform"]

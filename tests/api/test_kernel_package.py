@@ -227,8 +227,10 @@ def test_paths_outside_the_package_are_refused():
         bindthem.load_package("no_such_pkg_x", "k.h")
 
 
-def test_pickle_binds_the_workers_own_copy(built, pkg, tmp_path):
-    data = use(built).stdout.split(b"\n", 2)[2]
+def test_pickle_binds_the_workers_own_copy(built, pkg, tmp_path, monkeypatch):
+    carried = use(built).stdout.split(b"\n", 2)[2]  # with the library's bytes
+    monkeypatch.setenv("BINDTHEM_CARRY_LIBRARY", "0")
+    data = use(built).stdout.split(b"\n", 2)[2]  # the package's name and the SHA-256 alone
     code = ("import pickle, sys, numpy as np; f = pickle.loads(sys.stdin.buffer.read()); "
             "print(f(np.arange(5.0)), 'kernelpkg' in sys.modules, f.library.__file__)")
     r = run([sys.executable, "-c", code], input=data,
@@ -246,6 +248,15 @@ def test_pickle_binds_the_workers_own_copy(built, pkg, tmp_path):
     r = run([sys.executable, "-c", code], input=data, ok=False, cwd=str(tmp_path),
             env=env_with(pkg, BINDTHEM_CACHE=str(tmp_path / "c")))
     assert "another version of kernelpkg is installed" in r.stderr.decode()
+    # the pickle with the library: the worker with another build of the package binds
+    # its own copy only if it is the same; else, as one without the package, the library
+    # the pickle carries (the builder's file where it hashes alike, else its bytes)
+    for where in (pkg, str(tmp_path)):
+        r = run([sys.executable, "-c", code], input=carried, cwd=str(tmp_path),
+                env=env_with(where, BINDTHEM_CACHE=str(tmp_path / "c2")))
+        total, imported, path = r.stdout.decode().split()
+        assert (total, imported) == ("10.0", "False"), r.stdout
+        assert path != os.path.join(pkg, "kernelpkg", "libkernels.so")
 
 
 def test_forged_package_pickles_are_refused(built):
@@ -256,7 +267,8 @@ def test_forged_package_pickles_are_refused(built):
                          ({"library": "../libc.so"}, "the library's path in the package"),
                          ({"library": "/lib/libc.so.6"}, "the library's path in the package"),
                          ({"library_hash": "0" * 63}, "the shared library's SHA-256"),
-                         ({"library_hash": "0" * 64}, "key")]:
+                         ({"library_hash": "0" * 64, "binary": None}, "key"),
+                         ({"library_hash": "0" * 64}, "is not the library the pickle names")]:
         with pytest.raises(bindthem.PickleError, match=what):
             _travel.check(dict(fields, **change))
     load_fields = dict(fields, kind="load", package="kernelpkg")

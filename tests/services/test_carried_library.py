@@ -31,10 +31,15 @@ def task(f, x):
     f(y, 3.0)
     return y
 
-def main(engine, folder):
+def main(engine, folder, kind):
     src = os.path.join(folder, "author")
-    lib = bindthem.build(os.path.join(src, "k.h"), os.path.join(src, "k.yml"),
-                         cache_dir=os.path.join(src, "cache"))
+    header, yml = os.path.join(src, "k.h"), os.path.join(src, "k.yml")
+    if kind == "build":
+        lib = bindthem.build(header, yml, cache_dir=os.path.join(src, "cache"))
+    else:  # a library compiled by whoever, loaded: the worker has no such file
+        so = bindthem.compile_library(header, yml, output=os.path.join(src, "libk.so"),
+                                      cache_dir=os.path.join(src, "cache"))
+        lib = bindthem.load(so, header, yml)
     f = lib.scale
     import pickle
     pickle.dumps(f)  # read the library now: its file goes with the author's folder
@@ -68,10 +73,10 @@ def main(engine, folder):
             assert len(maps) == 2 and all(any(cache in l for l in m) for m in maps.values()), maps
     for x, y in zip(xs, out):
         assert y.dtype == x.dtype and np.array_equal(y, x * 3), (x, y)
-    print("ok", engine, len(out))
+    print("ok", engine, kind, len(out))
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3])
 """
 
 HEADER = """\
@@ -95,10 +100,14 @@ def _author(tmp_path):
 
 
 ENGINES = ["pool-spawn", "pool-forkserver", "mp-spawn", "mp-forkserver", "joblib", "dask"]
+CASES = [(e, "build") for e in ENGINES] + [(e, "load") for e in ("pool-forkserver", "mp-spawn",
+                                                                  "joblib", "dask")]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_workers_without_a_compiler_run_a_built_kernel(engine, tmp_path):
+@pytest.mark.parametrize("engine,kind", CASES)
+def test_workers_without_a_compiler_run_a_kernel(engine, kind, tmp_path):
+    """A built kernel, and a loaded one whose library file the workers do not
+    have (a packaged one: tests/api/test_kernel_package.py)."""
     if engine == "joblib":
         pytest.importorskip("joblib")
     if engine == "dask":
@@ -106,10 +115,11 @@ def test_workers_without_a_compiler_run_a_built_kernel(engine, tmp_path):
     _author(tmp_path)
     script = tmp_path / "engine.py"
     script.write_text(ENGINE)
-    r = subprocess.run([sys.executable, str(script), engine, str(tmp_path)], capture_output=True,
-                       text=True, timeout=300, env=python_env(), cwd=str(tmp_path))
+    r = subprocess.run([sys.executable, str(script), engine, str(tmp_path), kind],
+                       capture_output=True, text=True, timeout=300, env=python_env(),
+                       cwd=str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.split() == ["ok", engine, "5"]
+    assert r.stdout.split() == ["ok", engine, kind, "5"]
 
 
 # --- what travels, and what is refused ---------------------------------------------

@@ -103,9 +103,10 @@ LOAD_MISSING = """
 """
 
 
-def test_a_load_pickle_without_its_library_fails_at_first_use(project, tmp_path):
+def test_a_load_pickle_without_its_library_fails_at_first_use(project, tmp_path, monkeypatch):
     so = compile_cxx(str(tmp_path), "lazy", str(project / "lazy.h"), str(project / "lazy.yml"))
     lib = bindthem.load(so, str(project / "lazy.h"), str(project / "lazy.yml"))
+    monkeypatch.setenv("BINDTHEM_CARRY_LIBRARY", "0")  # its path and SHA-256 alone
     data = pickle.dumps(lib.total)
     os.unlink(so)
     out = child(LOAD_MISSING, data)

@@ -230,8 +230,10 @@ def test_load_pickle_binds_the_same_library(loaded):
     assert src.kind == "load" and len(src.library_hash) == 64
 
 
-def test_load_pickle_refuses_a_changed_library(loaded, project):
-    data = pickle.dumps(loaded.total)
+def test_load_pickle_refuses_a_changed_library(loaded, project, tmp_path, monkeypatch):
+    carried = pickle.dumps(loaded.total)  # with the library's bytes
+    monkeypatch.setenv("BINDTHEM_CARRY_LIBRARY", "0")
+    data = pickle.dumps(loaded.total)  # its path and SHA-256 alone
     libdir = os.path.dirname(loaded.__file__)
     (project / "travel.h").write_text(HEADER.replace("return OFFSET;", "return 1;"))
     compile_cxx(libdir, "travel", str(project / "travel.h"), str(project / "travel.yml"))
@@ -247,6 +249,10 @@ def test_load_pickle_refuses_a_changed_library(loaded, project):
                           capture_output=True, env=python_env(), timeout=180)
     assert ("cannot unpickle Library 'travel': its shared library %s is not on this machine"
             % loaded.__file__) in proc.stderr.decode()
+    # the pickle that carries the bytes runs the pickled code, from the worker's cache
+    out = child(CALL_CHILD, carried, BINDTHEM_CACHE=str(tmp_path / "w"))
+    value, path = out.split()[:2]
+    assert value == "106.0" and path.startswith(str(tmp_path / "w" / "carried") + os.sep), out
 
 
 def test_load_pickle_uses_the_carried_header(loaded, project):
