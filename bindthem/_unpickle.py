@@ -41,11 +41,12 @@ import weakref
 
 from . import _core
 from ._base.byname import FUNCTION, LIBRARY
-from ._services import loading, travel
+from ._services import travel
 from ._services.binding import Library, _make, bind_cuda
+from ._services.compile import ondemand
 from ._services.compile.kernels import build_library
 from ._services.packaging import bind_pickled
-from .errors import BindError, BuildError, PickleError
+from .errors import BuildError, PickleError
 
 __all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "function", "library",
            "pending", "source"]
@@ -143,51 +144,25 @@ def bind(source):
 
 
 def _bind_carried(source):
-    """(Library, None) bound from the shared library a build's pickle carries
-    (travel.carried), without compiling; or (None, why not). It is loaded
-    from the path it names when that file, on this machine too, hashes to the
-    carried SHA-256 (a worker of the same machine, or one sharing the
-    folder); else from the bytes the pickle carries, which must hash to it
-    (PickleError otherwise: damaged in transit, never loaded), written to
-    this process's cache (``carried/``) and loaded from there. Either file is
-    hashed as it is mapped (bindthem._services.loading)."""
-    binary = source.binary
-    why = travel.unusable(binary)
-    if why is not None:
-        return None, why
-    sha, path, data = binary["sha256"], binary["path"], binary["data"]
-    try:
-        return _bind_library(source, loading.open_checked(path, sha, travel.LIBRARY_LIMIT),
-                             path), None
-    except (OSError, loading.Mismatch):
-        if data is None:
-            return None, ("its bytes did not travel (more than $BINDTHEM_CARRY_BYTES) and %s "
-                          "is not that library on this machine" % path)
-    except BindError as e:
-        return None, "binding it failed: %s" % e
-    if travel._sha(data) != sha:
-        raise PickleError(
-            "cannot unpickle bindthem kernel %r: the shared library it carries does not hash to "
-            "the SHA-256 it carries (%s...): the pickle was damaged in transit. bindthem loads "
-            "nothing from it; pickle the Library again where it was made"
-            % (source.name, sha[:16]))
-    from ._services import cache
-
-    try:
-        with cache.using_group(source._cache_dir(), "carried", sha[:32]) as folder:
-            copy_path = cache.write_once(folder, "lib%s.so" % sha[:12], data)
-            return _bind_library(source, loading.open_checked(copy_path, sha,
-                                                              travel.LIBRARY_LIMIT),
-                                 copy_path), None
-    except (OSError, BindError, loading.Mismatch) as e:  # the loader's refusal
-        return None, "loading it failed: %s" % (e,)
+    """(Library, None) bound from the shared library the pickle carries,
+    without compiling (travel.bind_carried); or (None, why not)."""
+    return travel.bind_carried(source.binary, source.name, source._cache_dir(),
+                               lambda opened, path: _bind_library(source, opened, path))
 
 
 def _bind_library(source, opened, path):
-    """A build's Library bound from the opened library file at path."""
+    """A Library bound from the opened library file at path: an open build's
+    with its open Functions (instantiation on demand), as build_library
+    makes them."""
     with source._materialised() as (header, inst):
+        plan = source.plan(header, inst)
         lib = _make(opened.name, header, inst, source.name, source.strict, source,
-                    source.options, source.plan(header, inst))
+                    source.options, plan)
+        if source.on_demand is not None:
+            ctx = ondemand.Context(header, plan.header_text, source.name, source.cxx,
+                                   list(source.flags), source._cache_dir(), source.strict,
+                                   source.options, source)
+            ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
     source.built = path
     lib.__file__ = path
     return lib

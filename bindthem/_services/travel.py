@@ -201,6 +201,44 @@ def unusable(binary):
     return None
 
 
+def bind_carried(binary, name, cache_dir, bind):
+    """(bind(opened, path), None) for the shared library ``binary``
+    describes (:func:`carried`; a pickle of kernel ``name`` carried it),
+    without compiling; or (None, why not). It is loaded from the path it
+    names when that file, on this machine too, hashes to the carried SHA-256
+    (a worker of the same machine, or one sharing the folder); else from the
+    bytes carried, which must hash to it (PickleError otherwise: damaged in
+    transit, never loaded), written to the cache ``cache_dir`` (None: this
+    process's; ``carried/``) and loaded from there. Either file is hashed as
+    it is mapped (bindthem._services.loading); ``opened.name`` is what
+    bind() opens. A BindError of bind (the loader's refusal) is a why."""
+    why = unusable(binary)
+    if why is not None:
+        return None, why
+    sha, path, data = binary["sha256"], binary["path"], binary["data"]
+    try:
+        return bind(loading.open_checked(path, sha, LIBRARY_LIMIT), path), None
+    except (OSError, loading.Mismatch):
+        if data is None:
+            return None, ("its bytes did not travel (more than $BINDTHEM_CARRY_BYTES) and %s "
+                          "is not that library on this machine" % path)
+    except BindError as e:
+        return None, "binding it failed: %s" % e
+    if _sha(data) != sha:
+        raise PickleError(
+            "cannot unpickle bindthem kernel %r: the shared library it carries does not hash to "
+            "the SHA-256 it carries (%s...): the pickle was damaged in transit. bindthem loads "
+            "nothing from it; pickle the Library again where it was made" % (name, sha[:16]))
+    from . import cache  # the build cache: only carried bytes need it
+
+    try:
+        with cache.using_group(cache_dir, "carried", sha[:32]) as folder:
+            copy = cache.write_once(folder, "lib%s.so" % sha[:12], data)
+            return bind(loading.open_checked(copy, sha, LIBRARY_LIMIT), copy), None
+    except (OSError, BindError, loading.Mismatch) as e:  # the loader's refusal
+        return None, "loading it failed: %s" % (e,)
+
+
 def carried(path, flags, key):
     """The ``binary`` a pickle of a build carries for the library at
     ``path`` (this process's, in the build cache, built from the source of
@@ -260,30 +298,49 @@ class Source:
     __slots__ = ("kind", "name", "strict", "header", "header_text", "instantiate",
                  "yaml_text", "files", "cxx", "flags", "cache_dir", "library",
                  "library_hash", "library_stat", "options", "image", "package", "on_demand",
-                 "binary", "built", "_key")
+                 "binary", "made", "built", "made_paths", "_key")
 
     FIELDS = ("kind", "name", "strict", "header", "header_text", "instantiate", "yaml_text",
               "files", "cxx", "flags", "cache_dir", "library", "library_hash", "options",
-              "image", "package", "on_demand", "binary")
+              "image", "package", "on_demand", "binary", "made")
 
     def __init__(self, **fields):
         for f in self.FIELDS:
             setattr(self, f, fields.get(f))
         self.library_stat = fields.get("library_stat")
         self.built = None  # build: the shared library this process bound (a cache file)
+        self.made_paths = {}  # open build: (name, C types) -> the library made on demand here
         self._key = fields.get("key")
 
     def __reduce__(self):
         fields = {f: getattr(self, f) for f in self.FIELDS}
         fields["key"] = self.key  # also takes a loaded library's hash
         fields["library_hash"] = self.library_hash
-        if self.binary is None and self.kind != "cuda" and self.on_demand is None:
+        if self.binary is None and self.kind != "cuda":
             self.binary = self._carried()
-        fields["binary"] = _as_carried(self.binary) if self.on_demand is None else None
+        fields["binary"] = _as_carried(self.binary)
+        fields["made"] = self._made() if self.on_demand is not None else None
         return (SOURCE, (fields,))  # bindthem._unpickle.source: check(fields)
 
     def __repr__(self):
         return "<bindthem kernel source %s of %s>" % (self.key[:12], os.path.basename(self.header))
+
+    def _made(self):
+        """An open build's instantiations made on demand, as its pickles carry
+        them: {"name|C types": binary} of those whose library this process
+        made (or received), or None."""
+        made = dict(self.made or {})
+        for name, types in list(self.on_demand):
+            entry = "%s|%s" % (name, ",".join(types))
+            path = self.made_paths.get((name, tuple(types)))
+            if entry not in made and path is not None:
+                binary = carried(path, self.flags, self.key)
+                if binary is not None:
+                    made[entry] = binary
+        if self.made is None or len(made) != len(self.made):
+            self.made = made
+        carried_made = {k: _as_carried(b) for k, b in made.items()}
+        return {k: b for k, b in carried_made.items() if b is not None} or None
 
     def _carried(self):
         """The library this process binds, as its pickles carry it
@@ -523,12 +580,14 @@ def check(fields):
 def _check_built_from(source):
     """source, unless the library it carries was built from another source
     (its key is not the one recomputed): PickleError, nothing loaded."""
-    if source.binary is not None and source.binary["key"] != source._key:
+    others = [b for b in [source.binary, *(source.made or {}).values()]
+              if b is not None and b["key"] != source._key]
+    if others:
         raise PickleError(
             "cannot unpickle bindthem kernel %r: the shared library it carries was built from "
             "another source (key %s..., this source's %s...): the pickle was put together from "
             "two. bindthem loads nothing from it; pickle the Library again where it was made"
-            % (source.name, source.binary["key"][:16], source._key[:16]))
+            % (source.name, others[0]["key"][:16], source._key[:16]))
     return source
 
 
@@ -591,6 +650,7 @@ def _check_kind_fields(fields, kind):
         _refuse("image", "is present: only a CUDA Library carries one")
     _check_on_demand(fields["on_demand"], kind)
     _check_binary(fields["binary"], kind, fields["on_demand"])
+    _check_made(fields["made"], kind, fields["on_demand"])
     if fields["binary"] is not None and kind in ("load", "package") and \
             fields["binary"]["sha256"] != library_hash:
         _refuse("the carried library", "is not the library the pickle names (SHA-256 %s..., "
@@ -606,8 +666,8 @@ def _check_binary(binary, kind, on_demand):
     (:func:`carried`), each field checked; its bytes are hashed when used."""
     if binary is None:
         return
-    if kind == "cuda" or on_demand is not None:
-        _refuse("binary", "is present: a CUDA or an open Library carries none")
+    if kind == "cuda":
+        _refuse("binary", "is present: a CUDA Library carries none")
     if type(binary) is not dict or set(binary) != _BINARY_KEYS:
         _refuse("the carried library", "is not a dict of %s" % ", ".join(sorted(_BINARY_KEYS)))
     size, data, plat = binary["size"], binary["data"], binary["platform"]
@@ -626,6 +686,27 @@ def _check_binary(binary, kind, on_demand):
     if type(plat) is not dict or set(plat) != _PLATFORM_KEYS or not all(
             type(v) is str and len(v) <= 255 for v in plat.values()):
         _refuse("the carried library's platform", "is %r" % (plat,))
+
+
+def _check_made(made, kind, on_demand):
+    """None, or for an open build a dict of at most 16 * OPEN_MAX
+    instantiations made on demand, "name|C type,...": the library carried
+    (:func:`_check_binary`)."""
+    if made is None:
+        return
+    if kind != "build" or on_demand is None:
+        _refuse("made", "is present: only an open built Library carries instantiations")
+    if type(made) is not dict or len(made) > 16 * OPEN_MAX:
+        _refuse("made", "is not a dict of at most %d instantiations" % (16 * OPEN_MAX))
+    for entry, binary in made.items():
+        name, _, types = entry.partition("|") if type(entry) is str else ("", "", "")
+        if not (name.isidentifier() and len(name) <= 255 and types and all(
+                t in C_TYPES for t in types.split(","))):
+            _refuse("made", "names %r, not 'function|C types' of the types bindthem knows"
+                    % (str(entry)[:80],))
+        if binary is None:
+            _refuse("made", "has no library for %r" % entry)
+        _check_binary(binary, kind, on_demand)
 
 
 def _check_on_demand(made, kind):

@@ -14,6 +14,7 @@ import pickle
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from support import python_env
@@ -36,6 +37,10 @@ def main(engine, folder, kind):
     header, yml = os.path.join(src, "k.h"), os.path.join(src, "k.yml")
     if kind == "build":
         lib = bindthem.build(header, yml, cache_dir=os.path.join(src, "cache"))
+    elif kind == "ondemand":  # no YAML: both instantiations made on demand, here
+        lib = bindthem.build(header, cache_dir=os.path.join(src, "cache"))
+        for dtype in (np.float64, np.float32):
+            lib.scale(np.ones(2, dtype), 1.0)
     else:  # a library compiled by whoever, loaded: the worker has no such file
         so = bindthem.compile_library(header, yml, output=os.path.join(src, "libk.so"),
                                       cache_dir=os.path.join(src, "cache"))
@@ -100,14 +105,16 @@ def _author(tmp_path):
 
 
 ENGINES = ["pool-spawn", "pool-forkserver", "mp-spawn", "mp-forkserver", "joblib", "dask"]
-CASES = [(e, "build") for e in ENGINES] + [(e, "load") for e in ("pool-forkserver", "mp-spawn",
-                                                                  "joblib", "dask")]
+CASES = ([(e, "build") for e in ENGINES]
+         + [(e, "load") for e in ("pool-forkserver", "mp-spawn", "joblib", "dask")]
+         + [(e, "ondemand") for e in ("pool-spawn", "mp-forkserver", "joblib", "dask")])
 
 
 @pytest.mark.parametrize("engine,kind", CASES)
 def test_workers_without_a_compiler_run_a_kernel(engine, kind, tmp_path):
-    """A built kernel, and a loaded one whose library file the workers do not
-    have (a packaged one: tests/api/test_kernel_package.py)."""
+    """A built kernel, a loaded one whose library file the workers do not
+    have (a packaged one: tests/api/test_kernel_package.py), and one whose
+    instantiations were made on demand where it was pickled."""
     if engine == "joblib":
         pytest.importorskip("joblib")
     if engine == "dask":
@@ -266,3 +273,39 @@ def test_a_worker_on_this_machine_loads_the_builders_file(built, tmp_path):
     """No copy: the file the pickle names hashes to the carried SHA-256 here."""
     out = _use(pickle.dumps(built), tmp_path)
     assert out == ["ok [2.0, 2.0, 2.0]", "mapped False"]
+
+
+NEW_DTYPE = r"""
+import pickle, sys
+import numpy as np
+f = pickle.loads(sys.stdin.buffer.read())
+x = np.ones(3)
+f(x, 3.0)
+print("float64", x.tolist())
+try:
+    f(np.ones(3, np.float32), 3.0)
+except Exception as e:
+    print(type(e).__name__, str(e).replace("\n", " | "))
+"""
+
+
+def test_a_new_dtype_on_a_worker_without_a_compiler_says_so(tmp_path):
+    """The instantiation made where it was pickled travels; one the worker
+    meets first needs a compiler, and the task error says so."""
+    src = _author(tmp_path)
+    lib = bindthem.build(str(src / "k.h"), cache_dir=str(tmp_path / "cache"))
+    lib.scale(np.ones(2), 1.0)  # scale<double>, made on demand here
+    data = pickle.dumps(lib.scale)
+    import shutil
+
+    shutil.rmtree(src)
+    shutil.rmtree(tmp_path / "cache")
+    nocc = tmp_path / "nocc"
+    r = subprocess.run([sys.executable, "-c", NEW_DTYPE], input=data, capture_output=True,
+                       timeout=300, cwd=str(tmp_path), env=python_env(
+                           CXX=str(nocc / "c++"), BINDTHEM_CACHE=str(tmp_path / "w")))
+    assert r.returncode == 0, r.stderr.decode()
+    out = r.stdout.decode().splitlines()
+    assert out[0] == "float64 [3.0, 3.0, 3.0]"
+    assert out[1].startswith("BuildError instantiating scale<float> on demand"), out
+    assert "cannot run the C++ compiler '%s'" % (nocc / "c++") in out[1], out

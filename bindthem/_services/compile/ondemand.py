@@ -32,6 +32,7 @@ import numpy as np
 from ... import _core
 from ..._base.instantiation import OPEN_MAX, yaml_lines
 from ...errors import BindError, BuildError
+from .. import travel
 from ..binding import _make
 from ..cache import compile_cached, group_read, group_write, shell_words
 from .compiler import _compiler_id, _system_dirs
@@ -334,10 +335,24 @@ def compile_one(ctx, plan, line, folders, what):
         command=compile_snapshot, system_dirs=lambda: _system_dirs(cxx, ctx.flags))
 
 
+def _carried(ctx, plan, name, types):
+    """(Library, None) of instantiation name<types> from the library an
+    unpickled Library's pickle carries for it (made on demand where it was
+    pickled: travel.bind_carried), or (None, why not; None when none was
+    carried)."""
+    made = ctx.source.made if ctx.source is not None else None
+    binary = (made or {}).get("%s|%s" % (name, ",".join(types)))
+    if binary is None:
+        return None, None
+    return travel.bind_carried(binary, ctx.name, ctx.cache_dir, lambda opened, path: _make(
+        opened.name, ctx.header, None, ctx.name, False, None, ctx.options, plan))
+
+
 def _instantiate(fn, op, types):
     ctx, name = op.ctx, op.decl["name"]
     what = "%s<%s>" % (name, ", ".join(types))
     fkey = _failure_key(op, types)
+    why = None
     if fkey in _failed:
         text, output = _failed[fkey]
         raise BuildError(text, output=output)  # the text says it is remembered
@@ -352,8 +367,10 @@ def _instantiate(fn, op, types):
         if len(lines) != 1 or not lines[0]:
             raise BuildError("instantiating %s on demand: the header does not instantiate it "
                              "with these types" % what)
-        with _includes_as_built(ctx) as (folders, copied):
-            lib = compile_one(ctx, plan, lines[0], folders, what)
+        lib, why = _carried(ctx, plan, name, types)
+        if lib is None:
+            with _includes_as_built(ctx) as (folders, copied):
+                lib = compile_one(ctx, plan, lines[0], folders, what)
     except BuildError as e:
         output = getattr(e, "output", "") or ""
         if ctx.cell:  # the compiler's lines about the header read as the cell's
@@ -365,13 +382,17 @@ def _instantiate(fn, op, types):
                   % (header, folders[0]))
         transient = getattr(e, "transient", False)
         text = ("instantiating %s on demand (called with types no overload takes) failed%s: "
-                "%s%s\n%s" % (what, copied, str(e).splitlines()[0].rstrip(":"),
-                              _REMEMBERED[transient], output)).rstrip()
+                "%s%s%s\n%s" % (what, copied, str(e).splitlines()[0].rstrip(":"),
+                                _REMEMBERED[transient], "" if why is None else
+                                " (the library the pickle carries was not used: %s)" % why,
+                                output)).rstrip()
         if not transient:
             _failed[fkey] = (text, output)
         raise BuildError(text, output=output, transient=transient) from None
     fn._add(getattr(lib, name))
     op.made[types] = made[0]
+    if ctx.source is not None:  # its pickles carry the library (travel.Source._made)
+        ctx.source.made_paths[(name, types)] = lib.__file__
     if ctx.source is not None and ctx.source.on_demand is not None:
         ctx.source.on_demand.append([name, list(types)])
     _remember_seen(ctx, name, types)
