@@ -41,7 +41,7 @@ import weakref
 
 from . import _core
 from ._base.byname import FUNCTION, LIBRARY
-from ._services import travel
+from ._services import carry, travel
 from ._services.binding import Library, _make, bind_cuda
 from ._services.compile import ondemand
 from ._services.compile.kernels import build_library
@@ -145,8 +145,8 @@ def bind(source):
 
 def _bind_carried(source):
     """(Library, None) bound from the shared library the pickle carries,
-    without compiling (travel.bind_carried); or (None, why not)."""
-    return travel.bind_carried(source.binary, source.name, source._cache_dir(),
+    without compiling (carry.bind_carried); or (None, why not)."""
+    return carry.bind_carried(source.binary, source.name, source._cache_dir(),
                                lambda opened, path: _bind_library(source, opened, path))
 
 

@@ -9,7 +9,9 @@ and the services before it in this order only:
    ``inspect.signature`` show them;
 3. ``loading``: what dlopen is handed (the bytes hashed are the bytes mapped);
 4. ``cache``: the build cache (a package, its own modules in order);
-5. ``travel``: a kernel by value, what a pickle carries and its checks;
+5. ``carry``: the shared library a pickle carries beside its source, and
+   how a worker loads it; ``travel``: a kernel by value, what a pickle
+   carries and its checks;
 6. ``binding``: the Library class and the one call of the core's bind (CPU
    and CUDA), and what a Library that binds less than its header says;
 7. ``compile``: the build, compiling a header (a package: ``source``,

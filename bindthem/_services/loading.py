@@ -78,9 +78,14 @@ import threading
 from typing import NamedTuple
 
 from .. import _core
-from .._base.files import sha256_fd
+from .._base.files import read_upto, sha256_fd
 
-__all__ = ["Mismatch", "Opened", "Unreadable", "hashed_bytes", "identity", "open_checked"]
+__all__ = ["LIBRARY_LIMIT", "Mismatch", "Opened", "Unreadable", "hashed_bytes", "identity",
+           "open_checked", "open_regular", "read_regular", "sha256_hex"]
+
+# bytes of a shared library hashed or read at a path a pickle or manifest names, or of a
+# CUDA image carried: larger is refused
+LIBRARY_LIMIT = 1 << 30
 
 _CHUNK = 1 << 20
 MEMFDS_KEPT = 64  # copies kept as memfds (one descriptor each); later ones are temporary files
@@ -307,3 +312,43 @@ def _fill(src, out):
             view = view[os.write(out, view):]
     _counts["hashed"] += n
     return h.hexdigest()
+
+
+def sha256_hex(data):
+    """The SHA-256 of bytes data, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def open_regular(path, limit):
+    """(fd, stat) of path, opened O_NONBLOCK, when it is a regular file of at
+    most limit bytes; OSError otherwise, at once: a FIFO opened for reading
+    without a writer would block, and /dev/zero never ends."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a folder"
+                    if stat.S_ISDIR(st.st_mode) else "a device or socket")
+            raise OSError(errno.EINVAL, "not a regular file (%s)" % kind, path)
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, "%d bytes, more than bindthem reads at a pickled path "
+                          "(%d)" % (st.st_size, limit), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular(path, limit, size=None):
+    """The bytes of a regular file of at most limit bytes (see open_regular);
+    None when size is given and the file's is another (no read needed)."""
+    fd, st = open_regular(path, limit)
+    try:
+        if size is not None and st.st_size != size:
+            return None
+        data = read_upto(fd, st.st_size, limit)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
+    return data

@@ -243,7 +243,7 @@ def write_manifest(folder: StrPath, header: str, instantiate: str | None, *, mod
         "sources_sha256": sources_hash(header_text,
                                        travel._read(instantiate_path)
                                        if instantiate_path else None, flags, strict),
-        "library_sha256": travel._sha(travel._read(os.path.join(folder, lib_rel))),
+        "library_sha256": loading.sha256_hex(travel._read(os.path.join(folder, lib_rel))),
     }
     if preprocessed is not None:  # absent otherwise: a manifest as before
         manifest["preprocessed"] = preprocessed_name(header)
@@ -308,7 +308,7 @@ def _remedy(package=None):
 def _manifest(package, folder, header, instantiate):
     path = os.path.join(folder, manifest_name(header))
     try:
-        data = travel._read_regular(path, MANIFEST_LIMIT)
+        data = loading.read_regular(path, MANIFEST_LIMIT)
     except FileNotFoundError:
         raise BindError(
             "package %s has no compiled kernel library for %s: %s does not exist. The package "
@@ -356,8 +356,8 @@ def bind_installed(package, header, instantiate, name, gil, copy_const):
     text_path = (os.path.join(folder, _rel(m["preprocessed"], "the manifest's preprocessed "
                                            "header")) if m.get("preprocessed") else h_path)
     try:
-        h_text = travel._read_regular(text_path, travel.TEXT_LIMIT)
-        y_text = travel._read_regular(y_path, travel.TEXT_LIMIT) if y_path else None
+        h_text = loading.read_regular(text_path, travel.TEXT_LIMIT)
+        y_text = loading.read_regular(y_path, travel.TEXT_LIMIT) if y_path else None
     except OSError as e:
         raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
                         % (package, e.filename, e.strerror, _remedy(package))) from None
@@ -369,7 +369,7 @@ def bind_installed(package, header, instantiate, name, gil, copy_const):
             "match the header; %s" % (package, lib_path, changed, m_path, _remedy(package)),
             folder, m, changed)
     try:  # hashed, then loaded: the bytes it maps are the ones hashed (bindthem._services.loading)
-        opened = loading.open_checked(lib_path, m["library_sha256"], travel.LIBRARY_LIMIT)
+        opened = loading.open_checked(lib_path, m["library_sha256"], loading.LIBRARY_LIMIT)
     except loading.Unreadable as e:
         raise BindError("package %s's kernels cannot be bound: %s: %s; %s"
                         % (package, e.filename, e.strerror, _remedy(package))) from None
@@ -405,7 +405,7 @@ def bind_pickled(source: Any) -> Library:
             "pickle is loaded" % (source.name, source.package, source.package))
     path = os.path.join(folder, source.library)
     try:  # hashed, then loaded: the bytes it maps are the ones hashed (bindthem._services.loading)
-        opened = loading.open_checked(path, source.library_hash, travel.LIBRARY_LIMIT)
+        opened = loading.open_checked(path, source.library_hash, loading.LIBRARY_LIMIT)
     except loading.Unreadable as e:
         raise PickleError("cannot unpickle %r: package %s is installed in %s, but its kernel "
                           "library %s cannot be read (%s): install the same version of %s"

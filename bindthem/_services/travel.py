@@ -41,7 +41,7 @@ Binding (:func:`bindthem._unpickle.bind`) then takes:
    (so without a driver, :class:`bindthem.cuda.NoDriverError`).
 
 A built (not open), loaded or packaged Library's pickle also carries the
-shared library this process bound (:func:`carried`: its SHA-256, path,
+shared library this process bound (bindthem._services.carry: its SHA-256, path,
 platform and, up to $BINDTHEM_CARRY_BYTES, its bytes), tied to the source's
 key; a worker uses it before compiling or where its own file is missing or
 other (bindthem._unpickle.bind, docs/dask.rst "Workers without a compiler").
@@ -59,37 +59,29 @@ This module sits below the Library class and the build; that one above them.
 """
 
 import contextlib
-import errno
 import hashlib
 import os
 import pickle
 import re
-import stat
-import sys
 import threading
 import weakref
 from typing import Any
 
 from .. import _core
 from .._base.byname import SOURCE
-from .._base.files import read_upto
 from .._base.instantiation import C_TYPES, OPEN_MAX
 from .._base.opts import _options
 from ..errors import BindError, PickleError
-from . import loading
+from . import carry, loading
+from .loading import LIBRARY_LIMIT, read_regular, sha256_hex
 
 __all__ = ["Source", "check", "function_of", "remember", "token"]
 
 # What a pickle may carry, and what may be read at a carried path on the
 # unpickling side: larger is refused (PickleError, or a BindError naming the file).
 TEXT_LIMIT = 64 << 20  # bytes of a header, instantiate.yml or local include
-LIBRARY_LIMIT = 1 << 30  # bytes of a shared library hashed, or of a CUDA image carried
 FILES_LIMIT = 10000  # local includes one pickle carries
 PATH_LIMIT = 4096  # characters of a carried path or compiler command
-# bytes of a built library a pickle carries ($BINDTHEM_CARRY_BYTES; 0: none, only its
-# path and SHA-256, which serve workers that see the same file)
-CARRY_LIMIT = 4 << 20
-_NATIVE = ("-march=native", "-mcpu=native", "-xHost")  # code for this CPU only
 
 # key (recomputed) -> Library this process unpickled and bound
 _unpickled: dict[Any, Any] = {}
@@ -101,167 +93,9 @@ _live: "weakref.WeakValueDictionary[Any, Any]" = weakref.WeakValueDictionary()
 _lock = threading.RLock()
 
 
-def _sha(data):
-    return hashlib.sha256(data).hexdigest()
-
-
 def _read(path):
     with open(path, "rb") as f:
         return f.read()
-
-
-def _open_regular(path, limit):
-    """(fd, stat) of path, opened O_NONBLOCK, when it is a regular file of at
-    most limit bytes; OSError otherwise, at once: a FIFO opened for reading
-    without a writer would block, and /dev/zero never ends."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a folder"
-                    if stat.S_ISDIR(st.st_mode) else "a device or socket")
-            raise OSError(errno.EINVAL, "not a regular file (%s)" % kind, path)
-        if st.st_size > limit:
-            raise OSError(errno.EFBIG, "%d bytes, more than bindthem reads at a pickled path "
-                          "(%d)" % (st.st_size, limit), path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st
-
-
-def _read_regular(path, limit, size=None):
-    """The bytes of a regular file of at most limit bytes (see _open_regular);
-    None when size is given and the file's is another (no read needed)."""
-    fd, st = _open_regular(path, limit)
-    try:
-        if size is not None and st.st_size != size:
-            return None
-        data = read_upto(fd, st.st_size, limit)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, "grew past %d bytes while read" % limit, path)
-    return data
-
-
-def _carry_limit():
-    value = os.environ.get("BINDTHEM_CARRY_BYTES", "")
-    try:
-        return max(0, int(value)) if value.strip() else CARRY_LIMIT
-    except ValueError:
-        return CARRY_LIMIT
-
-
-def _cpu_features():
-    """A digest of this CPU's feature flags (/proc/cpuinfo), or "" unknown."""
-    try:
-        text = _read_regular("/proc/cpuinfo", 16 << 20).decode("ascii", "replace")
-    except OSError:
-        return ""
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):
-            return _sha(" ".join(sorted(value.split())).encode())[:16]
-    return ""
-
-
-def platform_of(flags):
-    """What a built library needs of the machine that loads it: the
-    architecture and OS, the C library (name and version: the builder's
-    or newer), and, when ``flags`` target this CPU (``-march=native``), the
-    CPU's features. libstdc++ and libgomp are asked by the loader itself,
-    whose error then says which version is missing."""
-    import platform
-
-    libc, version = platform.libc_ver()
-    native = any(f in _NATIVE or f.startswith("-march=native") for f in flags or ())
-    return {"machine": platform.machine(), "system": sys.platform, "libc": libc or "",
-            "libc_version": version or "", "cpu": _cpu_features() if native else ""}
-
-
-def _version(text):
-    return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
-
-
-def unusable(binary):
-    """Why the carried ``binary`` cannot run on this machine, or None."""
-    have, need = platform_of(()), binary["platform"]
-    for what, key in (("architecture", "machine"), ("operating system", "system"),
-                      ("C library", "libc")):
-        if have[key] != need[key]:
-            return "it was built for %s %s, this machine's is %s" % (
-                what, need[key] or "(unknown)", have[key] or "(unknown)")
-    if _version(have["libc_version"]) < _version(need["libc_version"]):
-        return "it needs %s %s or newer, this machine has %s" % (
-            need["libc"], need["libc_version"], have["libc_version"])
-    if need["cpu"] and need["cpu"] != _cpu_features():
-        return ("it was compiled for the builder's own CPU (-march=native) and this CPU's "
-                "features differ")
-    return None
-
-
-def bind_carried(binary, name, cache_dir, bind):
-    """(bind(opened, path), None) for the shared library ``binary``
-    describes (:func:`carried`; a pickle of kernel ``name`` carried it),
-    without compiling; or (None, why not). It is loaded from the path it
-    names when that file, on this machine too, hashes to the carried SHA-256
-    (a worker of the same machine, or one sharing the folder); else from the
-    bytes carried, which must hash to it (PickleError otherwise: damaged in
-    transit, never loaded), written to the cache ``cache_dir`` (None: this
-    process's; ``carried/``) and loaded from there. Either file is hashed as
-    it is mapped (bindthem._services.loading); ``opened.name`` is what
-    bind() opens. A BindError of bind (the loader's refusal) is a why."""
-    why = unusable(binary)
-    if why is not None:
-        return None, why
-    sha, path, data = binary["sha256"], binary["path"], binary["data"]
-    try:
-        return bind(loading.open_checked(path, sha, LIBRARY_LIMIT), path), None
-    except (OSError, loading.Mismatch):
-        if data is None:
-            return None, ("its bytes did not travel (more than $BINDTHEM_CARRY_BYTES) and %s "
-                          "is not that library on this machine" % path)
-    except BindError as e:
-        return None, "binding it failed: %s" % e
-    if _sha(data) != sha:
-        raise PickleError(
-            "cannot unpickle bindthem kernel %r: the shared library it carries does not hash to "
-            "the SHA-256 it carries (%s...): the pickle was damaged in transit. bindthem loads "
-            "nothing from it; pickle the Library again where it was made" % (name, sha[:16]))
-    from . import cache  # the build cache: only carried bytes need it
-
-    try:
-        with cache.using_group(cache_dir, "carried", sha[:32]) as folder:
-            copy = cache.write_once(folder, "lib%s.so" % sha[:12], data)
-            return bind(loading.open_checked(copy, sha, LIBRARY_LIMIT), copy), None
-    except (OSError, BindError, loading.Mismatch) as e:  # the loader's refusal
-        return None, "loading it failed: %s" % (e,)
-
-
-def carried(path, flags, key):
-    """The ``binary`` a pickle of a build carries for the library at
-    ``path`` (this process's, in the build cache, built from the source of
-    ``key``): its SHA-256 and size, the path, the key, the platform
-    (:func:`platform_of`) and the bytes; None when it cannot be
-    read. Each pickle then carries what :func:`_as_carried` keeps of it."""
-    try:
-        data = _read_regular(path, LIBRARY_LIMIT)
-    except OSError:
-        return None
-    return {"sha256": _sha(data), "size": len(data), "path": path, "key": key,
-            "platform": platform_of(flags), "data": data}
-
-
-def _as_carried(binary):
-    """What a pickle carries of ``binary``: nothing when
-    $BINDTHEM_CARRY_LIBRARY is 0 (the source alone: every worker builds), its
-    bytes only when at most $BINDTHEM_CARRY_BYTES (default CARRY_LIMIT)."""
-    if binary is None or os.environ.get("BINDTHEM_CARRY_LIBRARY", "1").strip() == "0":
-        return None
-    if binary["data"] is not None and len(binary["data"]) > _carry_limit():
-        return dict(binary, data=None)
-    return binary
 
 
 class Source:
@@ -286,7 +120,7 @@ class Source:
                 [function, [C types]] instantiated on demand so far; a worker compiles
                 what its calls need. Whether it is open is in the key, what was made not.
     binary      build (not open), load, package: None, or the shared library this process
-                bound (:func:`carried`): its SHA-256, size, path, the platform it needs, and
+                bound (carry.carried): its SHA-256, size, path, the platform it needs, and
                 its bytes when at most CARRY_LIMIT. Not in a build's key: the source says
                 what the kernel is, the binary is one build of it, which a worker that
                 cannot compile (or need not) loads instead (bindthem._unpickle.bind); a
@@ -317,42 +151,13 @@ class Source:
         fields["key"] = self.key  # also takes a loaded library's hash
         fields["library_hash"] = self.library_hash
         if self.binary is None and self.kind != "cuda":
-            self.binary = self._carried()
-        fields["binary"] = _as_carried(self.binary)
-        fields["made"] = self._made() if self.on_demand is not None else None
+            self.binary = carry.library_of(self)
+        fields["binary"] = carry.as_carried(self.binary)
+        fields["made"] = carry.made_of(self) if self.on_demand is not None else None
         return (SOURCE, (fields,))  # bindthem._unpickle.source: check(fields)
 
     def __repr__(self):
         return "<bindthem kernel source %s of %s>" % (self.key[:12], os.path.basename(self.header))
-
-    def _made(self):
-        """An open build's instantiations made on demand, as its pickles carry
-        them: {"name|C types": binary} of those whose library this process
-        made (or received), or None."""
-        made = dict(self.made or {})
-        for name, types in list(self.on_demand):
-            entry = "%s|%s" % (name, ",".join(types))
-            path = self.made_paths.get((name, tuple(types)))
-            if entry not in made and path is not None:
-                binary = carried(path, self.flags, self.key)
-                if binary is not None:
-                    made[entry] = binary
-        if self.made is None or len(made) != len(self.made):
-            self.made = made
-        carried_made = {k: _as_carried(b) for k, b in made.items()}
-        return {k: b for k, b in carried_made.items() if b is not None} or None
-
-    def _carried(self):
-        """The library this process binds, as its pickles carry it
-        (:func:`carried`): a build's from the cache; a loaded or packaged
-        one's only while the file still hashes to the SHA-256 bound."""
-        if self.kind == "build":
-            return carried(self.built, self.flags, self.key) if self.built else None
-        path = self.built or (self.library if self.kind == "load" else None)
-        binary = carried(path, (), self.key) if path else None
-        if binary is None or binary["sha256"] != self._library_hash():
-            return None
-        return binary
 
     def _library_hash(self):
         """The loaded library's SHA-256, taken from the file if it is still
@@ -364,7 +169,7 @@ class Source:
                     "it was loaded, so its SHA-256 would not be that of the code bound here; "
                     "load the new file under a new name and pickle that Library"
                     % (self.name, self.library))
-            self.library_hash = _sha(_read(self.library))
+            self.library_hash = sha256_hex(_read(self.library))
         return self.library_hash
 
     @property
@@ -409,7 +214,7 @@ class Source:
             pairs.append((self.instantiate, self.yaml_text))
         pairs += [(os.path.join(folder, rel), text) for rel, text in (self.files or {}).items()]
         try:
-            return all(_read_regular(path, TEXT_LIMIT, len(text)) == text
+            return all(read_regular(path, TEXT_LIMIT, len(text)) == text
                        for path, text in pairs)
         except OSError:
             return False
@@ -663,7 +468,7 @@ _PLATFORM_KEYS = frozenset(("machine", "system", "libc", "libc_version", "cpu"))
 
 def _check_binary(binary, kind, on_demand):
     """None, or for a build that is not open: the library it carries
-    (:func:`carried`), each field checked; its bytes are hashed when used."""
+    (carry.carried), each field checked; its bytes are hashed when used."""
     if binary is None:
         return
     if kind == "cuda":

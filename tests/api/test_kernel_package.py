@@ -26,6 +26,7 @@ from sources import ROOT
 from support import python_env
 
 import bindthem
+from bindthem._services import loading
 from bindthem._services import travel as _travel
 
 EXAMPLE = os.path.join(ROOT, "examples", "kernelpkg")
@@ -102,7 +103,7 @@ def test_build_places_library_stub_and_manifest(built):
     m = json.load(open(os.path.join(folder, "kernels.bindthem.json")))
     assert m["library"] == "libkernels.so" and m["flags"] == ["-O3"]
     assert m["module"] == "kernelpkg.kernels"
-    assert m["library_sha256"] == _travel._sha(_travel._read(os.path.join(folder,
+    assert m["library_sha256"] == loading.sha256_hex(_travel._read(os.path.join(folder,
                                                                           "libkernels.so")))
     stub = open(os.path.join(folder, "kernels.pyi")).read()
     assert "def count_above(x: NDArray[numpy.float64], threshold: float) -> int" in stub.replace(

@@ -26,6 +26,7 @@ from test_kernel_package import _venv_python, env_with, run
 from sources import ROOT
 from support import BINDTHEM_PATH
 
+from bindthem._services import loading
 from bindthem._services import travel as _travel
 from bindthem.stubs import render
 
@@ -103,7 +104,7 @@ def test_steps_write_what_load_package_checks(site):
     assert (m["header"], m["instantiate"], m["library"], m["module"], m["flags"]) == (
         "kernels.h", "instantiate.yml", "libkernels.so", "mesonkernels.kernels",
         ["-O3", "-fopenmp"])
-    assert m["library_sha256"] == _travel._sha(_travel._read(os.path.join(folder,
+    assert m["library_sha256"] == loading.sha256_hex(_travel._read(os.path.join(folder,
                                                                           "libkernels.so")))
     # the stub is the one bindthem.setuptools writes (bindthem.stubs)
     assert open(os.path.join(folder, "kernels.pyi")).read() == render(

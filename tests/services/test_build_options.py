@@ -286,6 +286,10 @@ def cache_cli(cache_dir, *argv):
 
 
 def test_cache_list_size_clear(tmp_path, cache_dir):
+    # the compiler's identity asked now, elsewhere: this process then writes no
+    # compilers/ entry into cache_dir (it asks once), whichever tests ran before
+    (tmp_path / "warm.h").write_text("// w.\nint w() { return 0; }\n")
+    bindthem.build(str(tmp_path / "warm.h"), cache_dir=str(tmp_path / "warm"))
     libs = []
     for i in range(3):
         h = tmp_path / ("c%d.h" % i)

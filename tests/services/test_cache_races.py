@@ -123,10 +123,16 @@ if sys.argv[1:] == ["on demand"]:
 
 
 def _unpickled_elsewhere(tmp_path, cache):
-    """A pickle of an open Library whose files are gone (renamed away): a
-    worker builds it from the copy it writes in its cache's sources/."""
+    """A pickle of an open Library whose files are gone (renamed away), of its
+    source alone: a worker builds it from the copy it writes in its cache's
+    sources/."""
     header = kernel_tree(tmp_path / "src")
-    data = pickle.dumps(bindthem.build(header, cxxflags="-O0"))
+    lib = bindthem.build(header, cxxflags="-O0")
+    os.environ["BINDTHEM_CARRY_LIBRARY"] = "0"  # the source alone: the worker compiles
+    try:
+        data = pickle.dumps(lib)
+    finally:
+        del os.environ["BINDTHEM_CARRY_LIBRARY"]
     os.rename(tmp_path / "src", tmp_path / "gone")
     env = python_env(BINDTHEM_CACHE=str(tmp_path / "worker"),
                      CXX=wrapper(tmp_path, before=CLEAR))

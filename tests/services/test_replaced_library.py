@@ -152,11 +152,15 @@ sys.stdout.buffer.write(pickle.dumps(lib))
 @pytest.mark.parametrize("how", ["rename", "in_place"])
 def test_unpickling_binds_the_new_file_it_hashed(versions, tmp_path, how):
     """A pickle of the new file binds its code, though this process maps the
-    old one under that name; a pickle of the old file is refused (the
-    existing error), whether or not the process maps it."""
+    old one under that name; a pickle of the old file's SHA-256 alone is
+    refused (the existing error), whether or not the process maps it; one
+    that carries the old file's bytes runs them."""
     scenario(versions, tmp_path, """
         PICKLER = P["pickler"].replace('P[P["header"]]', 'P["v1.h"]')
-        of_v1 = child(PICKLER)  # v1's SHA-256
+        of_v1 = child(PICKLER)  # v1's SHA-256 and bytes
+        os.environ["BINDTHEM_CARRY_LIBRARY"] = "0"
+        of_v1_path = child(PICKLER)  # v1's SHA-256 alone
+        del os.environ["BINDTHEM_CARRY_LIBRARY"]
         old = bindthem.load(P["path"], P["v1.h"], name="k")
         check(old, "v1", "the first load")
         replace(P["path"], "v2", P["how"])
@@ -166,11 +170,18 @@ def test_unpickling_binds_the_new_file_it_hashed(versions, tmp_path, how):
         if P["how"] == "rename":
             check(old, "v1", "the old Library")
         try:
-            pickle.loads(of_v1).answer(1)
+            pickle.loads(of_v1_path).answer(1)
         except bindthem.BindError as e:
             assert "is not the one pickled" in str(e), e
         else:
             raise AssertionError("a pickle of v1 bound the replaced file")
+        # one that carries v1's bytes runs v1, from a copy, never the replaced file (in a
+        # process of its own: the same key as the refused one, whose error this one keeps)
+        open(os.path.join(P["tmp"], "v1.pkl"), "wb").write(of_v1)
+        out = child("import bindthem, json, os, pickle, sys; P = json.loads(sys.argv[1]); "
+                    "lib = pickle.loads(open(os.path.join(P['tmp'], 'v1.pkl'), 'rb').read()); "
+                    "print(lib.answer(1), '/carried/' in lib.__file__)")
+        assert out.split() == [b"2", b"True"], out
         """, how=how, pickler=PICKLE_LOAD)
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from ... import _core
 from ..._base.instantiation import OPEN_MAX, yaml_lines
 from ...errors import BindError, BuildError
-from .. import travel
+from .. import carry
 from ..binding import _make
 from ..cache import compile_cached, group_read, group_write, shell_words
 from .compiler import _compiler_id, _system_dirs
@@ -338,13 +338,13 @@ def compile_one(ctx, plan, line, folders, what):
 def _carried(ctx, plan, name, types):
     """(Library, None) of instantiation name<types> from the library an
     unpickled Library's pickle carries for it (made on demand where it was
-    pickled: travel.bind_carried), or (None, why not; None when none was
+    pickled: carry.bind_carried), or (None, why not; None when none was
     carried)."""
     made = ctx.source.made if ctx.source is not None else None
     binary = (made or {}).get("%s|%s" % (name, ",".join(types)))
     if binary is None:
         return None, None
-    return travel.bind_carried(binary, ctx.name, ctx.cache_dir, lambda opened, path: _make(
+    return carry.bind_carried(binary, ctx.name, ctx.cache_dir, lambda opened, path: _make(
         opened.name, ctx.header, None, ctx.name, False, None, ctx.options, plan))
 
 
