@@ -12,9 +12,11 @@ its bytes through this process's cache (``carried/``). travel checks the
 fields of a pickle that carries one and ties it to the source's key.
 """
 
+import functools
 import os
 import sys
 
+from .._base.files import read_upto, sha256_fd
 from ..errors import BindError, PickleError
 from . import loading
 from .loading import LIBRARY_LIMIT, read_regular, sha256_hex
@@ -36,6 +38,7 @@ def _carry_limit():
         return CARRY_LIMIT
 
 
+@functools.lru_cache(maxsize=None)
 def _cpu_features():
     """A digest of this CPU's feature flags (/proc/cpuinfo), or "" unknown."""
     try:
@@ -49,18 +52,26 @@ def _cpu_features():
     return ""
 
 
+@functools.lru_cache(maxsize=None)
+def _machine():
+    """(architecture, OS, C library, its version) of this process's machine:
+    asked once (platform.libc_ver reads the interpreter's binary)."""
+    import platform
+
+    libc, version = platform.libc_ver()
+    return platform.machine(), sys.platform, libc or "", version or ""
+
+
 def platform_of(flags):
     """What a built library needs of the machine that loads it: the
     architecture and OS, the C library (name and version: the builder's
     or newer), and, when ``flags`` target this CPU (``-march=native``), the
     CPU's features. libstdc++ and libgomp are asked by the loader itself,
     whose error then says which version is missing."""
-    import platform
-
-    libc, version = platform.libc_ver()
+    machine, system, libc, version = _machine()
     native = any(f in _NATIVE or f.startswith("-march=native") for f in flags or ())
-    return {"machine": platform.machine(), "system": sys.platform, "libc": libc or "",
-            "libc_version": version or "", "cpu": _cpu_features() if native else ""}
+    return {"machine": machine, "system": system, "libc": libc, "libc_version": version,
+            "cpu": _cpu_features() if native else ""}
 
 
 def _version(text):
@@ -126,13 +137,25 @@ def carried(path, flags, key):
     """The ``binary`` a pickle of a build carries for the library at
     ``path`` (this process's, in the build cache, built from the source of
     ``key``): its SHA-256 and size, the path, the key, the platform
-    (:func:`platform_of`) and the bytes; None when it cannot be
+    (:func:`platform_of`) and its bytes, when at most $BINDTHEM_CARRY_BYTES
+    (a larger one is hashed as it is read, not kept); None when it cannot be
     read. Each pickle then carries what :func:`as_carried` keeps of it."""
     try:
-        data = read_regular(path, LIBRARY_LIMIT)
+        fd, st = loading.open_regular(path, LIBRARY_LIMIT)
     except OSError:
         return None
-    return {"sha256": sha256_hex(data), "size": len(data), "path": path, "key": key,
+    try:
+        if st.st_size <= _carry_limit():
+            data = read_upto(fd, st.st_size, LIBRARY_LIMIT)
+            sha, size = sha256_hex(data), len(data)
+        else:
+            data = None
+            sha, size = sha256_fd(fd, st.st_size, LIBRARY_LIMIT)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return {"sha256": sha, "size": size, "path": path, "key": key,
             "platform": platform_of(flags), "data": data}
 
 

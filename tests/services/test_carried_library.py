@@ -309,3 +309,29 @@ def test_a_new_dtype_on_a_worker_without_a_compiler_says_so(tmp_path):
     assert out[0] == "float64 [3.0, 3.0, 3.0]"
     assert out[1].startswith("BuildError instantiating scale<float> on demand"), out
     assert "cannot run the C++ compiler '%s'" % (nocc / "c++") in out[1], out
+
+
+def test_native_code_needs_this_cpu():
+    from bindthem._services import carry
+
+    here = carry.platform_of(["-O3", "-march=native"])
+    assert here["cpu"] and carry.platform_of(["-O3"])["cpu"] == ""
+    assert carry.unusable({"platform": here}) is None
+    assert "(-march=native)" in carry.unusable({"platform": dict(here, cpu="0" * 16)})
+    assert "glibc 999.1 or newer" in carry.unusable(
+        {"platform": dict(here, libc_version="999.1")})
+
+
+def test_a_library_over_the_bound_is_hashed_not_kept(built, monkeypatch):
+    import hashlib
+
+    from bindthem._services import carry
+
+    monkeypatch.setenv("BINDTHEM_CARRY_BYTES", "100")
+    binary = carry.carried(built.__file__, [], "0" * 64)
+    with open(built.__file__, "rb") as f:
+        data = f.read()
+    assert binary["data"] is None and binary["size"] == len(data)
+    assert binary["sha256"] == hashlib.sha256(data).hexdigest()
+    monkeypatch.delenv("BINDTHEM_CARRY_BYTES")
+    assert carry.carried(built.__file__, [], "0" * 64)["data"] == data
