@@ -72,10 +72,12 @@ def main(engine, folder, kind):
                                       dashboard_address=None, silence_logs=40) as cluster, \
                 distributed.Client(cluster) as client:
             out = client.gather(client.map(task, [f] * len(xs), xs, pure=False))
-            # each worker mapped the carried bytes from its own cache's carried/
+            # each worker that ran a task mapped the carried bytes from its cache's carried/
+            # (the scheduler may give all five to one)
             maps = client.run(lambda: [l for l in open("/proc/self/maps") if "/carried/" in l])
             cache = os.environ["BINDTHEM_CACHE"]
-            assert len(maps) == 2 and all(any(cache in l for l in m) for m in maps.values()), maps
+            assert any(maps.values()) and all(
+                any(cache in l for l in m) for m in maps.values() if m), maps
     for x, y in zip(xs, out):
         assert y.dtype == x.dtype and np.array_equal(y, x * 3), (x, y)
     print("ok", engine, kind, len(out))
