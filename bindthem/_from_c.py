@@ -48,14 +48,11 @@ def signature(function):
     metadata and the overloads it made on demand; None where neither knows
     them (inspect then reads __text_signature__)."""
     from ._services.compile.ondemand import made_overloads
+    from ._services.display import _entry
     from ._services.signature import signature as annotated_signature
 
-    lib = function.library
-    known = {}
-    if lib is not None:
-        for fn in lib._bindthem_.metadata["functions"]:
-            if fn["name"] == function.__name__:
-                known.update((ov["symbol"], ov) for ov in fn["overloads"])
+    fn = _entry(function.library, function.__name__)  # None: no Library, or none made yet
+    known = {ov["symbol"]: ov for ov in (fn["overloads"] if fn else ())}
     known.update((ov["symbol"], ov) for ov in made_overloads(function))
     overloads = [known.get(symbol) for symbol in function.symbols]
     return annotated_signature(overloads) if None not in overloads else None

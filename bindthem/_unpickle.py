@@ -46,7 +46,7 @@ from ._services.binding import Library, _make, bind_cuda
 from ._services.compile import ondemand
 from ._services.compile.kernels import build_library
 from ._services.packaging import bind_pickled
-from .errors import BuildError, PickleError
+from .errors import BindError, BuildError, PickleError
 
 __all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "function", "library",
            "pending", "source"]
@@ -100,11 +100,9 @@ def bind(source):
     """A new Library for a pickled Source (bindthem._services.travel's
     docstring says which files each kind binds)."""
     if source.kind == "build":
-        why = None
-        if source.binary is not None:
-            lib, why = _bind_carried(source)
-            if lib is not None:
-                return lib
+        lib, why = _bind_carried(source)
+        if lib is not None:
+            return lib
         try:  # the copies in the cache held until built and bound
             with source._materialised() as (header, inst):
                 return build_library(header, inst, name=source.name, cxx=source.cxx,
@@ -114,10 +112,7 @@ def bind(source):
                                      header_text=source.header_text,
                                      yaml_text=source.yaml_text)
         except BuildError as e:
-            if why is None:
-                raise
-            raise BuildError("%s\n(the shared library the pickle carries was not used: %s)"
-                             % (e, why), output=e.output, transient=e.transient) from None
+            raise carry.noting(e, why)
     if source.kind == "cuda":
         with source._materialised() as (header, inst):
             return bind_cuda(source.image, header, inst, source.name, source.strict,
@@ -126,16 +121,17 @@ def bind(source):
         try:
             return bind_pickled(source)
         except PickleError as e:
-            lib, why = _bind_carried(source) if source.binary is not None else (None, None)
+            lib, why = _bind_carried(source)
             if lib is not None:
                 return lib
-            raise PickleError("%s%s" % (e, "" if why is None else (
-                " (the library the pickle carries was not used: %s)" % why))) from None
-    if source.binary is not None:  # the pickled path if it hashes alike, else the bytes
-        lib, why = _bind_carried(source)
-        if lib is not None:
-            return lib
-    opened = source.check_library()  # loaded: the name bind() finds it under
+            raise carry.noting(e, why)
+    lib, why = _bind_carried(source)  # the pickled path if it hashes alike, else the bytes
+    if lib is not None:
+        return lib
+    try:
+        opened = source.check_library()  # loaded: the name bind() finds it under
+    except BindError as e:
+        raise carry.noting(e, why)
     with source._materialised() as (header, inst):  # a copy in the cache: held until bound
         lib = _make(opened.name, header, inst, source.name, source.strict, source,
                     source.options, source.plan(header, inst))
@@ -145,7 +141,10 @@ def bind(source):
 
 def _bind_carried(source):
     """(Library, None) bound from the shared library the pickle carries,
-    without compiling (carry.bind_carried); or (None, why not)."""
+    without compiling (carry.bind_carried); or (None, why not: None when it
+    carries none)."""
+    if source.binary is None:
+        return None, None
     return carry.bind_carried(source.binary, source.name, source._cache_dir(),
                                lambda opened, path: _bind_library(source, opened, path))
 
@@ -159,10 +158,8 @@ def _bind_library(source, opened, path):
         lib = _make(opened.name, header, inst, source.name, source.strict, source,
                     source.options, plan)
         if source.on_demand is not None:
-            ctx = ondemand.Context(header, plan.header_text, source.name, source.cxx,
-                                   list(source.flags), source._cache_dir(), source.strict,
-                                   source.options, source)
-            ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
+            ondemand.open_library(lib, header, plan, source.name, source.cxx, list(source.flags),
+                                  source._cache_dir(), source.strict, source.options, source)
     source.built = path
     lib.__file__ = path
     return lib

@@ -22,7 +22,7 @@ from . import loading
 from .loading import LIBRARY_LIMIT, read_regular, sha256_hex
 
 __all__ = ["CARRY_LIMIT", "as_carried", "bind_carried", "carried", "library_of", "made_of",
-           "platform_of", "unusable"]
+           "noting", "platform_of", "unusable"]
 
 # bytes of a built library a pickle carries ($BINDTHEM_CARRY_BYTES; 0: none, only its
 # path and SHA-256, which serve workers that see the same file)
@@ -133,13 +133,14 @@ def bind_carried(binary, name, cache_dir, bind):
         return None, "loading it failed: %s" % (e,)
 
 
-def carried(path, flags, key):
+def carried(path, flags, key, sha256=None):
     """The ``binary`` a pickle of a build carries for the library at
     ``path`` (this process's, in the build cache, built from the source of
     ``key``): its SHA-256 and size, the path, the key, the platform
     (:func:`platform_of`) and its bytes, when at most $BINDTHEM_CARRY_BYTES
-    (a larger one is hashed as it is read, not kept); None when it cannot be
-    read. Each pickle then carries what :func:`as_carried` keeps of it."""
+    (a larger one is hashed as it is read, not kept; not read at all when its
+    ``sha256`` is known); None when it cannot be read. Each pickle then
+    carries what :func:`as_carried` keeps of it."""
     try:
         fd, st = loading.open_regular(path, LIBRARY_LIMIT)
     except OSError:
@@ -148,6 +149,8 @@ def carried(path, flags, key):
         if st.st_size <= _carry_limit():
             data = read_upto(fd, st.st_size, LIBRARY_LIMIT)
             sha, size = sha256_hex(data), len(data)
+        elif sha256 is not None:
+            data, sha, size = None, sha256, st.st_size
         else:
             data = None
             sha, size = sha256_fd(fd, st.st_size, LIBRARY_LIMIT)
@@ -170,17 +173,28 @@ def as_carried(binary):
     return binary
 
 
+def noting(error, why):
+    """error (a bindthem exception: its message is its first argument, its
+    other fields stay), its message followed by why the library the pickle
+    carried was not used, when there is a why."""
+    if why is not None:
+        error.args = ("%s\n(the shared library the pickle carries was not used: %s)"
+                      % (error.args[0], why),) + error.args[1:]
+    return error
+
+
 def library_of(source):
     """The library a travel.Source's process binds, as :func:`carried`
     describes it: a build's from the cache (``source.built``); a loaded or
-    packaged one's only while the file still hashes to the SHA-256 bound."""
+    packaged one's only while the file still hashes to the SHA-256 bound
+    (its bytes are compared when they travel; a larger file is named by its
+    path and that SHA-256, which the worker checks before loading it)."""
     if source.kind == "build":
         return carried(source.built, source.flags, source.key) if source.built else None
     path = source.built or (source.library if source.kind == "load" else None)
-    binary = carried(path, (), source.key) if path else None
-    if binary is None or binary["sha256"] != source._library_hash():
-        return None
-    return binary
+    sha = source._library_hash()
+    binary = carried(path, (), source.key, sha) if path else None
+    return binary if binary is not None and binary["sha256"] == sha else None
 
 
 def made_of(source):

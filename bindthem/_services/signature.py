@@ -145,4 +145,4 @@ class BoundCall:
         return inspect.signature(self.__self__)
 
     def __repr__(self):
-        return "<method-wrapper '__call__' of %r>" % (self.__self__,)
+        return "<bound call of %r>" % (self.__self__,)

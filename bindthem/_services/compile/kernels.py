@@ -184,9 +184,8 @@ def build_library(header, instantiate, *, name, cxx, flags, cache_dir, strict, o
 
     lib = _compile(plan, meta, cxx, flags, cache_dir, record=record, load=load, jobs=jobs)
     if on_demand:
-        ctx = ondemand.Context(header, plan.header_text, name, cxx, flags, cache_dir, strict,
-                               options, source)
-        ondemand.open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
+        ondemand.open_library(lib, header, plan, name, cxx, flags, cache_dir, strict, options,
+                              source)
     if not quiet:
         build_warnings(header, record, flags, source.files, meta)
     if not quiet:

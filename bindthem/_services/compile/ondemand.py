@@ -39,7 +39,8 @@ from .compiler import _compiler_id, _system_dirs
 from .source import PRELUDE, snapshot_flags, snapshot_name, write_snapshot
 from .units import _unit_command
 
-__all__ = ["Context", "call", "compile_one", "deduce", "made_overloads", "open_functions", "seen",
+__all__ = ["Context", "call", "compile_one", "deduce", "made_overloads", "open_functions",
+           "open_library", "seen",
            "set_cell", "with_instantiations"]
 
 # the C type a call's array dtype deduces: one per dtype (int64 -> long, as int does)
@@ -117,6 +118,14 @@ _failed: dict = {}
 def _python_params(decl):
     """The declaration's Python parameters: every parameter but the size ones."""
     return [p for p in decl["params"] if not p["size_of"]]
+
+
+def open_library(lib, header, plan, name, cxx, flags, cache_dir, strict, options, source):
+    """Opens ``lib``, bound from ``plan`` (the bytes of ``header`` it was
+    built from): each templated declaration of its plan an open Function,
+    instantiated on demand with this compiler, flags, options and cache."""
+    ctx = Context(header, plan.header_text, name, cxx, flags, cache_dir, strict, options, source)
+    open_functions(lib, ctx, lib._bindthem_.metadata["declarations"])
 
 
 def open_functions(lib, ctx, declarations, listed=None):
@@ -382,19 +391,17 @@ def _instantiate(fn, op, types):
                   % (header, folders[0]))
         transient = getattr(e, "transient", False)
         text = ("instantiating %s on demand (called with types no overload takes) failed%s: "
-                "%s%s%s\n%s" % (what, copied, str(e).splitlines()[0].rstrip(":"),
-                                _REMEMBERED[transient], "" if why is None else
-                                " (the library the pickle carries was not used: %s)" % why,
-                                output)).rstrip()
+                "%s%s\n%s" % (what, copied, str(e).splitlines()[0].rstrip(":"),
+                              _REMEMBERED[transient], output)).rstrip()
         if not transient:
             _failed[fkey] = (text, output)
-        raise BuildError(text, output=output, transient=transient) from None
+        raise carry.noting(BuildError(text, output=output, transient=transient), why) from None
     fn._add(getattr(lib, name))
     op.made[types] = made[0]
-    if ctx.source is not None:  # its pickles carry the library (travel.Source._made)
+    if ctx.source is not None:  # its pickles carry the library (carry.made_of)
         ctx.source.made_paths[(name, types)] = lib.__file__
-    if ctx.source is not None and ctx.source.on_demand is not None:
-        ctx.source.on_demand.append([name, list(types)])
+        if ctx.source.on_demand is not None:
+            ctx.source.on_demand.append([name, list(types)])
     _remember_seen(ctx, name, types)
 
 
