@@ -20,6 +20,7 @@ typedef struct Binder {
     char *queried;         /* per parameter: an expression queries it (len, stride...) */
     char *sized;           /* per parameter: len() or shape() reads it */
     const char *why;       /* a glob's note that does not fit d: d is left out for it */
+    int has_layout;        /* an expression asks a layout(): the call has one */
     BtNotePlan *plan;
     BtDecl *copy;
 } Binder;
@@ -158,6 +159,18 @@ static void mark_queries(Binder *b, const BtExpr *e)
             b->plan->params[x->param].strided = 1;
         if (x->k == BT_Q_LD || x->k == BT_Q_LAYOUT)
             b->plan->params[x->param].ld = 1;
+        b->has_layout |= x->k == BT_Q_LAYOUT;
+    }
+}
+
+/* In a call with a layout, its 2-D arrays without a leading dimension are
+ * stored in that layout too (BtNoteParam.follows). */
+static void set_follows(Binder *b)
+{
+    for (int i = 0; b->has_layout && i < b->d->n_params; i++) {
+        BtNoteParam *np = &b->plan->params[i];
+        np->follows = (np->role == BT_ROLE_ARRAY || np->role == BT_ROLE_OUT) && np->n_shape == 2 &&
+                      !np->ld && !np->strided;
     }
 }
 
@@ -567,6 +580,8 @@ int bt_note_bind(const BtNoteTable *t, const BtDecl *d, const BtHeader *h, BtAre
         r = set_roles(&b);
     if (r == 0 && (set_trims(&b) < 0 || set_order(&b) < 0))
         return -1;
+    if (r == 0)
+        set_follows(&b);
     if (r < 0)
         return -1;
     if (r > 0) { /* left out, with why */

@@ -110,15 +110,17 @@ typedef struct BtNoteParam {
     const BtExpr *value; /* HIDDEN, HIDDEN_REF: its expression */
     const BtExpr *shape; /* ARRAY, OUT: n_shape expressions, or NULL */
     int n_shape;
-    int trim;      /* OUT, ARRAY: the parameter whose value after the call is the
+    int trim;    /* OUT, ARRAY: the parameter whose value after the call is the
                           * returned length (-1: none) */
-    int written;   /* ARRAY, OUT: the function writes it (its intent, which outranks the
+    int written; /* ARRAY, OUT: the function writes it (its intent, which outranks the
                     * header's const): a caller's array must be writable */
-    int strided;   /* ARRAY, OUT: a stride(x) names it: passed as a strided view */
-    int ld;        /* ARRAY, OUT: an ld(x) or layout(x...) names it: a 2-D array with
+    int strided; /* ARRAY, OUT: a stride(x) names it: passed as a strided view */
+    int ld;      /* ARRAY, OUT: an ld(x) or layout(x...) names it: a 2-D array with
                           * one unit-stride axis passed as it is */
-    int layout_of; /* the parameter whose layout(...) this array's layout must
-                          * follow (-1: none): the first array a layout() names */
+    int follows; /* ARRAY, OUT: a 2-D array without a leading dimension in a
+                    * function whose notes ask a layout(): stored contiguous in the
+                    * call's layout (LAPACKE's err_bnds_norm: nrhs x n_err_bnds by
+                    * rows or by columns as matrix_layout says) */
 } BtNoteParam;
 
 typedef struct BtNotePlan { /* the struct tag: bt_parse.h's BtDecl.notes */

@@ -7,6 +7,7 @@
 #include "bt_fntype.h"
 #include "bt_from_c.h"
 #include "bt_handle_call.h"
+#include "bt_note_call.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -524,7 +525,8 @@ PyObject *bt_callback_invoke(const BtCall *call, PyObject *const *args, const ch
     }
     if (fr.n && o.gil == BT_GIL_AUTO)
         o.gil = BT_GIL_RELEASE; /* the C function may call from threads of its own */
-    r = call->handles ? bt_handle_invoke(call, argv, fname, names, &o)
-                      : bt_call_invoke(call, argv, fname, names, &o);
+    r = call->notes     ? bt_note_invoke(call, argv, fname, names, &o)
+        : call->handles ? bt_handle_invoke(call, argv, fname, names, &o)
+                        : bt_call_invoke(call, argv, fname, names, &o);
     return finish(&fr, r, held, n_held);
 }

@@ -74,16 +74,17 @@ done:
 }
 
 /* bt_call_invoke, or around it bt_handle_invoke where the overload takes
- * or returns handles, and bt_callback_invoke (around either) where it
- * takes function pointers: a flag each read by every other call. */
+ * or returns handles, bt_note_invoke where it is annotated, and
+ * bt_callback_invoke (around any of them) where it takes function
+ * pointers: a flag each read by every other call. */
 static inline BT_ALWAYS_INLINE PyObject *invoke_call(const BtCall *c, PyObject *const *args,
                                                      const char *fname, PyObject *names,
                                                      const BtCallOpts *opts)
 {
-    if (c->notes)
-        return bt_note_invoke(c, args, fname, names, opts);
     if (c->callbacks)
         return bt_callback_invoke(c, args, fname, names, opts);
+    if (c->notes)
+        return bt_note_invoke(c, args, fname, names, opts);
     if (c->handles)
         return bt_handle_invoke(c, args, fname, names, opts);
     return bt_call_invoke(c, args, fname, names, opts);

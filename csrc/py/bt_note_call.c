@@ -116,9 +116,9 @@ const char *bt_note_refuse(const BtOverload *ov)
         return "an annotated function that returns a struct (not bound yet: annotate no "
                "parameter of it)";
     for (int i = 0; i < d->n_params; i++)
-        if (d->params[i].t.callback_ref || (d->params[i].t.struct_ref && !d->params[i].t.is_array))
-            return "an annotated function that takes a callback or a struct by value (not "
-                   "bound yet: annotate no parameter of it)";
+        if (d->params[i].t.struct_ref && !d->params[i].t.is_array && !d->params[i].t.callback_ref)
+            return "an annotated function that takes a struct by value (not bound yet: "
+                   "annotate no parameter of it)";
     return NULL;
 }
 
@@ -369,6 +369,22 @@ static int ld_array(Frame *f, int i, PyArrayObject *a)
     return 0;
 }
 
+/* An array passed contiguous and aligned, by rows (lay 0: C order) or by
+ * columns (1: Fortran order): as it is, else a copy. */
+static int contiguous_array(Frame *f, int i, PyArrayObject *a, int lay)
+{
+    if (lay ? !PyArray_ISFARRAY_RO(a) : !PyArray_ISCARRAY_RO(a)) {
+        if (copy_array(f, i, a, lay ? NPY_FORTRANORDER : NPY_CORDER) < 0)
+            return -1;
+        a = f->arr[i];
+    } else {
+        f->arr[i] = a;
+    }
+    f->stride[i] = 1;
+    f->vals[i].p = PyArray_BYTES(a);
+    return 0;
+}
+
 /* A caller's array for C parameter i: writable where the function writes
  * it; passed as the function can take it, else a contiguous copy. */
 static inline BT_ALWAYS_INLINE int take_array(Frame *f, int i, PyObject *o)
@@ -393,16 +409,13 @@ static inline BT_ALWAYS_INLINE int take_array(Frame *f, int i, PyObject *o)
         return strided_array(f, i, a);
     if (np->ld)
         return ld_array(f, i, a);
-    if (!PyArray_ISCARRAY_RO(a)) {
-        if (copy_array(f, i, a, NPY_CORDER) < 0)
-            return -1;
-        a = f->arr[i];
-    } else {
-        f->arr[i] = a;
-    }
-    f->stride[i] = 1;
-    f->vals[i].p = PyArray_BYTES(a);
-    return 0;
+    if (!np->follows || PyArray_NDIM(a) != 2)
+        return contiguous_array(f, i, a, 0);
+    /* a 2-D array that follows the call's layout (decided by the arrays
+     * taken before it; by this one where none did) */
+    if (f->layout < 0)
+        f->layout = !PyArray_ISCARRAY_RO(a) && PyArray_ISFARRAY_RO(a);
+    return contiguous_array(f, i, a, f->layout);
 }
 
 /* A caller's array for fixed-size array slot s (`uuid_t uu`): refused
@@ -450,9 +463,10 @@ static int make_out(Frame *f, int i)
     descr = PyArray_DescrFromType(bt_type(f->nc->types[i])->npy_type);
     if (!descr)
         return -1;
-    if (f->layout < 0 && np->ld)
+    if (f->layout < 0 && (np->ld || np->follows))
         f->layout = 0;
-    f->arr[i] = (PyArrayObject *)PyArray_Zeros(np->n_shape, dims, descr, f->layout > 0 && np->ld);
+    f->arr[i] = (PyArrayObject *)PyArray_Zeros(np->n_shape, dims, descr,
+                                               f->layout > 0 && (np->ld || np->follows));
     if (!f->arr[i])
         return -1;
     f->owned[i] = 1;
@@ -622,19 +636,24 @@ static int dialect_sizes(Frame *f)
 
 /* ================= the call ================= */
 
-/* The Python arguments into the frame: scalars, then arrays. */
+/* The Python arguments into the frame: scalars, then arrays, then the
+ * arrays that follow the layout those decide (BtNoteParam.follows). */
 static int take_args(Frame *f, PyObject *names)
 {
     const BtCall *c = f->call;
-    int k;
+    int k, pass;
 
-    for (k = 0; k < c->n_py; k++) {
-        const BtArgSlot *s = &c->slots[c->order[k]];
-        PyObject *o = f->args[c->order[k]], *name = PyTuple_GET_ITEM(names, c->order[k]);
-        if (s->is_array ? (s->n_fixed ? take_fixed(f, s, o, name) : take_array(f, s->cidx, o)) < 0
-                        : take_scalar(f, s->cidx, s, o, name) < 0)
-            return -1;
-    }
+    for (pass = 0; pass < 2; pass++)
+        for (k = 0; k < c->n_py; k++) {
+            const BtArgSlot *s = &c->slots[c->order[k]];
+            PyObject *o = f->args[c->order[k]], *name = PyTuple_GET_ITEM(names, c->order[k]);
+            if (pass != (s->is_array && f->nc->plan->params[s->cidx].follows))
+                continue;
+            if (s->is_array
+                    ? (s->n_fixed ? take_fixed(f, s, o, name) : take_array(f, s->cidx, o)) < 0
+                    : take_scalar(f, s->cidx, s, o, name) < 0)
+                return -1;
+        }
     for (k = 0; k < f->nc->plan->n_params; k++) {
         int r = role(f, k);
         if (r == BT_ROLE_SCALAR_OUT)

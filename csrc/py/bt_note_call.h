@@ -60,8 +60,10 @@ typedef struct BtNoteCall {
  * cannot call: a callback or a struct parameter). */
 BT_HIDDEN int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena);
 
-/* Why the CPU back end does not bind annotated overload ov (a callback,
- * a struct, a returned handle: not on this path yet), or NULL. */
+/* Why the CPU back end does not bind annotated overload ov (a struct by
+ * value, returned or passed: not on this path yet), or NULL. A callback
+ * parameter is taken as an unannotated call takes it: bt_callback_invoke
+ * makes each argument an address, then calls bt_note_invoke. */
 BT_HIDDEN const char *bt_note_refuse(const BtOverload *ov);
 
 /* The call (see above). args are the n_py arguments in slot order (NULL:

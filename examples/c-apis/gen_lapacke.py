@@ -43,7 +43,17 @@ What the generated entries do:
   size in work[0]);
 - a char option in a dimension (`if JOBZ = 'V', LDZ >= max(1,N)`): compared
   by character code, both cases, as LAPACKE does;
-- the lapack_int return: `status: {ok: [0]}`.
+- the lapack_int return: `status: {ok: [0]}`;
+- an output M that sizes arrays (`0 <= M <= N` in its block: ?syevx's z of
+  (LDZ, max(1,M))): the arrays get the bound's room (N columns), LAPACKE
+  may fill fewer, M says how many;
+- a (NRHS, N_ERR_BNDS) matrix, whose first dimension is not a leading
+  dimension: stored contiguous in the call's layout (no ld passed);
+- `LDZ >= 1. If eigenvectors are desired, then LDZ >= max(1,N)`: the
+  larger bound always;
+- an eigenvalue selector (LAPACK_D_SELECT2 select of ?gees): a callback
+  parameter as the header declares it (a C function pointer, such as a
+  ctypes CFUNCTYPE).
 """
 
 import argparse
@@ -161,9 +171,11 @@ def split_args(s):
     return [x.strip() for x in out]
 
 
-def fexpr(s, scalars, where):
+def fexpr(s, scalars, where, bounds=None):
     """A Fortran dimension expression as a bindthem expression: names are
-    the function's integer arguments (lowercase); min, max, + - * /, parens."""
+    the function's integer arguments (lowercase); min, max, + - * /, parens.
+    A name in bounds (an output such as the M of ?syevx) is its documented
+    upper bound (N): the room for the most the routine may write."""
     s = s.strip()
     if not s or "**" in s or "*" == s:
         raise Skip("%s: dimension %r" % (where, s))
@@ -174,6 +186,8 @@ def fexpr(s, scalars, where):
         lw = w.lower()
         if lw in ("min", "max"):
             return lw
+        if bounds and lw in bounds:
+            return bounds[lw]
         if lw not in scalars:
             raise Skip("%s: dimension %r names %s" % (where, s, w))
         return lw
@@ -195,6 +209,9 @@ def fexpr(s, scalars, where):
 def parse_dimension(desc, where):
     """`TYPE array, dimension (D1[,D2])`, or several `(D...) if OPT = 'C'` variants:
     [(dims, (opt, chars) or None)]."""
+    w = re.search(r"\bdimension\s*\((\w+)\),?\s*(?:in which|where)\s+\1\s*=\s*([^.]*)\.", desc)
+    if w:                                        # dimension (R), in which R = MIN(P,M-P,Q,M-Q).
+        return [([w.group(2)], None)]
     dm = re.search(r"\bdimension\s*(\(|[A-Z]\w*\b)", desc)
     if not dm or not re.match(r"[\w*\s]+?\barray\s*,?\s*$", desc[:dm.start()], re.I):
         raise Skip("%s: no dimension: %r" % (where, desc[:80]))
@@ -314,7 +331,7 @@ def ld_rows(ldname, block, scalars, vars_ok, where, checks):
         return "(%s) ? %s : 1" % (c[1], strip_max1(fexpr(hits[0][2], scalars, where)))
     # several bounds: one may be unconditional (the default), the others each
     # under one `if OPT = 'C'...` condition, before or after it, all on one OPT
-    default, cases, var = None, [], None
+    default, cases, var, wanted = None, [], None, []
     for idx, (s, e, ex) in enumerate(hits):
         before = text[hits[idx - 1][1] if idx else 0:s]
         after = text[e:hits[idx + 1][0] if idx + 1 < len(hits) else len(text)]
@@ -323,10 +340,16 @@ def ld_rows(ldname, block, scalars, vars_ok, where, checks):
         if re.match(r"\s*(,\s*)?(if|when)\b", after, re.I):
             ca = conditions(after.split(";")[0])
         cb = None
-        if ca is None:
-            seg = re.split(r"[;.]|\band\b", before)[-1]
-            cb = conditions(seg)
+        if ca is None:   # the sentence before it (a logical's .TRUE. is no full stop)
+            seg = re.split(r"[;.]|\band\b", re.sub(r"\.(TRUE|FALSE)\.", "\0\\1\0", before))[-1]
+            cb = conditions(re.sub("\0(TRUE|FALSE)\0", r".\1.", seg))
         c = ca or cb
+        if c == "bad" and ca is None and re.search(
+                r"\bif\s+(eigen|singular\s+)?vectors\s+are\s+desired,?\s*(then\s*)?$", seg, re.I):
+            # "LDZ >= 1. If eigenvectors are desired, then LDZ >= max(1,N)": a condition in
+            # prose, on the vectors' option; the larger bound always (asks more, never less)
+            wanted.append(strip_max1(fexpr(ex, scalars, where)))
+            continue
         if c == "bad":
             raise Skip("%s: %s: condition %r" % (where, ldname, block))
         val = strip_max1(fexpr(ex, scalars, where))
@@ -339,6 +362,10 @@ def ld_rows(ldname, block, scalars, vars_ok, where, checks):
                 raise Skip("%s: %s: condition %r" % (where, ldname, block))
             var = c[0]
             cases.append((c[1], val))
+    if wanted:
+        if cases or len(wanted) > 1 or default not in (None, "1"):
+            raise Skip("%s: %s: condition %r" % (where, ldname, block))
+        return wanted[0]
     if not cases:
         raise Skip("%s: %s: bounds %r" % (where, ldname, block))
     if default is None:   # the last case is the other value of a two-way option (SIDE L/R):
@@ -561,18 +588,20 @@ def char_values(doc, name):
     return sorted(vals) or [ord("N")]
 
 
-def cross_check(src, routine, params, doc, notes, ld_of):
+def cross_check(src, routine, params, doc, notes, ld_of, loose, bounds):
     """Raises Skip where LAPACKE's row-major code and the shapes from the
-    documentation disagree, on sample arguments."""
+    documentation disagree, on sample arguments. An axis in loose (sized by an
+    output's bound) may be transposed shorter: LAPACKE moves what was found."""
     code = row_major_code(src, routine)
     if code is None:
         raise Skip("no row-major code in LAPACKE/src/lapacke_%s_work.c" % routine)
     checks, trans, local = code
     import random
     rng = random.Random(routine)
-    ints = [n for t, n, p, c in params if not p and t in ("lapack_int", "int")]
+    ints = [n for t, n, p, c in params if not p and t in ("lapack_int", "int", "lapack_logical")]
     chars = {n: char_values(doc, n) for t, n, p, c in params if t == "char"}   # *equed too
-    mine = {arr: [CExpr(e) for e in notes[arr]["shape"]] for arr in ld_of.values()}
+    mine = {arr: [CExpr(e) for e in nt["shape"]] for arr, nt in notes.items()
+            if len(nt.get("shape", ())) == 2}
     seen = {arr: False for arr in mine}
     for _ in range(300):
         env = dict(local)
@@ -581,12 +610,15 @@ def cross_check(src, routine, params, doc, notes, ld_of):
         for n, vals in chars.items():
             env[n] = rng.choice(vals)
         env["matrix_layout"] = 101
+        for out, bound in bounds.items():   # an output at the most its bound allows
+            env[out] = env[bound]
         try:
             shapes = {arr: [e.eval(env) for e in es] for arr, es in mine.items()}
         except ZeroDivisionError:
             continue
         if any(v < 0 for s in shapes.values() for v in s):
             continue
+        refused = False
         for ld, cond in checks:
             if ld not in ld_of:
                 continue
@@ -599,20 +631,27 @@ def cross_check(src, routine, params, doc, notes, ld_of):
                     lo = L
                     break
             # bindthem passes an ld >= max(1, columns): LAPACKE must accept it (what it
-            # reads and writes, its transpositions say, below)
+            # reads and writes, its transpositions say, below), or, for columns that are
+            # room for an output (loose), refuse arguments asking more (il/iu beyond n):
+            # an error status before anything is moved
+            if lo is not None and lo > max(1, shapes[arr][1]) and 1 in loose.get(arr, ()):
+                refused = True
+                continue
             if lo is None or max(1, lo) > max(1, shapes[arr][1]):
                 raise Skip("LAPACKE's row-major %s accepts %s >= %s, the documentation's %s has %s "
                            "columns (%s)" % (routine, ld, lo, arr, shapes[arr][1],
                                              {k: env[k] for k in ints + list(chars)}))
             if max(1, lo) == max(1, shapes[arr][1]):
                 seen[arr] = True
-        for user, guard, r, c in trans:
+        for user, guard, r, c in (() if refused else trans):
             if user is None or (guard is not None and not guard.eval(env)):
                 continue
             if user not in shapes:
                 raise Skip("LAPACKE transposes %s, which has no leading dimension here" % user)
             got = [r.eval(env), c.eval(env)]
-            if got != shapes[user] and not (0 in got and 0 in shapes[user]):
+            fits = all(g == w or (k in loose.get(user, ()) and g <= w)
+                       for k, (g, w) in enumerate(zip(got, shapes[user])))
+            if not fits and not (0 in got and 0 in shapes[user]):
                 raise Skip("LAPACKE's row-major %s transposes %s as %s, the documentation says "
                            "%s (%s)" % (routine, user, got, shapes[user],
                                         {k: env[k] for k in ints + list(chars)}))
@@ -623,6 +662,21 @@ def cross_check(src, routine, params, doc, notes, ld_of):
 
 
 # ---- one function ----------------------------------------------------------------------
+
+def workspace_room(n, desc, scalars):
+    """A _work form's workspace by its length argument (work: max(1, lwork); LAPACK
+    refuses an lwork below what it needs, -1 asks it in work[0]), or by the one
+    bound its documentation states (`dimension (MAX(1,LWORK)), where LWORK >= M
+    when NORM = 'I'`: max(1, m), room it needs whatever NORM); else None."""
+    if "l" + n in scalars:
+        return "max(1, l%s)" % n
+    m = re.search(r"dimension\s*\(\s*MAX\(\s*1\s*,\s*L%s\s*\)\s*\),?\s*where\s+L%s\s*>=\s*(\w+)"
+                  r"\s+when\b[^.;]*;\s*otherwise,\s*%s\s+is\s+not\s+referenced" % (n, n, n),
+                  desc, re.I)
+    if m and m.group(1).lower() in scalars:
+        return "max(1, %s)" % m.group(1).lower()
+    return None
+
 
 def annotate(name, ret, params, src):
     """The entry (an ordered list of (key, value text)) of one function, or raises Skip."""
@@ -646,6 +700,8 @@ def annotate(name, ret, params, src):
     if any(p[2] for p in params) is False:
         raise Skip("no pointer parameter: bound without notes")
     for t, n, ptr, const in params:
+        if not ptr and re.fullmatch(r"LAPACK_[SDCZ]_SELECT[123]", t):
+            continue    # the eigenvalue selector (?gees's select): a callback, as declared
         if not ptr and t not in SCALAR_TYPES:
             raise Skip("parameter %s of type %s" % (n, t))
         if n != "matrix_layout" and n.upper() not in doc:
@@ -655,6 +711,20 @@ def annotate(name, ret, params, src):
                and n != "matrix_layout"}
     chars = {n for t, n, ptr, c in params if not ptr and t == "char"}
     logicals = {n for t, n, ptr, c in params if not ptr and t == "lapack_logical"}
+    # an output that sizes arrays (?syevx's M, "0 <= M <= N"): its bound gives their room
+    bounds = {}
+    for t, n, ptr, const in params:
+        if ptr and t == "lapack_int" and doc.get(n.upper(), ("",))[0] == "out":
+            m = re.search(r"\b0\s*<=\s*%s\s*<=\s*(\w+)\s*\." % n, doc[n.upper()][1], re.I)
+            if m and m.group(1).lower() in scalars:
+                bounds[n] = m.group(1).lower()
+                continue
+            # or an argument's block says it is at least M (?trsna's "MM >= M")
+            by = [x for x in sorted(scalars) if re.search(
+                r"\b%s\s*>=\s*%s\s*\." % (x, n), doc.get(x.upper(), ("", ""))[1], re.I)]
+            if len(by) == 1:
+                bounds[n] = by[0]
+    loose = {}     # array -> the axes sized by such a bound (LAPACKE may use less of them)
     notes = {}     # name -> dict(intent, shape) or expression string
     checks = []    # the char options a shape depends on: one of the documented values
     arrays = []    # array names in C order
@@ -675,6 +745,14 @@ def annotate(name, ret, params, src):
                 raise Skip("%s: %r" % (where, desc[:60]))
             notes[n] = {"intent": {"in": "in", "out": "out", "in,out": "inout"}[intent]}
             continue
+        ws = work and n in WORKSPACE
+        if n in WORKSPACE and not work:
+            raise Skip("%s: a workspace argument in the non-_work form" % where)
+        room = workspace_room(n, desc, scalars) if ws else None
+        if room:
+            notes[n] = {"intent": "out", "shape": [room]}
+            arrays.append(n)
+            continue
         variants = parse_dimension(desc, where)
         if len({len(d) for d, c in variants}) != 1:
             raise Skip("%s: dimension %r" % (where, desc[:120]))
@@ -694,21 +772,27 @@ def annotate(name, ret, params, src):
                 out = "(%s) ? %s : %s" % (char_test(cvar, c[1]), v, out)
             return out
         dims = variants[0][0]
-        ws = work and n in WORKSPACE
-        if n in WORKSPACE and not work:
-            raise Skip("%s: a workspace argument in the non-_work form" % where)
+        for k, d in enumerate(dims):
+            if any(re.search(r"\b%s\b" % b, dd[k], re.I) for b in bounds for dd, c in variants):
+                loose.setdefault(n, set()).add(k)
         if len(dims) == 1:
-            e = axis(0, lambda x: fexpr(x, scalars, where))
+            e = axis(0, lambda x: fexpr(x, scalars, where, bounds))
             shape = ["max(1, %s)" % e] if ws and not e.startswith("max(1, ") else [e]
         elif len(dims) == 2:
             ldn = axis(0, lambda x: x.strip().lower())
             if ldn not in scalars or ldn.upper() not in doc:
                 raise Skip("%s: dimension %r" % (where, dims))
-            rows = ld_rows(ldn.upper(), doc[ldn.upper()][1], scalars,
-                           chars | scalars | logicals, where, checks)
-            cols = axis(1, lambda x: fexpr(x, scalars, where))
-            shape = [rows, cols]
-            ld_of[ldn] = n
+            cols = axis(1, lambda x: fexpr(x, scalars, where, bounds))
+            if ("matrix_layout" in cnames and not re.search(
+                    r"leading dimension|first dimension", doc[ldn.upper()][1], re.I)):
+                # (NRHS, N_ERR_BNDS): a matrix with no leading dimension, which bindthem
+                # stores contiguous in the call's layout (LAPACKE transposes it so)
+                shape = [ldn, cols]
+            else:
+                rows = ld_rows(ldn.upper(), doc[ldn.upper()][1], scalars,
+                               chars | scalars | logicals, where, checks)
+                shape = [rows, cols]
+                ld_of[ldn] = n
         else:
             raise Skip("%s: %d dimensions" % (where, len(dims)))
         it = {"in": "in", "out": "out", "in,out": "inout"}[intent]
@@ -726,13 +810,14 @@ def annotate(name, ret, params, src):
     # the cross-check against LAPACKE's row-major code
     mats = [a for a in arrays if len(notes[a]["shape"]) == 2]
     if mats:
-        cross_check(src, routine, params, doc, notes, ld_of)
+        cross_check(src, routine, params, doc, notes, ld_of, loose, bounds)
     # the entry
     entry = []
     hidden = {}
     if "matrix_layout" in cnames:
-        first = ([a for a in mats if notes[a]["intent"] == "inout"] +
-                 [a for a in mats if notes[a]["intent"] == "in"] + mats)
+        lds = [a for a in mats if a in ld_of.values()]   # layout() names one with an ld
+        first = ([a for a in lds if notes[a]["intent"] == "inout"] +
+                 [a for a in lds if notes[a]["intent"] == "in"] + lds)
         packed = [a for a in arrays if len(notes[a]["shape"]) == 1 and "/2" in notes[a]["shape"][0]]
         lay = "layout(%s, LAPACK_ROW_MAJOR, LAPACK_COL_MAJOR)" % first[0] if first else None
         if first and not packed:
