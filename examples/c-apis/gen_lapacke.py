@@ -206,9 +206,13 @@ def fexpr(s, scalars, where, bounds=None):
     return out
 
 
-def parse_dimension(desc, where):
+def parse_dimension(desc, where, sided=False):
     """`TYPE array, dimension (D1[,D2])`, or several `(D...) if OPT = 'C'` variants:
-    [(dims, (opt, chars) or None)]."""
+    [(dims, (opt, chars) or None)]. sided: the routine takes a SIDE, so an N in
+    prose may be M (?tfsm's RFP A is m x m for SIDE = 'L')."""
+    if not sided and re.search(r"\bdimension\s*\(\s*(NT|0\s*:\s*nt\s*-\s*1)\s*\)", desc, re.I) and re.search(
+            r"\bNT\s*=\s*N\s*\*\s*\(\s*N\s*\+\s*1\s*\)\s*/\s*2", desc, re.I):
+        return [(["N*(N+1)/2"], None)]           # RFP storage: dimension (NT), NT=N*(N+1)/2
     w = re.search(r"\bdimension\s*\((\w+)\),?\s*(?:in which|where)\s+\1\s*=\s*([^.]*)\.", desc)
     if w:                                        # dimension (R), in which R = MIN(P,M-P,Q,M-Q).
         return [([w.group(2)], None)]
@@ -300,7 +304,7 @@ def ld_rows(ldname, block, scalars, vars_ok, where, checks):
     if k < 0:
         raise Skip("%s: %s: no 'leading dimension'" % (where, ldname))
     text = text[k:]
-    pat = re.compile(r"\b%s\s*>=\s*" % ldname, re.I)
+    pat = re.compile(r"\b%s\s*(?:>=|must\s+be\s+at\s+least)\s*" % ldname, re.I)
     hits = []
     for m in pat.finditer(text):
         j = m.end()
@@ -488,6 +492,8 @@ class CExpr:
             if f == "lapacke_lsame" and len(n[2]) == 2:
                 a, b = ev(n[2][0]), ev(n[2][1])
                 return int(chr(a).upper() == chr(b).upper())
+            if re.fullmatch(r"is_[sdcz]_nonzero", f):   # ?tfsm's alpha: nonzero, B is read
+                return 1
             raise Skip("LAPACKE expression calls %s" % n[1])
         if k == "?":
             return ev(n[2]) if ev(n[1]) else ev(n[3])
@@ -663,6 +669,27 @@ def cross_check(src, routine, params, doc, notes, ld_of, loose, bounds):
 
 # ---- one function ----------------------------------------------------------------------
 
+# Arguments LAPACKE names otherwise than LAPACK (routine without its precision letter:
+# LAPACK's name -> LAPACKE's), and outputs LAPACKE adds to the high-level forms, which
+# LAPACK returns in its workspace (lapacke_?gesvx.c: rpivot = work[0]; ?gejsv: stat =
+# work[0..6], istat = iwork[0..2]; ?gesvdx: superb = iwork[1..12*min(m,n)-1]): each
+# described as LAPACK would.
+RENAMED = {
+    "pbstf": {"KD": "KB", "LDAB": "LDBB", "AB": "BB"},
+    "hsein": {"SIDE": "JOB"},
+    "stein": {"IFAIL": "IFAILV"},
+}
+ADDED = {
+    "gesvx": {"rpivot": "RPIVOT is DOUBLE PRECISION The reciprocal pivot growth factor."},
+    "gbsvx": {"rpivot": "RPIVOT is DOUBLE PRECISION The reciprocal pivot growth factor."},
+    "gejsv": {"stat": "STAT is DOUBLE PRECISION array, dimension (7)",
+              "istat": "ISTAT is INTEGER array, dimension (3)"},
+    "gesvj": {"stat": "STAT is DOUBLE PRECISION array, dimension (6)"},
+    "gesvdx": {"superb": "SUPERB is INTEGER array, dimension (MAX(1,12*MIN(M,N)-1))"},
+    "bdsvdx": {"superb": "SUPERB is INTEGER array, dimension (MAX(1,12*N-1))"},
+}
+
+
 def workspace_room(n, desc, scalars):
     """A _work form's workspace by its length argument (work: max(1, lwork); LAPACK
     refuses an lwork below what it needs, -1 asks it in work[0]), or by the one
@@ -693,10 +720,17 @@ def annotate(name, ret, params, src):
             break
     if not text:
         raise Skip("no SRC/%s.f" % routine)
+    for fortran, c in RENAMED.get(routine[1:], {}).items():    # LAPACKE's names
+        text = re.sub(r"\b%s\b" % fortran, c, text)
     doc, is_sub = parse_fortran_doc(text)
     if not doc:
         raise Skip("no \\param documentation")
     cnames = [p[1] for p in params]
+    if "work" in cnames and "WORK" not in doc and "RWORK" in doc:   # ?ptcon_work, ?bdsqr_work
+        doc["WORK"] = doc["RWORK"]
+    if not work:
+        for n, block in ADDED.get(routine[1:], {}).items():
+            doc[n.upper()] = ("out", block)
     if any(p[2] for p in params) is False:
         raise Skip("no pointer parameter: bound without notes")
     for t, n, ptr, const in params:
@@ -753,7 +787,7 @@ def annotate(name, ret, params, src):
             notes[n] = {"intent": "out", "shape": [room]}
             arrays.append(n)
             continue
-        variants = parse_dimension(desc, where)
+        variants = parse_dimension(desc, where, "side" in chars)
         if len({len(d) for d, c in variants}) != 1:
             raise Skip("%s: dimension %r" % (where, desc[:120]))
         cvar = {c[0] for d, c in variants if c}

@@ -703,3 +703,66 @@ def test_workspace_room(lapack, order):
     assert work.shape == (lwork,)
     inv = np.triu(a) + np.triu(a, 1).T
     close(inv @ S, np.eye(5), F64, scale=100)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_lapacke_names_and_added_outputs(lapack, order):
+    """Arguments LAPACKE adds or renames: ?gesvx's rpivot (LAPACK's work[0]),
+    ?gesvj's stat, ?stein's ifailv (LAPACK's IFAIL), ?pbstf's kb and bb
+    (LAPACK's KD and AB)."""
+    rng = np.random.default_rng(44)
+    n = 5
+    A = rand(rng, (n, n), F64) + n * np.eye(n)
+    B = rand(rng, (n, 2), F64)
+    equed, x, rcond, ferr, berr, rpivot = lapack.LAPACKE_dgesvx(
+        "N", "N", o(A, order), o(np.zeros((n, n)), order), np.zeros(n, np.int32), "N",
+        np.ones(n), np.ones(n), o(B, order))
+    close(x, np.linalg.solve(A, B), F64)
+    assert x.shape == (n, 2) and 0 < rcond <= 1 and 0 < rpivot and ferr.shape == (2,)
+    M = rand(rng, (6, 4), F64)
+    sva, stat = lapack.LAPACKE_dgesvj("G", "U", "N", o(M, order), 0, o(np.zeros((1, 4)), order))
+    close(np.sort(sva)[::-1] * stat[0], np.linalg.svd(M, compute_uv=False), F64)
+    assert stat.shape == (6,)
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    w = np.linalg.eigvalsh(t)
+    z, ifailv = lapack.LAPACKE_dstein(d, e, n, w, np.ones(n, np.int32),
+                                      np.array([n] + [0] * (n - 1), np.int32))
+    assert z.shape == (n, n)      # no matrix passed: allocated by rows
+    close(t @ z, z * w, F64, scale=10)
+    assert (ifailv == 0).all()
+    diag = rng.uniform(1, 2, n)
+    bb = o(diag[None, :], order)
+    lapack.LAPACKE_dpbstf("U", 0, bb)
+    close(bb[0], np.sqrt(diag), F64)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_rfp_storage(lapack, order):
+    """Rectangular full packed storage (dimension (NT), NT = N*(N+1)/2):
+    ?trttf packs, ?tftri inverts in place, ?tfsm solves (its a of order m for
+    SIDE = 'L', n for 'R', written by hand: LAPACK's NT names n; by rows only
+    where LAPACKE 3.11's row-major code reads it right)."""
+    rng = np.random.default_rng(45)
+    n = 6
+    lay = 101 if order == "C" else 102
+    T = np.triu(rand(rng, (n, n), F64)) + n * np.eye(n)
+    arf = lapack.LAPACKE_dtrttf(lay, "N", "U", o(T, order))
+    assert arf.shape == (n * (n + 1) // 2,)
+    B = rand(rng, (3, n), F64)
+    b = o(B, order)
+    lapack.LAPACKE_dtfsm(lay, "N", "R", "U", "N", "N", 2.0, arf, b)   # X T = 2 B
+    close(b, 2.0 * B @ np.linalg.inv(T), F64)
+    b = o(B.T, order)
+    if order == "F":
+        lapack.LAPACKE_dtfsm(lay, "N", "L", "U", "N", "N", 2.0, arf, b)   # T X = 2 B
+        close(b, 2.0 * np.linalg.solve(T, B.T), F64)
+    else:
+        with pytest.raises(ValueError, match="m == n"):
+            lapack.LAPACKE_dtfsm(lay, "N", "L", "U", "N", "N", 2.0, arf, b)
+    with pytest.raises(ValueError, match="'a'"):
+        lapack.LAPACKE_dtfsm(lay, "N", "R", "U", "N", "N", 2.0, arf[:-1], o(B, order))
+    lapack.LAPACKE_dtftri(lay, "N", "U", "N", n, arf)
+    close(arf, lapack.LAPACKE_dtrttf(lay, "N", "U", o(np.linalg.inv(T), order)), F64)
+    with pytest.raises(ValueError, match="'a'"):
+        lapack.LAPACKE_dtftri(lay, "N", "U", "N", n + 1, arf)
