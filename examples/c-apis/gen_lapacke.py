@@ -210,8 +210,9 @@ def parse_dimension(desc, where, sided=False):
     """`TYPE array, dimension (D1[,D2])`, or several `(D...) if OPT = 'C'` variants:
     [(dims, (opt, chars) or None)]. sided: the routine takes a SIDE, so an N in
     prose may be M (?tfsm's RFP A is m x m for SIDE = 'L')."""
-    if not sided and re.search(r"\bdimension\s*\(\s*(NT|0\s*:\s*nt\s*-\s*1)\s*\)", desc, re.I) and re.search(
-            r"\bNT\s*=\s*N\s*\*\s*\(\s*N\s*\+\s*1\s*\)\s*/\s*2", desc, re.I):
+    rfp = (re.search(r"\bdimension\s*\(\s*(NT|0\s*:\s*nt\s*-\s*1)\s*\)", desc, re.I)
+           and re.search(r"\bNT\s*=\s*N\s*\*\s*\(\s*N\s*\+\s*1\s*\)\s*/\s*2", desc, re.I))
+    if rfp and not sided:
         return [(["N*(N+1)/2"], None)]           # RFP storage: dimension (NT), NT=N*(N+1)/2
     w = re.search(r"\bdimension\s*\((\w+)\),?\s*(?:in which|where)\s+\1\s*=\s*([^.]*)\.", desc)
     if w:                                        # dimension (R), in which R = MIN(P,M-P,Q,M-Q).
