@@ -680,6 +680,12 @@ RENAMED = {
     "hsein": {"SIDE": "JOB"},
     "stein": {"IFAIL": "IFAILV"},
 }
+# Routines whose row-major code in LAPACKE 3.11 contradicts LAPACK's documentation
+# where the documentation is right (?ormrq, ?ormrz, ?unmlq, ?gemlq read a as k x m
+# whatever SIDE; ?syconv, ?hetri2x, ?geqrt transpose by lda/ldt, not by the order):
+# bound for matrices by columns only, which LAPACKE hands to LAPACK as they are.
+COLUMNS_ONLY = {"ormrq", "ormrz", "unmrq", "unmrz", "ormlq", "unmlq", "gemlq", "syconv",
+                "hetri2x", "geqrt"}
 ADDED = {
     "gesvx": {"rpivot": "RPIVOT is DOUBLE PRECISION The reciprocal pivot growth factor."},
     "gbsvx": {"rpivot": "RPIVOT is DOUBLE PRECISION The reciprocal pivot growth factor."},
@@ -845,7 +851,12 @@ def annotate(name, ret, params, src):
     # the cross-check against LAPACKE's row-major code
     mats = [a for a in arrays if len(notes[a]["shape"]) == 2]
     if mats:
-        cross_check(src, routine, params, doc, notes, ld_of, loose, bounds)
+        try:
+            cross_check(src, routine, params, doc, notes, ld_of, loose, bounds)
+        except Skip as e:
+            if routine[1:] not in COLUMNS_ONLY or not str(e).startswith("LAPACKE's row-major"):
+                raise
+            checks.append("matrix_layout == LAPACK_COL_MAJOR")   # LAPACK's own path only
     # the entry
     entry = []
     hidden = {}

@@ -766,3 +766,22 @@ def test_rfp_storage(lapack, order):
     close(arf, lapack.LAPACKE_dtrttf(lay, "N", "U", o(np.linalg.inv(T), order)), F64)
     with pytest.raises(ValueError, match="'a'"):
         lapack.LAPACKE_dtftri(lay, "N", "U", "N", n + 1, arf)
+
+
+def test_columns_only_where_lapacke_row_major_is_wrong(lapack, sl):
+    """?ormrq (LAPACKE 3.11's row-major code reads a as k x m whatever side):
+    matrices by columns work, as LAPACK's own path; by rows is refused, not
+    computed wrong."""
+    rng = np.random.default_rng(46)
+    k, m, n = 3, 5, 4
+    A = rand(rng, (k, m), F64)
+    a = o(A, "F")
+    tau = lapack.LAPACKE_dgerqf(a)
+    C = rand(rng, (m, n), F64)
+    c = o(C, "F")
+    lapack.LAPACKE_dormrq("L", "N", a, tau, c)
+    import scipy.linalg
+    r, q = scipy.linalg.rq(A)        # the same reflectors (?gerqf), Q m x m
+    close(c, q @ C, F64)
+    with pytest.raises(ValueError, match="LAPACK_COL_MAJOR"):
+        lapack.LAPACKE_dormrq("L", "N", o(a, "C"), tau, o(C, "C"))
