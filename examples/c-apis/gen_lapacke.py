@@ -217,7 +217,7 @@ def parse_dimension(desc, where, sided=False):
     w = re.search(r"\bdimension\s*\((\w+)\),?\s*(?:in which|where)\s+\1\s*=\s*([^.]*)\.", desc)
     if w:                                        # dimension (R), in which R = MIN(P,M-P,Q,M-Q).
         return [([w.group(2)], None)]
-    dm = re.search(r"\bdimension\s*(\(|[A-Z]\w*\b)", desc)
+    dm = re.search(r"\bdimension\s*(?:at\s+least\s*)?(\(|[A-Z]\w*\b)", desc)
     if not dm or not re.match(r"[\w*\s]+?\barray\s*,?\s*$", desc[:dm.start()], re.I):
         raise Skip("%s: no dimension: %r" % (where, desc[:80]))
     if dm.group(1) != "(":                       # dimension LWORK
@@ -682,10 +682,11 @@ RENAMED = {
 }
 # Routines whose row-major code in LAPACKE 3.11 contradicts LAPACK's documentation
 # where the documentation is right (?ormrq, ?ormrz, ?unmlq, ?gemlq read a as k x m
-# whatever SIDE; ?syconv, ?hetri2x, ?geqrt transpose by lda/ldt, not by the order):
+# whatever SIDE; ?syconv, ?hetri2x, ?geqrt transpose by lda/ldt, not by the order;
+# ?langb asks ldab >= kl + ku + 1 by rows too, refusing most band matrices):
 # bound for matrices by columns only, which LAPACKE hands to LAPACK as they are.
 COLUMNS_ONLY = {"ormrq", "ormrz", "unmrq", "unmrz", "ormlq", "unmlq", "gemlq", "syconv",
-                "hetri2x", "geqrt"}
+                "hetri2x", "geqrt", "langb"}
 ADDED = {
     "gesvx": {"rpivot": "RPIVOT is DOUBLE PRECISION The reciprocal pivot growth factor."},
     "gbsvx": {"rpivot": "RPIVOT is DOUBLE PRECISION The reciprocal pivot growth factor."},
@@ -816,6 +817,10 @@ def annotate(name, ret, params, src):
         for k, d in enumerate(dims):
             if any(re.search(r"\b%s\b" % b, dd[k], re.I) for b in bounds for dd, c in variants):
                 loose.setdefault(n, set()).add(k)
+        if ws and len(dims) == 2 and dims[0].strip().lower() not in scalars:
+            # (N+NB+1, NB+3): a workspace C passes as one block, no leading dimension
+            dims = ["(%s)*(%s)" % (dims[0], dims[1])]
+            variants = [(dims, None)]
         if len(dims) == 1:
             e = axis(0, lambda x: fexpr(x, scalars, where, bounds))
             shape = ["max(1, %s)" % e] if ws and not e.startswith("max(1, ") else [e]
