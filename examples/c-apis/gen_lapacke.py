@@ -53,7 +53,10 @@ What the generated entries do:
   larger bound always;
 - an eigenvalue selector (LAPACK_D_SELECT2 select of ?gees): a callback
   parameter as the header declares it (a C function pointer, such as a
-  ctypes CFUNCTYPE).
+  ctypes CFUNCTYPE);
+- LAPACKE's renamed arguments and added outputs (RENAMED, ADDED below);
+- a routine of COLUMNS_ONLY whose row-major code in LAPACKE contradicts the
+  documentation: the entry, with the check matrix_layout == LAPACK_COL_MAJOR.
 """
 
 import argparse
