@@ -939,3 +939,18 @@ def test_more_workspaces_and_vectors(lapack, order):
     with pytest.raises(ValueError, match="'x'"):
         lapack.LAPACKE_zsyr("U", 2.0, x[:6], 3, a)
     assert lapack.LAPACKE_ilaver()[:2] == (3, 11)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_syswapr_checks_its_indices(lapack, order):
+    """?syswapr swaps rows and columns i1, i2 (1-based) of a's upper triangle;
+    LAPACK does not check them, the annotation does."""
+    rng = np.random.default_rng(52)
+    S = sym(rng, 5, F64)
+    a = o(S, order)
+    lapack.LAPACKE_dsyswapr("U", a, 2, 4)
+    p = [0, 3, 2, 1, 4]
+    close(np.triu(a), np.triu(S[np.ix_(p, p)]), F64)
+    for i1, i2 in ((0, 2), (2, 6)):
+        with pytest.raises(ValueError, match="i1"):
+            lapack.LAPACKE_dsyswapr("U", o(S, order), i1, i2)
