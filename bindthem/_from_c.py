@@ -53,6 +53,9 @@ def signature(function):
 
     fn = _entry(function.library, function.__name__)  # None: no Library, or none made yet
     known = {ov["symbol"]: ov for ov in (fn["overloads"] if fn else ())}
+    # a C function binds its C name where the library exports no C++ symbol
+    known.update((fn["name"], ov) for ov in (fn["overloads"] if fn else ())
+                 if not ov["template_args"] and fn["name"] not in known)
     known.update((ov["symbol"], ov) for ov in made_overloads(function))
     overloads = [known.get(symbol) for symbol in function.symbols]
     return annotated_signature(overloads) if None not in overloads else None

@@ -37,8 +37,8 @@ def _annotation(t, array):
 
 def _parameter(p):
     ann = _annotation(p, p["array"])
-    if p.get("string"):
-        return _STRING  # a NUL-terminated const char *: str (UTF-8) or bytes
+    if p.get("string"):  # a NUL-terminated const char *: str (UTF-8) or bytes; None: NULL
+        return _STRING + " | None" if p.get("nullable") else _STRING
     if p.get("handle") or p.get("voidp"):
         return p["python"]  # the C core's: "bindthem.Handle", "bindthem.Handle | None"
     if p.get("struct"):  # a const pointer or a value takes a record or an array

@@ -298,6 +298,11 @@ static const char *role_of(Binder *b, int i, int *role)
         *role = is_pointer(p) ? BT_ROLE_HIDDEN_REF : BT_ROLE_HIDDEN;
         return NULL;
     }
+    if (a && a->nullable) /* a C string that takes None: as without notes, but for that */
+        return p->t.is_string && !a->intent && !a->n_shape && !a->trim && a->type == BT_VOID &&
+                       !b->queried[i]
+                   ? NULL
+                   : "nullable: is for a `const char *` parameter, and stands alone";
     if (!is_pointer(p)) {
         if (a)
             return "it is no pointer: only a value (\"name: expression\") annotates it";
@@ -363,6 +368,7 @@ static int set_roles(Binder *b)
                                      p->name);
             return b->why ? 1 : bt_diag_nomem(b->diag);
         }
+        p->t.nullable = a && a->nullable;
         if (np->role != BT_ROLE_PLAIN) {
             p->t.is_voidp = 0;
             p->t.is_string = p->string_ptr; /* its Python argument: a str or bytes */

@@ -43,6 +43,9 @@
  *                          layout its leading dimension's function chose) and
  *                          returned; `trim` returns out[:param's value after
  *                          the call]
+ *   {nullable: true}       a `const char *` that takes None too, passed as
+ *                          NULL (a C function that documents NULL:
+ *                          sqlite3_open_v2's zVfs); alone
  * Per function (reserved words, never parameter names):
  *   check: [<expr>, ...]   preconditions
  *   status: {ok: [<expr>, ...]}  the return is a status: a value outside
@@ -65,6 +68,7 @@ typedef struct BtNoteArg {
     int n_shape;
     const char *trim; /* trim's parameter name, or NULL */
     BtTypeId type;    /* type: the element type of a `void *` (BT_VOID: none stated) */
+    int nullable;     /* nullable: true (a `const char *` that takes None) */
     int line, col;    /* of its key in the YAML */
 } BtNoteArg;
 

@@ -28,6 +28,8 @@ typedef struct BtTypeRef {
                                * integer type); 0 for any other type */
     int is_string;            /* `const char *` with no size parameter after it (a parameter)
                                * or returned: a NUL-terminated string (is_array is 0) */
+    int nullable;             /* such a parameter that takes None too, passed as NULL: its
+                               * annotation says so (bt_note.h's `nullable: true`) */
     int handle_ref;           /* a pointer to a struct or union (`gzFile`, `FILE *`): 1 + its
                                * index in BtHeader.handles (is_array is 0); else 0 */
     int callback_ref;         /* a function pointer: 1 + its index in BtHeader.callbacks */

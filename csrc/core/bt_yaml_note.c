@@ -161,20 +161,30 @@ static int read_type(Reader *r, const yaml_node_t *n, const Path *p, BtTypeId *t
     return 0;
 }
 
-/* {intent: in|out|inout, shape: exprs, trim: ident, type: typename} into a. */
+/* nullable -> true | false */
+static int read_nullable(Reader *r, const yaml_node_t *n, const Path *p, int *nullable)
+{
+    if (!is_text(n) || (strcmp(sval(n), "true") != 0 && strcmp(sval(n), "false") != 0))
+        return fail_at(r, n, "%s must be true or false, not %s", path_str(r, p), describe(r, n));
+    *nullable = strcmp(sval(n), "true") == 0;
+    return 0;
+}
+
+/* {intent: in|out|inout, shape: exprs, trim: ident, type: typename, nullable: bool}
+ * into a. */
 static int read_pmap(Reader *r, const yaml_node_t *n, Path p, BtNoteArg *a)
 {
-    static const char *const keys[] = {"intent", "shape", "trim", "type"};
-    const yaml_node_t *got[4] = {NULL, NULL, NULL, NULL};
+    static const char *const keys[] = {"intent", "shape", "trim", "type", "nullable"};
+    const yaml_node_t *got[5] = {NULL, NULL, NULL, NULL, NULL};
     yaml_node_pair_t *q;
 
     for (q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
         yaml_node_t *k = child(r, q->key), *v = child(r, q->value);
-        int i = key_of(k, keys, 4), rc;
+        int i = key_of(k, keys, 5), rc;
         if (i < 0)
-            return unknown_key(r, k, keys, 4, "key",
+            return unknown_key(r, k, keys, 5, "key",
                                bt_arena_printf(r->arena, " in %s", path_str(r, &p)),
-                               "'intent', 'shape', 'trim' or 'type'");
+                               "'intent', 'shape', 'trim', 'type' or 'nullable'");
         if (got[i])
             return fail_at(r, k, "duplicate key '%s' in %s, at %s", keys[i], path_str(r, &p),
                            both_at(r, (int)got[i]->start_mark.line + 1,
@@ -185,7 +195,8 @@ static int read_pmap(Reader *r, const yaml_node_t *n, Path p, BtNoteArg *a)
         case 0: rc = read_intent(r, v, &p, &a->intent); break;
         case 1: rc = read_exprs(r, v, p, &a->shape, &a->n_shape); break;
         case 2: rc = read_trim(r, v, &p, &a->trim); break;
-        default: rc = read_type(r, v, &p, &a->type); break;
+        case 3: rc = read_type(r, v, &p, &a->type); break;
+        default: rc = read_nullable(r, v, &p, &a->nullable); break;
         }
         if (rc < 0)
             return -1;

@@ -100,7 +100,8 @@ static int put_shape(PyObject *dict, const BtParam *p)
 
 /* New reference: {"name", "type", "const", "array", "string", "enum" (its
  * name, or None), "size_of", "default" (as written, or None), "line",
- * "col", "shape"} and put_refs' keys. */
+ * "col", "shape"} and put_refs' keys; "nullable": True for a C string that
+ * takes None (BtTypeRef.nullable). */
 static PyObject *param_dict(const BtHeader *h, const BtDecl *d, const BtParam *p)
 {
     PyObject *type = typeref_name(d, &p->t);
@@ -115,7 +116,8 @@ static PyObject *param_dict(const BtHeader *h, const BtDecl *d, const BtParam *p
                       p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default", p->defval,
                       "line", p->line, "col", p->col);
     Py_DECREF(type);
-    if (r && (put_refs(r, h, &p->t) < 0 || put_shape(r, p) < 0))
+    if (r && (put_refs(r, h, &p->t) < 0 || put_shape(r, p) < 0 ||
+              (p->t.nullable && PyDict_SetItemString(r, "nullable", Py_True) < 0)))
         Py_CLEAR(r);
     return r;
 }
@@ -318,6 +320,35 @@ done:
     return rc;
 }
 
+/* New reference: parameter i of overload ov as a dict (overload_dict's
+ * "params"); pydef: the value a call that leaves it out passes, or NULL. */
+static PyObject *overload_param(const BtHeader *h, const BtOverload *ov, int i, PyObject *pydef)
+{
+    const BtDecl *d = ov->decl;
+    const BtParam *p = &d->params[i];
+    const BtType *t = bt_type(ov->ptypes[i]);
+    const BtEnum *e = bt_plan_enum(ov, &p->t);
+    PyObject *pyname = python_name(d, i), *pd;
+
+    if (!pyname)
+        return NULL;
+    pd = Py_BuildValue("{s:s,s:N,s:s,s:s,s:s,s:O,s:O,s:O,s:z,s:z,s:O,s:O}", "name", p->name,
+                       "python_name", pyname, "type", t->cname, "dtype", t->npname, "python",
+                       p->t.is_string  ? (p->t.nullable ? "str | bytes | None" : "str | bytes")
+                       : p->handle_ptr ? "bindthem.Handle | None"
+                                       : python_type(h, &p->t, t->pyname, 0),
+                       "const", p->t.is_const ? Py_True : Py_False, "array",
+                       p->t.is_array ? Py_True : Py_False, "string",
+                       p->t.is_string ? Py_True : Py_False, "enum", e ? e->name : NULL, "size_of",
+                       p->size_of >= 0 ? d->params[p->size_of].name : NULL, "default",
+                       pydef ? pydef : Py_None, "positional_only", p->unnamed ? Py_True : Py_False);
+    if (pd &&
+        (put_refs(pd, h, &p->t) < 0 || callback_python(pd, ov, &p->t) < 0 || put_shape(pd, p) < 0 ||
+         (p->t.nullable && PyDict_SetItemString(pd, "nullable", Py_True) < 0)))
+        Py_CLEAR(pd);
+    return pd;
+}
+
 /* New reference: one concrete overload of header h as a dict (decl its
  * declaration's index); a parameter's "default" is the value a call that
  * leaves it out passes (bt_slot_defaults), or None. */
@@ -352,26 +383,7 @@ static PyObject *overload_dict(const BtHeader *h, const BtOverload *ov, int decl
         PyTuple_SET_ITEM(targs, i, s);
     }
     for (i = 0; i < d->n_params; i++) {
-        const BtParam *p = &d->params[i];
-        const BtType *t = bt_type(ov->ptypes[i]);
-        const BtEnum *e = bt_plan_enum(ov, &p->t);
-        PyObject *pyname = python_name(d, i), *pd;
-        if (!pyname)
-            goto error;
-        pd = Py_BuildValue("{s:s,s:N,s:s,s:s,s:s,s:O,s:O,s:O,s:z,s:z,s:O,s:O}", "name", p->name,
-                           "python_name", pyname, "type", t->cname, "dtype", t->npname, "python",
-                           p->t.is_string  ? "str | bytes"
-                           : p->handle_ptr ? "bindthem.Handle | None"
-                                           : python_type(h, &p->t, t->pyname, 0),
-                           "const", p->t.is_const ? Py_True : Py_False, "array",
-                           p->t.is_array ? Py_True : Py_False, "string",
-                           p->t.is_string ? Py_True : Py_False, "enum", e ? e->name : NULL,
-                           "size_of", p->size_of >= 0 ? d->params[p->size_of].name : NULL,
-                           "default", i < BT_MAX_PARAMS && pydefs[i] ? pydefs[i] : Py_None,
-                           "positional_only", p->unnamed ? Py_True : Py_False);
-        if (pd && (put_refs(pd, h, &p->t) < 0 || callback_python(pd, ov, &p->t) < 0 ||
-                   put_shape(pd, p) < 0))
-            Py_CLEAR(pd);
+        PyObject *pd = overload_param(h, ov, i, i < BT_MAX_PARAMS ? pydefs[i] : NULL);
         if (!pd)
             goto error;
         PyList_SET_ITEM(params, i, pd);

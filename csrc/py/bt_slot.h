@@ -103,7 +103,8 @@ typedef struct BtSlotHandle {
 typedef struct BtArgSlot {
     BtTypeId type;
     int is_array;
-    int is_string; /* a C string (`const char *`): a str (as UTF-8) or bytes, NUL-terminated */
+    int is_string; /* a C string (`const char *`): a str (as UTF-8) or bytes, NUL-terminated;
+                    * 2: None too, passed as NULL (BtTypeRef.nullable) */
     int is_const;
     uint8_t array_code; /* the code an array argument must have */
     int need;           /* BT_ARR_* an array argument must have */

@@ -480,6 +480,9 @@ void colrange(int order, int m, int n, const double *a, int lda, double *st);
 void rank1(int order, int n, const double *p, double *a, int lda);
 /* sum of f(x_i) over x: a callback in an annotated function */
 double sum_of(double (*f)(double), int n, const double *x);
+/* the length of s, -1 for NULL (which it takes); len_strict takes no NULL */
+int len_or(const char *s);
+int len_strict(const char *s);
 /* y: x and its midpoints, 2 n - 1 of them */
 void refine(int n, const double *x, double *y);
 /* the smallest and largest of x, by pointer */
@@ -541,6 +544,14 @@ void rank1(int order, int n, const double *p, double *a, int lda)
         for (int j = 0; j < n; j++)
             AT(order, a, i, j, lda) += AT(order, p, i, 0, ldp) * AT(order, p, j, 1, ldp);
 }
+int len_or(const char *s)
+{
+    int n = 0;
+    if (!s) return -1;
+    while (s[n]) n++;
+    return n;
+}
+int len_strict(const char *s) { return len_or(s); }
 double sum_of(double (*f)(double), int n, const double *x)
 {
     double s = 0;
@@ -617,6 +628,7 @@ annotate:
     p: {shape: [n, 2]}
     a: {intent: inout, shape: [n, n]}
   sum_of: {n: len(x)}
+  len_or: {s: {nullable: true}}
   refine:
     n: len(x)
     y: {intent: out, shape: ["2 * n - 1"]}
@@ -761,6 +773,30 @@ def test_callback_in_an_annotated_function(arr):
         arr.sum_of(bad, x)
     with pytest.raises(TypeError, match="'f'"):
         arr.sum_of(None, x)
+
+
+def test_nullable_string(arr, tmp_path):
+    """`nullable: true`: a `const char *` that takes None, passed as NULL, for a
+    function that documents NULL; without it None is refused. Stated on
+    anything else, or not a bool, it is an error at its file:line:col."""
+    assert arr.len_or("abc") == 3 and arr.len_or(b"xy") == 2
+    assert arr.len_or(None) == -1
+    with pytest.raises(TypeError, match="str, bytes or None"):
+        arr.len_or(3)
+    with pytest.raises(TypeError, match="str or bytes"):
+        arr.len_strict(None)
+    ann = inspect.signature(arr.len_or).parameters["s"].annotation
+    assert "None" in str(ann) and "None" not in str(
+        inspect.signature(arr.len_strict).parameters["s"].annotation)
+    h = tmp_path / "n.h"
+    h.write_text("int len_or(const char *s);\ndouble first(const double *x, int x_size);\n")
+    for note, where in (("first: {x: {nullable: true}}", "nullable"),
+                        ("len_or: {s: {nullable: maybe}}", "true or false")):
+        y = tmp_path / "n.yml"
+        y.write_text("annotate:\n  " + note + "\n")
+        with pytest.raises(bindthem.BindError, match=where) as e:
+            bindthem.parse_header(str(h), str(y))
+        assert "n.yml:2:" in str(e.value)
 
 
 def test_out_array_with_a_formula(arr):

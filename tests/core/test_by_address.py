@@ -270,11 +270,13 @@ def test_sqlite3_for_real(sq, tmp_path):
         c.executemany("insert into t values (?, ?)", [(i, "v%d" % i) for i in range(5)])
     db = sq.sqlite3_open(path)
     assert type(db) is bindthem.Handle and db.type.name == "sqlite3"
-    ro = sq.sqlite3_open_v2(path, sq.SQLITE_OPEN_READONLY, "unix")
-    st, tail = sq.sqlite3_prepare_v2(ro, "select count(*) from t")
-    assert tail == "" and sq.sqlite3_step(st) == sq.SQLITE_ROW and sq.sqlite3_column_int(st, 0) == 5
-    st.close()
-    ro.close()
+    for vfs in ("unix", None):     # zVfs: {nullable: true}, None the default VFS (NULL)
+        ro = sq.sqlite3_open_v2(path, sq.SQLITE_OPEN_READONLY, vfs)
+        st, tail = sq.sqlite3_prepare_v2(ro, "select count(*) from t")
+        assert tail == "" and sq.sqlite3_step(st) == sq.SQLITE_ROW
+        assert sq.sqlite3_column_int(st, 0) == 5
+        st.close()
+        ro.close()
     with pytest.raises(bindthem.StatusError, match="SQLITE_CANTOPEN"):
         sq.sqlite3_open_v2(str(tmp_path / "no" / "such.db"), sq.SQLITE_OPEN_READONLY, "unix")
     st, tail = sq.sqlite3_prepare_v2(db, "select sum(x), max(s) from t; select 1")

@@ -177,7 +177,8 @@ def test_the_mapping_without_instantiate(notes, text, first):
 ERRORS = [
     # unknown keys, with a near miss
     ("annotate:\n  f:\n    x: {shap: [n]}\n", "3:9",
-     "unknown key 'shap' in annotate.f.x (expected 'intent', 'shape', 'trim' or 'type'); "
+     "unknown key 'shap' in annotate.f.x (expected 'intent', 'shape', 'trim', 'type' or "
+     "'nullable'); "
      "did you mean 'shape'?"),
     ("annotate:\n  f:\n    status: {okk: 0}\n", "3:14",
      "unknown key 'okk' in annotate.f.status (expected 'ok'); did you mean 'ok'?"),
