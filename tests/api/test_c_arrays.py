@@ -686,6 +686,10 @@ def test_size_before_pointer(arr):
     assert arr.sum_n(x) == 15.0
     assert arr.sum_n(x[::2]) == 6.0  # no stride taken: a copy of the view
     assert list(inspect.signature(arr.sum_n).parameters) == ["x"]
+    # typed as the stub is, though the library binds the C name, not the C++ symbol
+    sig = inspect.signature(arr.sum_n)
+    assert "NDArray[numpy.float64]" in str(sig.parameters["x"].annotation)
+    assert str(sig.return_annotation) == "float"
 
 
 def test_one_size_for_two_arrays(arr):
