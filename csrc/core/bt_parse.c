@@ -297,33 +297,33 @@ static int function_head(const Parser *p)
     return j - 1;
 }
 
-/* decl -> spec* (function | other) */
-static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
-{
-    int is_inline = 0, is_static = p->anon_ns, global = 0, device = 0, host = 0, name_at;
-    int spec_at = p->pos;
-    BtDecl *d = NULL;
-    const BtToken *dt;
-    const char *s, *doc = NULL, *doc_end = NULL;
-    int has_doc;
+/* A declaration's specifiers, before its type. */
+typedef struct Specs {
+    int is_inline, is_static, is_extern, global, device, host;
+} Specs;
 
+/* spec* -> sp (extern "C" into *extern_c) */
+static void read_specs(Parser *p, Specs *sp, int *extern_c)
+{
     for (;;) {
         const BtToken *t = cur(p);
         if (bt_lex_is(t, "inline") || bt_lex_is(t, "__inline") || bt_lex_is(t, "__inline__") ||
             bt_lex_is(t, "__forceinline__") || bt_lex_is(t, "__forceinline"))
-            is_inline = 1;
+            sp->is_inline = 1;
         else if (bt_lex_is(t, "static"))
-            is_static = 1;
+            sp->is_static = 1;
         else if (bt_lex_is(t, "__global__"))
-            global = 1;
+            sp->global = 1;
         else if (bt_lex_is(t, "__device__"))
-            device = 1;
+            sp->device = 1;
         else if (bt_lex_is(t, "__host__"))
-            host = 1;
+            sp->host = 1;
         else if (bt_lex_is(t, "extern")) {
             if (tok(p, p->pos + 1)->kind == BT_TOK_STRING) {
                 advance(p);
-                extern_c = bt_lex_is(cur(p), "\"C\"");
+                *extern_c = bt_lex_is(cur(p), "\"C\"");
+            } else {
+                sp->is_extern = 1;
             }
         } else if (bt_lex_is(t, "constexpr") || bt_lex_is(t, "virtual") ||
                    bt_lex_is(t, "explicit") || bt_lex_is(t, "__extension__") ||
@@ -333,6 +333,18 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
         }
         advance(p);
     }
+}
+
+/* decl -> spec* (function | other) */
+static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
+{
+    Specs sp = {.is_static = p->anon_ns};
+    int name_at, spec_at = p->pos, has_doc;
+    BtDecl *d = NULL;
+    const BtToken *dt;
+    const char *s, *doc = NULL, *doc_end = NULL;
+
+    read_specs(p, &sp, &extern_c);
     if (elaborated_function(p)) {
         name_at = function_head(p);
     } else {
@@ -346,10 +358,12 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
     d->ns = p->ns;
     d->n_ns = p->n_ns;
     d->extern_c = extern_c || p->extern_c;
-    d->is_inline = is_inline;
-    d->is_static = is_static;
-    d->is_global = global;
-    d->is_device = device && !global;
+    /* `extern inline` (GNU's gnu_inline, as GMP's mpz_get_ui; C99's external
+     * definition): the library has the symbol, as for a plain declaration */
+    d->is_inline = sp.is_inline && !(sp.is_extern && !sp.is_static);
+    d->is_static = sp.is_static;
+    d->is_global = sp.global;
+    d->is_device = sp.device && !sp.global;
     if (tm) {
         d->tparams = tm->names;
         d->tpinfo = tm->info;
@@ -359,7 +373,7 @@ static int parse_decl(Parser *p, const Tmpl *tm, int extern_c, int doc_at)
         return -1;
     if (tm && tm->reason)
         bt_parse_leave_out(d, tm->reason, BT_RULE_UNBINDABLE);
-    if (device && !global && !host)
+    if (sp.device && !sp.global && !sp.host)
         bt_parse_leave_out(d, "__device__ function is not a kernel", BT_RULE_UNBINDABLE);
     dt = tok(p, doc_at);
     has_doc = bt_lex_doc_span(&p->toks, doc_at, &doc, &doc_end);

@@ -93,8 +93,8 @@ typedef struct BtDecl {
     const char *name;
     const char **ns; /* enclosing namespaces, outermost first */
     int n_ns;
-    int extern_c; /* extern "C" prefix or inside an extern "C" block */
-    int is_inline;
+    int extern_c;  /* extern "C" prefix or inside an extern "C" block */
+    int is_inline; /* inline, not `extern inline` (whose symbol the library has) */
     int is_static;
     int is_global;          /* CUDA __global__ */
     int is_device;          /* CUDA __device__ (without __global__) */

@@ -17,6 +17,7 @@
 
 #include "bt_fntype.h"
 #include "bt_hash.h"
+#include "bt_mangle.h"
 
 /* Comparisons of missing names with header names for near misses; past
  * this (tens of thousands of missing names x header functions), the rest
@@ -876,13 +877,27 @@ static int exported(const BtDecl *d) { return d->is_global || !(d->is_inline || 
  * generator binds those whether or not instantiate.yml names them. */
 static int plan_untemplated(Planner *p, int *n_ovs)
 {
+    const char **syms = bt_arena_array(p->arena, (size_t)p->h->n_decls + 1, sizeof *syms);
+    BtIndex seen = {NULL, 0, 0};
+    int n_syms = 0;
+
+    if (!syms || bt_index_init(&seen, p->arena, (size_t)p->h->n_decls) < 0)
+        return nomem(p);
     for (int i = 0; i < p->h->n_decls; i++) {
         const BtDecl *d = &p->h->decls[i];
+        size_t at;
         if (d->unbindable || d->n_tparams || !exported(d) || is_dunder(d->name) || p->listed[i])
             continue;
+        /* a function declared again (a prototype, then GMP's extern inline definition):
+         * the same symbol, bound once */
+        if (!(syms[n_syms] = bt_mangle(d, NULL, p->arena)))
+            return nomem(p);
+        p->used[i] = 1;
+        if (find_name(&seen, syms, sizeof *syms, syms[n_syms], &at) >= 0)
+            continue;
+        bt_index_put(&seen, at, n_syms++);
         if (make_overload(p, d, NULL, &p->ovs[*n_ovs]) < 0)
             return -1;
-        p->used[i] = 1;
         p->names[(*n_ovs)++] = d->name;
     }
     return 0;

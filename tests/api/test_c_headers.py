@@ -469,3 +469,39 @@ def test_zlib():
     assert isinstance(lib.zlibCompileFlags(), int)
     assert lib.Z_OK == 0 and lib.Z_DEFLATED == 8 and isinstance(lib.ZLIB_VERSION, str)
     assert "zlibVersion" in bindthem.getsource(lib.zlibVersion)
+
+
+INLINE_H = """\
+/* a prototype, then GNU's extern inline definition (GMP's mpz_get_ui): one function */
+long twice(long x);
+extern __inline__ __attribute__((__gnu_inline__)) long twice(long x) { return 2 * x; }
+/* only an extern inline definition: the library has the symbol */
+extern __inline__ __attribute__((__gnu_inline__)) long thrice(long x) { return 3 * x; }
+/* declared twice: one function */
+long add1(long x);
+long add1(long x);
+/* a static inline helper: never exported, left out deliberately */
+static inline long helper(long x) { return x; }
+"""
+
+INLINE_C = """\
+long twice(long x) { return 2 * x; }
+long thrice(long x) { return 3 * x; }
+long add1(long x) { return x + 1; }
+"""
+
+
+def test_extern_inline_and_redeclared_functions(tmp_path):
+    """`extern inline` (gnu_inline) is a definition whose symbol the library
+    exports: bound; a function declared twice is one function, bound once
+    (not two overloads of one C name, which neither would bind); a static
+    inline helper stays out, as deliberate."""
+    (tmp_path / "inl.h").write_text(INLINE_H)
+    (tmp_path / "inl.c").write_text(INLINE_C)
+    lib = str(tmp_path / "libinl.so")
+    run([CC, "-shared", "-fPIC", "-O1", str(tmp_path / "inl.c"), "-o", lib])
+    m, _ = load_quietly(lib, str(tmp_path / "inl.h"))
+    assert (m.twice(4), m.thrice(4), m.add1(4)) == (8, 12, 5)
+    assert len(m.twice.overloads) == 1 and len(m.add1.overloads) == 1
+    left = {x["name"]: x for x in bindthem.info(m).left_out}
+    assert set(left) == {"helper"} and left["helper"]["deliberate"]
