@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import enum
+import functools
 import keyword
 import os
 import re
@@ -181,6 +182,21 @@ class _CudaBackend(Backend):
 CUDA = _CudaBackend()
 
 
+def _missing(ref, name):
+    """A Library's __getattr__ (in its namespace): a name it lacks, which the
+    header may declare, saying why it is not bound."""
+    self = ref()
+    info = getattr(self, "_bindthem_", None) if self is not None else None
+    why = [x for x in info.left_out if x["name"] == name] if info is not None else []
+    if not why:
+        raise AttributeError("module %r has no attribute %r"
+                             % (getattr(self, "__name__", "?"), name), name=name, obj=self)
+    raise AttributeError("; ".join(dict.fromkeys(
+        "%s:%d declares %r, but this Library does not bind it: %s"
+        % (os.path.basename(info.header), x["line"], name, x["reason"]) for x in why)),
+        name=name, obj=self)
+
+
 class Library(types.ModuleType):
     """The kernels of one header, served from one shared library or CUDA module.
 
@@ -222,18 +238,10 @@ class Library(types.ModuleType):
         info.named = _named(plan, lambda: info.metadata, name, functions,
                             getattr(handle, "struct_dtypes", None))
         self.__dict__.update(info.named)
-
-    def __getattr__(self, name):
-        # only for names the instance lacks: one the header declares says why it is not bound
-        info = getattr(self, "_bindthem_", None) if name != "_bindthem_" else None
-        why = [x for x in info.left_out if x["name"] == name] if info is not None else []
-        if not why:
-            raise AttributeError("module %r has no attribute %r" % (self.__name__, name),
-                                 name=name, obj=self)
-        raise AttributeError("; ".join(dict.fromkeys(
-            "%s:%d declares %r, but this Library does not bind it: %s"
-            % (os.path.basename(info.header), x["line"], name, x["reason"]) for x in why)),
-            name=name, obj=self)
+        # a module's own __getattr__ (PEP 562), asked only for a name the module lacks:
+        # not the class's, which would route every lookup (lib.f) through a Python-level
+        # hook; a weak reference, so that the Library is freed when dropped, as a module is
+        self.__dict__["__getattr__"] = functools.partial(_missing, weakref.ref(self))
 
     def __dir__(self):
         return sorted(set(self.__all__) | set(self._bindthem_.named) | {

@@ -8,6 +8,7 @@ core's (metadata "skipped", the binding's left_out), never Python's."""
 import subprocess
 import sys
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -82,6 +83,13 @@ def test_load_lists_what_is_left_out_once(tmp_path):
     with pytest.raises(AttributeError, match="^module 'mixed' has no attribute 'nope'$"):
         got.nope
     assert not hasattr(got, "nope") and hasattr(got, "ok")
+    # the reasons come from the module's own __getattr__ (PEP 562), asked on a miss
+    # only: no class-level hook on every lookup (lib.f costs a module's lookup and a
+    # little more, not a Python call), and no reference cycle keeps a dropped Library
+    assert "__getattr__" not in vars(type(got)) and "__getattribute__" not in vars(type(got))
+    ref = weakref.ref(got)
+    del got, e
+    assert ref() is None
 
 
 def test_everything_bound_or_deliberate_is_silent(tmp_path):
