@@ -85,6 +85,10 @@ BT_HIDDEN const BtStruct *bt_plan_struct(const BtOverload *ov, const BtTypeRef *
  * has none), else bt_plan_cname(id). */
 BT_HIDDEN const char *bt_plan_type_name(const BtOverload *ov, const BtTypeRef *r, BtTypeId id);
 
+/* "int ns::f<int, double>(const int J[], const int J_size, double a)":
+ * overload ov's declaration as C++ spells it, in arena; NULL out of memory. */
+BT_HIDDEN const char *bt_plan_signature(const BtOverload *ov, BtArena *arena);
+
 /* Optimal string alignment distance (Damerau-Levenshtein without repeated
  * edits), case-insensitive, for did-you-mean hints. Names longer than 64
  * characters get the longer length. */
