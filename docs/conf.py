@@ -82,6 +82,20 @@ def _reader_folder(root, files):
 _reader_folder(%r, %r)
 del _reader_folder
 """ % (ROOT, DOWNLOADS)
+# ... and after the page the folder goes (its cache with it, unless the
+# environment named another), the process back where it was.
+doctest_global_cleanup = """
+def _leave_reader_folder(root):
+    import os, shutil
+    folder = os.getcwd()
+    os.chdir(root)
+    if os.path.basename(folder).startswith("bindthem-docs-"):
+        if os.environ.get("BINDTHEM_CACHE", "").startswith(folder + os.sep):
+            del os.environ["BINDTHEM_CACHE"]
+        shutil.rmtree(folder, ignore_errors=True)
+_leave_reader_folder(%r)
+del _leave_reader_folder
+""" % ROOT
 
 
 def _resolve_short_names(app, env, node, contnode):
