@@ -20,8 +20,6 @@ __all__ = ["annotated", "BoundCall", "signature"]
 
 _ARRAY = "numpy.typing.NDArray[numpy.%s]"
 _CHAR = "int | str"
-_STRING = "str | bytes"
-_RETURNED_STRING = "str | None"  # a NULL pointer returns None
 _RECORDS = "numpy.typing.NDArray[numpy.void]"  # a struct by pointer: records of its dtype
 _RECORD = "numpy.void"  # a struct by value, or returned
 # a fixed-size C array (uuid_t, double m[3][3]): its rank here, its exact shape in a comment
@@ -37,8 +35,8 @@ def _annotation(t, array):
 
 def _parameter(p):
     ann = _annotation(p, p["array"])
-    if p.get("string"):  # a NUL-terminated const char *: str (UTF-8) or bytes; None: NULL
-        return _STRING + " | None" if p.get("nullable") else _STRING
+    if p.get("string"):  # the C core's: "str | bytes", "str | bytes | None" (nullable)
+        return p["python"]
     if p.get("handle") or p.get("voidp"):
         return p["python"]  # the C core's: "bindthem.Handle", "bindthem.Handle | None"
     if p.get("struct"):  # a const pointer or a value takes a record or an array
@@ -53,9 +51,9 @@ def _parameter(p):
 
 def _returns(ov):
     ret = ov["return"]
-    returns = (ret["python"] if ret.get("handle") else _RECORD if ret.get("struct")
-               else "None" if ret["python"] == "None"
-               else _RETURNED_STRING if ret.get("string") else _annotation(ret, False))
+    returns = (ret["python"] if ret.get("handle") or ret.get("string")  # the C core's spelling
+               else _RECORD if ret.get("struct") else "None" if ret["python"] == "None"
+               else _annotation(ret, False))
     if "results" in ov:  # an annotated function (docs/arrays.rst): what its calls return
         parts = [returns if r["name"] is None else _annotation(r, r["array"])
                  for r in ov["results"]]

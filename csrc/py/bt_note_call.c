@@ -57,6 +57,24 @@ static int status_names(BtNoteCall *nc, const BtHeader *h, BtArena *arena)
     return rc;
 }
 
+/* nc->take: call->order, with the layout followers last (stable). */
+static int take_order(BtNoteCall *nc, const BtCall *call, BtArena *arena)
+{
+    int k, n = 0, pass;
+
+    if (!(nc->take = bt_arena_alloc(arena, (size_t)call->n_py + 1))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (pass = 0; pass < 2; pass++)
+        for (k = 0; k < call->n_py; k++) {
+            const BtArgSlot *s = &call->slots[call->order[k]];
+            if (pass == (s->is_array && nc->plan->params[s->cidx].follows))
+                nc->take[n++] = call->order[k];
+        }
+    return 0;
+}
+
 int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena)
 {
     const BtDecl *d = ov->decl;
@@ -88,6 +106,8 @@ int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *ar
     }
     for (i = 0; i < call->n_py; i++)
         nc->slot[call->slots[i].cidx] = i;
+    if (take_order(nc, call, arena) < 0)
+        return -1;
     call->handles = 0; /* a handle argument: its pointer (bt_slot_store_arg) */
     nc->StatusError = st->StatusError;
     if (!(nc->is_ptr = bt_arena_alloc(arena, n))) {
@@ -636,24 +656,21 @@ static int dialect_sizes(Frame *f)
 
 /* ================= the call ================= */
 
-/* The Python arguments into the frame: scalars, then arrays, then the
- * arrays that follow the layout those decide (BtNoteParam.follows). */
+/* The Python arguments into the frame, in nc->take's order: scalars,
+ * then arrays, then the arrays that follow the layout those decide. */
 static int take_args(Frame *f, PyObject *names)
 {
     const BtCall *c = f->call;
-    int k, pass;
+    int k;
 
-    for (pass = 0; pass < 2; pass++)
-        for (k = 0; k < c->n_py; k++) {
-            const BtArgSlot *s = &c->slots[c->order[k]];
-            PyObject *o = f->args[c->order[k]], *name = PyTuple_GET_ITEM(names, c->order[k]);
-            if (pass != (s->is_array && f->nc->plan->params[s->cidx].follows))
-                continue;
-            if (s->is_array
-                    ? (s->n_fixed ? take_fixed(f, s, o, name) : take_array(f, s->cidx, o)) < 0
-                    : take_scalar(f, s->cidx, s, o, name) < 0)
-                return -1;
-        }
+    for (k = 0; k < c->n_py; k++) {
+        int i = f->nc->take[k];
+        const BtArgSlot *s = &c->slots[i];
+        PyObject *o = f->args[i], *name = PyTuple_GET_ITEM(names, i);
+        if (s->is_array ? (s->n_fixed ? take_fixed(f, s, o, name) : take_array(f, s->cidx, o)) < 0
+                        : take_scalar(f, s->cidx, s, o, name) < 0)
+            return -1;
+    }
     for (k = 0; k < f->nc->plan->n_params; k++) {
         int r = role(f, k);
         if (r == BT_ROLE_SCALAR_OUT)

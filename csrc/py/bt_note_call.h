@@ -36,6 +36,9 @@ typedef struct BtNoteCall {
     const BtNotePlan *plan;
     BtTypeId *types;
     int *slot;             /* the slot of C parameter i, or -1 (hidden) */
+    uint8_t *take;         /* the slots in the order a call takes them: the call's (scalars,
+                            * then arrays), the arrays that follow the layout the others
+                            * decide (BtNoteParam.follows) moved last; n_py of them */
     const char **names;    /* C names, for messages */
     const BtParam *params; /* the declaration's parameters, copied: their dialect sizes */
     PyObject *StatusError; /* borrowed: the module's state holds it */
@@ -56,8 +59,7 @@ typedef struct BtNoteCall {
 } BtNoteCall;
 
 /* Prepares call->notes for ov (ov->notes set), allocating from arena.
- * 0, or -1 with an exception set (BindError for what the annotated path
- * cannot call: a callback or a struct parameter). */
+ * 0, or -1 with an exception set. */
 BT_HIDDEN int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *arena);
 
 /* Why the CPU back end does not bind annotated overload ov (a struct by

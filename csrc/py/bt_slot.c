@@ -419,7 +419,8 @@ int bt_slot_accepts(const BtArgSlot *s, uint8_t code, int pass)
     if (s->is_array)
         return code == s->array_code;
     if (s->is_string) /* str or bytes only: a fixed type, as an array's dtype is */
-        return code == BT_K_CHAR || (s->is_string == 2 && pass == 2 && code == BT_K_OTHER);
+        return code == BT_K_CHAR ||
+               (s->is_string == BT_STRING_OR_NONE && pass == 2 && code == BT_K_OTHER);
     if (bt_slot_is_record(s)) /* a record (its dtype: bt_record_store) */
         return bt_record_accepts(s->rec, code);
     if (s->kind == 'h' || s->kind == 'v') /* any object: its store says what it must be */
@@ -482,8 +483,8 @@ const char *bt_slot_wants(const BtArgSlot *s, char *buf, size_t size)
     int i;
 
     if (s->is_string)
-        return s->is_string == 2 ? "str, bytes or None (const char *)"
-                                 : "str or bytes (const char *)";
+        return s->is_string == BT_STRING_OR_NONE ? "str, bytes or None (const char *)"
+                                                 : "str or bytes (const char *)";
     if (bt_slot_is_record(s))
         return bt_record_wants(s->rec, buf, size);
     if (s->kind == 'v')
@@ -1074,7 +1075,7 @@ int bt_slot_store_arg(BtValue *out, const BtArgSlot *s, PyObject *o, const char 
         return store_address(out, o, fname, name);
     if (s->kind == 'h' || s->kind == 'v')
         return store_handle(out, s, o, fname, name);
-    if (s->is_string == 2 && o == Py_None) {
+    if (s->is_string == BT_STRING_OR_NONE && o == Py_None) {
         out->u64 = 0; /* NULL, which the annotation says the function takes */
         return 0;
     }
@@ -1432,7 +1433,7 @@ int bt_slot_build(BtArgSlot *slots, uint8_t *order, int *n_py, const BtOverload 
         if (p->n_fixed && slot_fixed(s, p, arena) < 0)
             return -1;
         if (p->t.is_string) {
-            s->is_string = p->t.nullable ? 2 : 1;
+            s->is_string = p->t.nullable ? BT_STRING_OR_NONE : BT_STRING;
             s->kind = 's'; /* the full way: bt_slot_store_arg */
         } else if (bt_fntype_of(ov, &p->t)) {
             if (slot_callback(s, ov, bt_fntype_of(ov, &p->t), arena) < 0)

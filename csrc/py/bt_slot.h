@@ -47,6 +47,9 @@ enum {
     BT_K_OTHER = 255
 };
 
+/* BtArgSlot.is_string: a C string slot, and whether it takes None. */
+enum { BT_STRING = 1, BT_STRING_OR_NONE = 2 };
+
 /* Array flags, NumPy's values (bt_slot.c checks): what an array argument
  * has, and what a slot needs of it. */
 enum {
@@ -103,8 +106,9 @@ typedef struct BtSlotHandle {
 typedef struct BtArgSlot {
     BtTypeId type;
     int is_array;
-    int is_string; /* a C string (`const char *`): a str (as UTF-8) or bytes, NUL-terminated;
-                    * 2: None too, passed as NULL (BtTypeRef.nullable) */
+    int is_string; /* a C string (`const char *`): a str (as UTF-8) or bytes, NUL-terminated
+                    * (BT_STRING); BT_STRING_OR_NONE: None too, passed as NULL
+                    * (BtTypeRef.nullable); 0: no string */
     int is_const;
     uint8_t array_code; /* the code an array argument must have */
     int need;           /* BT_ARR_* an array argument must have */
