@@ -168,7 +168,7 @@ def test_char_param_takes_one_char_str(charbool):
     amg_core.pinv_array(..., 'T'); 38 of pyamg's tests): a ``char`` parameter
     takes a one-character str, as pybind11's char caster does. Before the
     fix: TypeError "argument 'TransA' (position 4) got str, expected int
-    (char)". Fix: csrc/py/bt_slot.c (BT_K_CHAR dispatch code, store_char)."""
+    (char)". Fix: csrc/py/bt_slot.c (BT_K_CHAR dispatch code), bt_slot_store.c (store_char)."""
     assert charbool.char_code("T") == ord("T")
     assert charbool.char_code(b"N") == ord("N")
     assert charbool.char_code(84) == 84  # an int still works
