@@ -298,6 +298,9 @@ class Function(_Callable):
     def _call_paths(self) -> tuple[Literal["direct", "ffi"], ...]:
         """How each overload's kernel is called: 'direct' or 'ffi' (libffi)."""
     @property
+    def _fused(self) -> tuple[bool, ...]:
+        """Whether each overload takes a call with the last call's argument types in one pass."""
+    @property
     def gil(self) -> Literal["auto", "release", "keep"]:
         """When calls release the GIL (bindthem.options(gil=...) overrides it)."""
     @property

@@ -8,7 +8,7 @@
 // function per dtype. Like bindthem, it releases the GIL when the arrays hold
 // at least 2048 elements in all.
 //
-// Also: the shapes of benchmarks/shapes/shapes.h (k1, k63, k12, kdef), checked
+// Also: the shapes of benchmarks/shapes/shapes.h (k1, k63, k12, kdef, k2d, kz), checked
 // the same way; noop() (a METH_FASTCALL function that does nothing: the cost of the
 // Python-side call itself) and the callgrind client requests used by
 // bench_callgrind.py (no-ops when not running under valgrind).
@@ -94,11 +94,18 @@ static PyObject *gs(PyObject *, PyObject *const *args, Py_ssize_t nargs)
 
 static PyObject *noop(PyObject *, PyObject *const *, Py_ssize_t) { Py_RETURN_NONE; }
 
-// The shapes of shapes.h, checked as gs() checks: float64 arrays, the last one written.
-static inline double *f64(PyObject *o, bool writeable, const char *name)
+// The shapes of shapes.h, checked as gs() checks: float64 arrays, the last one written,
+// 1-D (what their one size parameter, shape[0], needs; k2d checks its own 2).
+static inline double *f64(PyObject *o, bool writeable, const char *name, int ndim = 1)
 {
-    return ok_array<NPY_DOUBLE>(o, writeable, name) ? (double *)PyArray_DATA((PyArrayObject *)o)
-                                                   : NULL;
+    if (!ok_array<NPY_DOUBLE>(o, writeable, name))
+        return NULL;
+    if (PyArray_NDIM((PyArrayObject *)o) < ndim) {
+        PyErr_Format(PyExc_ValueError, "%s is a %d-d array: pass an array of at least %d dimension",
+                     name, PyArray_NDIM((PyArrayObject *)o), ndim);
+        return NULL;
+    }
+    return (double *)PyArray_DATA((PyArrayObject *)o);
 }
 
 static inline int size(PyObject *o) { return (int)PyArray_SIZE((PyArrayObject *)o); }
@@ -186,6 +193,46 @@ static PyObject *fkdef(PyObject *, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+// k2d(x): a 2-D float64 array, its two extents (each fits an int, as bindthem checks)
+static PyObject *fk2d(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "k2d takes 1 argument");
+        return NULL;
+    }
+    double *x = f64(args[0], true, "x", 2);
+    if (!x)
+        return NULL;
+    npy_intp *d = PyArray_DIMS((PyArrayObject *)args[0]);
+    if (d[0] > INT_MAX || d[1] > INT_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "x's extents do not fit in int");
+        return NULL;
+    }
+    k2d(x, (int)d[0], (int)d[1]);
+    Py_RETURN_NONE;
+}
+
+// kz(z, a): a complex128 array and a complex scalar (any number Python converts)
+static PyObject *fkz(PyObject *, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "kz takes 2 arguments");
+        return NULL;
+    }
+    if (!ok_array<NPY_CDOUBLE>(args[0], true, "z"))
+        return NULL;
+    if (PyArray_NDIM((PyArrayObject *)args[0]) < 1) {
+        PyErr_SetString(PyExc_ValueError, "z is a 0-d array: pass an array of at least 1 dimension");
+        return NULL;
+    }
+    Py_complex c = PyComplex_AsCComplex(args[1]);
+    if (c.real == -1.0 && PyErr_Occurred())
+        return NULL;
+    kz((std::complex<double> *)PyArray_DATA((PyArrayObject *)args[0]), size(args[0]),
+       std::complex<double>(c.real, c.imag));
+    Py_RETURN_NONE;
+}
+
 static PyObject *cg_zero(PyObject *, PyObject *)
 {
     CALLGRIND_ZERO_STATS;
@@ -217,6 +264,8 @@ static PyMethodDef methods[] = {
     {"k63", (PyCFunction)(void (*)(void))fk63, METH_FASTCALL, "shapes.h k63"},
     {"k12", (PyCFunction)(void (*)(void))fk12, METH_FASTCALL, "shapes.h k12"},
     {"kdef", (PyCFunction)(void (*)(void))fkdef, METH_FASTCALL, "shapes.h kdef"},
+    {"k2d", (PyCFunction)(void (*)(void))fk2d, METH_FASTCALL, "shapes.h k2d"},
+    {"kz", (PyCFunction)(void (*)(void))fkz, METH_FASTCALL, "shapes.h kz"},
     {"noop", (PyCFunction)(void (*)(void))noop, METH_FASTCALL, "does nothing"},
     {"cg_zero", cg_zero, METH_NOARGS, "CALLGRIND_ZERO_STATS"},
     {"cg_dump", cg_dump, METH_O, "CALLGRIND_DUMP_STATS_AT(name)"},

@@ -2,6 +2,8 @@
 // (bindthem builds them; the floor extension compiles the same code).
 #pragma once
 
+#include <complex>
+
 /// One array.
 void k1(double x[], int x_size) { x[0] += 1.0; }
 
@@ -22,3 +24,9 @@ void k12(const double a[], int a_size, const double b[], int b_size, const doubl
 
 /// One array and two scalars with defaults.
 void kdef(double x[], int x_size, double w = 0.5, int n = 2) { x[0] = w * n; }
+
+/// One 2-D array: its rows and columns.
+void k2d(double x[], int x_size0, int x_size1) { x[0] += x_size0 * x_size1; }
+
+/// One complex array and a complex scalar.
+void kz(std::complex<double> z[], int z_size, std::complex<double> a) { z[0] += a; }

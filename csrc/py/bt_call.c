@@ -46,7 +46,21 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
     return 0;
 }
 
-/* The direct call's word of each slot and of its one size parameter, and
+/* Whether bt_slot_store_fast may take scalar slot s's arguments: not a C
+ * string, an enum that is no range, a 2-byte or long double float, a long
+ * double complex. */
+static int fast_scalar(const BtArgSlot *s)
+{
+    switch (s->kind) {
+    case 's':
+    case 'e': return 0;
+    case 'f': return s->size == 4 || s->size == 8;
+    case 'c': return s->size == 8 || s->size == 16;
+    default: return 1;
+    }
+}
+
+/* The direct call's word of each slot and of its size parameters, and
  * whether the fused entry takes the call (bt_call.h). */
 static void plan_words(BtCall *call)
 {
@@ -58,13 +72,15 @@ static void plan_words(BtCall *call)
         s->word = call->direct.pos[s->cidx];
         s->size_word = BT_DIRECT_WORDS; /* the scratch word */
         s->max_1d = bt_slot_max_1d(s);
-        if (s->is_array && s->n_sizes == 1) {
-            s->size_word = call->direct.pos[s->sizes->cidx];
-        } else if (s->is_array ? s->n_sizes > 1
-                               : s->kind == 'c' || s->kind == 's' || s->kind == 'e' ||
-                                     (s->kind == 'f' && s->size != 4 && s->size != 8))
-            call->fused = 0; /* bt_slot_store_fast takes none of these (a C string, an enum
-                              * that is no range, a complex, a 2-byte float) */
+        if (s->is_array) {
+            int j;
+            for (j = 0; j < s->n_sizes; j++)
+                s->sizes[j].word = call->direct.pos[s->sizes[j].cidx];
+            if (s->n_sizes == 1)
+                s->size_word = s->sizes->word;
+        } else if (!fast_scalar(s)) {
+            call->fused = 0;
+        }
         if (s->kind == 'k')
             call->fused = 0; /* a callback: bt_callback_invoke */
         if (bt_slot_is_record(s) || s->n_fixed)

@@ -79,8 +79,8 @@ typedef struct BtCall {
     uint8_t *order;     /* the slots in the order a call stores them (bt_slot_build) */
     BtCallStats *stats; /* a C function's (NULL for a kernel) */
     /* the fused entry applies (bt_call_fused_store): a direct call whose
-     * slots are arrays with at most one size parameter, and scalars of one
-     * word that bt_slot_store_fast converts */
+     * slots are arrays with their size parameters, and scalars that
+     * bt_slot_store_fast converts */
     uint8_t fused;
     /* handles (bt_handle_call.h): the call takes a handle or a `void *`
      * (slot kinds 'h', 'v') or returns a handle (ret is then the pointer's
@@ -159,8 +159,8 @@ BT_HIDDEN PyObject *bt_call_value(BtTypeId t, int is_string, const BtValue *v);
  * `fused`, one pass over the arguments checks each one's key and stores it
  * into the direct call's words at the slot's precomputed position. Its
  * checks are bt_slot.h's per-argument checks, the ones bt_slot_walk makes
- * (an array's key, flags, rank and extent: BT_SLOT_ARRAY_HAS_KEY,
- * bt_slot_flags_ok, bt_slot_max_1d / BT_SLOT_SIZE_FITS; a scalar's key and
+ * (an array's key, flags, rank and extents: BT_SLOT_ARRAY_HAS_KEY,
+ * bt_slot_flags_ok, bt_slot_max_1d / BT_SLOT_SIZE_FITS / bt_slot_sizes_fit; a scalar's key and
  * quick conversion: bt_slot_scalar_has_key, bt_slot_store_fast; an omitted
  * one's: bt_slot_omitted_has_key, bt_slot_put_default), not copies of
  * them. Nothing it does runs Python code
@@ -197,7 +197,7 @@ static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObj
         if (omitting && !o) { /* its default, converted at bind time */
             if (!bt_slot_omitted_has_key(k))
                 return 0;
-            bt_slot_put_default(&w[s->word], s, 1);
+            bt_slot_put_default(&w[s->word], s);
             continue;
         }
         if (s->is_array) {
@@ -217,10 +217,19 @@ static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObj
                 continue;
             }
             *total += bt_slot_elements(nd, dims);
-            if (s->n_sizes) { /* one (fused) */
+            if (s->n_sizes == 1) {
                 if (!BT_SLOT_SIZE_FITS(s, s->sizes, nd, dims))
                     return 0;
                 w[s->size_word] = bt_slot_size_value(s->sizes, dims);
+            } else if (s->n_sizes) { /* several: a 2-D array's x_size0, x_size1 */
+                const BtSizeParam *z = s->sizes, *end = z + s->n_sizes;
+                if (nd < s->min_ndim)
+                    return 0;
+                for (; z < end; z++) { /* bt_slot_sizes_fit, storing as it checks */
+                    if (!BT_SLOT_AXIS_FITS(z, dims))
+                        return 0;
+                    w[z->word] = bt_slot_size_value(z, dims);
+                }
             }
         } else if (!bt_slot_scalar_has_key(o, k) || !bt_slot_store_fast(s, o, &w[s->word])) {
             return 0;

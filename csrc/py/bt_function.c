@@ -354,6 +354,19 @@ static PyObject *get_call_paths(BtFunction *f, void *c)
     return t;
 }
 
+/* (bool per overload): whether a call with the last call's argument types
+ * goes through the fused entry (bt_call.h), one pass over the arguments. */
+static PyObject *get_fused(BtFunction *f, void *c)
+{
+    PyObject *t = PyTuple_New(f->d.n_ovs);
+    int i;
+    if (!t)
+        return NULL;
+    for (i = 0; i < f->d.n_ovs; i++)
+        PyTuple_SET_ITEM(t, i, PyBool_FromLong(f->calls[i].direct.variant && f->calls[i].fused));
+    return t;
+}
+
 /* Attributes: f.__signature__ (the parameters annotated with the types the
  * overloads take: bindthem._from_c.signature, or None, and inspect reads
  * __text_signature__) and f.__call__ (a bound call with f's signature:
@@ -377,6 +390,10 @@ static PyGetSetDef function_getset[] = {
     BT_CALLABLE_GETSET,
     {"_call_paths", (getter)get_call_paths, NULL,
      "How each overload's kernel is called: 'direct' or 'ffi' (libffi).", NULL},
+    {"_fused", (getter)get_fused, NULL,
+     "Whether each overload takes a call with the last call's argument types in one pass over "
+     "them (the fused entry).",
+     NULL},
     {"gil", (getter)get_gil, NULL,
      "When calls release the GIL: " BT_GIL_POLICY_TEXT
      "; bindthem.options(gil=...) overrides it per call.",

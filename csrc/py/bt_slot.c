@@ -572,9 +572,27 @@ int bt_slot_fixed_check(const BtArgSlot *s, int nd, const Py_ssize_t *dims, cons
     return -1;
 }
 
+/* n (a rank or an axis: not negative) as text in buf: for a message that
+ * a call in a loop may raise each time (a 0-d array), where
+ * PyUnicode_FromFormat's %d would run the C library's sprintf, a third of
+ * the call's cost. */
+static const char *small_int(char buf[12], int n)
+{
+    char *p = buf + 11;
+    unsigned u = (unsigned)n;
+
+    *p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return p;
+}
+
 int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtArgOut out,
                         const char *fname, PyObject *name)
 {
+    char t[3][12];
     int j;
 
     if (nd < s->min_ndim) {
@@ -583,9 +601,10 @@ int bt_slot_store_sizes(const BtArgSlot *s, int nd, const Py_ssize_t *dims, BtAr
             if (s->sizes[j].axis > z->axis)
                 z = &s->sizes[j];
         PyErr_Format(PyExc_ValueError,
-                     "%s(): argument '%U' is a %d-d array, but the kernel's size parameter '%s' "
-                     "takes its shape[%d]: pass an array of at least %d dimension%s",
-                     fname, name, nd, z->name, z->axis, s->min_ndim, s->min_ndim > 1 ? "s" : "");
+                     "%s(): argument '%U' is a %s-d array, but the kernel's size parameter '%s' "
+                     "takes its shape[%s]: pass an array of at least %s dimension%s",
+                     fname, name, small_int(t[0], nd), z->name, small_int(t[1], z->axis),
+                     small_int(t[2], s->min_ndim), s->min_ndim > 1 ? "s" : "");
         return -1;
     }
     for (j = 0; j < s->n_sizes; j++) {

@@ -81,6 +81,7 @@ typedef struct BtSizeParam {
     unsigned bits;    /* values must be below 1 << bits (64: any extent) */
     uint64_t limit;   /* the largest extent it takes: (1 << bits) - 1, capped */
     const char *name; /* the C name, for messages */
+    uint8_t word;     /* the fused entry's word of it (bt_call.h; bt_call_prepare_frame) */
 } BtSizeParam;
 
 /* An enum parameter's members, copied at bind time: what a value must be
@@ -116,7 +117,7 @@ typedef struct BtArgSlot {
     int posonly;        /* positional-only: before the signature's '/' (bt_pyname_posonly) */
     /* by kind, no slot has two: a union keeps the slot's size (the fused loop's indexing) */
     union {
-        const BtSizeParam *sizes;          /* array: its size parameters (right after it) */
+        BtSizeParam *sizes;                /* array: its size parameters (right after it) */
         const struct BtSlotHandle *handle; /* kind 'h': its handle type (bt_handle_calls) */
         struct BtRecord *rec;              /* kinds 'r', 'R': its struct (bt_record.h) */
     };
@@ -347,6 +348,13 @@ static inline int bt_slot_small_int(PyObject *o, long long *v)
 BT_HIDDEN int bt_slot_np_int(PyObject *o, long long *v);
 BT_HIDDEN int bt_slot_np_float(PyObject *o, double *d);
 
+/* A Python complex or float (exact types) into a complex slot's words as
+ * bt_slot_store_scalar stores it: a complex double's parts in out[0] and
+ * out[1], a complex float's packed in out[0] (finite and in float's range;
+ * anything else, and long double complex, the full way). 1, or 0. Out of
+ * line: the quick conversions' rarest. */
+BT_HIDDEN int bt_slot_store_complex(const BtArgSlot *s, PyObject *o, uint64_t *out);
+
 /* The common scalars the quick way: an int or a NumPy integer in range for
  * an integer slot (an enum's too, when its values are one range: s->min,
  * s->max), a float or a NumPy float64/float32 for a floating one (in range
@@ -390,7 +398,8 @@ static inline int bt_slot_store_fast(const BtArgSlot *s, PyObject *o, uint64_t *
             return 0;
         *out = o == Py_True;
         return 1;
-    default: return 0;
+    default: /* a complex (not a case: the switch stays a chain of compares) */
+        return s->kind == 'c' && bt_slot_store_complex(s, o, out);
     }
 }
 
@@ -463,6 +472,8 @@ static inline Py_ssize_t bt_slot_elements(int nd, const Py_ssize_t *dims)
 
     if (nd == 1)
         return dims[0];
+    if (nd == 2)
+        return dims[0] * dims[1];
     for (j = 0; j < nd; j++)
         n *= dims[j];
     return n;
@@ -474,14 +485,38 @@ static inline Py_ssize_t bt_slot_elements(int nd, const Py_ssize_t *dims)
  * the parameter's range. Then z gets bt_slot_size_value; else
  * bt_slot_store_sizes raises. A macro (BT_SLOT_ARRAY_HAS_KEY says why); z
  * is read twice: pass a name. */
-#define BT_SLOT_SIZE_FITS(s, z, nd, dims)                                                          \
-    ((nd) >= (s)->min_ndim && (uint64_t)(dims)[(z)->axis] <= (z)->limit)
+#define BT_SLOT_SIZE_FITS(s, z, nd, dims) ((nd) >= (s)->min_ndim && BT_SLOT_AXIS_FITS(z, dims))
+
+/* Whether size parameter z takes the extent of the axis it names (which
+ * exists: nd >= the slot's min_ndim). */
+#define BT_SLOT_AXIS_FITS(z, dims) ((uint64_t)(dims)[(z)->axis] <= (z)->limit)
+
+/* Whether the size parameters of array slot s (any number: a 2-D array's
+ * x_size0, x_size1) take an array of nd dimensions dims as it is: the axes
+ * they name exist and each extent is in its parameter's range. Then each
+ * gets bt_slot_size_value; else bt_slot_store_sizes raises. For one size
+ * parameter, BT_SLOT_SIZE_FITS is the same check. */
+static inline BT_ALWAYS_INLINE int bt_slot_sizes_fit(const BtArgSlot *s, int nd,
+                                                     const Py_ssize_t *dims)
+{
+    int j;
+
+    if (nd < s->min_ndim)
+        return 0;
+    for (j = 0; j < s->n_sizes; j++)
+        if (!BT_SLOT_AXIS_FITS(&s->sizes[j], dims))
+            return 0;
+    return 1;
+}
 
 /* BT_SLOT_SIZE_FITS for a 1-D array as one bound on its extent, taken at
  * bind time (BtArgSlot.max_1d): the size parameter's limit, or -1 when it
- * names an axis past the first; any extent when s has no size parameter. */
+ * names an axis past the first or s has several (a 1-D array is then
+ * bt_slot_sizes_fit's to judge); any extent when s has no size parameter. */
 static inline Py_ssize_t bt_slot_max_1d(const BtArgSlot *s)
 {
+    if (s->n_sizes > 1)
+        return -1;
     if (s->n_sizes != 1)
         return PY_SSIZE_T_MAX;
     return s->min_ndim > 1                    ? -1
@@ -501,16 +536,16 @@ static inline BT_ALWAYS_INLINE uint64_t bt_slot_size_value(const BtSizeParam *z,
 static inline BT_ALWAYS_INLINE void bt_slot_put_value(uint64_t *at, const BtArgSlot *s,
                                                       const BtValue *v)
 {
-    memcpy(at, v->bytes, s->size > 8 ? 16 : 8);
+    memcpy(at, v->bytes, 8); /* constant sizes: two moves, no call of memcpy */
+    if (s->size > 8)
+        memcpy(at + 1, v->bytes + 8, 8);
 }
 
 /* An omitted argument of scalar slot s into its words: its default,
- * converted at bind time. words, a constant at each caller: 2 where s may
- * be a 16-byte complex double (the walk), 1 where the caller takes
- * one-word scalars only (the fused entry: plan_words). */
-static inline BT_ALWAYS_INLINE void bt_slot_put_default(uint64_t *at, const BtArgSlot *s, int words)
+ * converted at bind time (a complex double's two words). */
+static inline BT_ALWAYS_INLINE void bt_slot_put_default(uint64_t *at, const BtArgSlot *s)
 {
-    memcpy(at, s->defval.bytes, words > 1 && s->size > 8 ? 16 : 8);
+    bt_slot_put_value(at, s, &s->defval);
 }
 
 /* ================= the store walk =================
@@ -587,6 +622,12 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk_array(const BtArgSlot *s, int i,
         *bt_arg_at(out, z->cidx) = bt_slot_size_value(z, a.dims);
         return 0;
     }
+    if (s->n_sizes > 1 && bt_slot_sizes_fit(s, a.ndim, a.dims)) {
+        int j;
+        for (j = 0; j < s->n_sizes; j++)
+            *bt_arg_at(out, z[j].cidx) = bt_slot_size_value(&z[j], a.dims);
+        return 0;
+    }
     return bt_slot_store_sizes(s, a.ndim, a.dims, *out, src->fname,
                                PyTuple_GET_ITEM(src->names, i));
 }
@@ -616,7 +657,7 @@ static inline BT_ALWAYS_INLINE int bt_slot_walk(const BtArgSlot *slots, const ui
         }
         at = bt_arg_at(out, s->cidx);
         if (!o) { /* omitted: the default, converted at bind time */
-            bt_slot_put_default(at, s, 2);
+            bt_slot_put_default(at, s);
         } else if (!bt_slot_store_fast(s, o, at)) {
             if (bt_slot_store_arg(&v, s, o, src->fname, PyTuple_GET_ITEM(src->names, i)) < 0)
                 return -1;

@@ -13,6 +13,33 @@
 #include <math.h>
 #include <string.h>
 
+int bt_slot_store_complex(const BtArgSlot *s, PyObject *o, uint64_t *out)
+{
+    double re, im;
+    float f[2];
+
+    if (Py_TYPE(o) == &PyComplex_Type) {
+        re = ((PyComplexObject *)o)->cval.real;
+        im = ((PyComplexObject *)o)->cval.imag;
+    } else if (Py_TYPE(o) == &PyFloat_Type) {
+        re = PyFloat_AS_DOUBLE(o);
+        im = 0.0;
+    } else {
+        return 0;
+    }
+    if (s->size == 16) {
+        memcpy(&out[0], &re, sizeof re);
+        memcpy(&out[1], &im, sizeof im);
+        return 1;
+    }
+    if (s->size != 8 || !(re >= -FLT_MAX && re <= FLT_MAX) || !(im >= -FLT_MAX && im <= FLT_MAX))
+        return 0;
+    f[0] = (float)re;
+    f[1] = (float)im;
+    memcpy(out, f, sizeof f);
+    return 1;
+}
+
 /* New reference: repr(o) for a message, cut to 30 characters ("1234...
  * (603 digits)" for a long int) so that 2**2000 doesn't fill the screen. */
 static PyObject *value_text(PyObject *o)

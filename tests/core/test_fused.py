@@ -70,13 +70,30 @@ long throw_stack(const T a[], const int a_size, const T b[], const int b_size,
     if (a[0] < 0) throw std::overflow_error("negative stack");
     return a_size + b_size + c_size + d_size + e_size + (long)s;
 }
+
+/// Extents by axis into sizes of one byte: 255 fits, 256 does not.
+template <class T>
+long rows_cols8(const T x[], const unsigned char x_size0, const unsigned char x_size1)
+{
+    return 1000L * x_size0 + x_size1;
+}
+
+/// A complex scalar (two words for a complex double, one for a complex float).
+template <class T>
+void zaxpy(T z[], const int z_size, const T a, const double w)
+{
+    for (int i = 0; i < z_size; i++) z[i] = a * z[i] + (T)w;
+}
 """
 
 YAML = """\
 - functions: [fold]
   types: [[double, int], [float, "unsigned char"]]
-- functions: [rows_cols, put, ret_float, ret_bool, ret_short, throw0, throw_fp, throw_stack]
+- functions: [rows_cols, rows_cols8, put, ret_float, ret_bool, ret_short, throw0, throw_fp,
+              throw_stack]
   types: [[double], [float]]
+- functions: [zaxpy]
+  types: [[std::complex<double>], [std::complex<float>]]
 """
 
 
@@ -227,3 +244,77 @@ def test_no_match_kept_per_arguments(lib):
     for dt, t in texts.items():
         (msg,) = t
         assert "got numpy.ndarray of %s," % np.dtype(dt) in msg
+
+
+def test_2d_arrays_and_complex_scalars_take_the_fused_entry(lib):
+    """Several size parameters (a 2-D array's) and complex double and float
+    scalars are fused."""
+    direct = _core.DIRECT_ABI is not None
+    assert lib.rows_cols._fused == (direct, direct)
+    assert lib.zaxpy._fused == (direct, direct)
+
+
+@pytest.mark.parametrize("shape", [(4, 7), (1, 1), (3, 5, 2), (0, 3)])
+def test_2d_fused_equals_general(lib, shape):
+    assert both_paths(lib.rows_cols, np.zeros(shape)) == [1000 * shape[0] + shape[1]] * 4
+
+
+@pytest.mark.parametrize("shape,bad", [((255, 256), "shape[1] = 256"),
+                                       ((256, 3), "shape[0] = 256")])
+def test_2d_extent_over_the_size_type_reaches_the_general_error(lib, shape, bad):
+    """rows_cols8: each extent must fit its byte; the second call has the
+    memo's keys, so the fused entry sees the misfit first and hands it on."""
+    assert lib.rows_cols8(np.zeros((255, 255))) == 255255
+    texts = []
+    for general in (False, True):
+        with bindthem.options(gil="keep") if general else contextlib.nullcontext():
+            with pytest.raises(OverflowError) as e:
+                lib.rows_cols8(np.zeros(shape))
+        texts.append(str(e.value))
+    assert texts[0] == texts[1] and bad in texts[0], texts
+
+
+def test_2d_rank_error_same_on_both_paths(lib):
+    lib.rows_cols(np.zeros((2, 2)))
+    texts = []
+    for general in (False, True):
+        with bindthem.options(gil="keep") if general else contextlib.nullcontext():
+            for x in (np.zeros(3), np.zeros(())):
+                with pytest.raises(ValueError) as e:
+                    lib.rows_cols(x)
+                texts.append(str(e.value))
+    assert texts[:2] == texts[2:]
+    assert texts[1] == ("rows_cols(): argument 'x' is a 0-d array, but the kernel's size "
+                        "parameter 'x_size1' takes its shape[1]: pass an array of at least 2 "
+                        "dimensions")
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+@pytest.mark.parametrize("a", [1 + 2j, -0.5j, 2.5, complex(3, -4), np.complex128(1 - 1j), 7,
+                               np.float64(0.25), complex(float("inf"), 1)])
+def test_complex_scalars_fused_equal_general(lib, dt, a):
+    z = np.array([1 + 1j, 2 - 3j], dt)
+
+    def call(z=z):
+        out = z.copy()
+        lib.zaxpy(out, a, 0.5)
+        return out.tobytes()
+
+    got = both_paths(call)
+    assert len(set(got)) == 1
+    want = (np.complex128(a) * z.astype(np.complex128) + 0.5).astype(dt)
+    np.testing.assert_array_equal(np.frombuffer(got[0], dt), want)
+
+
+def test_complex_float_out_of_range_reaches_the_general_error(lib):
+    z = np.ones(2, np.complex64)
+    lib.zaxpy(z, 1j, 0.0)
+    texts = []
+    for general in (False, True):
+        for a in (complex(1e39, 0), complex(0, -1e39)):
+            with bindthem.options(gil="keep") if general else contextlib.nullcontext():
+                with pytest.raises(OverflowError) as e:
+                    lib.zaxpy(z, a, 0.0)
+            texts.append(str(e.value))
+    assert texts[:2] == texts[2:] and "does not fit" in texts[0], texts
+    np.testing.assert_array_equal(z, np.full(2, 1j, np.complex64))
