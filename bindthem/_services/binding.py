@@ -92,7 +92,8 @@ class LibraryInfo:
         self._metadata = None  # plan.metadata(), made on first access
         self.unexported = list(unexported)
         self.not_kernels = list(not_kernels)
-        # what the core left out, with why: [{"name", "line", "reason", "deliberate"}]
+        # what the core left out, with why: [{"name", "line", "reason", "deliberate",
+        # "unreadable"}]
         self.left_out = list(left_out)
         # {attribute: value} the Library has besides its kernels: the header's constants,
         # its enums' members and classes (_named)
@@ -510,7 +511,7 @@ def left_out_message(header, left_out, n_bound, metadata=None, kernels_only=Fals
     """What a BindWarning says when a header binds fewer functions than it
     declares, or None when it binds all but what it leaves out deliberately.
 
-    ``left_out``: the core's ``[{"name", "line", "reason", "deliberate"}]``
+    ``left_out``: the core's ``[{"name", "line", "reason", "deliberate", ...}]``
     (``bindthem.info(lib).left_out`` after binding, ``metadata["skipped"]``
     before); ``n_bound``: the names bound. A deliberate omission (an inline or
     static helper, a template instantiate.yml does not name, a host function

@@ -12,8 +12,10 @@ is bound again.
 
 ``cpp`` chooses: ``"auto"`` (the default) parses the header as written
 first, and keeps it when every declaration binds or no preprocessor exists;
-otherwise it preprocesses and keeps whichever Plan binds more (ties: as
-written, so a dialect header binds exactly as before). ``True`` always
+otherwise it preprocesses and keeps the preprocessor's output when that
+binds more, or reads declarations the text as written could not (a macro in
+their way: glibc's ``_Restrict_``), else the header as written (so a
+dialect header binds exactly as before). ``True`` always
 preprocesses (a failure is a :class:`bindthem.BuildError` with the
 command and its output); ``False`` never does.
 
@@ -188,6 +190,21 @@ def _bound(meta):
     return sum(len(fn["overloads"]) for fn in meta["functions"])
 
 
+def _unreadable(meta):
+    """How many declarations the parser could not read (a macro it does not
+    know in the way: it is what the preprocessor expands)."""
+    return sum(1 for s in meta["skipped"] if s["unreadable"])
+
+
+def _preprocessed_better(pre, written):
+    """Whether the preprocessor's reading (metadata ``pre``) is the one to
+    bind rather than the text as written: it binds more, or it reads
+    declarations the text could not. Then the header is read as a compiler
+    reads it, also where that hides a declaration the text shows (glibc's
+    GNU extensions need ``-D_GNU_SOURCE``, as in C)."""
+    return _bound(pre) > _bound(written) or _unreadable(pre) < _unreadable(written)
+
+
 def plan_of(header, instantiate, strict, cpp="auto", cppflags=None, *, cxx=None,
             first_flags=(), text_of=None):
     """(the :class:`_core.Plan` to bind, its :class:`Preprocessing`) for
@@ -239,7 +256,7 @@ def plan_of(header, instantiate, strict, cpp="auto", cppflags=None, *, cxx=None,
                                % rec.failed)
             raise error from None
         return written, rec
-    if written is None or _bound(_brief(plan)) > _bound(_brief(written)):
+    if written is None or _preprocessed_better(_brief(plan), _brief(written)):
         rec.used = True
         return plan, rec
     return written, rec

@@ -416,8 +416,9 @@ error:
 
 PyObject *bt_meta_left_out(const BtDecl *d, const char *reason, int deliberate)
 {
-    return Py_BuildValue("{s:s,s:i,s:s,s:O}", "name", d->name, "line", d->line, "reason", reason,
-                         "deliberate", deliberate ? Py_True : Py_False);
+    return Py_BuildValue("{s:s,s:i,s:s,s:O,s:O}", "name", d->name, "line", d->line, "reason",
+                         reason, "deliberate", deliberate ? Py_True : Py_False, "unreadable",
+                         d->unreadable ? Py_True : Py_False);
 }
 
 /* Sets d["openmp"] ([{"line", "text"}] of the `#pragma omp` lines) and

@@ -210,6 +210,31 @@ def test_a_header_that_declares_nothing_as_written_is_preprocessed(clib, tmp_pat
     assert bindthem.info(lib).preprocessing.used
 
 
+def test_a_macro_in_the_way_prefers_the_preprocessor(clib, tmp_path):
+    """regex.h's way: as written, glibc's attribute macro after regcomp's
+    parameters makes the declaration unreadable, while the #ifdef'd GNU
+    extensions read fine, so the text as written binds more; auto mode still
+    reads the header as a compiler does, where the POSIX function is read and
+    the extensions need their -D, as in C."""
+    library, _ = clib
+    h = tmp_path / "posix.h"
+    h.write_text("#define MY_ACCESS(spec)\n"
+                 "#ifdef MY_GNU_SOURCE\n"
+                 "int mylib_extra(void);\n"
+                 "size_t mylib_length(const char *s);\n"
+                 "#endif\n"
+                 "/* Adds. */\n"
+                 "int mylib_add(int a, int b) MY_ACCESS((__read_only__, 1, 2));\n")
+    written = bindthem.parse_header(str(h))
+    assert {s["name"]: s["unreadable"] for s in written["skipped"]} == {"mylib_add": True}
+    lib, warned = load_quietly(library, str(h))
+    assert lib.__all__ == ["mylib_add"] and lib.mylib_add(2, 3) == 5 and warned == []
+    assert bindthem.info(lib).preprocessing.used
+    lib, _ = load_quietly(library, str(h), cppflags=["-DMY_GNU_SOURCE", "-include", "stddef.h"])
+    assert lib.__all__ == ["mylib_add", "mylib_extra", "mylib_length"]
+    assert lib.mylib_extra() == 42 and lib.mylib_length("four") == 4
+
+
 def test_argument_checks(clib):
     library, header = clib
     with pytest.raises(TypeError, match="cpp="):

@@ -4,7 +4,8 @@ returns them: the README example, namespaces, and the dialect header
 docstrings (the lexer's part) are in test_lex.py.
 
 Regenerate the JSON after a deliberate change with
-``python tests/core/test_parse.py --regen`` and review the diff."""
+``PYTHONPATH=tests/support python tests/core/test_parse.py --regen`` and review
+the diff."""
 
 import json
 import os
@@ -112,7 +113,7 @@ def test_readme_without_yaml_is_skipped_with_reason():
     assert m["instantiate"] is None and m["functions"] == []
     assert m["skipped"] == [{"name": "myfunc", "line": 25,
                              "reason": "templated; needs instantiate.yml",
-                             "deliberate": False}]
+                             "deliberate": False, "unreadable": False}]
 
 
 def test_namespace_name_forms(tmp_path):

@@ -93,7 +93,7 @@ def test_device_function_unbindable(mock):
     meta = bindthem.parse_header(HEADER, YAML)
     assert {"name": "twice", "line": meta["skipped"][0]["line"],
             "reason": "unbindable: __device__ function is not a kernel",
-            "deliberate": False} in meta["skipped"]
+            "deliberate": False, "unreadable": False} in meta["skipped"]
 
 
 def test_missing_kernel_lists_what_the_module_has(mock):
