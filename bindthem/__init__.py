@@ -33,6 +33,7 @@ except ImportError as _e:
 import importlib  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 
+from ._base.fnptr import FunctionPointer  # noqa: E402
 from ._base.types import StrPath  # noqa: E402
 from .errors import (  # noqa: E402
     BindError,
@@ -75,7 +76,8 @@ def __dir__():
 
 
 __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "BuildError",
-           "BuildWarning", "Function", "Handle", "HeaderError", "InstantiateError", "Library",
+           "BuildWarning", "Function", "FunctionPointer", "Handle", "HeaderError",
+           "InstantiateError", "Library",
            "NullHandleError", "PickleError", "StatusError", "SymbolError", "build",
            "compile_library", "cuda", "getsource", "info", "load", "load_package", "options",
            "parse_header"]

@@ -24,8 +24,8 @@ from .errors import (
 
 __all__ = ["BindError", "BindValueError", "BuildError", "CudaError", "HeaderError",
            "InstantiateError", "NoDriverError", "NullHandleError", "StatusError", "SymbolError",
-           "bound_call", "callback_address", "dask_token", "function_html", "function_pretty",
-           "on_demand", "reduce_function", "signature"]
+           "bound_call", "callback_address", "dask_token", "function_html", "function_pointer",
+           "function_pretty", "on_demand", "reduce_function", "signature"]
 
 
 def function_html(function):
@@ -89,17 +89,29 @@ def on_demand(fn, args, kwargs, error):
     return call(fn, args, kwargs, error)
 
 
-def callback_address(obj):
-    """A C function pointer's address for a callback parameter
-    (csrc/py/bt_callback.c): an integer ``address`` attribute
-    (numba.cfunc), a ctypes function pointer (a ``ctypes.CFUNCTYPE``
-    instance) or a cffi function pointer; False for a C pointer that is
-    none of these (a cffi ``int *``, callable by its type only); None for
-    anything else (a Python callable is then called through a closure).
-    ctypes and cffi are asked only when already imported: no such object
-    exists otherwise."""
+def function_pointer(address, ctype):
+    """A returned C function pointer (csrc/py/bt_call.c): a
+    :class:`bindthem.FunctionPointer` of C type ``ctype``, None for NULL."""
+    from ._base.fnptr import FunctionPointer
+
+    return FunctionPointer(address, ctype) if address else None
+
+
+def callback_address(obj, ctype):
+    """A C function pointer's address for a callback parameter of C type
+    ``ctype`` (csrc/py/bt_callback.c): a :class:`bindthem.FunctionPointer`'s
+    when its type is ``ctype`` (its own type, a str, when not), an integer
+    ``address`` attribute (numba.cfunc), a ctypes function pointer (a
+    ``ctypes.CFUNCTYPE`` instance) or a cffi function pointer; False for a C
+    pointer that is none of these (a cffi ``int *``, callable by its type
+    only); None for anything else (a Python callable is then called through a
+    closure). FunctionPointer, ctypes and cffi are asked only when already
+    imported: no such object exists otherwise."""
     import sys
 
+    fnptr = sys.modules.get("bindthem._base.fnptr")
+    if fnptr is not None and isinstance(obj, fnptr.FunctionPointer):
+        return obj.address if obj.ctype == ctype else obj.ctype
     address = getattr(obj, "address", None)
     if isinstance(address, int) and not isinstance(address, bool):
         return address

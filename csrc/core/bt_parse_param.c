@@ -826,9 +826,17 @@ const char *bt_parse_return_type(Parser *p, BtDecl *d, const Tmpl *tm, int a, in
     if (ti.reason)
         return bt_arena_printf(p->arena, "return value has type '%s', %s",
                                ti.alias ? ti.alias : ti.spelling, ti.reason);
-    if (ti.callback_ref)
+    if (ti.callback_ref && p->in_callback)
         return bt_arena_printf(p->arena, "return value is a function pointer ('%s')",
                                ti.alias ? ti.alias : ti.spelling);
+    if (ti.callback_ref) { /* its address, as an int (0 for NULL): what a callback parameter
+                            * takes as a raw function pointer */
+        _Static_assert(sizeof(unsigned long) == sizeof(void (*)(void)),
+                       "a function pointer is an unsigned long");
+        d->ret.callback_ref = ti.callback_ref;
+        d->ret.type = BT_ULONG;
+        return NULL;
+    }
     if (strcmp(ti.spelling, "auto") == 0 && !ti.nptr && !ti.nref)
         return "";
     if (bt_parse_resolve(&ti, tm, &d->ret) < 0 && !ti.elaborated && !ti.nref && !ti.nptr)

@@ -3,11 +3,31 @@
 
 #include "bt_numpy.h"
 
+#include "bt_fntype.h"
+#include "bt_from_c.h"
 #include "bt_guard.h"
 #include "bt_record.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* A returned function pointer's C type into call->ret_fntype. 0 or -1. */
+static int ret_fntype(BtCall *call, const BtOverload *ov, BtArena *arena)
+{
+    const BtCallbackType *cb = bt_fntype_of(ov, &ov->decl->ret);
+    BtBuf b;
+
+    bt_buf_init(&b);
+    if (cb)
+        bt_fntype_put(&b, ov, cb->sig, "");
+    call->ret_fntype = cb && !b.failed ? bt_arena_strdup(arena, bt_buf_str(&b)) : NULL;
+    bt_buf_free(&b);
+    if (!call->ret_fntype) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
 
 int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char *symbol,
                     BtArena *arena)
@@ -37,6 +57,8 @@ int bt_call_prepare(BtState *st, BtCall *call, const BtOverload *ov, const char 
         call->ret = BT_ULONG;
         call->handles = 1;
     }
+    if (d->ret.callback_ref && ret_fntype(call, ov, arena) < 0)
+        return -1;
     if (bt_slot_build(call->slots, call->order, &call->n_py, ov, arena) < 0 ||
         bt_record_return(call, ov, arena) < 0)
         return -1;
@@ -208,8 +230,23 @@ static inline BT_ALWAYS_INLINE PyObject *value_of(BtTypeId t, int is_string, con
     }
 }
 
+/* New reference: a returned function pointer r as a bindthem.FunctionPointer
+ * of call's return type (None for NULL). */
+static BT_COLD PyObject *function_pointer(const BtCall *call, const BtValue *r)
+{
+    PyObject *argv[2] = {PyLong_FromUnsignedLongLong(r->u64),
+                         PyUnicode_FromString(call->ret_fntype)},
+             *p = argv[0] && argv[1] ? bt_from_c_call("function_pointer", argv, 2) : NULL;
+
+    Py_XDECREF(argv[0]);
+    Py_XDECREF(argv[1]);
+    return p;
+}
+
 static PyObject *convert_return(const BtCall *call, const BtValue *r)
 {
+    if (call->ret_fntype)
+        return function_pointer(call, r);
     return value_of(call->ret, call->ret_string, r);
 }
 

@@ -72,6 +72,9 @@ typedef struct BtCall {
     BtArgSlot *slots; /* n_py */
     BtTypeId ret;
     uint8_t ret_string; /* returns a C string (`const char *`): a str, or None for NULL */
+    /* returns a function pointer: its C type, "int (*)(int)"; the value a
+     * bindthem.FunctionPointer (None for NULL); else NULL */
+    const char *ret_fntype;
     const char *signature;
     const char *symbol;
     BtDirect direct;    /* the call without libffi, where direct.variant != 0 */

@@ -465,8 +465,23 @@ static int address_of(const BtCallbacks *cbs, const BtCallback *cb, PyObject *o,
         return closure_for(fr, cb, o, fname, name, fn); /* the common ones, without a look-up */
     if (o == Py_None)
         return not_callable(cb, o, fname, name);
-    if (!(addr = bt_from_c_call("callback_address", &o, 1)))
+    {
+        PyObject *argv[2] = {o, PyUnicode_FromString(cb->fntype)};
+        if (!argv[1])
+            return -1;
+        addr = bt_from_c_call("callback_address", argv, 2);
+        Py_DECREF(argv[1]);
+        if (!addr)
+            return -1;
+    }
+    if (PyUnicode_Check(addr)) { /* a bindthem.FunctionPointer of another type */
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%U' is a function pointer of type %U, not the parameter's "
+                     "%s",
+                     fname, name, addr, cb->fntype);
+        Py_DECREF(addr);
         return -1;
+    }
     if (addr == Py_None || addr == Py_False) { /* False: a C pointer, but no function's */
         int callable = addr == Py_None && PyCallable_Check(o);
         Py_DECREF(addr);

@@ -235,6 +235,8 @@ static const char *python_type(const BtHeader *h, const BtTypeRef *t, const char
         return "bindthem.Handle | None"; /* a `void *`'s NULL: None by default (bt_handle_bind.c) */
     if (t->handle_ref)
         return "bindthem.Handle";
+    if (t->callback_ref && ret)
+        return "bindthem.FunctionPointer | None"; /* NULL: None (bt_call.c) */
     return t->is_voidp && !ret ? "bindthem.Handle | None" : py;
 }
 

@@ -814,8 +814,7 @@ static PyObject *result(Frame *f, const BtValue *rv)
     int i, none, n = 0, ok = 1;
 
     if (f->call->ret != BT_VOID && !pl->n_ok)
-        ok = (parts[n++] = returned(f, bt_call_value(f->call->ret, f->call->ret_string, rv))) !=
-             NULL;
+        ok = (parts[n++] = returned(f, bt_call_return(f->call, rv))) != NULL;
     for (i = 0; ok && i < pl->n_params; i++) {
         PyObject *x = result_part(f, i, &none);
         if (!none)

@@ -63,6 +63,16 @@ int named(const char *(*f)(int), int k);
 int truth(_Bool (*f)(int), int k);
 /* An int overload, beside apply_n, under one Python name (pick). */
 int apply_int(int k, int n);
+typedef int (*unary)(int);
+typedef float (*funary)(float);
+/* Sets the handler (kept past the call: a C function), returns the one before. */
+unary set_handler(unary h);
+/* The handler's h(k), or -1 without one. */
+int run_handler(int k);
+/* No handler; returns the one before. */
+unary clear_handler(void);
+/* A float function: k / 2. */
+funary get_half(void);
 #ifdef __cplusplus
 }
 #endif
@@ -146,6 +156,12 @@ int nested(int (*f)(int (*)(int), int), int x) { return f(twice, x); }
 int named(const char *(*f)(int), int k) { return (int)strlen(f(k)); }
 int truth(_Bool (*f)(int), int k) { return f(k) ? 1 : 0; }
 int apply_int(int k, int n) { return k * n; }
+static unary handler;
+unary set_handler(unary h) { unary old = handler; handler = h; return old; }
+int run_handler(int k) { return handler ? handler(k) : -1; }
+unary clear_handler(void) { return set_handler(NULL); }
+static float half(float k) { return k / 2; }
+funary get_half(void) { return half; }
 """
 
 YAML = """\
@@ -374,6 +390,33 @@ def test_a_bindthem_function_as_a_raw_pointer(lib):
                                         r"cube, of C type double \(\*\)\(double\), but the "
                                         r"parameter's type is double \(\*\)\(double, void \*\)"):
         lib.integrate(lib.cube, None, 0.0, 1.0, 10)
+
+
+def test_returned_function_pointers(lib):
+    """A returned function pointer is a bindthem.FunctionPointer of its C
+    type (None for NULL): a callback parameter of that type takes it, one of
+    another type refuses it, ctypes calls it; it does not pickle."""
+    import pickle
+
+    lib.clear_handler()
+    assert lib.run_handler(7) == -1
+    assert lib.set_handler(lib.triple) is None  # none before: NULL
+    p = lib.set_handler(lib.triple)
+    assert isinstance(p, bindthem.FunctionPointer) and p.ctype == "int (*)(int)"
+    assert lib.run_handler(7) == 21 and lib.apply_n(p, 4) == 18  # 0 + 3 + 6 + 9
+    q = lib.set_handler(p)
+    assert q == p and hash(q) == hash(p) and lib.run_handler(2) == 6
+    half = lib.get_half()
+    assert half.ctype == "float (*)(float)" and lib.scale(half, 3.0) == 1.5
+    with pytest.raises(TypeError, match=r"scale\(\): argument 'f' is a function pointer of "
+                       r"type int \(\*\)\(int\), not the parameter's float \(\*\)\(float\)"):
+        lib.scale(p, 3.0)
+    assert ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(int(p))(5) == 15
+    assert "int (*)(int) at 0x" in repr(p)
+    with pytest.raises(TypeError, match="does not pickle"):
+        pickle.dumps(p)
+    with pytest.raises(ValueError):
+        bindthem.FunctionPointer(0, "int (*)(int)")
 
 
 def test_refusals(lib):
