@@ -8,7 +8,8 @@ Rows:
   pickle size ...               bytes of pickle.dumps(f): with the library's bytes
                                 (the default up to $BINDTHEM_CARRY_BYTES), with its
                                 path and SHA-256 only (a bigger library), and the
-                                source alone (BINDTHEM_CARRY_LIBRARY=0)
+                                source alone (BINDTHEM_CARRY_LIBRARY=0), and after
+                                bindthem.send_to_workers sent its bytes to the workers
   first use, carried bytes      pickle.loads and the first call in a fresh interpreter
                                 with no compiler, an empty cache and no author's file:
                                 the bytes verified, written to the cache, loaded
@@ -109,6 +110,15 @@ def main():
             for k, v in old.items():
                 os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
         sizes[label] = len(data[label])
+    # the bytes sent once per worker ahead (bindthem.send_to_workers): the hash alone
+    from bindthem._services import carry
+
+    sha = f.library._bindthem_.source.binary["sha256"]
+    carry.SENT.add(sha)
+    try:
+        sizes["sent"] = len(pickle.dumps(f))
+    finally:
+        carry.SENT.discard(sha)
     # the bytes alone reach a worker that cannot read the builder's file
     moved = dict(f.library._bindthem_.source.binary, path="/nonexistent/" + "x" * 8)
     source = f.library._bindthem_.source
@@ -130,6 +140,7 @@ def main():
             ["pickle size, with its bytes", "%d bytes" % sizes["bytes"]],
             ["pickle size, its path and SHA-256", "%d bytes" % sizes["path"]],
             ["pickle size, the source alone", "%d bytes" % sizes["source"]],
+            ["pickle size, its bytes sent ahead (send_to_workers)", "%d bytes" % sizes["sent"]],
             ["first use, carried bytes, no compiler (median of %d)" % FRESH,
              "%.1f ms" % (carried_bytes * 1e3)],
             ["first use, carried path, no compiler", "%.1f ms" % (carried_path * 1e3)],

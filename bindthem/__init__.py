@@ -49,7 +49,16 @@ from .errors import (  # noqa: E402
     StatusError,
     SymbolError,
 )
-from .library import Library, build, compile_library, getsource, info, load, options  # noqa: E402
+from .library import (  # noqa: E402
+    Library,
+    build,
+    compile_library,
+    getsource,
+    info,
+    load,
+    options,
+    send_to_workers,
+)
 from .package import load_package  # noqa: E402
 
 if TYPE_CHECKING:
@@ -80,7 +89,7 @@ __all__ = ["BindError", "BindTypeError", "BindValueError", "BindWarning", "Build
            "InstantiateError", "Library",
            "NullHandleError", "PickleError", "StatusError", "SymbolError", "build",
            "compile_library", "cuda", "getsource", "info", "load", "load_package", "options",
-           "parse_header"]
+           "parse_header", "send_to_workers"]
 
 Function = _core.Function
 Handle = _core.Handle

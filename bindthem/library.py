@@ -30,7 +30,7 @@ from .errors import BindTypeError, BindWarning, warn
 CppOption = Union[Literal["auto"], bool]
 
 __all__ = ["Backend", "Library", "LibraryInfo", "build", "compile_library", "getsource", "info",
-           "library_of", "load", "options"]
+           "library_of", "load", "options", "send_to_workers"]
 
 
 def _regular_file(path):
@@ -54,6 +54,33 @@ def info(obj: Library | _core.Function | _core.CudaKernel) -> LibraryInfo:
         raise BindTypeError("bindthem.info(%s): expected a Library or one of its kernels (a "
                             "live one: its Library may be gone)" % type(obj).__name__)
     return lib._bindthem_
+
+
+def send_to_workers(client: Any, *objects: Library | _core.Function) -> int:
+    """Sends the shared libraries of ``objects`` (Libraries or their
+    Functions: built, loaded or packaged, with the instantiations an open
+    one made so far) to every worker of the Dask client ``client`` once, and
+    to each worker that joins later (a ``distributed`` WorkerPlugin, which
+    writes them into the worker's bindthem cache after checking their
+    SHA-256). From then on this process's pickles of their kernels carry each
+    library's SHA-256, not its bytes, however many tasks they go with. A
+    library made later (a new dtype on demand) travels in the pickles as
+    before. Returns the bytes sent to each worker. See :doc:`dask`."""
+    from ._services import carry, workers
+
+    libs = []
+    for obj in objects:
+        lib = obj if isinstance(obj, Library) else library_of(obj)
+        if lib is None:
+            raise BindTypeError("bindthem.send_to_workers(): expected Libraries or their "
+                                "kernels, not %s" % type(obj).__name__)
+        libs += workers.payload(lib._bindthem_._reduce())
+    if not libs:
+        return 0
+    plugin = workers.CarriedLibraries(libs)
+    client.register_plugin(plugin)
+    carry.SENT.update(sha for sha, _ in plugin.libraries)
+    return sum(len(data) for _, data in plugin.libraries)
 
 
 def library_of(obj: object) -> Library | None:

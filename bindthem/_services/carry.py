@@ -21,8 +21,8 @@ from ..errors import BindError, PickleError
 from . import loading
 from .loading import LIBRARY_LIMIT, read_regular, sha256_hex
 
-__all__ = ["CARRY_LIMIT", "as_carried", "bind_carried", "carried", "library_of", "made_of",
-           "noting", "platform_of", "unusable"]
+__all__ = ["CARRY_LIMIT", "SENT", "as_carried", "bind_carried", "bytes_of", "carried",
+           "library_of", "made_of", "noting", "platform_of", "receive", "unusable"]
 
 # bytes of a built library a pickle carries ($BINDTHEM_CARRY_BYTES; 0: none, only its
 # path and SHA-256, which serve workers that see the same file)
@@ -95,6 +95,43 @@ def unusable(binary):
     return None
 
 
+# SHA-256s of libraries whose bytes this process sent to every worker of a Dask
+# client once (bindthem.send_to_workers): its pickles carry their hash, not their bytes
+SENT = set()
+
+
+def bytes_of(binary):
+    """All the bytes of the library ``binary`` names (whatever
+    $BINDTHEM_CARRY_BYTES says), read from its path and checked against its
+    SHA-256; None when the file no longer holds it."""
+    if binary["data"] is not None:
+        return binary["data"]
+    try:
+        data = read_regular(binary["path"], LIBRARY_LIMIT)
+    except OSError:
+        return None
+    return data if sha256_hex(data) == binary["sha256"] else None
+
+
+def receive(sha, data, cache_dir=None):
+    """Library bytes sent ahead of the pickles (a worker's
+    bindthem.send_to_workers plugin) into the cache's ``carried/``, where
+    :func:`bind_carried` finds them when a pickle carries the hash alone.
+    Bytes that do not hash to ``sha`` are a PickleError, never written.
+    Returns the path written."""
+    if sha256_hex(data) != sha:
+        raise PickleError("the shared library sent to this worker does not hash to the SHA-256 "
+                          "it was sent with (%s...): damaged in transit, not written" % sha[:16])
+    from . import cache
+
+    with cache.using_group(cache_dir, "carried", sha[:32]) as folder:
+        return cache.write_once(folder, _carried_name(sha), data)
+
+
+def _carried_name(sha):
+    return "lib%s.so" % sha[:12]
+
+
 def bind_carried(binary, name, cache_dir, bind):
     """(bind(opened, path), None) for the shared library ``binary``
     describes (:func:`carried`; a pickle of kernel ``name`` carried it),
@@ -113,12 +150,10 @@ def bind_carried(binary, name, cache_dir, bind):
     try:
         return bind(loading.open_checked(path, sha, LIBRARY_LIMIT), path), None
     except (OSError, loading.Mismatch):
-        if data is None:
-            return None, ("its bytes did not travel (more than $BINDTHEM_CARRY_BYTES) and %s "
-                          "is not that library on this machine" % path)
+        pass
     except BindError as e:
         return None, "binding it failed: %s" % e
-    if sha256_hex(data) != sha:
+    if data is not None and sha256_hex(data) != sha:
         raise PickleError(
             "cannot unpickle bindthem kernel %r: the shared library it carries does not hash to "
             "the SHA-256 it carries (%s...): the pickle was damaged in transit. bindthem loads "
@@ -127,7 +162,15 @@ def bind_carried(binary, name, cache_dir, bind):
 
     try:
         with cache.using_group(cache_dir, "carried", sha[:32]) as folder:
-            copy = cache.write_once(folder, "lib%s.so" % sha[:12], data)
+            if data is None:  # sent ahead (send_to_workers), or an earlier pickle's: hashed
+                copy = os.path.join(folder, _carried_name(sha))  # as it is mapped
+                if not os.path.isfile(copy):
+                    return None, (
+                        "its bytes did not travel (more than $BINDTHEM_CARRY_BYTES, or sent once "
+                        "per worker by bindthem.send_to_workers, which this worker has not "
+                        "received) and %s is not that library on this machine" % path)
+            else:
+                copy = cache.write_once(folder, _carried_name(sha), data)
             return bind(loading.open_checked(copy, sha, LIBRARY_LIMIT), copy), None
     except (OSError, BindError, loading.Mismatch) as e:  # the loader's refusal
         return None, "loading it failed: %s" % (e,)
@@ -165,10 +208,12 @@ def carried(path, flags, key, sha256=None):
 def as_carried(binary):
     """What a pickle carries of ``binary``: nothing when
     $BINDTHEM_CARRY_LIBRARY is 0 (the source alone: every worker builds), its
-    bytes only when at most $BINDTHEM_CARRY_BYTES (default CARRY_LIMIT)."""
+    bytes only when at most $BINDTHEM_CARRY_BYTES (default CARRY_LIMIT) and
+    not sent to the workers ahead (:data:`SENT`)."""
     if binary is None or os.environ.get("BINDTHEM_CARRY_LIBRARY", "1").strip() == "0":
         return None
-    if binary["data"] is not None and len(binary["data"]) > _carry_limit():
+    if binary["data"] is not None and (len(binary["data"]) > _carry_limit()
+                                       or binary["sha256"] in SENT):
         return dict(binary, data=None)
     return binary
 

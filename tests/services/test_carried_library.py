@@ -78,6 +78,26 @@ def main(engine, folder, kind):
             cache = os.environ["BINDTHEM_CACHE"]
             assert any(maps.values()) and all(
                 any(cache in l for l in m) for m in maps.values() if m), maps
+    elif engine == "dask-sent":  # the bytes sent once per worker, the pickles without them
+        import distributed
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=40) as cluster, \
+                distributed.Client(cluster) as client:
+            before = len(pickle.dumps(f))
+            sent = bindthem.send_to_workers(client, lib)
+            after = len(pickle.dumps(f))
+            assert sent > 10000 and after < before - sent + 2000, (before, sent, after)
+            assert bindthem.send_to_workers(client, f) == sent  # again: the same plugin
+            out = client.gather(client.map(task, [f] * len(xs), xs, pure=False))
+            old = set(client.scheduler_info()["workers"])
+            cluster.scale(2)  # a worker that joins later gets them too
+            client.wait_for_workers(2)
+            new = sorted(set(client.scheduler_info()["workers"]) - old)
+            assert len(new) == 1, new
+            more = client.gather(client.map(task, [f] * 2, xs[:2], pure=False, workers=new))
+            assert all(np.array_equal(y, x * 3) for x, y in zip(xs, more))
+            maps = client.run(lambda: [l for l in open("/proc/self/maps") if "/carried/" in l])
+            assert len(maps) == 2 and all(maps.values()), maps
     for x, y in zip(xs, out):
         assert y.dtype == x.dtype and np.array_equal(y, x * 3), (x, y)
     print("ok", engine, kind, len(out))
@@ -107,7 +127,7 @@ def _author(tmp_path):
 
 
 ENGINES = ["pool-spawn", "pool-forkserver", "mp-spawn", "mp-forkserver", "joblib", "dask"]
-CASES = ([(e, "build") for e in ENGINES]
+CASES = ([(e, "build") for e in ENGINES] + [("dask-sent", "build"), ("dask-sent", "load")]
          + [(e, "load") for e in ("pool-forkserver", "mp-spawn", "joblib", "dask")]
          + [(e, "ondemand") for e in ("pool-spawn", "mp-forkserver", "joblib", "dask")])
 
@@ -119,7 +139,7 @@ def test_workers_without_a_compiler_run_a_kernel(engine, kind, tmp_path):
     instantiations were made on demand where it was pickled."""
     if engine == "joblib":
         pytest.importorskip("joblib")
-    if engine == "dask":
+    if engine.startswith("dask"):
         pytest.importorskip("distributed")
     _author(tmp_path)
     script = tmp_path / "engine.py"
@@ -337,3 +357,28 @@ def test_a_library_over_the_bound_is_hashed_not_kept(built, monkeypatch):
     assert binary["sha256"] == hashlib.sha256(data).hexdigest()
     monkeypatch.delenv("BINDTHEM_CARRY_BYTES")
     assert carry.carried(built.__file__, [], "0" * 64)["data"] == data
+
+
+def test_bytes_sent_ahead_are_checked_and_found_by_their_hash(built, tmp_path, monkeypatch):
+    """bindthem.send_to_workers' side, without a cluster: bytes that do not
+    hash to their SHA-256 are refused and never written; a pickle of a sent
+    library carries its hash alone; a worker holding the bytes in its cache
+    binds them, one that never received them says so."""
+    from bindthem._services import carry, workers
+
+    fields = _gone(built, tmp_path)
+    sha, data = fields["binary"]["sha256"], fields["binary"]["data"]
+    assert workers.payload(built._bindthem_.source) == [(sha, data)]
+    wcache = tmp_path / "w-cache"
+    damaged = bytearray(data)
+    damaged[len(data) // 2] ^= 0xFF
+    with pytest.raises(bindthem.PickleError, match="does not hash"):
+        carry.receive(sha, bytes(damaged), str(wcache))
+    assert not list(wcache.glob("carried/*/lib*.so"))
+    monkeypatch.setattr(carry, "SENT", {sha})
+    light = dict(fields, binary=carry.as_carried(fields["binary"]))
+    assert light["binary"]["data"] is None and light["binary"]["sha256"] == sha
+    out = _use(pickle.dumps(_Forged(light)), tmp_path)
+    assert out[0].startswith("BuildError") and "bindthem.send_to_workers" in out[0], out
+    carry.receive(sha, data, str(wcache))  # what the plugin's setup does on a worker
+    assert _use(pickle.dumps(_Forged(light)), tmp_path) == ["ok [2.0, 2.0, 2.0]", "mapped True"]
