@@ -28,6 +28,8 @@ import numpy as np
 import bindthem
 
 def task(f, x):
+    if f.__name__ == "total":  # the packaged kernel (examples/kernelpkg)
+        return f(x)
     y = x.copy()
     f(y, 3.0)
     return y
@@ -41,14 +43,18 @@ def main(engine, folder, kind):
         lib = bindthem.build(header, cache_dir=os.path.join(src, "cache"))
         for dtype in (np.float64, np.float32):
             lib.scale(np.ones(2, dtype), 1.0)
+    elif kind == "package":  # examples/kernelpkg, built into pkg/: no worker has a copy
+        sys.path.insert(0, os.path.join(folder, "pkg"))
+        from kernelpkg import kernels as lib
     else:  # a library compiled by whoever, loaded: the worker has no such file
         so = bindthem.compile_library(header, yml, output=os.path.join(src, "libk.so"),
                                       cache_dir=os.path.join(src, "cache"))
         lib = bindthem.load(so, header, yml)
-    f = lib.scale
+    f = lib.total if kind == "package" else lib.scale
     import pickle
     pickle.dumps(f)  # read the library now: its file goes with the author's folder
     shutil.rmtree(src)
+    shutil.rmtree(os.path.join(folder, "pkg"), ignore_errors=True)
     nocc = os.path.join(folder, "no-compiler")
     os.makedirs(nocc)
     os.environ.update(PATH=nocc, CXX=os.path.join(nocc, "c++"), CC=os.path.join(nocc, "cc"),
@@ -95,11 +101,14 @@ def main(engine, folder, kind):
             new = sorted(set(client.scheduler_info()["workers"]) - old)
             assert len(new) == 1, new
             more = client.gather(client.map(task, [f] * 2, xs[:2], pure=False, workers=new))
-            assert all(np.array_equal(y, x * 3) for x, y in zip(xs, more))
+            assert all(np.array_equal(y, x * 3) for x, y in zip(xs, more)) or kind == "package"
             maps = client.run(lambda: [l for l in open("/proc/self/maps") if "/carried/" in l])
             assert len(maps) == 2 and all(maps.values()), maps
     for x, y in zip(xs, out):
-        assert y.dtype == x.dtype and np.array_equal(y, x * 3), (x, y)
+        if kind == "package":
+            assert y == x.sum(), (x, y)
+        else:
+            assert y.dtype == x.dtype and np.array_equal(y, x * 3), (x, y)
     print("ok", engine, kind, len(out))
 
 if __name__ == "__main__":
@@ -127,21 +136,44 @@ def _author(tmp_path):
 
 
 ENGINES = ["pool-spawn", "pool-forkserver", "mp-spawn", "mp-forkserver", "joblib", "dask"]
-CASES = ([(e, "build") for e in ENGINES] + [("dask-sent", "build"), ("dask-sent", "load")]
-         + [(e, "load") for e in ("pool-forkserver", "mp-spawn", "joblib", "dask")]
-         + [(e, "ondemand") for e in ("pool-spawn", "mp-forkserver", "joblib", "dask")])
+KINDS = ["build", "load", "ondemand", "package"]
+CASES = ([(e, k) for e in ENGINES for k in KINDS]
+         + [("dask-sent", "build"), ("dask-sent", "load"), ("dask-sent", "package")])
+
+
+@pytest.fixture(scope="module")
+def kernelpkg(tmp_path_factory):
+    """examples/kernelpkg after `setup.py build_py`: its build/lib folder."""
+    import shutil
+
+    from sources import ROOT
+
+    tmp = tmp_path_factory.mktemp("kernelpkg")
+    shutil.copytree(os.path.join(ROOT, "examples", "kernelpkg"), tmp / "src")
+    env = python_env(BINDTHEM_CACHE=str(tmp / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp / "src"), env["PYTHONPATH"]])
+    r = subprocess.run([sys.executable, "setup.py", "-q", "build_py"], cwd=str(tmp / "src"),
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return tmp / "src" / "build" / "lib"
 
 
 @pytest.mark.parametrize("engine,kind", CASES)
-def test_workers_without_a_compiler_run_a_kernel(engine, kind, tmp_path):
-    """A built kernel, a loaded one whose library file the workers do not
-    have (a packaged one: tests/api/test_kernel_package.py), and one whose
-    instantiations were made on demand where it was pickled."""
+def test_workers_without_a_compiler_run_a_kernel(engine, kind, tmp_path, request):
+    """Each engine, each kind of kernel: a built one, a loaded one whose
+    library file the workers do not have, one whose instantiations were made
+    on demand where it was pickled, and a packaged one (examples/kernelpkg)
+    that no worker has installed; and on Dask with the bytes sent once per
+    worker (bindthem.send_to_workers)."""
+    import shutil
+
     if engine == "joblib":
         pytest.importorskip("joblib")
     if engine.startswith("dask"):
         pytest.importorskip("distributed")
     _author(tmp_path)
+    if kind == "package":
+        shutil.copytree(request.getfixturevalue("kernelpkg"), tmp_path / "pkg")
     script = tmp_path / "engine.py"
     script.write_text(ENGINE)
     r = subprocess.run([sys.executable, str(script), engine, str(tmp_path), kind],
