@@ -10,7 +10,9 @@ Modes (each check is {"ok": bool, "error": text} or numbers):
   closure HEADER YML CACHE WORKER...  submit of a closure that runs a kernel in place;
                                     first-task and later-task latency per worker
   map     HEADER YML CACHE WORKER...  Client.map of a kernel over chunks, map_blocks
-  nocc    HEADER YML CACHE WORKER CARRY   a task on a worker without a compiler
+  nocc    HEADER YML CACHE WORKER CARRY [KIND]   a task on a worker without a compiler, of
+                                    a built kernel, a loaded one or an open one (KIND:
+                                    build, load, ondemand)
   pyamg   CORE CACHE WORKER         gauss_seidel of pyamg's relaxation.h on a worker
   bench   HEADER YML CACHE REPS WORKER...  first and later kernel tasks vs np.sum tasks,
                                     and the first after a restart
@@ -168,13 +170,25 @@ def mode_map(scheduler, header, yml, cache, *workers):
     return out
 
 
-def mode_nocc(scheduler, header, yml, cache, worker, carry):
+def mode_nocc(scheduler, header, yml, cache, worker, carry, kind="build"):
     """carry "0": the pickles carry the source alone (BINDTHEM_CARRY_LIBRARY=0),
-    "1": with the library built here (the default)."""
+    "1": with the library built here (the default). kind: a built kernel, one
+    compiled here and loaded (its file is in the author's folder, which the
+    worker does not see), or an open one whose float64 instantiation was made
+    here on demand."""
     os.environ["BINDTHEM_CARRY_LIBRARY"] = carry
     client = connect(scheduler, [worker])
     # a Library of its own per mode (the name is in its key): the worker has not seen it
-    lib = bindthem.build(header, yml, cache_dir=cache, name="rows_carry%s" % carry)
+    name = "rows_carry%s_%s" % (carry, kind)
+    if kind == "load":
+        so = bindthem.compile_library(header, yml, output=os.path.join(cache, "lib%s.so" % name),
+                                      cache_dir=cache)
+        lib = bindthem.load(so, header, yml)
+    elif kind == "ondemand":
+        lib = bindthem.build(header, cache_dir=cache, name=name)
+        lib.total(np.ones(2))
+    else:
+        lib = bindthem.build(header, yml, cache_dir=cache, name=name)
     total = lib.total
     addr = {i["name"]: a for a, i in client.scheduler_info(n_workers=-1)["workers"].items()}
     pid = client.run(os.getpid, workers=[addr[worker]])[addr[worker]]

@@ -152,10 +152,13 @@ def test_hosts_client_map_and_map_blocks(hosts, author):
     ok(r["map_blocks"], "map_blocks with lib.rowsum")
 
 
-def test_hosts_worker_without_a_compiler_runs_the_library_the_pickle_carries(hosts, author):
-    """The client's pickle carries the library it built: the worker without a
-    compiler, which shares no file with the client, verifies and loads it."""
-    r = client(hosts, "nocc", *rows(author), "nocc", "1", timeout=180)
+@pytest.mark.parametrize("kind", ["build", "load", "ondemand"])
+def test_hosts_worker_without_a_compiler_runs_the_library_the_pickle_carries(hosts, author,
+                                                                             kind):
+    """The client's pickle carries the library it built (or compiled and
+    loaded, or made on demand): the worker without a compiler, which shares
+    no file with the client, verifies and loads it."""
+    r = client(hosts, "nocc", *rows(author), "nocc", "1", kind, timeout=180)
     assert r["task"] == {"raised": None, "result": r["expected"]}, r
     assert r["seconds"] < 60, r
     ok(r["after"], "a task on the worker after it")
