@@ -45,6 +45,10 @@ static const Function functions[] = {{"len", BT_X_QUERY, BT_Q_LEN, 1},
                                      {"ld", BT_X_QUERY, BT_Q_LD, 1},
                                      {"ndim", BT_X_QUERY, BT_Q_NDIM, 1},
                                      {"layout", BT_X_QUERY, BT_Q_LAYOUT, 3},
+                                     {"minval", BT_X_QUERY, BT_Q_MINVAL, 1},
+                                     {"maxval", BT_X_QUERY, BT_Q_MAXVAL, 1},
+                                     {"minabs", BT_X_QUERY, BT_Q_MINABS, 1},
+                                     {"maxabs", BT_X_QUERY, BT_Q_MAXABS, 1},
                                      {"min", BT_X_MIN, 0, 0},
                                      {"max", BT_X_MAX, 0, 0}};
 
@@ -776,6 +780,10 @@ static int bind_query(BtExpr *e, BtExprNode *q, const BtDecl *d, const BtHeader 
     t = &d->params[j].t;
     if (!t->is_array && !t->is_voidp && !t->is_string)
         return fail(e, diag, off, "", "%s(%s): '%s' is not an array", fn, q->name, q->name);
+    if (q->k >= BT_Q_MINVAL &&
+        (!t->is_array || (t->tparam < 0 && !strchr("iu", bt_type(t->type)->kind))))
+        return fail(e, diag, off, "", "%s(%s): '%s' is not an array of integers", fn, q->name,
+                    q->name);
     q->param = j;
     if (q->k == BT_Q_SHAPE) {
         if (const_arg(e, q, q->a, "its axis", &q->v, diag) < 0)

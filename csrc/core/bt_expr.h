@@ -56,8 +56,21 @@
 #define BT_EXPR_MAX_LEN 4096 /* characters of one expression */
 #define BT_EXPR_MAX_DEPTH 64 /* nesting levels */
 
-/* Array queries (BtExprNode.op BT_X_QUERY, .k the query). */
-enum { BT_Q_LEN, BT_Q_SHAPE, BT_Q_STRIDE, BT_Q_LD, BT_Q_NDIM, BT_Q_LAYOUT };
+/* Array queries (BtExprNode.op BT_X_QUERY, .k the query): of its shape and
+ * layout, and of an integer array's values (the least and greatest, and
+ * of their absolute values: a pivot array's range, read at each call). */
+enum {
+    BT_Q_LEN,
+    BT_Q_SHAPE,
+    BT_Q_STRIDE,
+    BT_Q_LD,
+    BT_Q_NDIM,
+    BT_Q_LAYOUT,
+    BT_Q_MINVAL,
+    BT_Q_MAXVAL,
+    BT_Q_MINABS,
+    BT_Q_MAXABS
+};
 
 /* Node operations. */
 enum {

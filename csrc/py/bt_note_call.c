@@ -8,6 +8,7 @@
 #include "bt_numpy.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 /* One constant into nc's status names when it has prefix (n bytes). */
@@ -203,6 +204,58 @@ static int env_param(void *ctx, int i, long long *v, const char **why)
     return 0;
 }
 
+/* The least and greatest of the n integers of type ty at p, stride s
+ * bytes apart, and of their absolute values, folded into r[4] (minval,
+ * maxval, minabs, maxabs; an unsigned one above LLONG_MAX counts as
+ * LLONG_MAX, |LLONG_MIN| as LLONG_MAX). */
+static void fold_values(const char *p, Py_ssize_t n, Py_ssize_t s, const BtType *ty, long long *r)
+{
+    for (Py_ssize_t j = 0; j < n; j++, p += s) {
+        long long x, ax;
+        uint64_t u = 0;
+        memcpy(&u, p, ty->size); /* little-endian: the low bytes */
+        if (ty->kind == 'i') {
+            int shift = 64 - 8 * (int)ty->size;
+            x = (long long)((int64_t)(u << shift) >> shift);
+        } else {
+            x = u > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)u;
+        }
+        ax = x == LLONG_MIN ? LLONG_MAX : x < 0 ? -x : x;
+        r[0] = x < r[0] ? x : r[0];
+        r[1] = x > r[1] ? x : r[1];
+        r[2] = ax < r[2] ? ax : r[2];
+        r[3] = ax > r[3] ? ax : r[3];
+    }
+}
+
+/* minval/maxval/minabs/maxabs (q) of integer array a, parameter i, into
+ * *v: of no value, minval and minabs are LLONG_MAX, maxval LLONG_MIN and
+ * maxabs 0 (a range check of an empty array holds). 0, or -1 with why. */
+static int array_values(Frame *f, int i, PyArrayObject *a, int q, long long *v, const char **why)
+{
+    const BtType *ty = bt_type(f->nc->types[i]);
+    long long r[4] = {LLONG_MAX, LLONG_MIN, LLONG_MAX, 0};
+    PyArrayObject *flat = a;
+
+    if (!strchr("iu", ty->kind) || (size_t)PyArray_ITEMSIZE(a) != ty->size) {
+        snprintf(f->buf, sizeof f->buf, "'%s' is not an array of integers", f->nc->names[i]);
+        *why = f->buf;
+        return -1;
+    }
+    if (PyArray_NDIM(a) > 1 && !PyArray_ISCONTIGUOUS(a) && !PyArray_ISFORTRAN(a) &&
+        !(flat = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER))) {
+        PyErr_Clear();
+        *why = "out of memory";
+        return -1;
+    }
+    fold_values(PyArray_BYTES(flat), PyArray_SIZE(flat),
+                PyArray_NDIM(flat) == 1 ? PyArray_STRIDE(flat, 0) : (Py_ssize_t)ty->size, ty, r);
+    if (flat != a)
+        Py_DECREF(flat);
+    *v = r[q - BT_Q_MINVAL];
+    return 0;
+}
+
 static int env_query(void *ctx, int q, int i, long long k, long long *v, const char **why)
 {
     Frame *f = ctx;
@@ -229,6 +282,10 @@ static int env_query(void *ctx, int q, int i, long long k, long long *v, const c
     case BT_Q_STRIDE: *v = f->stride[i]; return 0;
     case BT_Q_LD: *v = f->ld[i]; return 0;
     case BT_Q_NDIM: *v = nd; return 0;
+    case BT_Q_MINVAL:
+    case BT_Q_MAXVAL:
+    case BT_Q_MINABS:
+    case BT_Q_MAXABS: return array_values(f, i, a, q, v, why);
     default: *v = f->layout > 0; return 0; /* BT_Q_LAYOUT: 0 rows, 1 columns */
     }
 }

@@ -56,7 +56,9 @@ What the generated entries do:
   ctypes CFUNCTYPE);
 - LAPACKE's renamed arguments and added outputs (RENAMED, ADDED below);
 - a routine of COLUMNS_ONLY whose row-major code in LAPACKE contradicts the
-  documentation: the entry, with the check matrix_layout == LAPACK_COL_MAJOR.
+  documentation: the entry, with the check matrix_layout == LAPACK_COL_MAJOR;
+- a pivot array the caller passes (ipiv, jpiv): each value a row of the
+  matrix, checked (pivot_checks).
 """
 
 import argparse
@@ -716,6 +718,36 @@ def workspace_room(n, desc, scalars):
     return None
 
 
+# The families whose pivots are signed (Bunch-Kaufman and rook: a negative IPIV(k) marks a
+# 2x2 block); Aasen's (_aa) are plain row indices, as LU's
+SIGNED_PIVOTS = re.compile(r"(sy|he|sp|hp)\w*$")
+
+
+def pivot_checks(routine, params, notes, chars, doc):
+    """The checks of a pivot array the caller passes (IPIV, JPIV): LAPACK swaps row k with row
+    IPIV(k) unchecked, so a value out of the matrix reads and writes outside it. Each value must
+    be a row of the N x N matrix: 1 to N, or for the signed families (SIGNED_PIVOTS) nonzero
+    with |IPIV(k)| <= N. An [in,out] one is read only when FACT = 'F' (?gesvx: a factorization
+    given), else written: checked then only. What this does not check: the pairing of a signed
+    family's 2x2 blocks (two equal negative entries), which LAPACK trusts too."""
+    out = []
+    signed = SIGNED_PIVOTS.match(routine[1:]) and "_aa" not in routine
+    for t, n, ptr, const in params:
+        nt = notes.get(n)
+        if n not in ("ipiv", "jpiv") or not nt or nt.get("intent") == "out" or \
+                len(nt.get("shape", [])) != 1:
+            continue
+        rows = nt["shape"][0]
+        test = ("minabs(%s) >= 1 && maxabs(%s) <= %s" if signed else
+                "minval(%s) >= 1 && maxval(%s) <= %s") % (n, n, rows)
+        if doc[n.upper()][0] != "in":    # [in,out]: read only when given a factorization
+            if "fact" not in chars:
+                raise Skip("%s %s: a pivot array read and written, and no FACT" % (routine, n))
+            test = "!(%s) || (%s)" % (char_test("fact", "F"), test)
+        out.append(test)
+    return out
+
+
 def annotate(name, ret, params, src):
     """The entry (an ordered list of (key, value text)) of one function, or raises Skip."""
     if params is None:
@@ -855,6 +887,7 @@ def annotate(name, ret, params, src):
         # documentation wins, the array must be writable
         notes[n] = {"intent": it, "shape": shape}
         arrays.append(n)
+    checks += pivot_checks(routine, params, notes, chars, doc)
     # the out arrays' shapes must not depend on... anything but by-value arguments (fexpr made sure)
     # the cross-check against LAPACKE's row-major code
     mats = [a for a in arrays if len(notes[a]["shape"]) == 2]

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from sources import CC, CXX, ROOT, run, system_library
-from support import random_array
+from support import python_env, random_array
 
 import bindthem
 
@@ -497,6 +497,10 @@ int divide(int n, const double *x, double d, double *out);
 void cscale(int n, void *z, double f);
 /* a + b, no pointers at all */
 int plain_add(int a, int b);
+/* x[idx[k]] summed over k, the indices trusted (as LAPACK trusts its pivots). */
+double gather(int nx, const double *x, int n, const int *idx);
+/* The same with |idx[k]| - 1 (a signed, 1-based index, as a 2x2 pivot's). */
+double gather_abs(int nx, const double *x, int n, const long long *idx);
 #endif
 """
 
@@ -593,6 +597,20 @@ int divide(int n, const double *x, double d, double *out)
 }
 void cscale(int n, void *z, double f) { double *p = z; for (int i = 0; i < 2 * n; i++) p[i] *= f; }
 int plain_add(int a, int b) { return a + b; }
+double gather(int nx, const double *x, int n, const int *idx)
+{
+    double s = 0;
+    (void)nx;
+    for (int k = 0; k < n; k++) s += x[idx[k]];
+    return s;
+}
+double gather_abs(int nx, const double *x, int n, const long long *idx)
+{
+    double s = 0;
+    (void)nx;
+    for (int k = 0; k < n; k++) s += x[(idx[k] < 0 ? -idx[k] : idx[k]) - 1];
+    return s;
+}
 """
 
 ARR_YML = """\
@@ -651,6 +669,14 @@ annotate:
   cscale:
     n: len(z)
     z: {intent: inout, type: complex128}
+  gather:
+    nx: len(x)
+    n: len(idx)
+    check: ["minval(idx) >= 0 && maxval(idx) < nx"]
+  gather_abs:
+    nx: len(x)
+    n: len(idx)
+    check: ["minabs(idx) >= 1 && maxabs(idx) <= nx"]
 """
 
 REF_HPP = """\
@@ -830,6 +856,80 @@ def test_check(arr):
         arr.nth(x, 5)
     with pytest.raises(ValueError, match="ARR_LIMIT"):
         arr.nth(np.zeros(101), 0)
+
+
+def test_the_values_of_an_index_array_are_checked(arr):
+    """minval/maxval (minabs/maxabs) read an integer array's values at each
+    call: an index out of x is refused before the C function reads it; an
+    empty array passes; a strided view is read as it is."""
+    x = np.arange(10.0)
+    idx = np.array([0, 9, 3], np.int32)
+    assert arr.gather(x, idx) == 12.0
+    assert arr.gather(x, idx[::-2]) == 3.0
+    assert arr.gather(x, np.zeros(0, np.int32)) == 0.0
+    for bad in ([0, 10], [-1, 2], [2**31 - 1]):
+        with pytest.raises(ValueError, match=r"minval\(idx\) >= 0 && maxval\(idx\) < nx"):
+            arr.gather(x, np.array(bad, np.int32))
+    signed = np.array([1, -10, 3], np.int64)
+    assert arr.gather_abs(x, signed) == 0.0 + 9.0 + 2.0
+    for bad in ([0], [11], [-11], [np.iinfo(np.int64).min]):
+        with pytest.raises(ValueError, match=r"minabs\(idx\) >= 1"):
+            arr.gather_abs(x, np.array(bad, np.int64))
+
+
+def test_a_value_query_of_a_float_array_is_refused_at_bind(tmp_path):
+    (tmp_path / "v.h").write_text("double first(int n, const double *x);\n")
+    (tmp_path / "v.yml").write_text("annotate:\n  first:\n    n: len(x)\n"
+                                    "    check: [\"minval(x) >= 0\"]\n")
+    with pytest.raises(bindthem.InstantiateError,
+                       match=r"v.yml:4:21: minval\(x\): 'x' is not an array of integers"):
+        bindthem.parse_header(str(tmp_path / "v.h"), str(tmp_path / "v.yml"))
+
+
+PIVOTS = r"""
+import sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, bindthem
+lap = bindthem.load("liblapacke.so.3", sys.argv[1], sys.argv[2])
+rng = np.random.default_rng(3)
+n = 5
+a = rng.standard_normal((n, n)) + n * np.eye(n)
+m = np.random.default_rng(1).standard_normal((n, n))
+s = m + m.T
+s[0, 0] = s[1, 1] = 0.0  # 2x2 pivots: negative entries in sytrf's ipiv
+b = rng.standard_normal((n, 2))
+lu = a.copy(); piv = lap.LAPACKE_dgetrf(lu)
+x = b.copy(); lap.LAPACKE_dgetrs("N", lu, piv, x); assert np.allclose(a @ x, b)
+ld = s.copy(); spiv = lap.LAPACKE_dsytrf("U", ld)
+assert (spiv < 0).any(), spiv
+y = b.copy(); lap.LAPACKE_dsytrs("U", ld, spiv, y); assert np.allclose(s @ y, b)
+refused = 0
+for bad in ([0] * n, [1, 2, 3, 4, n + 1], [1, 2, 3, 4, 2**31 - 1], [-1, 2, 3, 4, 5]):
+    for f, args in ((lap.LAPACKE_dgetrs, ("N", lu)), (lap.LAPACKE_dgetri, (lu.copy(),)),
+                    (lap.LAPACKE_dsytrs, ("U", ld)), (lap.LAPACKE_dsytri, ("U", ld.copy()))):
+        p = np.array(bad, piv.dtype)
+        signed = "sy" in f.__name__
+        if signed and bad[0] == -1:
+            continue  # a negative pivot is a 2x2 block's in the signed family
+        try:
+            f(*args, p, b.copy()) if "trs" in f.__name__ else f(*args, p)
+        except ValueError as e:
+            assert "a check failed" in str(e) and "ipiv" in str(e), e
+            refused += 1
+print("refused", refused)
+"""
+
+
+def test_lapack_pivots_out_of_the_matrix_are_refused(lapack):
+    """LAPACK swaps row k with row ipiv[k] unchecked: a pivot of 0, past n
+    or negative (where LU's are rows) wrote outside the matrix and killed
+    the interpreter. Every one is refused before the call, in ?getrs,
+    ?getri, ?sytrs and ?sytri; a subprocess, should one still crash."""
+    r = subprocess.run([sys.executable, "-c", PIVOTS, LAPACKE_H,
+                        os.path.join(ROOT, "examples", "c-apis", "lapacke.yml")],
+                       capture_output=True, text=True, timeout=300, env=python_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["refused", str(4 * 3 + 2)], r.stdout
 
 
 def test_status(arr):
