@@ -662,6 +662,39 @@ int bt_expr_eval(const BtExpr *e, const BtExprEnv *env, long long *v, const char
     return -1;
 }
 
+void bt_expr_values(const BtExpr *e, const BtExprEnv *env, char *buf, size_t size)
+{
+    size_t at = 0;
+    int i, j;
+
+    if (size)
+        buf[0] = '\0';
+    for (i = 0; i < e->n_nodes && at < size; i++) {
+        const BtExprNode *n = &e->nodes[i];
+        long long v;
+        Eval x;
+        int seen = 0;
+        if (n->op != BT_X_PARAM && (n->op != BT_X_QUERY || n->k == BT_Q_LAYOUT))
+            continue;
+        for (j = 0; j < i && !seen; j++) /* each leaf once: `n` twice is one `n = 4` */
+            seen = e->nodes[j].op == n->op && e->nodes[j].param == n->param &&
+                   e->nodes[j].k == n->k && e->nodes[j].v == n->v;
+        memset(&x, 0, sizeof x);
+        x.e = e;
+        x.env = env;
+        if (seen || read_call(&x, n, &v) < 0)
+            continue;
+        if (n->op == BT_X_PARAM)
+            at += (size_t)snprintf(buf + at, size - at, "%s%s = %lld", at ? ", " : "", n->name, v);
+        else if (n->k == BT_Q_SHAPE)
+            at += (size_t)snprintf(buf + at, size - at, "%sshape(%s, %lld) = %lld", at ? ", " : "",
+                                   n->name, n->v, v);
+        else
+            at += (size_t)snprintf(buf + at, size - at, "%s%s(%s) = %lld", at ? ", " : "",
+                                   query_name(n->k), n->name, v);
+    }
+}
+
 /* ---- binding ---- */
 
 static int param_index(const BtDecl *d, const char *name)

@@ -152,6 +152,12 @@ typedef struct BtExprEnv {
     void *ctx;
 } BtExprEnv;
 
+/* "minval(ipiv) = 0, maxval(ipiv) = 4, n = 4" into buf (size bytes, cut
+ * where it ends): the value in env of each parameter and query e reads,
+ * once each, in the order written, leaving out what env cannot answer and
+ * layout()'s; for the message of a check that failed. */
+BT_HIDDEN void bt_expr_values(const BtExpr *e, const BtExprEnv *env, char *buf, size_t size);
+
 /* The value of e (bound) in env. Returns 0 with *v, or -1 with *why saying
  * what failed ("division by zero in 'n / k'", "overflow in 'n * m'", or
  * what env said). why points to static text or to buf (size bytes). No

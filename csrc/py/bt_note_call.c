@@ -298,6 +298,17 @@ static int expr_failed(Frame *f, const BtExpr *e, const char *why)
     return -1;
 }
 
+/* ValueError: check e was false; what it read, with its values. */
+static int check_failed(Frame *f, const BtExpr *e)
+{
+    BtExprEnv env = {env_param, env_query, f};
+    char values[256], why[300];
+
+    bt_expr_values(e, &env, values, sizeof values);
+    snprintf(why, sizeof why, values[0] ? "a check failed: %s" : "a check failed", values);
+    return expr_failed(f, e, why);
+}
+
 static int eval(Frame *f, const BtExpr *e, long long *v)
 {
     BtExprEnv env = {env_param, env_query, f};
@@ -687,7 +698,7 @@ static int run_checks(Frame *f)
         if (eval(f, &pl->checks[k], &v) < 0)
             return -1;
         if (!v)
-            return expr_failed(f, &pl->checks[k], "a check failed");
+            return check_failed(f, &pl->checks[k]);
     }
     return 0;
 }

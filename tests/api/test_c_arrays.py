@@ -868,8 +868,10 @@ def test_the_values_of_an_index_array_are_checked(arr):
     assert arr.gather(x, idx[::-2]) == 3.0
     assert arr.gather(x, np.zeros(0, np.int32)) == 0.0
     for bad in ([0, 10], [-1, 2], [2**31 - 1]):
-        with pytest.raises(ValueError, match=r"minval\(idx\) >= 0 && maxval\(idx\) < nx"):
+        with pytest.raises(ValueError, match=r"minval\(idx\) >= 0 && maxval\(idx\) < nx") as e:
             arr.gather(x, np.array(bad, np.int32))
+        assert ("gather(): a check failed: minval(idx) = %d, maxval(idx) = %d, nx = 10 "
+                % (min(bad), max(bad))) in str(e.value)
     signed = np.array([1, -10, 3], np.int64)
     assert arr.gather_abs(x, signed) == 0.0 + 9.0 + 2.0
     for bad in ([0], [11], [-11], [np.iinfo(np.int64).min]):
