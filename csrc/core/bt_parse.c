@@ -842,7 +842,7 @@ int bt_parse_header(const char *file, const char *text, size_t len, int strict, 
             return -1;
         text = sp.main;
         len = sp.main_len;
-        out->preprocessed = 1;
+        out->preprocessed = p.preprocessed = 1;
     }
     if (parse_text(&p, file, text, len) < 0)
         return -1;

@@ -73,6 +73,7 @@ typedef struct Parser {
     struct Range *ranges; /* split_params' output, reused for every function */
     int cap_ranges;
     int strict;           /* an unreadable declaration is an error, not a record */
+    int preprocessed;     /* the text is the preprocessor's output (BtHeader.preprocessed) */
     int fail_tok;         /* token index of the last error bt_parse_fail recorded */
     int eof_recorded;     /* an unreadable declaration ending at end of file is recorded */
     int knr_names;        /* the last parameter list was bare names: `f(a, b)` */

@@ -606,6 +606,13 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         ti.nptr + ndims < 2)
         *reason = strcmp(ti.spelling, "__builtin_va_list") == 0
                       ? bt_arena_printf(p->arena, "parameter %s is a va_list (variadic)", lb)
+                  : p->preprocessed
+                      ? bt_arena_printf(p->arena,
+                                        "parameter %s has unknown type '%s', which neither the "
+                                        "header nor what it includes declares: include the "
+                                        "header that does first (cppflags=['-include', "
+                                        "'stdio.h'] for FILE)",
+                                        lb, ti.spelling)
                       : bt_arena_printf(p->arena, "parameter %s has unknown type '%s'", lb,
                                         ti.spelling);
     if (ti.nref == 1 && ti.nptr + ndims == 0 && !ti.elaborated && !ti.reason && !*reason &&

@@ -235,6 +235,23 @@ def test_a_macro_in_the_way_prefers_the_preprocessor(clib, tmp_path):
     assert lib.mylib_extra() == 42 and lib.mylib_length("four") == 4
 
 
+def test_a_type_the_header_does_not_declare_says_how_to_include_it(clib, tmp_path):
+    """jpeglib.h's way: it uses stdio.h's FILE without including stdio.h
+    (its users include it first). The reason says how; with it, it binds."""
+    library, _ = clib
+    h = tmp_path / "needs_stdio.h"
+    h.write_text("#include <stddef.h>\n/* Adds. */\nint mylib_add(int a, int b);\n"
+                 "/* Writes to f. */\nint mylib_write(FILE *f);\n")
+    lib, _ = load_quietly(library, str(h), cpp=True)
+    (why,) = [x["reason"] for x in bindthem.info(lib).left_out if x["name"] == "mylib_write"]
+    assert why == ("unbindable: parameter 'f' has unknown type 'FILE', which neither the header "
+                   "nor what it includes declares: include the header that does first "
+                   "(cppflags=['-include', 'stdio.h'] for FILE)")
+    lib, _ = load_quietly(library, str(h), cpp=True, cppflags=["-include", "stdio.h"])
+    (why,) = [x["reason"] for x in bindthem.info(lib).left_out if x["name"] == "mylib_write"]
+    assert why.startswith("not in ")  # read now: only the library lacks it
+
+
 def test_argument_checks(clib):
     library, header = clib
     with pytest.raises(TypeError, match="cpp="):
