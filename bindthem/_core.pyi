@@ -298,6 +298,9 @@ class Function(_Callable):
     def _call_paths(self) -> tuple[Literal["direct", "ffi"], ...]:
         """How each overload's kernel is called: 'direct' or 'ffi' (libffi)."""
     @property
+    def _general_calls(self) -> int:
+        """How many of its calls the general path made (not the fused entry's)."""
+    @property
     def _fused(self) -> tuple[bool, ...]:
         """Whether each overload takes a call with the last call's argument types in one pass."""
     @property

@@ -46,6 +46,8 @@ typedef struct BtCallStats {
                                       * Function.stats names it */
     _Atomic uint64_t layout_copies;  /* an annotated function's arrays copied to a layout it
                                       * takes (bt_note_call.h) */
+    _Atomic uint64_t general;        /* calls the general path made (not the fused entry:
+                                      * Function._general_calls) */
 } BtCallStats;
 
 /* Whether a call whose arrays hold `total` elements releases the GIL

@@ -101,6 +101,7 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject 
 
     if (bt_opts_current(f->st, &opts) < 0)
         return NULL;
+    bt_call_count(&f->calls[ov].stats->general, 1);
     return invoke_call(&f->calls[ov], argv, f->d.cname, names, &opts);
 }
 
@@ -336,6 +337,19 @@ static PyObject *get_stats(BtFunction *f, void *c)
                          "const_copies", n[2], "layout_copies", n[3]);
 }
 
+/* The calls that the general path made (dispatch by codes, the full
+ * conversions, an options() block), over all overloads: those the fused
+ * entry took are not counted. */
+static PyObject *get_general_calls(BtFunction *f, void *c)
+{
+    unsigned long long n = 0;
+    int i;
+
+    for (i = 0; i < f->d.n_ovs; i++)
+        n += atomic_load_explicit(&f->calls[i].stats->general, memory_order_relaxed);
+    return PyLong_FromUnsignedLongLong(n);
+}
+
 /* ("direct" or "ffi" per overload): how calls reach each kernel when
  * _core.force_ffi() is off. */
 static PyObject *get_call_paths(BtFunction *f, void *c)
@@ -390,6 +404,8 @@ static PyGetSetDef function_getset[] = {
     BT_CALLABLE_GETSET,
     {"_call_paths", (getter)get_call_paths, NULL,
      "How each overload's kernel is called: 'direct' or 'ffi' (libffi).", NULL},
+    {"_general_calls", (getter)get_general_calls, NULL,
+     "How many of its calls the general path made (the fused entry's are not counted).", NULL},
     {"_fused", (getter)get_fused, NULL,
      "Whether each overload takes a call with the last call's argument types in one pass over "
      "them (the fused entry).",

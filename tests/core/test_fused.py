@@ -318,3 +318,45 @@ def test_complex_float_out_of_range_reaches_the_general_error(lib):
             texts.append(str(e.value))
     assert texts[:2] == texts[2:] and "does not fit" in texts[0], texts
     np.testing.assert_array_equal(z, np.full(2, 1j, np.complex64))
+
+
+def general(f, call, n=5):
+    """How many of n calls of call() the general path made."""
+    before = f._general_calls
+    for _ in range(n):
+        call()
+    return f._general_calls - before
+
+
+def test_the_fused_entry_takes_what_it_should(lib):
+    """Function._general_calls counts the calls the general path made: after
+    the first call of each argument types (the memo's miss), the fused entry
+    takes every call of those types (1-D and 2-D arrays, float, int, bool and
+    complex scalars, defaults left out, keywords, two dtypes in turn), and
+    the general path what it must (a strided view, an options() block, an
+    int for a bool, a scalar out of the quick range)."""
+    if _core.DIRECT_ABI is None:
+        pytest.skip("no direct call on this platform: no fused entry")
+    x, x32, m = np.arange(1.0, 6.0), np.arange(1, 6, dtype=np.float32), np.zeros((3, 4))
+    z = np.ones(2, np.complex128)
+    cases = [
+        (lib.fold, lambda: lib.fold(x, 0.5, 4, True)),
+        (lib.rows_cols, lambda: lib.rows_cols(m)),
+        (lib.zaxpy, lambda: lib.zaxpy(z.copy(), 1 + 2j, 0.5)),
+        (lib.put, lambda: lib.put(np.zeros(3))),
+        (lib.put, lambda: lib.put(np.zeros(3), n=9)),
+        (lib.fold, lambda: lib.fold(x, w=0.5, n=4, flag=True)),
+    ]
+    for f, call in cases:
+        assert general(f, call) <= 1 and general(f, call) == 0, f
+    # two overloads in turn: the memo keeps both
+    general(lib.fold, lambda: (lib.fold(x, 0.5, 4, True), lib.fold(x32, 0.5, 4, True)))
+    assert general(lib.fold, lambda: (lib.fold(x, 0.5, 4, True),
+                                      lib.fold(x32, 0.5, 4, True))) == 0
+    # what the general path must take, every time
+    assert general(lib.fold, lambda: lib.fold(np.arange(10.0)[::2], 0.5, 4, True)) == 5
+    assert general(lib.fold, lambda: lib.fold(x, 0.5, 4, 2)) == 5  # an int for a bool
+    assert general(lib.fold, lambda: pytest.raises(OverflowError, lib.fold, x, 0.5, 2**40,
+                                                   True)) == 5
+    with bindthem.options(gil="keep"):
+        assert general(lib.fold, lambda: lib.fold(x, 0.5, 4, True)) == 5
