@@ -97,7 +97,7 @@ def unusable(binary):
 
 # SHA-256s of libraries whose bytes this process sent to every worker of a Dask
 # client once (bindthem.send_to_workers): its pickles carry their hash, not their bytes
-SENT = set()
+SENT: "set[str]" = set()
 
 
 def bytes_of(binary):
