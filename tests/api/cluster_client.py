@@ -11,8 +11,8 @@ Modes (each check is {"ok": bool, "error": text} or numbers):
                                     first-task and later-task latency per worker
   map     HEADER YML CACHE WORKER...  Client.map of a kernel over chunks, map_blocks
   nocc    HEADER YML CACHE WORKER CARRY [KIND]   a task on a worker without a compiler, of
-                                    a built kernel, a loaded one or an open one (KIND:
-                                    build, load, ondemand)
+                                    a built kernel, a loaded one, an open one or a
+                                    packaged one (KIND: build, load, ondemand, package)
   pyamg   CORE CACHE WORKER         gauss_seidel of pyamg's relaxation.h on a worker
   bench   HEADER YML CACHE REPS WORKER...  first and later kernel tasks vs np.sum tasks,
                                     and the first after a restart
@@ -174,8 +174,9 @@ def mode_nocc(scheduler, header, yml, cache, worker, carry, kind="build"):
     """carry "0": the pickles carry the source alone (BINDTHEM_CARRY_LIBRARY=0),
     "1": with the library built here (the default). kind: a built kernel, one
     compiled here and loaded (its file is in the author's folder, which the
-    worker does not see), or an open one whose float64 instantiation was made
-    here on demand."""
+    worker does not see), an open one whose float64 instantiation was made
+    here on demand, or examples/kernelpkg's, which the worker has not
+    installed."""
     os.environ["BINDTHEM_CARRY_LIBRARY"] = carry
     client = connect(scheduler, [worker])
     # a Library of its own per mode (the name is in its key): the worker has not seen it
@@ -187,6 +188,9 @@ def mode_nocc(scheduler, header, yml, cache, worker, carry, kind="build"):
     elif kind == "ondemand":
         lib = bindthem.build(header, cache_dir=cache, name=name)
         lib.total(np.ones(2))
+    elif kind == "package":  # examples/kernelpkg, built in the author's folder (pkg/)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(header)), "pkg"))
+        from kernelpkg import kernels as lib
     else:
         lib = bindthem.build(header, yml, cache_dir=cache, name=name)
     total = lib.total

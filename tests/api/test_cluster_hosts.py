@@ -26,7 +26,7 @@ import time
 import pytest
 
 import netns_hosts
-from sources import kernel
+from sources import ROOT, kernel
 from support import python_env
 
 pytest.importorskip("distributed")
@@ -152,12 +152,20 @@ def test_hosts_client_map_and_map_blocks(hosts, author):
     ok(r["map_blocks"], "map_blocks with lib.rowsum")
 
 
-@pytest.mark.parametrize("kind", ["build", "load", "ondemand"])
+@pytest.mark.parametrize("kind", ["build", "load", "ondemand", "package"])
 def test_hosts_worker_without_a_compiler_runs_the_library_the_pickle_carries(hosts, author,
                                                                              kind):
     """The client's pickle carries the library it built (or compiled and
-    loaded, or made on demand): the worker without a compiler, which shares
-    no file with the client, verifies and loads it."""
+    loaded, or made on demand, or its package's): the worker without a
+    compiler, which shares no file with the client, verifies and loads it."""
+    if kind == "package" and not (author / "pkg").exists():
+        src = author / "kernelpkg"
+        shutil.copytree(os.path.join(ROOT, "examples", "kernelpkg"), src)
+        env = python_env(BINDTHEM_CACHE=str(author / "cache"))
+        env["PYTHONPATH"] = os.pathsep.join([str(src), env["PYTHONPATH"]])
+        subprocess.run([sys.executable, "setup.py", "-q", "build_py"], cwd=str(src), env=env,
+                       check=True, capture_output=True, timeout=300)
+        shutil.copytree(src / "build" / "lib", author / "pkg")
     r = client(hosts, "nocc", *rows(author), "nocc", "1", kind, timeout=180)
     assert r["task"] == {"raised": None, "result": r["expected"]}, r
     assert r["seconds"] < 60, r
