@@ -95,6 +95,7 @@ def mode_facts(scheduler, header, *workers):
     host = scheduler.split("://")[1].rsplit(":", 1)[0]
 
     def facts():
+        import shutil
         import socket
         cache = os.environ["BINDTHEM_CACHE"]
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -104,7 +105,9 @@ def mode_facts(scheduler, header, *workers):
                                 if os.path.isdir(os.path.dirname(header)) else None),
                 "cache": os.listdir(cache), "cache_path": cache,
                 "addr": s.getsockname()[0], "links": sorted(os.listdir("/sys/class/net")),
-                "cxx": os.environ.get("CXX")}
+                "cxx": os.environ.get("CXX"),
+                "compilers_on_path": [c for c in ("c++", "g++", "cc", "gcc", "clang")
+                                      if shutil.which(c)]}
 
     out = {w: client.submit(facts, workers=[w], pure=False).result(timeout=60)
            for w in workers}

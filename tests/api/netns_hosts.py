@@ -195,7 +195,9 @@ class HostCluster:
         self.logs[host] = log
         mounts = " && ".join('mount -t tmpfs -o size=256m,mode=0755 btns-hidden "$%d"' % (i + 1)
                              for i in range(len(hide)))
-        script = (mounts + " && " if mounts else "") + 'shift %d && exec "$@"' % len(hide)
+        # BTNS_PATH: the PATH of the program itself (the tools above need the usual one)
+        script = ((mounts + " && " if mounts else "") + 'shift %d && ' % len(hide)
+                  + ('PATH="$BTNS_PATH" exec "$@"' if "BTNS_PATH" in env else 'exec "$@"'))
         cmd = ["ip", "netns", "exec", self.ns(host), "unshare", "-m", "--propagation",
                "private", "sh", "-c", script, "sh"] + list(hide) + [self.python] + args
         e = dict(self.env)
@@ -204,10 +206,10 @@ class HostCluster:
             self.procs[host] = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                                 env=e, cwd=self.root, start_new_session=True)
 
-    def add_worker(self, name, env=None):
+    def add_worker(self, name, env=None, path=None):
         """Starts a worker (with its nanny) named name on a host of its own.
-        env: extra environment of that worker only. Returns its host's
-        address."""
+        env: extra environment of that worker only; path: its PATH (the
+        usual one by default). Returns its host's address."""
         if name in self.hosts:
             raise ValueError("host %r exists" % name)
         self._host(name, 2 + sum(1 for h in self.hosts if h not in ("sched", "client")))
@@ -215,6 +217,8 @@ class HostCluster:
         os.makedirs(cache)
         wenv = {"BINDTHEM_CACHE": cache}
         wenv.update(env or {})
+        if path is not None:
+            wenv["BTNS_PATH"] = path
         self._start(name, ["-m", "distributed.cli.dask_worker", self.scheduler, "--host",
                            self.hosts[name], "--name", name, "--nworkers", "1", "--nthreads",
                            str(self.threads), "--no-dashboard", "--death-timeout", "120",

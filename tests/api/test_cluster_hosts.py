@@ -83,7 +83,11 @@ def hosts(author, amg_core):
     if not amg_core.startswith("unavailable"):
         hide += [amg_core, _pyamg_cache()]
     with netns_hosts.HostCluster(WORKERS, hide=hide, env=python_env()) as hc:
-        hc.add_worker("nocc", env={"CXX": NOCC})
+        # no compiler: none on its PATH (an empty folder), and CXX and CC naming none
+        empty = os.path.join(str(author), "..", "nocc-path")
+        os.makedirs(empty, exist_ok=True)
+        hc.add_worker("nocc", env={"CXX": NOCC, "CC": "/nonexistent/cc"},
+                      path=os.path.abspath(empty))
         yield hc
 
 
@@ -116,6 +120,7 @@ def test_hosts_share_nothing(hosts, author):
         assert facts["_addresses"][w] == "tcp://%s:%s" % (
             f["addr"], facts["_addresses"][w].rsplit(":", 1)[1])
     assert facts["nocc"]["cxx"] == NOCC and facts["w0"]["cxx"] != NOCC
+    assert facts["nocc"]["compilers_on_path"] == [] and facts["w0"]["compilers_on_path"]
     # the machine's own namespace has none of it
     assert netns_hosts.SUBNET not in subprocess.run(["ip", "-4", "addr"], capture_output=True,
                                                     text=True).stdout
