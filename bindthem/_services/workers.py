@@ -18,7 +18,7 @@ but ``send_to_workers`` and a worker that unpickles the plugin.
 
 import hashlib
 
-from distributed.diagnostics.plugin import WorkerPlugin
+from distributed.diagnostics.plugin import WorkerPlugin  # type: ignore[import-not-found, unused-ignore]
 
 from . import carry
 
