@@ -350,36 +350,38 @@ static PyObject *get_general_calls(BtFunction *f, void *c)
     return PyLong_FromUnsignedLongLong(n);
 }
 
-/* ("direct" or "ffi" per overload): how calls reach each kernel when
- * _core.force_ffi() is off. */
-static PyObject *get_call_paths(BtFunction *f, void *c)
+/* New reference: a tuple of item(call) per overload, or NULL. */
+static PyObject *per_overload(BtFunction *f, PyObject *(*item)(const BtCall *))
 {
-    PyObject *t = PyTuple_New(f->d.n_ovs);
+    PyObject *t = PyTuple_New(f->d.n_ovs), *x;
     int i;
-    if (!t)
-        return NULL;
-    for (i = 0; i < f->d.n_ovs; i++)
-        PyTuple_SET_ITEM(t, i, PyUnicode_FromString(f->calls[i].direct.variant ? "direct" : "ffi"));
-    for (i = 0; i < f->d.n_ovs; i++)
-        if (!PyTuple_GET_ITEM(t, i)) {
-            Py_DECREF(t);
-            return NULL;
-        }
+
+    for (i = 0; t && i < f->d.n_ovs; i++) {
+        if (!(x = item(&f->calls[i])))
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, x);
+    }
     return t;
 }
 
+static PyObject *call_path(const BtCall *c)
+{
+    return PyUnicode_FromString(c->direct.variant ? "direct" : "ffi");
+}
+
+static PyObject *call_fused(const BtCall *c)
+{
+    return PyBool_FromLong(c->direct.variant && c->fused);
+}
+
+/* ("direct" or "ffi" per overload): how calls reach each kernel when
+ * _core.force_ffi() is off. */
+static PyObject *get_call_paths(BtFunction *f, void *c) { return per_overload(f, call_path); }
+
 /* (bool per overload): whether a call with the last call's argument types
  * goes through the fused entry (bt_call.h), one pass over the arguments. */
-static PyObject *get_fused(BtFunction *f, void *c)
-{
-    PyObject *t = PyTuple_New(f->d.n_ovs);
-    int i;
-    if (!t)
-        return NULL;
-    for (i = 0; i < f->d.n_ovs; i++)
-        PyTuple_SET_ITEM(t, i, PyBool_FromLong(f->calls[i].direct.variant && f->calls[i].fused));
-    return t;
-}
+static PyObject *get_fused(BtFunction *f, void *c) { return per_overload(f, call_fused); }
 
 /* Attributes: f.__signature__ (the parameters annotated with the types the
  * overloads take: bindthem._from_c.signature, or None, and inspect reads
