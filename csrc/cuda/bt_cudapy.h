@@ -83,6 +83,11 @@ BT_HIDDEN int bt_cudapy_value_error(const char *who, int launch, const char *fmt
  * 0 with the handle in *out, or -1 with ValueError. */
 BT_HIDDEN int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out);
 
+/* Before this thread queues work on its per-thread stream (bt_cudapy_ptds.c):
+ * makes sure that work is finished before the thread exits. 0, or -1 with
+ * an exception; called by bt_cudapy_stream_arg for the handle 2. */
+BT_HIDDEN int bt_cudapy_ptds_arm(void);
+
 /* The module functions cuda_to_device(array, *, device, stream),
  * cuda_empty(shape, dtype, *, device), cuda_zeros(shape, dtype, *,
  * device, stream) and cuda_pinned_empty(shape, dtype): new references. */

@@ -286,10 +286,10 @@ static int is_stream_type(PyObject *o)
     "bindthem.cuda.LEGACY / PER_THREAD, a stream object (__cuda_stream__) or "                     \
     "bindthem.cuda.Stream(handle) for a CUstream handle you own"
 
-/* See bt_cudapy.h. Any int but 0, 1, 2 is refused: a bare number is more
+/* bt_cudapy_stream_arg's reading. Any int but 0, 1, 2 is refused: a bare number is more
  * often a misplaced launch item (numba writes [grid, block, stream,
  * shared]) than a handle, and a bad handle crashes the driver. */
-int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out)
+static int stream_value(PyObject *o, const char *who, int launch, uint64_t *out)
 {
     PyObject *h = NULL, *t = NULL;
     unsigned long long v;
@@ -366,4 +366,11 @@ done:
     Py_XDECREF(h);
     Py_XDECREF(t);
     return rc;
+}
+
+int bt_cudapy_stream_arg(PyObject *o, const char *who, int launch, uint64_t *out)
+{
+    if (stream_value(o, who, launch, out) < 0)
+        return -1;
+    return *out == BT_CUDA_STREAM_PER_THREAD ? bt_cudapy_ptds_arm() : 0;
 }

@@ -25,7 +25,9 @@ typedef struct CudaModule {
 static void cudamodule_dealloc(CudaModule *h)
 {
     PyTypeObject *tp = Py_TYPE(h);
+    Py_BEGIN_ALLOW_THREADS /* an unload may wait for the device */
     bt_cuda_module_unload(h->m);
+    Py_END_ALLOW_THREADS
     Py_CLEAR(h->path);
     tp->tp_free(h);
     Py_DECREF(tp);

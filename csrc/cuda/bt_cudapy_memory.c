@@ -317,10 +317,13 @@ static int copy_out(BtState *st, BtDeviceArray *a, void *dst, PyObject *stream, 
     } else {
         async = 0;
     }
-    /* after the last write: its event (per-thread stream) or its stream */
+    /* after the last write: its event (per-thread stream) or its stream;
+     * never on another thread's handle 2: the legacy stream waits for the
+     * event instead */
     BT_FT_BEGIN(a);
     if (!given)
-        s = a->stream;
+        s = a->has_event && a->writer != PyThread_get_thread_ident() ? BT_CUDA_STREAM_LEGACY
+                                                                     : a->stream;
     gen = a->gen;
     rc = wait_locked(a, s, 0, &e);
     BT_FT_END();

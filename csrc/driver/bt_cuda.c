@@ -18,7 +18,19 @@
 
 Driver bt_cuda_drv; /* the one driver table (bt_cuda_impl.h) */
 
-/* bt_cuda_drv.sticky and its text, written once (bt_cuda_fail) and read whole (bt_cuda_sticky_fail). */
+/* The contexts a kernel fault made unusable, each with its sticky error and
+ * the call that first reported it: a fault ends one context, not the
+ * others (another device's, another library's). An entry is written once,
+ * under sticky_lock, before bt_cuda_drv.n_sticky counts it (release); read
+ * whole under the lock. A fault past the table's size (a context of none
+ * of its entries) is kept with ctx NULL, which stands for every context. */
+#define BT_CUDA_MAX_STICKY 32
+static struct {
+    BtCUcontext ctx;
+    BtCUresult code;
+    int device;
+    char at[256];
+} stickies[BT_CUDA_MAX_STICKY];
 static pthread_mutex_t sticky_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct EntryPoint {
@@ -129,22 +141,73 @@ int bt_cuda_is_sticky(int code)
     return code == 700 || code == 702 || code == 710 || (code >= 714 && code <= 719);
 }
 
+/* The table's entry of the current context (or of every context), -1. */
+static int sticky_entry(void)
+{
+    BtCUcontext cur = NULL;
+    int i, n = __atomic_load_n(&bt_cuda_drv.n_sticky, __ATOMIC_ACQUIRE);
+
+    if (!n || bt_cuda_drv.cuCtxGetCurrent(&cur) != CUDA_SUCCESS_)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (!stickies[i].ctx || stickies[i].ctx == cur)
+            return i;
+    return -1;
+}
+
+BtCUresult bt_cuda_sticky_here(void)
+{
+    int i = sticky_entry();
+    return i < 0 ? 0 : stickies[i].code;
+}
+
+/* Remembers the current context as broken by r, first reported by `what`. */
+static void sticky_remember(BtCUresult r, const char *what)
+{
+    BtCUcontext cur = NULL;
+    BtCUdevice d = -1;
+    int n;
+
+    bt_cuda_drv.cuCtxGetCurrent(&cur);
+    if (cur && bt_cuda_drv.cuCtxGetDevice(&d) != CUDA_SUCCESS_)
+        d = -1;
+    pthread_mutex_lock(&sticky_lock); /* threads that fault at once: the first text stays */
+    n = bt_cuda_drv.n_sticky;
+    if (sticky_entry() < 0 && n < BT_CUDA_MAX_STICKY) {
+        stickies[n].ctx = n + 1 < BT_CUDA_MAX_STICKY ? cur : NULL;
+        stickies[n].code = r;
+        stickies[n].device = d;
+        snprintf(stickies[n].at, sizeof stickies[n].at, "%.255s", what);
+        __atomic_store_n(&bt_cuda_drv.n_sticky, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&sticky_lock);
+}
+
 int bt_cuda_sticky_fail(BtDiag *e, const char *what)
 {
-    char why[512], at[sizeof bt_cuda_drv.sticky_at];
-    BtCUresult code;
+    char why[512], at[sizeof stickies[0].at], ctx[64] = "the CUDA context";
+    BtCUresult code = 0;
+    int i;
 
     pthread_mutex_lock(&sticky_lock);
-    code = bt_cuda_drv.sticky;
-    memcpy(at, bt_cuda_drv.sticky_at, sizeof at);
+    i = sticky_entry();
+    if (i >= 0) {
+        code = stickies[i].code;
+        memcpy(at, stickies[i].at, sizeof at);
+        if (stickies[i].ctx && stickies[i].device >= 0)
+            snprintf(ctx, sizeof ctx, "this CUDA context (device %d)", stickies[i].device);
+    } else {
+        snprintf(at, sizeof at, "%s", what);
+    }
     pthread_mutex_unlock(&sticky_lock);
     bt_cuda_describe(code, why, sizeof why);
     return bt_diag_fail(e, BT_DIAG_CUDA, code,
                         "an earlier kernel faulted: %s (a sticky error, first reported by %s); "
-                        "the CUDA context is unusable until the process restarts: %s was "
-                        "refused, and every later CUDA call will be (find the faulting kernel "
-                        "with compute-sanitizer, or CUDA_LAUNCH_BLOCKING=1)",
-                        why, at, what);
+                        "%s is unusable until the process restarts: %s was refused, and every "
+                        "later CUDA call in that context will be; other contexts (other "
+                        "devices') still work (find the faulting kernel with compute-sanitizer, "
+                        "or CUDA_LAUNCH_BLOCKING=1)",
+                        why, at, ctx, what);
 }
 
 int bt_cuda_fork_fail(BtDiag *e)
@@ -169,12 +232,7 @@ int bt_cuda_fail(BtDiag *e, BtCUresult r, const char *fmt, ...)
     va_end(ap);
     bt_cuda_describe(r, why, sizeof why);
     if (bt_cuda_is_sticky(r)) {
-        pthread_mutex_lock(&sticky_lock); /* threads that fault at once: the first text stays */
-        if (!bt_cuda_drv.sticky) {
-            snprintf(bt_cuda_drv.sticky_at, sizeof bt_cuda_drv.sticky_at, "%.255s", what);
-            __atomic_store_n(&bt_cuda_drv.sticky, r, __ATOMIC_RELAXED);
-        }
-        pthread_mutex_unlock(&sticky_lock);
+        sticky_remember(r, what);
         return bt_cuda_sticky_fail(e, what);
     }
     if (r == CUDA_ERROR_STUB_LIBRARY_)

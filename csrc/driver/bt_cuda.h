@@ -124,6 +124,16 @@ BT_HIDDEN int bt_cuda_stream_sync(uint64_t stream, BtDiag *e);
  * (0 and 1 both name the legacy stream). */
 BT_HIDDEN int bt_cuda_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e);
 
+/* Waits, in this thread, for its per-thread stream (2) in every context it
+ * may have queued work on: each device's retained primary context and the
+ * current context; the current context is restored. What a thread does
+ * before it exits (bt_cudapy_ptds.c): work left on a dead thread's
+ * per-thread stream never runs, and whatever waits for it (a free, a
+ * device synchronize, an event recorded there) never returns. Blocks: call
+ * it without the GIL. Errors are ignored (a faulted context has nothing
+ * left to run). */
+BT_HIDDEN void bt_cuda_ptds_drain(void);
+
 /* A stream of dev's primary context (CU_STREAM_NON_BLOCKING when asked),
  * and its destruction (its queued work still runs). */
 BT_HIDDEN int bt_cuda_stream_create(int dev, int non_blocking, uint64_t *stream, BtDiag *e);

@@ -223,9 +223,8 @@ typedef struct Driver {
     PFN_cuKernelGetFunction_v12000 cuKernelGetFunction;
     PFN_cuStreamGetCtx_v9020 cuStreamGetCtx;
     BtCUcontext primary[BT_CUDA_MAX_DEVICES];
-    int forked;          /* this is a child of fork() after init: no call may be made (FORKED) */
-    BtCUresult sticky;   /* the first sticky error seen: the context is unusable (STICKY) */
-    char sticky_at[256]; /* the call that first reported it (written once, under sticky_lock) */
+    int forked;   /* this is a child of fork() after init: no call may be made (FORKED) */
+    int n_sticky; /* contexts a sticky error made unusable (bt_cuda.c's table; STICKY) */
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050
         cuOccupancyMaxActiveBlocksPerMultiprocessor;
     PFN_cuOccupancyMaxPotentialBlockSize_v6050 cuOccupancyMaxPotentialBlockSize;
@@ -248,10 +247,11 @@ BT_HIDDEN extern Driver bt_cuda_drv;
 
 /* Threads read the flags with no lock (free-threaded CPython): relaxed
  * atomics, plain loads on x86-64 and aarch64. `forked` is set in the child
- * of fork(), where only the forking thread runs; `sticky` is set once,
- * under sticky_lock with its text, and only ever read after. */
+ * of fork(), where only the forking thread runs; `n_sticky` grows under
+ * bt_cuda.c's lock, once an entry is written. STICKY(): whether the current
+ * context is one a fault broke (a load while no context faulted). */
 #define FORKED() __atomic_load_n(&bt_cuda_drv.forked, __ATOMIC_RELAXED)
-#define STICKY() __atomic_load_n(&bt_cuda_drv.sticky, __ATOMIC_RELAXED)
+#define STICKY() (__atomic_load_n(&bt_cuda_drv.n_sticky, __ATOMIC_ACQUIRE) && bt_cuda_sticky_here())
 
 /* Whether driver calls may be made: initialized, and not in a child of
  * fork() (which must not free what its parent allocated). */
@@ -266,9 +266,11 @@ BT_HIDDEN extern pthread_mutex_t bt_cuda_once;
 /* CUresult into a BtDiag, and the texts that say it (bt_cuda.c). */
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" */
 BT_HIDDEN void bt_cuda_describe(BtCUresult r, char *buf, size_t size);
-/* The remembered sticky error, reported for `what` (the call that met it,
- * not its cause). Always -1. */
+/* The current context's remembered sticky error, reported for `what` (the
+ * call that met it, not its cause). Always -1. */
 BT_HIDDEN int bt_cuda_sticky_fail(BtDiag *e, const char *what);
+/* The current context's sticky error (bt_cuda.c's table), else 0. */
+BT_HIDDEN BtCUresult bt_cuda_sticky_here(void);
 /* A child of fork() made after bt_cuda_init: it shares no CUDA state with
  * its parent, so nothing may be called (nor freed). Always -1. */
 BT_HIDDEN int bt_cuda_fork_fail(BtDiag *e);

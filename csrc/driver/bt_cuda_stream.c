@@ -1,6 +1,7 @@
 /* bt_cuda_stream.c - ordering work: streams (made, destroyed, waited for,
  * their context), events (made, recorded, queried, waited for, timed),
- * and one stream waiting for another, in a given device's context. */
+ * one stream waiting for another, in a given device's context, and a
+ * thread's per-thread streams drained before it exits. */
 #include "bt_cuda_impl.h"
 
 int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
@@ -13,6 +14,24 @@ int bt_cuda_stream_sync(uint64_t stream, BtDiag *e)
     if (r != CUDA_SUCCESS_)
         return bt_cuda_fail(e, r, "cuStreamSynchronize(0x%llx)", (unsigned long long)stream);
     return 0;
+}
+
+void bt_cuda_ptds_drain(void)
+{
+    BtCUcontext cur = NULL, c;
+    int dev, on_primary = 0;
+
+    if (!LIVE() || bt_cuda_drv.cuCtxGetCurrent(&cur) != CUDA_SUCCESS_)
+        return;
+    for (dev = 0; dev < BT_CUDA_MAX_DEVICES; dev++) {
+        c = __atomic_load_n(&bt_cuda_drv.primary[dev], __ATOMIC_ACQUIRE);
+        if (!c || bt_cuda_drv.cuCtxSetCurrent(c) != CUDA_SUCCESS_)
+            continue;
+        on_primary |= c == cur;
+        bt_cuda_drv.cuStreamSynchronize((BtCUstream)(uintptr_t)BT_CUDA_STREAM_PER_THREAD);
+    }
+    if (cur && bt_cuda_drv.cuCtxSetCurrent(cur) == CUDA_SUCCESS_ && !on_primary)
+        bt_cuda_drv.cuStreamSynchronize((BtCUstream)(uintptr_t)BT_CUDA_STREAM_PER_THREAD);
 }
 
 int bt_cuda_event_create(int timing, void **ev, BtDiag *e)

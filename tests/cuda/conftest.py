@@ -4,4 +4,4 @@ once per session) and `clean` (the mock's logs cleared before a test). The
 driver itself (`mock_path`, `mock`) is tests/conftest.py's, as tests/core
 uses it too. tests/cuda/gpu's tests, on a real device, define their own `lib`."""
 
-from cuda_support import clean_fixture, lib_fixture  # noqa: F401
+from cuda_support import clean_fixture, held_fixture, lib_fixture  # noqa: F401

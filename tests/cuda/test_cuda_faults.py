@@ -33,12 +33,45 @@ def test_a_fault_is_sticky_named_and_blamed_on_no_later_kernel(mock_path):
     for what in ("launch", "sync", "again"):
         sticky = "700 | an earlier kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS"
         assert lines[what].startswith(sticky), out
-        assert "the CUDA context is unusable until the process restarts" in lines[what], out
+        assert "this CUDA context (device 0) is unusable until the process restarts" \
+            in lines[what], out
         # the innocent launch is not named as the cause
         assert "axpy<float>" not in lines[what], out
     # remembered: the first report is named in every later one
     first = lines["launch"].split("first reported by ")[1].split(")")[0]
     assert first in lines["sync"] and first in lines["again"], out
+
+
+PER_CONTEXT = PRELUDE + """
+    lib = cuda.load(module_text(), HEADER, YAML)
+    y0 = cuda.to_device(np.ones(4, np.float32), device=0)
+    x1 = cuda.to_device(np.arange(4, dtype=np.float32), device=1)
+    y1 = cuda.to_device(np.ones(4, np.float32), device=1)
+    lib.scale[1, 4](2.0, y0)  # faults in device 0's context
+    try:
+        lib.axpy[1, 4](1.0, y0, y0)
+    except cuda.CudaError as e:
+        print("device 0:", e)
+    lib.axpy[1, 4](1.0, x1, y1)  # device 1's context is untouched
+    print("device 1:", y1.copy_to_host().tolist())
+    try:
+        lib.axpy[1, 4](1.0, y0, y0)
+    except cuda.CudaError as e:
+        print("device 0 again:", e.code)
+"""
+
+
+def test_a_fault_ends_its_context_not_the_others(mock_path):
+    """Sticky errors are per context: a fault on device 0 refuses device 0's
+    launches, while device 1 still computes."""
+    rc, out = run_py(PER_CONTEXT, mock_path, MOCK_CUDA_FAULT_KERNEL="scale", MOCK_CUDA_DEVICES=2)
+    assert rc == 0, out
+    lines = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in lines["device 0"], out
+    assert "this CUDA context (device 0) is unusable" in lines["device 0"], out
+    assert "other contexts (other devices') still work" in lines["device 0"], out
+    assert lines["device 1"] == "[1.0, 2.0, 3.0, 4.0]", out
+    assert lines["device 0 again"] == "700", out
 
 
 FORK = PRELUDE + """

@@ -21,35 +21,36 @@ def clean(clean):
     cuda.synchronize()
 
 
-def per_thread_write(lib):
+def per_thread_write(lib, held):
     """(x, y, want): y = 2 x + y queued on a worker thread's per-thread
-    stream, which that thread never synchronizes. (Keep x: freeing memory
-    waits for all work, which would hide a missing wait.)"""
+    stream, which that thread, alive, never synchronizes. (Keep x: freeing
+    memory waits for all work, which would hide a missing wait.)"""
     x0 = np.arange(8, dtype=np.float32)
     x, y = cuda.to_device(x0), cuda.to_device(np.ones(8, np.float32))
-    in_thread(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](2.0, x, y))
+    held(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](2.0, x, y))
     np.testing.assert_array_equal(raw(y.ptr), np.ones(8))  # still queued in the worker's stream
     return x, y, 2 * x0 + 1
 
 
-def test_per_thread_write_copied_in_another_thread(lib, clean):
-    x, y, want = per_thread_write(lib)
-    # the copy runs on this thread's per-thread stream, after the writer's event
+def test_per_thread_write_copied_in_another_thread(lib, clean, held):
+    x, y, want = per_thread_write(lib, held)
+    # the copy runs on the legacy stream (never on another thread's handle
+    # 2), after the writer's event
     np.testing.assert_array_equal(y.copy_to_host(), want)
 
 
-def test_per_thread_write_launched_on_in_another_thread(lib, clean):
+def test_per_thread_write_launched_on_in_another_thread(lib, clean, held):
     # (made first: legacy-stream work, as a synchronous to_device, waits for
     # every blocking stream, the per-thread ones included)
     z = cuda.to_device(np.zeros(8, np.float32))
     side = cuda.Stream.create(non_blocking=True)
-    x, y, want = per_thread_write(lib)
+    x, y, want = per_thread_write(lib, held)
     lib.axpy[1, 8, 0, side](1.0, y, z)  # reads y on a stream of this thread
     np.testing.assert_array_equal(z.copy_to_host(), want)
 
 
-def test_per_thread_write_exported_to_another_thread(lib, clean):
-    x, y, want = per_thread_write(lib)
+def test_per_thread_write_exported_to_another_thread(lib, clean, held):
+    x, y, want = per_thread_write(lib, held)
     cai = y.__cuda_array_interface__
     # never the raw 2 (this thread's own stream): the legacy stream, made to
     # wait for the write's event
@@ -98,14 +99,14 @@ def test_many_reader_streams_are_all_waited_for(lib, clean):
         np.testing.assert_array_equal(raw(o.ptr), x0)
 
 
-def test_per_thread_read_then_write_elsewhere(lib, clean):
+def test_per_thread_read_then_write_elsewhere(lib, clean, held):
     """A read on a worker's per-thread stream is ordered before a later
     write on another stream (through the read's event)."""
     x0 = np.arange(8, dtype=np.float32)
     x, y = cuda.to_device(x0), cuda.to_device(np.zeros(8, np.float32))
     seven = cuda.to_device(np.full(8, 7, np.float32))
     w = cuda.Stream.create(non_blocking=True)
-    in_thread(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](1.0, x, y))
+    held(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](1.0, x, y))
     np.testing.assert_array_equal(raw(y.ptr), np.zeros(8))  # the read is still queued
     lib.axpy[1, 8, 0, w](1.0, seven, x)
     w.synchronize()

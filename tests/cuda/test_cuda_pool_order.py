@@ -11,7 +11,7 @@ data.
 
 import numpy as np
 import pytest
-from cuda_support import PRELUDE, in_thread, launches, raw, run_py
+from cuda_support import PRELUDE, launches, raw, run_py
 
 import bindthem.cuda as cuda
 
@@ -41,10 +41,12 @@ def test_pooled_free_waits_for_a_read_on_a_non_blocking_stream(lib, clean):
     np.testing.assert_array_equal(out, x0)  # the copy read live memory
 
 
-def test_pooled_free_after_a_per_thread_write_waits_for_its_event(lib, clean):
+def test_pooled_free_after_a_per_thread_write_waits_for_its_event(lib, clean, held):
     x = cuda.to_device(np.arange(8, dtype=np.float32))
     y = cuda.zeros(8, np.float32)
-    in_thread(lib.axpy[1, 8, 0, cuda.PER_THREAD], 2.0, x, y)
+    args = [x, y]
+    held(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](2.0, *args))
+    args.clear()  # the live worker holds no reference to y
     assert clean.mock_pending() > 0  # queued in the worker's per-thread stream
     clean.mock_clear_logs()
     del y
@@ -54,12 +56,12 @@ def test_pooled_free_after_a_per_thread_write_waits_for_its_event(lib, clean):
     assert "cuMemFreeAsync" in clean.mock_mem_log().decode()
 
 
-def test_copy_from_a_per_thread_write_in_another_thread(lib, clean):
+def test_copy_from_a_per_thread_write_in_another_thread(lib, clean, held):
     x0 = np.arange(8, dtype=np.float32)
     x, y = cuda.to_device(x0), cuda.to_device(np.ones(8, np.float32))
     s = cuda.Stream.create(non_blocking=True)
     z = cuda.empty(8, np.float32, stream=s)
-    in_thread(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](2.0, x, y))
+    held(lambda: lib.axpy[1, 8, 0, cuda.PER_THREAD](2.0, x, y))
     np.testing.assert_array_equal(raw(y.ptr), np.ones(8))  # still queued in the worker
     z.copy_from(y, stream=s)  # after the worker's event, not this thread's stream 2
     s.synchronize()

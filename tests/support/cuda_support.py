@@ -77,7 +77,7 @@ def mock_handle(path):
     typed (also for a subprocess: mock_handle(os.environ["BINDTHEM_LIBCUDA"]))."""
     lib = ctypes.CDLL(path)
     for f in ("mock_proc_log", "mock_launch_log", "mock_sync_log", "mock_attr_log",
-              "mock_mem_log", "mock_ex_log"):
+              "mock_mem_log", "mock_ex_log", "mock_gil_log"):
         getattr(lib, f).restype = ctypes.c_char_p
     lib.mock_malloc.restype = ctypes.c_ulonglong
     lib.mock_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
@@ -114,6 +114,41 @@ def in_thread(fn, *args):
     t = threading.Thread(target=fn, args=args)
     t.start()
     t.join()
+
+
+@pytest.fixture(name="held")
+def held_fixture():
+    """held(fn, *args): fn(*args) in a new thread that then stays alive until
+    the test ends, and with it the work fn queued on its per-thread stream
+    (a thread that exits finishes that work first: bt_cudapy_ptds.c). An
+    exception of fn is raised here."""
+    import threading
+
+    release = threading.Event()
+    threads = []
+
+    def start(fn, *args):
+        done, error = threading.Event(), []
+
+        def body():
+            try:
+                fn(*args)
+            except BaseException as e:  # raised in the test's thread
+                error.append(e)
+            done.set()
+            release.wait(120)
+
+        t = threading.Thread(target=body, daemon=True)
+        threads.append(t)
+        t.start()
+        done.wait(120)
+        if error:
+            raise error[0]
+
+    yield start
+    release.set()
+    for t in threads:
+        t.join(120)
 
 
 def module_text(header=HEADER, instantiate=YAML, edit=None, drop=(), extra=()):

@@ -53,7 +53,12 @@
  *   MOCK_CUDA_NUM_REGS=32          every kernel's CU_FUNC_ATTRIBUTE_NUM_REGS
  *
  * As a real driver: the per-thread stream (2) is each thread's own queue (in
- * each context), a blocking stream; events and streams belong to the context
+ * each context), a blocking stream; work a thread leaves there when it
+ * exits never runs: whatever waits for it (a synchronize of the context or
+ * of an event recorded there, a stream made to wait on such an event, a
+ * free, which synchronizes the device) would wait forever, so the mock
+ * says so on stderr ("mock_cuda: hang: ...") and ends the process with
+ * status 86; events and streams belong to the context
  * current when they were made, and an event recorded on a stream of another
  * context fails with CUDA_ERROR_INVALID_HANDLE (a wait on one works across
  * contexts); after fork() every call in the child fails with
@@ -78,8 +83,15 @@
  * memory fails unless CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES was
  * raised to it (cuFuncSetAttribute / cuKernelSetAttribute, logged).
  *
+ * Blocking calls (synchronizes of context, stream and event; frees; synchronous
+ * copies; module loads and unloads) check that the calling thread does not
+ * hold the GIL (PyGILState_Check, found in the process): each one made with
+ * it held is logged (mock_gil_log), since another Python thread cannot run
+ * meanwhile, nor a dying thread's per-thread work finish.
+ *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +358,30 @@ CUresult cuCtxGetDevice(int *dev)
 
 static volatile int in_sync, in_jit;
 
+/* ---- blocking calls: made with the GIL released? ---- */
+static char *gil_log; /* the blocking calls made with the GIL held, one a line */
+static size_t gil_len, gil_cap;
+
+/* Logs `what` when the calling thread holds the GIL (PyGILState_Check of
+ * the Python in this process, if any). */
+static void gil_check(const char *what)
+{
+    static int (*held)(void);
+    static int looked;
+    char line[96];
+
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        held = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    if (!held || !held())
+        return;
+    snprintf(line, sizeof line, "%s\n", what);
+    pthread_mutex_lock(&lock);
+    append(&gil_log, &gil_len, &gil_cap, line);
+    pthread_mutex_unlock(&lock);
+}
+
 /* A synchronize that takes MOCK_CUDA_SLEEP_MS: long enough for a test to
  * see whether other Python threads run meanwhile (the GIL released). */
 static void sync_sleep(void)
@@ -370,6 +406,7 @@ CUresult cuCtxSynchronize(void)
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
+    gil_check("cuCtxSynchronize");
     flush_all();
     sync_sleep();
     return current->sticky; /* a kernel that faulted meanwhile */
@@ -387,6 +424,7 @@ CUresult cuStreamSynchronize(void *s)
     append(&sync_log, &sync_len, &sync_cap, line);
     pthread_mutex_unlock(&lock);
     CUresult r;
+    gil_check("cuStreamSynchronize");
     sync_sleep();
     r = stream_sync(s);
     return r == OK && current ? current->sticky : r; /* a kernel that faulted meanwhile */
@@ -434,6 +472,7 @@ CUresult cuMemFree_v2(unsigned long long p)
     Alloc **pp, *a;
     FORK_GUARD();
     log_mem("cuMemFree", p, 0, NULL);
+    gil_check("cuMemFree");
     flush_all(); /* as on a device: a free waits for the work queued before it */
     sync_sleep();
     pthread_mutex_lock(&lock);
@@ -455,6 +494,7 @@ static void flush_blocking(void);
 
 CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 {
+    gil_check("cuMemcpyHtoD");
     flush_blocking();
     if (!find(dst))
         return E_INVALID_VALUE;
@@ -464,6 +504,7 @@ CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 
 CUresult cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)
 {
+    gil_check("cuMemcpyDtoH");
     flush_blocking();
     if (!find(src))
         return E_INVALID_VALUE;
@@ -695,6 +736,7 @@ CUresult cuLibraryLoadData(void **lib, const void *code, int *jopts, void **jval
     Module *m = calloc(1, sizeof *m);
     CUresult r;
     (void)jopts; (void)nj; (void)lopts; (void)lvals; (void)nl;
+    gil_check("cuLibraryLoadData");
     sync_sleep(); /* a JIT takes time */
     r = parse_module(m, code, nj >= 2 ? jvals : NULL, 1);
     if (r != OK) {
@@ -712,6 +754,7 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
     (void)opts;
     if (!current)
         return E_INVALID_CONTEXT;
+    gil_check("cuModuleLoadDataEx");
     m = calloc(1, sizeof *m);
     r = parse_module(m, image, n >= 2 ? vals : NULL, 0);
     if (r != OK) {
@@ -725,12 +768,14 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
 
 CUresult cuLibraryUnload(void *lib)
 {
+    gil_check("cuLibraryUnload");
     free(lib);
     return OK;
 }
 
 CUresult cuModuleUnload(void *mod)
 {
+    gil_check("cuModuleUnload");
     free(mod);
     return OK;
 }
@@ -835,6 +880,7 @@ typedef struct Stream {
     unsigned flags; /* 1: CU_STREAM_NON_BLOCKING */
     Ctx *ctx;       /* the context current at cuStreamCreate (per-thread: its context) */
     Op *head, *tail;
+    int dead; /* a per-thread stream whose thread exited: its work never runs */
     struct Stream *next;
 } Stream;
 
@@ -880,10 +926,23 @@ static void run_op(Op *op)
     }
 }
 
+/* A wait for work that never runs (a dead thread's per-thread stream):
+ * a device would block forever; the mock says so and ends the process. */
+static void hang(void)
+{
+    fprintf(stderr, "mock_cuda: hang: a wait (a synchronize, a free, an event) waits for work "
+                    "left on the per-thread stream of a thread that exited; a device never runs "
+                    "it, and the wait never returns\n");
+    fflush(stderr);
+    _exit(86);
+}
+
 static void flush(Stream *s)
 {
     Op *op;
     pthread_mutex_lock(&qlock);
+    if (s->dead && s->head)
+        hang();
     while ((op = s->head)) {
         s->head = op->next;
         run_op(op);
@@ -921,6 +980,23 @@ static __thread struct {
     Stream *s;
 } ptds[MAXDEV * 2];
 
+/* At a thread's exit (a pthread key's destructor) its per-thread streams
+ * die: what is queued there stays queued. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *unused)
+{
+    int i;
+    (void)unused;
+    pthread_mutex_lock(&qlock);
+    for (i = 0; i < MAXDEV * 2 && ptds[i].ctx; i++)
+        ptds[i].s->dead = 1;
+    pthread_mutex_unlock(&qlock);
+}
+
+static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
+
 static Stream *per_thread(void)
 {
     int i;
@@ -931,6 +1007,8 @@ static Stream *per_thread(void)
             return ptds[i].s;
     if (i == MAXDEV * 2)
         return NULL;
+    pthread_once(&exit_once, make_exit_key);
+    pthread_setspecific(exit_key, &exit_key);
     ptds[i].ctx = current;
     ptds[i].s = calloc(1, sizeof *ptds[i].s);
     ptds[i].s->magic = STREAM_MAGIC;
@@ -1169,6 +1247,7 @@ CUresult cuEventSynchronize(void *ev)
         return E_INVALID_HANDLE;
     if (e->ctx->sticky)
         return e->ctx->sticky;
+    gil_check("cuEventSynchronize");
     sync_sleep();
     if (e->pending && e->stream)
         flush(e->stream);
@@ -1791,6 +1870,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned 
 const char *mock_proc_log(void) { return proc_log ? proc_log : ""; }
 const char *mock_launch_log(void) { return launch_log ? launch_log : ""; }
 const char *mock_sync_log(void) { return sync_log ? sync_log : ""; }
+const char *mock_gil_log(void) { return gil_log ? gil_log : ""; }
 int mock_launch_count(void) { return n_launches; }
 int mock_live_allocs(void) { return live_allocs; }
 void mock_clear_logs(void)
@@ -1809,6 +1889,9 @@ void mock_clear_logs(void)
         mem_log[0] = '\0';
     if (ex_log)
         ex_log[0] = '\0';
+    gil_len = 0;
+    if (gil_log)
+        gil_log[0] = '\0';
     n_launches = 0;
     pthread_mutex_unlock(&lock);
 }
