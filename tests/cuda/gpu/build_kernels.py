@@ -10,8 +10,19 @@ picks the one the device cannot run), PTX for compute_75, gpu_features.cuh
 and gpu_launch.cuh (nvcc or NVRTC), and launch_floor.so (gcc: the direct
 cuLaunchKernel loop the overhead test loads). Writes OUTDIR/manifest.json;
 exits non-zero, saying why, when a piece cannot be built.
+
+    python tests/cuda/gpu/build_kernels.py OUTDIR --from CARRIED
+
+takes CARRIED's build (made beforehand where nvcc is, e.g. with
+tests/cuda/gpu/prepare_device.sh into build/gpu-kernels, and carried to the
+device) when its source hash is this tree's: a hash of every header and
+YAML, the .cu source bindthem makes of them, launch_floor.c and this file;
+launch_floor.so is rebuilt when the carried one does not load. Else
+(absent, stale) it builds as above.
 """
 
+import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -27,6 +38,73 @@ FEATURES_YAML = os.path.join(HERE, "gpu_features.yml")
 LAUNCH = os.path.join(HERE, "gpu_launch.cuh")
 LAUNCH_YAML = os.path.join(HERE, "gpu_launch.yml")
 ARCHS = (75, 80, 90)
+SOURCES = ((HEADER, YAML), (FEATURES, FEATURES_YAML), (LAUNCH, LAUNCH_YAML))
+BUILT = ("module", "cubin_sm75", "cubin_sm90", "ptx", "features", "launch", "launch_floor")
+
+
+def source_hash(cuda):
+    """What the build is made of, the same on any machine for the same tree."""
+    h = hashlib.sha256()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+    for header, yml in SOURCES:
+        for path in (header, yml):
+            h.update(open(path, "rb").read())
+        h.update(cuda.kernel_source(header, yml).replace(repo, "<repo>").encode())
+    for path in (os.path.join(HERE, "launch_floor.c"), os.path.abspath(__file__)):
+        h.update(open(path, "rb").read())
+    return h.hexdigest()
+
+
+def _loads(path):
+    try:
+        ctypes.CDLL(path)
+        return True
+    except OSError as e:
+        print("build: %s does not load here (%s): rebuilt" % (path, e))
+        return False
+
+
+def reuse(carried, outdir):
+    """The manifest of carried's build copied into outdir, or None (said why)."""
+    import bindthem.cuda as cuda
+
+    try:
+        with open(os.path.join(carried, "manifest.json")) as f:
+            man = json.load(f)
+    except (OSError, ValueError) as e:
+        print("build: no carried build in %s (%s): building here" % (carried, e))
+        return None
+    want = source_hash(cuda)
+    if man.get("source_hash") != want:
+        print("build: the carried build in %s is stale (source hash %s, this tree's %s): "
+              "building here" % (carried, man.get("source_hash"), want))
+        return None
+    os.makedirs(outdir, exist_ok=True)
+    for key in BUILT:
+        name = os.path.basename(man[key])
+        if not os.path.exists(os.path.join(carried, name)):
+            print("build: the carried build lacks %s: building here" % name)
+            return None
+        shutil.copy(os.path.join(carried, name), outdir)
+        man[key] = os.path.join(outdir, name)
+    if not _loads(man["launch_floor"]):
+        man["launch_floor"] = _launch_floor(outdir)
+    man.update(header=HEADER, instantiate=YAML, reused_from=os.path.abspath(carried))
+    man["compiler"] += " (built beforehand, carried)"
+    with open(os.path.join(outdir, "manifest.json"), "w") as f:
+        json.dump(man, f, indent=1)
+    print("build: kernels carried from %s (source hash %s)" % (carried, want[:12]))
+    return man
+
+
+def _launch_floor(outdir):
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        sys.exit("build: FAILED: no C compiler (gcc) for launch_floor.c")
+    exe = os.path.join(outdir, "launch_floor.so")
+    subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC",
+                    os.path.join(HERE, "launch_floor.c"), "-o", exe, "-ldl"], check=True)
+    return exe
 
 
 def _nvcc_cubin(cuda, nvcc, out, target):
@@ -93,15 +171,8 @@ def build(outdir):
             man[key] = cuda.compile_nvrtc(header, yml, cache_dir=cache, output=stem + ".ptx")
         else:
             sys.exit("build: FAILED: %s needs nvcc or NVRTC" % os.path.basename(header))
-    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
-    man["launch_floor"] = None
-    if cc:
-        exe = os.path.join(outdir, "launch_floor.so")
-        subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC",
-                        os.path.join(HERE, "launch_floor.c"), "-o", exe, "-ldl"], check=True)
-        man["launch_floor"] = exe
-    else:
-        sys.exit("build: FAILED: no C compiler (gcc) for launch_floor.c")
+    man["launch_floor"] = _launch_floor(outdir)
+    man["source_hash"] = source_hash(cuda)
     with open(os.path.join(outdir, "manifest.json"), "w") as f:
         json.dump(man, f, indent=1)
     print("build: kernels by %s -> %s" % (man["compiler"], man["module"]))
@@ -122,5 +193,8 @@ if __name__ == "__main__":
         make_prebuilt()
     elif len(sys.argv) == 2:
         build(sys.argv[1])
+    elif len(sys.argv) == 4 and sys.argv[2] == "--from":
+        if reuse(sys.argv[3], sys.argv[1]) is None:
+            build(sys.argv[1])
     else:
         sys.exit(__doc__)

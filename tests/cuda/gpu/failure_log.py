@@ -1,9 +1,9 @@
 """A pytest plugin of the device check (run_gpu_check.sh loads it with
 ``-p failure_log``, so that it runs there only, not in the whole suite): the
-failures, written as they happen. A run cut short at
-its time limit (the device tool's, or a test that hangs in the driver where
-pytest-timeout's signal cannot reach it) still brings back every traceback
-so far, in $BINDTHEM_GPU_BUILD/failures.log and $OUT/failures.log."""
+failures, written as they happen. A run cut short at its time limit (the
+device tool's, or the check's budget) still brings back every traceback so
+far (a hung test's included: isolation.py), in $BINDTHEM_GPU_BUILD/failures.log
+and $OUT/failures.log."""
 
 import os
 

@@ -15,11 +15,16 @@
 # network). With it, it writes (both git-ignored):
 #   bindthem/_core.cpython-312-<arch>-linux-gnu.so  with an rpath of $ORIGIN/_libs
 #   bindthem/_libs/                                  the libffi and libyaml it links
-# `carry` must hold exactly those two paths; with the device tool:
-#   carry:   ["bindthem/_core.cpython-312-x86_64-linux-gnu.so", "bindthem/_libs"]
+#   bindthem/_libs/core.sha256                       the sources' hash (core_hash.py)
+# and, with nvcc, the kernels for the device (build_kernels.py, the same
+# 3.12 venv) into build/gpu-kernels, so that the device spends no time on them.
+# The `run` call to make then is in tests/cuda/gpu/README.md:
+#   carry:   ["bindthem/_core.cpython-312-x86_64-linux-gnu.so", "bindthem/_libs",
+#             "build/gpu-kernels"]
 #   command: bash tests/cuda/gpu/run_gpu_check.sh
-# run_gpu_check.sh uses a _core that imports instead of building one (and
-# builds one there if this one does not load on the device's image).
+# run_gpu_check.sh uses a carried _core only when it imports there and its
+# hash is the tree's (else it builds one there), and the carried kernels
+# only when their source hash is the tree's (else it builds them there).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
@@ -70,4 +75,8 @@ done
 cp "$so" bindthem/
 echo "built $(basename "$so"), with $(ls bindthem/_libs | tr '\n' ' ')"
 readelf -d "bindthem/$(basename "$so")" | grep -i 'rpath\|runpath'
-echo "carry: [\"bindthem/$(basename "$so")\", \"bindthem/_libs\"]"
+"$vpy" tests/cuda/gpu/core_hash.py >bindthem/_libs/core.sha256
+rm -rf build/gpu-kernels
+PYTHONPATH=$PWD "$vpy" tests/cuda/gpu/build_kernels.py build/gpu-kernels
+rm -rf build/gpu-kernels/cache
+echo "carry: [\"bindthem/$(basename "$so")\", \"bindthem/_libs\", \"build/gpu-kernels\"]"

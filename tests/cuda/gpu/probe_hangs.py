@@ -12,24 +12,29 @@ calls (through ctypes), and lazy against eager module loading.
 
     python tests/cuda/gpu/probe_hangs.py OUTDIR [CASE ...]
 
-OUTDIR is build_kernels.py's (it holds manifest.json); the results go to
-stdout and, line by line, to $OUT/hangs.log when $OUT is set. Exit status
-0 when every case passed, 1 otherwise. With the device tool, after
-tests/cuda/gpu/prepare_device.sh here:
-    carry:   ["bindthem/_core.cpython-312-x86_64-linux-gnu.so", "bindthem/_libs"]
-    command: python3 tests/cuda/gpu/build_kernels.py build/gpu-check &&
-             python3 tests/cuda/gpu/probe_hangs.py build/gpu-check
+    python tests/cuda/gpu/probe_hangs.py --list     the cases' names
+
+OUTDIR is build_kernels.py's (it holds manifest.json). The results go to
+stdout and, line by line, to hangs.log in $BINDTHEM_GPU_BUILD and $OUT
+(where set), each case's verdict into OUTDIR/hangs.json (summarize.py's
+"Hang probe" section). A case is limited to $BINDTHEM_GPU_PROBE_LIMIT s
+(default 10), cut to what is left before $BINDTHEM_GPU_DEADLINE; one that
+would start with too little left is "not run". Exit status 0 when every
+case passed, 1 otherwise. run_gpu_check.sh runs it after the tests, in the
+same call.
 """
 
+import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import textwrap
 import time
 
-LIMIT = 15  # seconds a case may take: each one's GPU work is about 0.2 s
+from isolation import DEADLINE_ENV, MIN_START, STACKS_LIMIT, log_append, run_limited, stacks_digest
+
+# seconds a case may take: each one's GPU work is about 0.2 s, its process
+# start (Python, NumPy, bindthem, a CUDA context) about 1 s
+LIMIT = float(os.environ.get("BINDTHEM_GPU_PROBE_LIMIT", "10"))
 
 # a case's process: Python stacks on SIGUSR1 (faulthandler: no GIL needed)
 PRELUDE = """
@@ -179,67 +184,66 @@ CASES = {
     """,
 }
 EAGER = {"writer exited with work queued, copied under CUDA_MODULE_LOADING=EAGER"}
+# the driver's own calls, through ctypes: a hang there is the driver's, shown
+# but not counted against bindthem (summarize.py)
+DRIVER_ONLY = {"writer exited with work queued, driver's cuCtxSynchronize, copied",
+               "writer exited with work queued, driver's cuStreamCreate"}
 
 
-def say(line, log):
+def say(line):
     print(line, flush=True)
-    if log is not None:
-        log.write(line + "\n")
-        log.flush()
+    log_append("hangs.log", line + "\n")
 
 
-def native_stacks(pid):
-    for gdb in ("cuda-gdb", "gdb"):
-        path = shutil.which(gdb) or shutil.which(gdb, path="/usr/local/cuda/bin")
-        if path:
-            try:
-                cmd = [path, "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"]
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=40)
-                return r.stdout[-12000:] + r.stderr[-2000:]
-            except subprocess.TimeoutExpired:
-                return "%s timed out" % gdb
-    return "(no gdb or cuda-gdb here: no native stacks)"
+def _left():
+    deadline = os.environ.get(DEADLINE_ENV)
+    return float(deadline) - time.time() if deadline else None
 
 
-def run_case(name, code, manifest, log):
-    env = dict(os.environ)
+def run_case(name, code, manifest):
+    """One case in a process of its own: its verdict, said and returned."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
     if name in EAGER:
         env["CUDA_MODULE_LOADING"] = "EAGER"
-    start = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-c", HEAD + textwrap.dedent(code), manifest],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    try:
-        out, _ = p.communicate(timeout=LIMIT)
-        took = time.monotonic() - start
-        verdict = "passed" if p.returncode == 0 else "failed (exit %d)" % p.returncode
-        stacks = ""
-    except subprocess.TimeoutExpired:
-        took = time.monotonic() - start
-        verdict = "HUNG (over %d s)" % LIMIT
-        stacks = native_stacks(p.pid)
-        p.send_signal(signal.SIGUSR1)  # Python stacks, through faulthandler
-        time.sleep(1)
-        p.kill()
-        out, _ = p.communicate()
-    steps = [ln[len("step: "):] for ln in out.splitlines() if ln.startswith("step: ")]
-    say("%-80s %s in %.1f s; last step: %s" % (name, verdict, took,
-                                               steps[-1] if steps else "(none)"), log)
+    limit, left = LIMIT, _left()
+    res = {"case": name, "counts": name not in DRIVER_ONLY}
+    if left is not None and left < MIN_START + STACKS_LIMIT + 2:
+        res.update(verdict="not run: the check's budget is spent", took=0, last_step="")
+        say("%-80s %s" % (name, res["verdict"]))
+        return res
+    if left is not None:
+        limit = min(limit, left - STACKS_LIMIT - 2)
+    done = run_limited([sys.executable, "-c", HEAD + textwrap.dedent(code), manifest], limit,
+                       "hang probe: " + name, env=env)
+    if done.hung:
+        verdict = "HUNG (over %.0f s)" % limit
+    else:
+        verdict = "passed" if done.rc == 0 else "failed (exit %d)" % done.rc
+    steps = [ln[len("step: "):] for ln in done.output.splitlines() if ln.startswith("step: ")]
+    res.update(verdict=verdict, took=round(done.took, 2), last_step=steps[-1] if steps else "")
+    say("%-80s %s in %.1f s; last step: %s" % (name, verdict, done.took,
+                                               res["last_step"] or "(none)"))
     if verdict != "passed":
-        say(textwrap.indent(out[-6000:], "    | "), log)
-    if stacks:
-        say(textwrap.indent(stacks, "    # "), log)
-    return verdict == "passed"
+        say(textwrap.indent(done.output[-6000:], "    | "))
+    if done.stacks:
+        say(textwrap.indent(stacks_digest(done.stacks), "    # "))
+    return res
 
 
 def main(argv):
+    if argv == ["--list"]:
+        print("\n".join(CASES))
+        return 0
     manifest = os.path.join(argv[0], "manifest.json")
     names = argv[1:] or list(CASES)
-    log = None
-    if os.environ.get("OUT"):
-        os.makedirs(os.environ["OUT"], exist_ok=True)
-        log = open(os.path.join(os.environ["OUT"], "hangs.log"), "w")
-    ok = all([run_case(n, CASES[n], manifest, log) for n in names])
-    say("every case passed" if ok else "some cases did not pass", log)
+    for d in filter(None, (os.environ.get("BINDTHEM_GPU_BUILD"), os.environ.get("OUT"))):
+        if os.path.isdir(d):
+            open(os.path.join(d, "hangs.log"), "w").close()
+    results = [run_case(n, CASES[n], manifest) for n in names]
+    with open(os.path.join(argv[0], "hangs.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    ok = all(r["verdict"] == "passed" for r in results)
+    say("every case passed" if ok else "some cases did not pass")
     return 0 if ok else 1
 
 

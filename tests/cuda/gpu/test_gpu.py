@@ -118,14 +118,20 @@ FIGURES = {}
 
 
 def _write_figures():
-    """FIGURES as JSON into $BINDTHEM_GPU_FIGURES and $OUT/figures.json (the
-    device tool brings back what $OUT holds, even when the run is cut short)."""
-    paths = [os.environ.get("BINDTHEM_GPU_FIGURES")]
-    if os.environ.get("OUT"):
-        paths.append(os.path.join(os.environ["OUT"], "figures.json"))
-    for path in filter(None, paths):
-        with open(path, "w") as f:
-            json.dump(FIGURES, f, indent=1, sort_keys=True, default=str)
+    """FIGURES added to the JSON in $BINDTHEM_GPU_FIGURES (each test runs in a
+    process of its own: the file gathers theirs; summarize.py reports it)."""
+    path = os.environ.get("BINDTHEM_GPU_FIGURES")
+    if not path:
+        return
+    try:
+        with open(path) as f:
+            merged = json.load(f)
+    except (OSError, ValueError):
+        merged = {}
+    merged.update(FIGURES)
+    with open(path + ".tmp", "w") as f:
+        json.dump(merged, f, indent=1, sort_keys=True, default=str)
+    os.replace(path + ".tmp", path)
 
 
 @pytest.fixture

@@ -10,19 +10,19 @@ test_cuda_faults.py, test_cuda_traffic.py) show the same on any machine.
 """
 
 import os
-import subprocess
 import sys
 import textwrap
 import threading
 
 import numpy as np
 import pytest
+from isolation import run_limited, stacks_digest
 from probe_hangs import HELPERS
 from test_gpu import HAVE_BUILD, HAVE_DEVICE, MANIFEST, Driver, _spin_cycles
 
 import bindthem.cuda as cuda
 
-pytestmark = [pytest.mark.gpu,
+pytestmark = [pytest.mark.gpu, pytest.mark.isolated(limit=40),
               pytest.mark.skipif(not HAVE_BUILD,
                                  reason="no build: $BINDTHEM_GPU_BUILD/manifest.json missing "
                                         "(run tests/cuda/gpu/run_gpu_check.sh)"),
@@ -37,20 +37,19 @@ lib = cuda.load(man["module"], man["header"], man["instantiate"])
 """ % MANIFEST
 
 
-def run(code, timeout=60, prelude="", **env):
+def run(code, timeout=15, prelude="", **env):
     """(exit status, output) of ``code`` run after HEAD and ``prelude`` in a
     new process; (None, what it printed) when it passed ``timeout`` s (hung:
-    killed, so that the tests after it still run)."""
+    its stacks into stacks.log, killed; isolation.run_limited). Each test
+    also runs in a process of its own, with a limit above this one."""
     e = dict(os.environ, **{k: str(v) for k, v in env.items()})
-    try:
-        p = subprocess.run([sys.executable, "-c", HEAD + prelude + textwrap.dedent(code)],
-                           capture_output=True, text=True, env=e, timeout=timeout)
-    except subprocess.TimeoutExpired as t:
-        said = [b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
-                for b in (t.stdout, t.stderr)]
-        return None, ("hung: killed after %d s (tests/cuda/gpu/probe_hangs.py finds the step)\n%s"
-                      % (timeout, "".join(said)))
-    return p.returncode, p.stdout + p.stderr
+    done = run_limited([sys.executable, "-c", HEAD + prelude + textwrap.dedent(code)], timeout,
+                       "a process of " + (os.environ.get("PYTEST_CURRENT_TEST") or "a test"),
+                       env=e)
+    if done.hung:
+        return None, ("hung: killed after %d s (tests/cuda/gpu/probe_hangs.py finds the step)\n"
+                      "%s\n%s" % (timeout, stacks_digest(done.stacks), done.output))
+    return done.rc, done.output
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +83,7 @@ def test_per_thread_write_copied_from_another_thread():
         y = cuda.to_device(np.zeros(N, np.int32))
         worker(y).join()  # the writer exits, its work still queued
         print("copied", (y.copy_to_host() == 9).all())
-    """, timeout=40)
+    """)
     assert rc == 0 and "copied True" in out, out
 
 
@@ -127,7 +126,7 @@ def test_write_after_read_on_another_stream():
         lib.add_value[(n + 255) // 256, 256](z, 1)
         a.synchronize()
         print("pooled", (out.copy_to_host() == 5).all())
-    """, timeout=40)
+    """)
     assert rc == 0, out
     assert "read True" in out, "the write on b overtook the read on a:\n" + out
     assert "written True" in out, out
