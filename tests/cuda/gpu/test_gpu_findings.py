@@ -102,6 +102,26 @@ def test_per_thread_write_exported_to_another_thread(lib):
     assert (y.copy_to_host() == 9).all()
 
 
+def test_waits_after_an_exited_writer_return():
+    """The cause of both H200 hangs: work an exited thread left on its
+    per-thread stream. bindthem has the thread wait for it as it exits, so
+    a free (cuMemFree waits for the whole device), a device synchronize and
+    a new stream after it all return (tests/cuda/test_cuda_thread_exit.py:
+    the mock's model of it)."""
+    rc, out = run(prelude=HELPERS, code="""
+        import gc
+        y = cuda.to_device(np.zeros(N, np.int32))
+        x = cuda.to_device(np.ones(N, np.int32))
+        worker(y).join()  # the writer exits: its work is done first
+        del x
+        gc.collect()
+        cuda.synchronize()
+        cuda.Stream.create()
+        print("done", (y.copy_to_host() == 9).all())
+    """, BINDTHEM_CUDA_NO_POOL=1)
+    assert rc == 0 and "done True" in out, out
+
+
 def test_write_after_read_on_another_stream():
     """A slow kernel reads x on stream a; a write of x queued on stream b
     right after must wait for it (non-blocking streams order nothing by
@@ -154,6 +174,30 @@ def test_a_faulting_kernel_is_sticky_and_blames_no_later_launch():
         line = [x for x in out.splitlines() if x.startswith(what + " ")][0]
         assert "an earlier kernel faulted" in line and "unusable" in line, out
         assert "add_value(" not in line.split("|")[1].split("refused")[0], out
+
+
+def test_a_fault_on_one_device_leaves_the_other_working():
+    """Sticky errors are per context: device 0's fault refuses device 0's
+    launches; device 1 still computes."""
+    if cuda.device_count() < 2:
+        pytest.skip("needs 2 CUDA devices (optional hardware not installed)")
+    rc, out = run("""
+        y = cuda.to_device(np.zeros(4, np.int32), device=0)
+        y1 = cuda.to_device(np.zeros(4, np.int32), device=1)
+        n = 1 << 28  # far past the 16 bytes behind the pointer: unmapped memory
+        big = type("Big", (), {"__cuda_array_interface__": {
+            "shape": (n,), "typestr": "<i4", "data": (y.ptr, False), "version": 3,
+            "strides": None, "stream": None}})()
+        lib.add_value[n // 256, 256](big, 1)
+        try:
+            cuda.synchronize()
+        except cuda.CudaError as e:
+            print("device 0", e.code)
+        lib.add_value[1, 4](y1, 3)
+        print("device 1", y1.copy_to_host().tolist())
+    """)
+    assert rc == 0, out
+    assert "device 0 7" in out and "device 1 [3, 3, 3, 3]" in out, out
 
 
 def test_a_forked_child_is_refused_clearly():
