@@ -59,6 +59,7 @@ typedef struct BtLaunchReading {
     int given;
     BtCudaArg a[BT_MAX_PARAMS];
     uint8_t read[BT_MAX_PARAMS];
+    int n_read; /* 1 + the greatest j read: where the release of a[].keep stops */
 } BtLaunchReading;
 
 /* What reading a launch's array arguments needs (bt_slot_walk's ctx), and

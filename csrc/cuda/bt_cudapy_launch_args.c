@@ -58,6 +58,8 @@ int bt_cudapy_launch_code(PyObject *o, int j, PyObject *name, void *ctx)
     BtCudaArg *a = &r->a[j];
 
     r->read[j] = 1;
+    if (j >= r->n_read)
+        r->n_read = j + 1;
     if (bt_cudapy_read_arg(r->st, o, r->cfg->stream, r->k->d.cname, name, a) < 0)
         return -1;
     if (a->kind == BT_CUDA_ARG_HOST && takes_array(r->k, name)) {

@@ -249,6 +249,7 @@ PyObject *bt_cudapy_kernel_launch(BtCudaKernel *k, PyObject *const *args, Py_ssi
     r.cfg_kw = cfg_kw;
     r.given = given;
     memset(r.read, 0, sizeof r.read);
+    r.n_read = 0;
     bt_diag_init(&e);
     if (bt_dispatch_pick(&k->d, args, nargs, kwnames, &extra, &how, &p) < 0)
         goto done;
@@ -289,7 +290,7 @@ PyObject *bt_cudapy_kernel_launch(BtCudaKernel *k, PyObject *const *args, Py_ssi
 done:
     if (entered)
         bt_cuda_leave(ctx, prev);
-    for (i = 0; i < BT_MAX_PARAMS; i++)
+    for (i = 0; i < r.n_read; i++)
         if (r.read[i])
             Py_XDECREF(r.a[i].keep);
     return res;
