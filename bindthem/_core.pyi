@@ -473,12 +473,19 @@ class DeviceArray:
     def stream(self) -> int | None:
         """The CUstream value of the last write bindthem queued (None: none pending)."""
     @property
+    def readonly(self) -> bool:
+        """Whether kernels and consumers must not write it (get_global(readonly=True))."""
+    @property
     def __cuda_array_interface__(self) -> dict[str, Any]: ...
     def copy_to_host(self, *, stream: Any = None, out: Any = None) -> Any: ...
     def copy_from(self, src: Any, /, *, stream: Any = None) -> DeviceArray: ...
     def copy(self, *, stream: Any = None) -> DeviceArray: ...
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
-                   dl_device: Any = None, copy: bool | None = None) -> Any: ...
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule: "dltensor_versioned" (DLPack 1.x, its flags READ_ONLY and
+        IS_COPIED) when max_version's major is 1 or more, else "dltensor".
+        dl_device: the array's own device, or (1, 0) (the host) with copy=True;
+        copy=True: a copy (on the host, or on the device), made synchronously."""
     def __dlpack_device__(self) -> tuple[int, int]: ...
     def __len__(self) -> int: ...
 
@@ -563,7 +570,8 @@ def cuda_empty(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | 
                stream: Any = None) -> Any:
     """An uninitialized DeviceArray."""
 
-def cuda_global(handle: CudaModule, name: str, dtype: Any, device: int | None, /) -> DeviceArray:
+def cuda_global(handle: CudaModule, name: str, dtype: Any, device: int | None,
+                readonly: bool = False, /) -> DeviceArray:
     """A DeviceArray view of a module variable."""
 
 def cuda_zeros(shape: int | tuple[int, ...], dtype: Any = ..., *, device: int | None = None,

@@ -13,8 +13,9 @@ order) or ``lib.axpy(a, x, y, grid=..., block=..., shared_mem=0,
 stream=None)``; items left out of the brackets may be given as keywords
 (``lib.axpy[grid, block](a, x, y, stream=s)``). It returns once the launch is
 queued. Arrays are any objects with
-``__cuda_array_interface__`` (v2/v3) or DLPack on a CUDA (or managed) device,
-borrowed, never copied; :func:`to_device` makes a :class:`DeviceArray`.
+``__cuda_array_interface__`` (v2/v3) or DLPack (1.x, or unversioned) on a CUDA
+(or managed) device, borrowed, never copied; :func:`to_device` makes a
+:class:`DeviceArray`.
 
 The driver (``libcuda.so.1``, or ``$BINDTHEM_LIBCUDA``) is opened on first
 use, never at import: ``import bindthem.cuda`` works without one.
@@ -327,7 +328,7 @@ def empty(shape, dtype=float, *, device=None, stream=None):
 
 
 def get_global(lib: Library, name: str, dtype: Any = "uint8", *,
-               device: int | None = None) -> DeviceArray:
+               device: int | None = None, readonly: bool = False) -> DeviceArray:
     """A module's ``__device__`` or ``__constant__`` variable ``name`` as a 1-d
     :class:`DeviceArray` of ``dtype`` (its size in bytes a multiple of the
     dtype's) on ``device`` (None: the module's device, else the current one).
@@ -337,8 +338,15 @@ def get_global(lib: Library, name: str, dtype: Any = "uint8", *,
     kernels launched after the write read the new value), ``copy_to_host()``
     reads it. ``cuLibraryGetGlobal`` (``cuModuleGetGlobal`` before 12.0).
     A name the module lacks raises ``KeyError``.
+
+    ``readonly=True`` makes the view read-only (``.readonly``): what a
+    ``__constant__`` is to kernels, which must not write one. A launch then
+    passes it to ``const`` array parameters only, and ``__cuda_array_interface__``
+    and DLPack export it read-only; ``copy_from`` still writes it. The driver
+    gives ``__constant__`` and ``__device__`` variables alike, so bindthem
+    cannot tell them apart: the caller says so.
     """
-    return _core.cuda_global(_library.info(lib).handle, name, dtype, device)
+    return _core.cuda_global(_library.info(lib).handle, name, dtype, device, readonly)
 
 
 def zeros(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,

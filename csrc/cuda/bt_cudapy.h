@@ -98,7 +98,8 @@ BT_HIDDEN PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyO
 
 /* New reference: a DeviceArray over nbytes of device memory at ptr on
  * device that `base` owns (kept alive by the view, never freed by it), as
- * a 1-d array of dtype (stolen; nbytes a multiple of its size). */
+ * a 1-d array of dtype (stolen; nbytes a multiple of its size). A base of
+ * (owner,) makes a read-only view of owner's memory (bt_cudapy_array.h). */
 BT_HIDDEN PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr,
                                             size_t nbytes, PyObject *dtype, int device);
 

@@ -126,13 +126,145 @@ static int read_cai(PyObject *o, PyObject *cai, const char *kname, PyObject *nam
     return 0;
 }
 
+/* ---- DLPack ----
+ * bindthem asks a producer for __dlpack__(stream=, max_version=(1, 1)),
+ * takes the capsule it gets ("dltensor_versioned" of major version 1, or
+ * the unversioned "dltensor") by renaming it "used_" + its name, and holds
+ * the tensor for the launch in a capsule of its own, whose destructor calls
+ * the producer's deleter once (after the launch is queued, as CAI's
+ * arguments are borrowed for the call). */
+
+#define HELD_V0 "bindthem.used_dltensor"
+#define HELD_V1 "bindthem.used_dltensor_versioned"
+
+/* The producer's deleter, called from a launch's clean-up, may be Python
+ * code (ctypes): the launch's exception, if any, is kept aside meanwhile. */
+static void held_free_v0(PyObject *cap)
+{
+    PyObject *type, *value, *tb;
+    BtDLManagedTensor *mt;
+
+    if (!PyCapsule_IsValid(cap, HELD_V0))
+        return;
+    mt = PyCapsule_GetPointer(cap, HELD_V0);
+    if (!mt->deleter)
+        return;
+    PyErr_Fetch(&type, &value, &tb);
+    mt->deleter(mt);
+    PyErr_Restore(type, value, tb);
+}
+
+static void held_free_v1(PyObject *cap)
+{
+    PyObject *type, *value, *tb;
+    BtDLManagedTensorVersioned *mt;
+
+    if (!PyCapsule_IsValid(cap, HELD_V1))
+        return;
+    mt = PyCapsule_GetPointer(cap, HELD_V1);
+    if (!mt->deleter)
+        return;
+    PyErr_Fetch(&type, &value, &tb);
+    mt->deleter(mt);
+    PyErr_Restore(type, value, tb);
+}
+
+/* o.__dlpack__(stream=sv, max_version=(1, 1)): new reference, or NULL. A
+ * producer that does not know max_version (TypeError: before the array API
+ * standard's 2023.12) is asked with stream= alone, then with no argument. */
+static PyObject *call_dlpack(PyObject *o, PyObject *sv)
+{
+    PyObject *meth = PyUnicode_FromString("__dlpack__"), *mv = NULL, *kw2 = NULL, *kw1 = NULL;
+    PyObject *cap = NULL, *args[3];
+
+    mv = Py_BuildValue("(ii)", BT_DLPACK_MAJOR, BT_DLPACK_MINOR);
+    kw2 = Py_BuildValue("(ss)", "stream", "max_version");
+    kw1 = Py_BuildValue("(s)", "stream");
+    if (!meth || !mv || !kw2 || !kw1)
+        goto done;
+    args[0] = o;
+    args[1] = sv;
+    args[2] = mv;
+    cap = PyObject_VectorcallMethod(meth, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw2);
+    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        cap = PyObject_VectorcallMethod(meth, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw1);
+    }
+    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        cap = PyObject_VectorcallMethod(meth, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+done:
+    Py_XDECREF(meth);
+    Py_XDECREF(mv);
+    Py_XDECREF(kw2);
+    Py_XDECREF(kw1);
+    return cap;
+}
+
+/* Takes the tensor of capsule cap (the producer's; renamed "used_...")
+ * into *held (a new capsule that calls its deleter when it goes): its
+ * DLTensor in *t, its flags in *flags (0 for an unversioned one). A
+ * versioned tensor of another major version is refused, its deleter
+ * called at once. 0, or -1 with an exception set. */
+static int take_capsule(PyObject *cap, const char *kname, PyObject *name, PyObject **held,
+                        const BtDLTensor **t, uint64_t *flags)
+{
+    *held = NULL;
+    *flags = 0;
+    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        BtDLManagedTensorVersioned *v = PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (PyCapsule_SetName(cap, "used_dltensor_versioned") < 0)
+            return -1;
+        if (v->version.major != BT_DLPACK_MAJOR) {
+            /* its layout past the deleter is unknown: only the deleter is called */
+            PyObject *ver = PyUnicode_FromFormat("%u.%u", (unsigned)v->version.major,
+                                                 (unsigned)v->version.minor);
+            if (v->deleter)
+                v->deleter(v);
+            if (ver)
+                arg_error(kname, name,
+                          "__dlpack__() gave a DLPack %S tensor; bindthem reads DLPack 1.x "
+                          "(major version 1), the newest it knows",
+                          ver);
+            Py_XDECREF(ver);
+            return -1;
+        }
+        if (!(*held = PyCapsule_New(v, HELD_V1, held_free_v1))) {
+            if (v->deleter)
+                v->deleter(v);
+            return -1;
+        }
+        *t = &v->dl_tensor;
+        *flags = v->flags;
+        return 0;
+    }
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+        BtDLManagedTensor *mt = PyCapsule_GetPointer(cap, "dltensor");
+        if (PyCapsule_SetName(cap, "used_dltensor") < 0)
+            return -1;
+        if (!(*held = PyCapsule_New(mt, HELD_V0, held_free_v0))) {
+            if (mt->deleter)
+                mt->deleter(mt);
+            return -1;
+        }
+        *t = &mt->dl_tensor;
+        return 0;
+    }
+    return arg_error(kname, name,
+                     "__dlpack__() did not return a \"dltensor_versioned\" or \"dltensor\" "
+                     "capsule (%R)",
+                     cap);
+}
+
 static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *kname,
                        PyObject *name, BtCudaArg *a)
 {
-    PyObject *cap = NULL, *kw = NULL, *sv = NULL, *meth = NULL, *args[2];
-    BtDLManagedTensor *mt;
+    PyObject *cap, *sv, *held;
     const BtDLTensor *t;
+    uint64_t flags;
     long dtype, did;
+    int rc;
 
     a->via = "DLPack";
     if (!PyTuple_Check(dev) || PyTuple_GET_SIZE(dev) != 2)
@@ -149,26 +281,17 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
         return arg_error(kname, name, "a DLPack array on device %R, not a CUDA device", dev);
     /* the producer orders its work before ours on our stream (1: legacy) */
     sv = PyLong_FromUnsignedLongLong(stream ? stream : BT_CUDA_STREAM_LEGACY);
-    kw = Py_BuildValue("(s)", "stream");
-    meth = PyUnicode_FromString("__dlpack__");
-    if (!sv || !kw || !meth)
-        goto error;
-    args[0] = o;
-    args[1] = sv;
-    cap = PyObject_VectorcallMethod(meth, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw);
-    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        cap = PyObject_VectorcallMethod(meth, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-    }
+    if (!sv)
+        return -1;
+    cap = call_dlpack(o, sv);
+    Py_DECREF(sv);
     if (!cap)
-        goto error;
-    mt = PyCapsule_GetPointer(cap, "dltensor");
-    if (!mt) {
-        PyErr_Clear();
-        arg_error(kname, name, "__dlpack__() did not return a \"dltensor\" capsule (%R)", cap);
-        goto error;
-    }
-    t = &mt->dl_tensor;
+        return -1;
+    rc = take_capsule(cap, kname, name, &held, &t, &flags);
+    Py_DECREF(cap); /* renamed: its destructor leaves the tensor to us */
+    if (rc < 0)
+        return -1;
+    a->keep = held; /* released after the launch: the deleter runs then */
     a->code = bt_slot_array_code(bt_type_from_dlpack(t->dtype.code, t->dtype.bits, t->dtype.lanes));
     a->n = 1;
     for (int i = 0; i < t->ndim; i++)
@@ -182,19 +305,10 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
         a->contiguous = c_contiguous(nd, t->shape, t->strides ? bst : NULL, t->dtype.bits / 8);
     }
     a->ptr = (uint64_t)(uintptr_t)t->data + t->byte_offset;
-    a->readonly = 0;
-    a->keep = cap; /* unconsumed: its destructor calls the deleter when we drop it */
-    cap = NULL;
-    Py_DECREF(sv);
-    Py_DECREF(kw);
-    Py_DECREF(meth);
+    /* a kernel may write it only through a non-const parameter; a copy the
+     * producer made (IS_COPIED: never asked for here) is written as given */
+    a->readonly = (flags & BT_DLPACK_FLAG_READ_ONLY) != 0;
     return 0;
-error:
-    Py_XDECREF(cap);
-    Py_XDECREF(sv);
-    Py_XDECREF(kw);
-    Py_XDECREF(meth);
-    return -1;
 }
 
 int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kname, PyObject *name,
@@ -214,6 +328,7 @@ int bt_cudapy_read_arg(BtState *st, PyObject *o, uint64_t stream, const char *kn
         for (int i = 0; i < a->ndim && i < BT_MAX_SIZE_AXES; i++)
             a->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(d->shape, i));
         a->contiguous = 1;
+        a->readonly = bt_cudapy_devarray_readonly(d);
         a->via = "DeviceArray";
         a->array = o;
         a->device = d->device; /* its ordering state: bt_cudapy_wait_for, under its lock */

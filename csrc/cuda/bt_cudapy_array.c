@@ -61,7 +61,14 @@ static PyObject *devarray_get_ptr(BtDeviceArray *a, void *c)
 
 static PyObject *devarray_get_base(BtDeviceArray *a, void *c)
 {
+    if (bt_cudapy_devarray_readonly(a)) /* (owner,): the mark of a read-only view */
+        return Py_NewRef(PyTuple_GET_ITEM(a->base, 0));
     return Py_NewRef(a->base ? a->base : Py_None);
+}
+
+static PyObject *devarray_get_readonly(BtDeviceArray *a, void *c)
+{
+    return PyBool_FromLong(bt_cudapy_devarray_readonly(a));
 }
 
 static PyObject *devarray_get_stream(BtDeviceArray *a, void *c)
@@ -117,7 +124,12 @@ static PyMethodDef devarray_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "A DLPack capsule over the memory; the consumer's `stream` (None: legacy,\n"
-     "-1: none) is made to wait for the array's last write."},
+     "-1: none) is made to wait for the array's last write.\n\n"
+     "max_version=(1, x) or newer: a \"dltensor_versioned\" capsule (DLPack 1.x,\n"
+     "flagged READ_ONLY for a read-only array, IS_COPIED for a copy); else the\n"
+     "unversioned \"dltensor\". copy=True: a copy, made synchronously, on the device,\n"
+     "or with dl_device=(1, 0) on the host; dl_device may also name the array's own\n"
+     "device. copy=False and None never copy."},
     {"__dlpack_device__", (PyCFunction)bt_cudapy_devarray_dlpack_device, METH_NOARGS,
      "__dlpack_device__($self, /)\n--\n\n(2, device): kDLCUDA."},
     {NULL, NULL, 0, NULL},
@@ -135,6 +147,11 @@ static PyGetSetDef devarray_getset[] = {
     {"ptr", (getter)devarray_get_ptr, NULL, "The device address.", NULL},
     {"base", (getter)devarray_get_base, NULL,
      "What owns the memory of a view (a module's global), else None.", NULL},
+    {"readonly", (getter)devarray_get_readonly, NULL,
+     "Whether kernels and consumers must not write it (get_global(readonly=True)): a launch\n"
+     "passes it to const parameters only, CAI and DLPack export it read-only; copy_from\n"
+     "(a write from the host) still works.",
+     NULL},
     {"stream", (getter)devarray_get_stream, NULL,
      "The CUstream value of the last write bindthem queued (None: none pending).", NULL},
     {NULL, NULL, NULL, NULL, NULL},

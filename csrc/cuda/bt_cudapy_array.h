@@ -13,7 +13,13 @@
 
 #include "bt_numpy.h"
 
-/* ---- DLPack (dlpack.h 0.8 / 1.0, unversioned "dltensor" capsule) ---- */
+/* ---- DLPack: dlpack.h's structs under bindthem's names ----
+ * The unversioned "dltensor" capsule holds a BtDLManagedTensor (dlpack.h
+ * 0.x, still 1.x's legacy form); the versioned "dltensor_versioned" one a
+ * BtDLManagedTensorVersioned (1.0, 1.1: the same layout, 1.1 adding type
+ * codes and a flag). A consumer that takes a capsule renames it "used_" +
+ * its name and calls the deleter when done; a capsule still under its own
+ * name calls the deleter when it goes. */
 typedef struct {
     int32_t device_type, device_id;
 } BtDLDevice;
@@ -27,7 +33,7 @@ typedef struct {
     int32_t ndim;
     BtDLDataType dtype;
     int64_t *shape;
-    int64_t *strides;
+    int64_t *strides; /* in elements; NULL: C-contiguous (before 1.2) */
     uint64_t byte_offset;
 } BtDLTensor;
 typedef struct BtDLManagedTensor {
@@ -35,6 +41,23 @@ typedef struct BtDLManagedTensor {
     void *manager_ctx;
     void (*deleter)(struct BtDLManagedTensor *);
 } BtDLManagedTensor;
+typedef struct {
+    uint32_t major, minor;
+} BtDLPackVersion;
+typedef struct BtDLManagedTensorVersioned {
+    BtDLPackVersion version; /* a major other than 1: only the deleter may be read */
+    void *manager_ctx;
+    void (*deleter)(struct BtDLManagedTensorVersioned *);
+    uint64_t flags; /* BT_DLPACK_FLAG_* */
+    BtDLTensor dl_tensor;
+} BtDLManagedTensorVersioned;
+/* DLPACK_FLAG_BITMASK_READ_ONLY, _IS_COPIED, _IS_SUBBYTE_TYPE_PADDED (1.1) */
+#define BT_DLPACK_FLAG_READ_ONLY ((uint64_t)1 << 0)
+#define BT_DLPACK_FLAG_IS_COPIED ((uint64_t)1 << 1)
+#define BT_DLPACK_FLAG_SUBBYTE_PADDED ((uint64_t)1 << 2)
+/* the newest version bindthem writes and reads (1.1 adds nothing it uses) */
+#define BT_DLPACK_MAJOR 1
+#define BT_DLPACK_MINOR 1
 enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
 
 /* A pending read of an array, queued by bindthem (a launch that takes it
@@ -77,6 +100,17 @@ typedef struct BtDeviceArray {
      * synchronous copy saw before it waited, so that it forgets only that */
     uint64_t gen;
 } BtDeviceArray;
+
+/* Whether a is read-only: a view that kernels and consumers must not write
+ * (get_global(readonly=True): a __constant__ variable), marked by its base
+ * being a 1-tuple (owner,) (the .base getter gives the owner): a field of
+ * its own would need every maker of DeviceArrays to set it. A launch passes
+ * it to const parameters only, CAI and DLPack export it flagged read-only;
+ * copy_from, the host's write (the way a __constant__ is set), still works. */
+static inline int bt_cudapy_devarray_readonly(const BtDeviceArray *a)
+{
+    return a->base && PyTuple_CheckExact(a->base);
+}
 
 /* Free-threaded CPython: the ordering state (stream, stream_owner, event,
  * has_event, writer, readers, n_readers, gen) is read and changed whole

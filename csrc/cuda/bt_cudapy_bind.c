@@ -51,23 +51,25 @@ PyType_Spec bt_cudapy_handle_spec = {
     .slots = cudamodule_slots,
 };
 
-/* _core.cuda_global(handle, name, dtype, device): a view of the module's
- * __device__ / __constant__ variable `name` on device (None: the current
- * one), kept alive with the module. */
+/* _core.cuda_global(handle, name, dtype, device, readonly=False): a view of
+ * the module's __device__ / __constant__ variable `name` on device (None:
+ * the current one), kept alive with the module; read-only when asked (its
+ * base is then (handle,): bt_cudapy_devarray_readonly). */
 PyObject *bt_cudapy_global(PyObject *module, PyObject *args)
 {
     BtState *st = bt_state(module);
-    PyObject *h, *dto, *devo;
+    PyObject *h, *dto, *devo, *base, *view;
     const char *name;
     PyArray_Descr *dtype = NULL;
     uint64_t ptr = 0;
     size_t size = 0;
     void *ctx, *prev;
-    int dev = 0, missing = 0, rc, mdev;
+    int dev = 0, missing = 0, rc, mdev, readonly = 0;
     BtDiag e;
 
     bt_diag_init(&e);
-    if (!PyArg_ParseTuple(args, "O!sOO:cuda_global", st->CudaModuleType, &h, &name, &dto, &devo))
+    if (!PyArg_ParseTuple(args, "O!sOO|p:cuda_global", st->CudaModuleType, &h, &name, &dto, &devo,
+                          &readonly))
         return NULL;
     if (devo == Py_None ? bt_cuda_current_device(&dev, &e) < 0
                         : (dev = PyLong_AsLong(devo)) == -1 && PyErr_Occurred())
@@ -106,7 +108,14 @@ PyObject *bt_cudapy_global(PyObject *module, PyObject *args)
                      ((CudaModule *)h)->path, name);
         return NULL;
     }
-    return bt_cudapy_devarray_view(st, h, ptr, size, (PyObject *)dtype, dev);
+    base = readonly ? PyTuple_Pack(1, h) : Py_NewRef(h);
+    if (!base) {
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    view = bt_cudapy_devarray_view(st, base, ptr, size, (PyObject *)dtype, dev);
+    Py_DECREF(base);
+    return view;
 }
 
 /* ---- the CUDA back end (bt_bind.h) ---- */

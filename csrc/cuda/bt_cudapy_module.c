@@ -111,8 +111,8 @@ static PyMethodDef cuda_methods[] = {
     {"cuda_bind", (PyCFunction)(void (*)(void))bt_cudapy_bind, METH_VARARGS | METH_KEYWORDS,
      bt_cudapy_bind_doc},
     {"cuda_global", bt_cudapy_global, METH_VARARGS,
-     "cuda_global(handle, name, dtype, device, /)\n--\n\nA DeviceArray view of a module "
-     "variable."},
+     "cuda_global(handle, name, dtype, device, readonly=False, /)\n--\n\nA DeviceArray view "
+     "of a module variable."},
     {"cuda_to_device", (PyCFunction)(void (*)(void))bt_cudapy_to_device,
      METH_VARARGS | METH_KEYWORDS,
      "cuda_to_device(array, *, device=None, stream=None)\n--\n\nCopy an array to a new "

@@ -526,7 +526,13 @@ int bt_slot_array_refused(const BtArgSlot *s, const BtArrayArg *a, const char *f
 
     if (!a->via && bt_slot_copy_fixes(s, a->flags))
         return 1;
-    if (missing & BT_ARR_WRITEABLE)
+    if ((missing & BT_ARR_WRITEABLE) && a->via) /* a device array: never copied */
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%U' is a read-only array, but the kernel writes to it (the "
+                     "parameter is not const); it came read-only via %s, and bindthem never "
+                     "copies device memory: pass a writable copy of it",
+                     fname, name, a->via);
+    else if (missing & BT_ARR_WRITEABLE)
         PyErr_Format(PyExc_ValueError,
                      "%s(): argument '%U' is a read-only array, but the kernel writes to it (the "
                      "parameter is not const)",
