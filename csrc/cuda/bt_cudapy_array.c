@@ -120,6 +120,7 @@ static PyMethodDef devarray_methods[] = {
      "-1: none) is made to wait for the array's last write."},
     {"__dlpack_device__", (PyCFunction)bt_cudapy_devarray_dlpack_device, METH_NOARGS,
      "__dlpack_device__($self, /)\n--\n\n(2, device): kDLCUDA."},
+    BT_CUDAPY_MANAGED_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -137,6 +138,7 @@ static PyGetSetDef devarray_getset[] = {
      "What owns the memory of a view (a module's global), else None.", NULL},
     {"stream", (getter)devarray_get_stream, NULL,
      "The CUstream value of the last write bindthem queued (None: none pending).", NULL},
+    BT_CUDAPY_MANAGED_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
