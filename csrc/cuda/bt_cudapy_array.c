@@ -102,7 +102,7 @@ static PyMethodDef devarray_methods[] = {
      "unless out= is given too: then it returns at once, and `out` (best\n"
      "pinned: bindthem.cuda.pinned_empty) holds the data once the stream\n"
      "reaches the copy (Event.record(stream).synchronize())."},
-    {"copy_from", (PyCFunction)(void (*)(void))bt_cudapy_devarray_copy_from,
+    {"copy_from", (PyCFunction)(void (*)(void))bt_cudapy_peer_copy_from,
      METH_VARARGS | METH_KEYWORDS,
      "copy_from($self, src, /, *, stream=None)\n--\n\n"
      "Copies src into this array (same shape) and returns it: a DeviceArray of\n"

@@ -125,11 +125,11 @@ BT_HIDDEN PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *
  * own to fill; freed as any (cuMemFree) unless it sets `pooled` or `base`. */
 BT_HIDDEN BtDeviceArray *bt_cudapy_devarray_shell(BtState *st, PyObject *shape,
                                                   PyArray_Descr *dtype, int device);
-/* copy_from's copy of src into a when they are on two devices: queued on
- * `stream` (streamo None: synchronous) after a's last write and pending
- * reads and src's last write (cuMemcpyPeerAsync). 0, or -1 with an exception. */
-BT_HIDDEN int bt_cudapy_peer_copy(BtState *st, BtDeviceArray *a, BtDeviceArray *src,
-                                  uint64_t stream, PyObject *streamo);
+/* DeviceArray.copy_from (bt_cudapy_peer.c): from a DeviceArray of another
+ * device, queued on `stream` (None: synchronous) after a's last write and
+ * pending reads and src's last write (cuMemcpyPeerAsync); any other source
+ * goes to bt_cudapy_devarray_copy_from. New reference (a). */
+BT_HIDDEN PyObject *bt_cudapy_peer_copy_from(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
 /* The DeviceArray methods and getter of managed memory (bt_cudapy_managed.c),
  * entries of bt_cudapy_array.c's tables. */
 BT_HIDDEN PyObject *bt_cudapy_managed_prefetch(BtDeviceArray *a, PyObject *args, PyObject *kwargs);

@@ -96,6 +96,7 @@ static int need_managed(BtDeviceArray *a, const char *who)
 static PyObject *make_managed(PyObject *module, PyObject *args, PyObject *kwargs, int zero)
 {
     static char *kwlist[] = {"shape", "dtype", "device", "attach", "stream", NULL};
+    static char *empty_kwlist[] = {"shape", "dtype", "device", "attach", NULL};
     const char *who = zero ? "managed_zeros" : "managed_empty";
     BtState *st = bt_state(module);
     PyObject *shapeo, *dto = Py_None, *devo = Py_None, *streamo = Py_None, *shape = NULL;
@@ -107,9 +108,9 @@ static PyObject *make_managed(PyObject *module, PyObject *args, PyObject *kwargs
     int dev, host;
 
     bt_diag_init(&e);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs,
-                                     zero ? "O|O$OsO:managed_zeros" : "O|O$Os:managed_empty",
-                                     kwlist, &shapeo, &dto, &devo, &attach, &streamo))
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwargs, zero ? "O|O$OsO:managed_zeros" : "O|O$Os:managed_empty",
+            zero ? kwlist : empty_kwlist, &shapeo, &dto, &devo, &attach, &streamo))
         return NULL;
     host = strcmp(attach, "host") == 0;
     if (!host && strcmp(attach, "global") != 0)

@@ -465,10 +465,6 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
                      shape, a->shape);
         goto done;
     }
-    if (d && d->device != a->device) { /* across devices: bt_cudapy_peer.c */
-        rc = bt_cudapy_peer_copy(st, a, d, stream, streamo);
-        goto done;
-    }
     other = d && d->device != a->device;
     /* both arrays' states at once (d is a when copied into itself) */
     BT_FT_BEGIN2(a, d ? d : a);

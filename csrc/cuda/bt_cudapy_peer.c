@@ -138,8 +138,8 @@ int bt_cudapy_use_record(PyObject *o, int dev, uint64_t ours, PyObject *owner, i
                  : bt_cudapy_devarray_read(o, ours, owner);
 }
 
-int bt_cudapy_peer_copy(BtState *st, BtDeviceArray *a, BtDeviceArray *src, uint64_t stream,
-                        PyObject *streamo)
+static int peer_copy(BtState *st, BtDeviceArray *a, BtDeviceArray *src, uint64_t stream,
+                     PyObject *streamo)
 {
     int sync = streamo == NULL || streamo == Py_None, rc;
     BtDiag e;
@@ -166,4 +166,28 @@ int bt_cudapy_peer_copy(BtState *st, BtDeviceArray *a, BtDeviceArray *src, uint6
                    bt_cudapy_use_record((PyObject *)src, a->device, stream, streamo, 0) < 0
                ? -1
                : 0;
+}
+
+PyObject *bt_cudapy_peer_copy_from(BtDeviceArray *a, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"src", "stream", NULL};
+    BtState *st = bt_state_from_type(Py_TYPE(a));
+    PyObject *srco, *streamo = Py_None;
+    BtDeviceArray *src;
+    uint64_t stream = 0;
+    int same;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:copy_from", kwlist, &srco, &streamo))
+        return NULL;
+    src = (BtDeviceArray *)srco;
+    if (!Py_IS_TYPE(srco, st->DeviceArrayType) || src->device == a->device ||
+        !PyArray_EquivTypes(src->dtype, a->dtype))
+        return bt_cudapy_devarray_copy_from(a, args, kwargs); /* its checks, its messages */
+    same = PyObject_RichCompareBool(src->shape, a->shape, Py_EQ);
+    if (same <= 0)
+        return same < 0 ? NULL : bt_cudapy_devarray_copy_from(a, args, kwargs);
+    if (bt_cudapy_stream_arg(streamo, "copy_from", 0, &stream) < 0 ||
+        peer_copy(st, a, src, stream, streamo) < 0)
+        return NULL;
+    return Py_NewRef(a);
 }
