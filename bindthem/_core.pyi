@@ -445,6 +445,7 @@ def nvrtc(
 
 CUDA_STREAM_LEGACY: Final[int]
 CUDA_STREAM_PER_THREAD: Final[int]
+CUDA_MEM_ADVICE: Final[dict[str, int]]
 
 
 @final
@@ -488,6 +489,14 @@ class DeviceArray:
         copy=True: a copy (on the host, or on the device), made synchronously."""
     def __dlpack_device__(self) -> tuple[int, int]: ...
     def __len__(self) -> int: ...
+    # managed memory (bt_cudapy_managed.c)
+    @property
+    def managed(self) -> bool:
+        """Whether the memory is managed (cuMemAllocManaged)."""
+    def prefetch(self, location: int | str, /, *, stream: Any = None) -> None: ...
+    def advise(self, advice: int | str, location: int | str | None = None, /) -> None: ...
+    def host_view(self) -> Any: ...
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any: ...
 
 @final
 class CudaEvent:
@@ -595,3 +604,22 @@ def cuda_synchronize() -> None:
 
 def cuda_to_device(array: Any, *, device: int | None = None, stream: Any = None) -> Any:
     """Copy an array to a new DeviceArray (on a stream: asynchronously)."""
+
+# managed memory and peer access (bt_cudapy_managed.c, bt_cudapy_peer.c)
+def cuda_managed_empty(shape: int | tuple[int, ...], dtype: Any = ..., *,
+                       device: int | None = None, attach: str = "global") -> DeviceArray:
+    """An uninitialized DeviceArray of managed memory (cuMemAllocManaged)."""
+
+def cuda_managed_zeros(shape: int | tuple[int, ...], dtype: Any = ..., *,
+                       device: int | None = None, attach: str = "global",
+                       stream: Any = None) -> DeviceArray:
+    """A zeroed DeviceArray of managed memory."""
+
+def cuda_can_access_peer(device: int, peer: int, /) -> bool:
+    """cuDeviceCanAccessPeer."""
+
+def cuda_enable_peer_access(peer: int, device: int | None, /) -> None:
+    """cuCtxEnablePeerAccess, idempotent."""
+
+def cuda_disable_peer_access(peer: int, device: int | None, /) -> None:
+    """cuCtxDisablePeerAccess, idempotent."""

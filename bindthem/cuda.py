@@ -23,6 +23,7 @@ use, never at import: ``import bindthem.cuda`` works without one.
 
 from __future__ import annotations
 
+import enum
 import operator
 import os
 import weakref
@@ -62,6 +63,8 @@ __all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "L
            "device_count", "driver", "empty", "find_nvrtc", "get_global", "is_available",
            "kernel_source",
            "load", "pinned_empty", "synchronize", "to_device", "zeros"]
+__all__ += ["MemAdvise", "can_access_peer", "disable_peer_access", "enable_peer_access",
+            "managed_empty", "managed_zeros"]
 
 DeviceArray = _core.DeviceArray
 Kernel = _core.CudaKernel
@@ -385,3 +388,48 @@ def driver():
     """Open the driver: ``{'version': 12080, 'path': ..., 'library_api': bool}``.
     Raises :class:`NoDriverError` without one."""
     return _core.cuda_driver()
+
+
+# ---- managed memory and peer access (csrc/cuda/bt_cudapy_managed.c, bt_cudapy_peer.c) ----
+
+#: ``CUmem_advise``: what :meth:`DeviceArray.advise` takes (or its names, lower case).
+MemAdvise = enum.IntEnum("MemAdvise", {k.upper(): v for k, v in _core.CUDA_MEM_ADVICE.items()})
+
+
+def managed_empty(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,
+                  attach: str = "global") -> DeviceArray:
+    """An uninitialized :class:`DeviceArray` of managed (unified) memory
+    (``cuMemAllocManaged``), made in ``device``'s primary context (None: the
+    current device) and freed with the object. ``attach="global"``
+    (``CU_MEM_ATTACH_GLOBAL``): any stream of any device may use it;
+    ``"host"`` (``CU_MEM_ATTACH_HOST``): it starts out host-side. Launches on
+    any device with concurrent managed access take it; ``.host_view()`` (or
+    ``numpy.asarray``) reads and writes it from the host once its pending
+    work is done. A device without managed memory raises :class:`CudaError`."""
+    return _core.cuda_managed_empty(shape, dtype, device=device, attach=attach)
+
+
+def managed_zeros(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,
+                  attach: str = "global", stream: Any = None) -> DeviceArray:
+    """:func:`managed_empty`, zeroed by ``cuMemsetD8Async`` queued on
+    ``stream`` (None: the legacy stream), recorded as the array's last write."""
+    return _core.cuda_managed_zeros(shape, dtype, device=device, attach=attach, stream=stream)
+
+
+def can_access_peer(device: int, peer: int) -> bool:
+    """Whether ``device`` can map ``peer``'s memory (``cuDeviceCanAccessPeer``;
+    False for a device and itself)."""
+    return _core.cuda_can_access_peer(device, peer)
+
+
+def enable_peer_access(peer: int, *, device: int | None = None) -> None:
+    """Let launches on ``device`` (None: the current device) take arrays of
+    ``peer``: ``cuCtxEnablePeerAccess`` from ``device``'s primary context to
+    ``peer``'s. Enabling it twice is no error. Copies between devices
+    (``copy_from``) need no peer access."""
+    _core.cuda_enable_peer_access(peer, device)
+
+
+def disable_peer_access(peer: int, *, device: int | None = None) -> None:
+    """Undo :func:`enable_peer_access` (no error when it was not enabled)."""
+    _core.cuda_disable_peer_access(peer, device)

@@ -103,6 +103,50 @@ BT_HIDDEN PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyO
 BT_HIDDEN PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr,
                                             size_t nbytes, PyObject *dtype, int device);
 
+/* ---- managed memory, peer access (bt_cudapy_managed.c, bt_cudapy_peer.c) ---- */
+
+/* Whether DeviceArray o's memory is managed. */
+BT_HIDDEN int bt_cudapy_is_managed(PyObject *o);
+/* Whether a launch in dev's primary context (ctx) may take memory of
+ * device `peer` in context peer_ctx: bindthem enabled peer access from dev
+ * to peer (bindthem.cuda.enable_peer_access), both contexts primary. */
+BT_HIDDEN int bt_cudapy_peer_ok(int dev, void *ctx, int peer, void *peer_ctx);
+/* A launch on device dev, on stream `ours`, uses DeviceArray o (write: it
+ * writes it): before it, `ours` waits for o's producers (o's last write,
+ * and its pending reads for a write); after it, the use is recorded. o of
+ * another device (peer or managed memory) is ordered through o's device's
+ * legacy stream; managed memory of another device needs dev to have
+ * concurrent managed access. 0, or -1 with an exception set. */
+BT_HIDDEN int bt_cudapy_use_wait(PyObject *o, int dev, uint64_t ours, int write);
+BT_HIDDEN int bt_cudapy_use_record(PyObject *o, int dev, uint64_t ours, PyObject *owner, int write);
+/* cuda_managed_empty(shape, dtype, *, device, attach) and cuda_managed_zeros(..., stream). */
+BT_HIDDEN PyObject *bt_cudapy_managed_empty(PyObject *module, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_managed_zeros(PyObject *module, PyObject *args, PyObject *kwargs);
+/* cuda_can_access_peer(device, peer), cuda_enable_peer_access(peer, device),
+ * cuda_disable_peer_access(peer, device). */
+BT_HIDDEN PyObject *bt_cudapy_can_access_peer(PyObject *module, PyObject *args);
+BT_HIDDEN PyObject *bt_cudapy_enable_peer(PyObject *module, PyObject *args);
+BT_HIDDEN PyObject *bt_cudapy_disable_peer(PyObject *module, PyObject *args);
+/* The CUmem_advise names and values, {name: value}: _core.CUDA_MEM_ADVICE. */
+BT_HIDDEN PyObject *bt_cudapy_advice_names(void);
+#define BT_CUDAPY_MANAGED_FUNCTIONS                                                                \
+    {"cuda_managed_empty", (PyCFunction)(void (*)(void))bt_cudapy_managed_empty,                   \
+     METH_VARARGS | METH_KEYWORDS,                                                                 \
+     "cuda_managed_empty(shape, dtype=float, *, device=None, attach='global')\n--\n\n"             \
+     "An uninitialized DeviceArray of managed memory (cuMemAllocManaged)."},                       \
+        {"cuda_managed_zeros", (PyCFunction)(void (*)(void))bt_cudapy_managed_zeros,               \
+         METH_VARARGS | METH_KEYWORDS,                                                             \
+         "cuda_managed_zeros(shape, dtype=float, *, device=None, attach='global', "                \
+         "stream=None)\n--\n\nA zeroed DeviceArray of managed memory."},                           \
+        {"cuda_can_access_peer", bt_cudapy_can_access_peer, METH_VARARGS,                          \
+         "cuda_can_access_peer(device, peer, /)\n--\n\ncuDeviceCanAccessPeer."},                   \
+        {"cuda_enable_peer_access", bt_cudapy_enable_peer, METH_VARARGS,                           \
+         "cuda_enable_peer_access(peer, device, /)\n--\n\ncuCtxEnablePeerAccess, idempotent."},    \
+    {                                                                                              \
+        "cuda_disable_peer_access", bt_cudapy_disable_peer, METH_VARARGS,                          \
+            "cuda_disable_peer_access(peer, device, /)\n--\n\ncuCtxDisablePeerAccess, idempotent." \
+    }
+
 /* ---- bt_cudapy_event.c ---- */
 
 BT_HIDDEN extern PyType_Spec bt_cudapy_event_spec;

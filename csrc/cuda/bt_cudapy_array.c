@@ -109,7 +109,7 @@ static PyMethodDef devarray_methods[] = {
      "unless out= is given too: then it returns at once, and `out` (best\n"
      "pinned: bindthem.cuda.pinned_empty) holds the data once the stream\n"
      "reaches the copy (Event.record(stream).synchronize())."},
-    {"copy_from", (PyCFunction)(void (*)(void))bt_cudapy_devarray_copy_from,
+    {"copy_from", (PyCFunction)(void (*)(void))bt_cudapy_peer_copy_from,
      METH_VARARGS | METH_KEYWORDS,
      "copy_from($self, src, /, *, stream=None)\n--\n\n"
      "Copies src into this array (same shape) and returns it: a DeviceArray of\n"
@@ -132,6 +132,7 @@ static PyMethodDef devarray_methods[] = {
      "device. copy=False and None never copy."},
     {"__dlpack_device__", (PyCFunction)bt_cudapy_devarray_dlpack_device, METH_NOARGS,
      "__dlpack_device__($self, /)\n--\n\n(2, device): kDLCUDA."},
+    BT_CUDAPY_MANAGED_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -154,6 +155,7 @@ static PyGetSetDef devarray_getset[] = {
      NULL},
     {"stream", (getter)devarray_get_stream, NULL,
      "The CUstream value of the last write bindthem queued (None: none pending).", NULL},
+    BT_CUDAPY_MANAGED_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 

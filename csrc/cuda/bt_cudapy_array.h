@@ -99,6 +99,7 @@ typedef struct BtDeviceArray {
     /* changes to the ordering state (writes and reads recorded): what a
      * synchronous copy saw before it waited, so that it forgets only that */
     uint64_t gen;
+    int managed; /* cuMemAllocManaged memory (bt_cudapy_managed.c): freed with cuMemFree */
 } BtDeviceArray;
 
 /* Whether a is read-only: a view that kernels and consumers must not write
@@ -150,5 +151,48 @@ BT_HIDDEN int bt_cudapy_devarray_wait(BtDeviceArray *a, uint64_t waiter, int wri
 /* DeviceArray.copy_to_host(*, stream, out) (bt_cudapy_memory.c): new reference. */
 BT_HIDDEN PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args,
                                                     PyObject *kwargs);
+
+/* ---- managed memory and peer copies (bt_cudapy_managed.c, bt_cudapy_peer.c) ---- */
+
+/* bt_cudapy_memory.c. New reference: a DeviceArray of shape and dtype
+ * (stolen) on device with no memory yet (ptr 0), for an allocator of its
+ * own to fill; freed as any (cuMemFree) unless it sets `pooled` or `base`. */
+BT_HIDDEN BtDeviceArray *bt_cudapy_devarray_shell(BtState *st, PyObject *shape,
+                                                  PyArray_Descr *dtype, int device);
+/* DeviceArray.copy_from (bt_cudapy_peer.c): from a DeviceArray of another
+ * device, queued on `stream` (None: synchronous) after a's last write and
+ * pending reads and src's last write (cuMemcpyPeerAsync); any other source
+ * goes to bt_cudapy_devarray_copy_from. New reference (a). */
+BT_HIDDEN PyObject *bt_cudapy_peer_copy_from(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
+/* The DeviceArray methods and getter of managed memory (bt_cudapy_managed.c),
+ * entries of bt_cudapy_array.c's tables. */
+BT_HIDDEN PyObject *bt_cudapy_managed_prefetch(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_managed_advise(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_managed_host_view(BtDeviceArray *a, PyObject *unused);
+BT_HIDDEN PyObject *bt_cudapy_managed_array(BtDeviceArray *a, PyObject *args, PyObject *kwargs);
+BT_HIDDEN PyObject *bt_cudapy_managed_get(BtDeviceArray *a, void *c);
+#define BT_CUDAPY_MANAGED_METHODS                                                                  \
+    {"prefetch", (PyCFunction)(void (*)(void))bt_cudapy_managed_prefetch,                          \
+     METH_VARARGS | METH_KEYWORDS,                                                                 \
+     "prefetch($self, location, /, *, stream=None)\n--\n\nQueues migrating managed memory to "     \
+     "location (a device ordinal or 'host') on stream, after the array's last write."},            \
+        {"advise", (PyCFunction)(void (*)(void))bt_cudapy_managed_advise,                          \
+         METH_VARARGS | METH_KEYWORDS,                                                             \
+         "advise($self, advice, location=None, /)\n--\n\ncuMemAdvise on managed memory: advice "   \
+         "a name or a MemAdvise, location a device ordinal or 'host'."},                           \
+        {"host_view", (PyCFunction)bt_cudapy_managed_host_view, METH_NOARGS,                       \
+         "host_view($self, /)\n--\n\nA NumPy array over the managed memory, once the array's "     \
+         "pending work is done."},                                                                 \
+    {                                                                                              \
+        "__array__", (PyCFunction)(void (*)(void))bt_cudapy_managed_array,                         \
+            METH_VARARGS | METH_KEYWORDS,                                                          \
+            "__array__($self, /, dtype=None, copy=None)\n--\n\nhost_view() of managed memory; "    \
+            "device memory refuses (copy_to_host())."                                              \
+    }
+#define BT_CUDAPY_MANAGED_GETSET                                                                   \
+    {                                                                                              \
+        "managed", (getter)bt_cudapy_managed_get, NULL,                                            \
+            "Whether the memory is managed (cuMemAllocManaged).", NULL                             \
+    }
 
 #endif

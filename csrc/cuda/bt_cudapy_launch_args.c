@@ -110,6 +110,7 @@ static int check_device(BtState *st, const BtCudaKernel *k, PyObject *name, cons
         memset(&info, 0, sizeof info);
         info.memtype = 2;
         info.device = a->device;
+        info.managed = bt_cudapy_is_managed(a->array);
         if (bt_cuda_primary_ctx(a->device, &info.ctx, &e) < 0) {
             bt_raise_diag(st, &e);
             return -1;
@@ -144,13 +145,15 @@ static int check_device(BtState *st, const BtCudaKernel *k, PyObject *name, cons
                      k->d.cname, name, *dev_name);
         return -1;
     }
-    if (info.device != *dev) {
+    if (info.device != *dev && !bt_cudapy_peer_ok(*dev, *ctx, info.device, info.ctx)) {
         bt_cuda_device_label(info.device, label, sizeof label);
         bt_cuda_device_label(*dev, other, sizeof other);
         PyErr_Format(PyExc_ValueError,
                      "%s(): argument '%U' is on %s, but '%U' is on %s; all arrays of a launch "
-                     "must be on one device",
-                     k->d.cname, name, label, *dev_name, other);
+                     "must be on one device (the launch runs on its first array's), unless peer "
+                     "access lets that device reach the other's memory: call "
+                     "bindthem.cuda.enable_peer_access(%d, device=%d) first",
+                     k->d.cname, name, label, *dev_name, other, info.device, *dev);
         return -1;
     }
     return 0;

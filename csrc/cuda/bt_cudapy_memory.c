@@ -56,6 +56,7 @@ static BtDeviceArray *devarray_make(BtState *st, PyObject *shape, PyArray_Descr 
     a->base = NULL;
     a->pooled = 0;
     a->gen = 0;
+    a->managed = 0;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
@@ -125,6 +126,12 @@ PyObject *bt_cudapy_devarray_new_on(BtState *st, PyObject *shape, PyArray_Descr 
     if (a->pooled && bt_cudapy_devarray_wrote((PyObject *)a, stream, owner) < 0)
         Py_CLEAR(a);
     return (PyObject *)a;
+}
+
+BtDeviceArray *bt_cudapy_devarray_shell(BtState *st, PyObject *shape, PyArray_Descr *dtype,
+                                        int device)
+{
+    return devarray_make(st, shape, dtype, device);
 }
 
 PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr, size_t nbytes,

@@ -140,12 +140,14 @@ static PyMethodDef cuda_methods[] = {
      "cuda_synchronize()\n--\n\ncuCtxSynchronize on the current (else device 0's) context."},
     {"cuda_driver", cuda_driver, METH_NOARGS,
      "cuda_driver()\n--\n\nLoad the driver; {'version', 'path', 'library_api'}."},
+    BT_CUDAPY_MANAGED_FUNCTIONS,
     {NULL, NULL, 0, NULL},
 };
 
 int bt_cudapy_add(PyObject *module)
 {
     BtState *st = bt_state(module);
+    PyObject *advice;
 
     /* bindthem/errors.py makes the classes (one root, BindError) */
     st->CudaError = bt_from_c("CudaError");
@@ -167,6 +169,12 @@ int bt_cudapy_add(PyObject *module)
     if (PyModule_AddIntConstant(module, "CUDA_STREAM_LEGACY", BT_CUDA_STREAM_LEGACY) < 0 ||
         PyModule_AddIntConstant(module, "CUDA_STREAM_PER_THREAD", BT_CUDA_STREAM_PER_THREAD) < 0)
         return -1;
+    advice = bt_cudapy_advice_names();
+    if (!advice || PyModule_AddObjectRef(module, "CUDA_MEM_ADVICE", advice) < 0) {
+        Py_XDECREF(advice);
+        return -1;
+    }
+    Py_DECREF(advice);
     return PyModule_AddFunctions(module, cuda_methods);
 }
 

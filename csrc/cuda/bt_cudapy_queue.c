@@ -179,7 +179,7 @@ static int launch_device(BtState *st, const BtCudaKernel *k, int *dev)
  * stream) and, when the launch writes it, its pending reads on other
  * streams (DLPack producers did it). 0 or -1. */
 static int wait_producers(const BtLaunchReading *r, const BtCall *call, const BtDispatchPick *p,
-                          uint64_t ours)
+                          int dev, uint64_t ours)
 {
     BtDiag e;
     int i;
@@ -191,8 +191,10 @@ static int wait_producers(const BtLaunchReading *r, const BtCall *call, const Bt
         if (!call->slots[i].is_array || p->src[i] < 0) /* (< 0: a scalar's default) */
             continue;
         a = &r->a[p->src[i]];
-        if (a->array ? bt_cudapy_wait_for(a->array, ours, writes, &e) < 0
-                     : a->has_stream && bt_cuda_stream_wait(ours, a->stream, &e) < 0) {
+        if (a->array) { /* (on another device: peer or managed memory) */
+            if (bt_cudapy_use_wait(a->array, dev, ours, writes) < 0)
+                return -1;
+        } else if (a->has_stream && bt_cuda_stream_wait(ours, a->stream, &e) < 0) {
             bt_raise_diag(r->st, &e);
             return -1;
         }
@@ -203,7 +205,7 @@ static int wait_producers(const BtLaunchReading *r, const BtCall *call, const Bt
 /* Records the launch on `ours` as each DeviceArray argument's reader or
  * its last writer. 0 or -1. */
 static int record_uses(const BtLaunchReading *r, const BtCall *call, const BtDispatchPick *p,
-                       uint64_t ours)
+                       int dev, uint64_t ours)
 {
     PyObject *stream = r->cfg->stream_obj;
     int i;
@@ -212,8 +214,7 @@ static int record_uses(const BtLaunchReading *r, const BtCall *call, const BtDis
         PyObject *o = call->slots[i].is_array && p->src[i] >= 0 ? r->a[p->src[i]].array : NULL;
         if (!o)
             continue;
-        if (call->slots[i].is_const ? bt_cudapy_devarray_read(o, ours, stream) < 0
-                                    : bt_cudapy_devarray_wrote(o, ours, stream) < 0)
+        if (bt_cudapy_use_record(o, dev, ours, stream, !call->slots[i].is_const) < 0)
             return -1;
     }
     return 0;
@@ -275,7 +276,7 @@ PyObject *bt_cudapy_kernel_launch(BtCudaKernel *k, PyObject *const *args, Py_ssi
         goto done;
     if (!(func = function_in(k, p.ov, dev, ctx, cfg)))
         goto done;
-    if (wait_producers(&r, call, &p, ours) < 0)
+    if (wait_producers(&r, call, &p, dev, ours) < 0)
         goto done;
     if ((cfg->ex ? bt_cuda_launch_ex(func, cfg->grid, cfg->block, cfg->shared, cfg->stream, params,
                                      &cfg->attrs, &e)
@@ -284,7 +285,7 @@ PyObject *bt_cudapy_kernel_launch(BtCudaKernel *k, PyObject *const *args, Py_ssi
         raise_launch(r.st, k, p.ov, cfg, &e);
         goto done;
     }
-    if (record_uses(&r, call, &p, ours) < 0)
+    if (record_uses(&r, call, &p, dev, ours) < 0)
         goto done;
     res = Py_NewRef(Py_None);
 done:

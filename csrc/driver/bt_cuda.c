@@ -108,12 +108,23 @@ static const EntryPoint entry_points[] = {
     EP(cuDeviceGetDefaultMemPool, 11020, 1),
     EP(cuMemPoolSetAttribute, 11020, 1),
     EP(cuLibraryGetGlobal, 12000, 1),
+    /* managed memory and peer access (bt_cuda_managed.c, bt_cuda_peer.c) */
+    EP(cuMemAllocManaged, 6000, 1),
+    EP(cuMemPrefetchAsync, 12020, 1),
+    EP(cuMemAdvise, 12020, 1),
+    EP(cuDeviceCanAccessPeer, 4000, 1),
+    EP(cuCtxEnablePeerAccess, 4000, 1),
+    EP(cuCtxDisablePeerAccess, 4000, 1),
+    EP(cuMemcpyPeerAsync, 4000, 1),
 };
 #undef EP
 
 /* Asked for only when the driver lacks the newer ABI (12080 above). */
 static const EntryPoint older_abis[] = {
     {"cuEventElapsedTime", 2000, 0, offsetof(Driver, cuEventElapsedTime_v1)},
+    /* before 12.2 (CUDA 13 has only the CUmemLocation ABIs, by these names) */
+    {"cuMemPrefetchAsync", 8000, 1, offsetof(Driver, cuMemPrefetchAsync_v1)},
+    {"cuMemAdvise", 8000, 1, offsetof(Driver, cuMemAdvise_v1)},
 };
 
 void bt_cuda_describe(BtCUresult r, char *buf, size_t size)
@@ -376,6 +387,9 @@ static int load_driver(BtDiag *e)
             return -1;
     }
     if (!bt_cuda_drv.cuEventElapsedTime && resolve(&older_abis[0], e) < 0)
+        return -1;
+    if ((!bt_cuda_drv.cuMemPrefetchAsync && resolve(&older_abis[1], e) < 0) ||
+        (!bt_cuda_drv.cuMemAdvise && resolve(&older_abis[2], e) < 0))
         return -1;
     r = bt_cuda_drv.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE_)

@@ -221,4 +221,49 @@ BT_HIDDEN int bt_cuda_copy_d2d(int dev, uint64_t dst, uint64_t src, size_t n, ui
  * if none is). */
 BT_HIDDEN int bt_cuda_sync(BtDiag *e);
 
+/* ---- managed memory (bt_cuda_managed.c) ---- */
+/* Where managed memory goes: a device ordinal, or the host. */
+#define BT_CUDA_HOST_LOCATION (-1)
+/* cuMemAllocManaged in dev's primary context; attach_host: CU_MEM_ATTACH_HOST
+ * (else CU_MEM_ATTACH_GLOBAL). BT_DIAG_UNSUPPORTED when dev has no managed
+ * memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) or the driver no entry point.
+ * Freed with bt_cuda_free. */
+BT_HIDDEN int bt_cuda_alloc_managed(int dev, size_t nbytes, int attach_host, uint64_t *ptr,
+                                    BtDiag *e);
+/* Whether dev may use managed memory while others do
+ * (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS): 1, 0, or -1 on error. */
+BT_HIDDEN int bt_cuda_concurrent_managed(int dev, BtDiag *e);
+/* Queues migrating n bytes at ptr to `location` (a device, or
+ * BT_CUDA_HOST_LOCATION) on stream (of dev, whose primary context is made
+ * current): cuMemPrefetchAsync, the 12.2 CUmemLocation ABI where the driver
+ * has it. */
+BT_HIDDEN int bt_cuda_prefetch(int dev, uint64_t ptr, size_t n, int location, uint64_t stream,
+                               BtDiag *e);
+/* cuMemAdvise(ptr, n, advice (a CUmem_advise value), location). */
+BT_HIDDEN int bt_cuda_advise(int dev, uint64_t ptr, size_t n, int advice, int location, BtDiag *e);
+/* Waits for dev's legacy stream (its primary context made current), which
+ * the caller made wait for the work on managed memory before the host uses it. */
+BT_HIDDEN int bt_cuda_managed_settle(int dev, BtDiag *e);
+
+/* ---- peer access (bt_cuda_peer.c) ---- */
+/* cuDeviceCanAccessPeer: *yes = 1 when dev can map peer's memory. */
+BT_HIDDEN int bt_cuda_can_access_peer(int dev, int peer, int *yes, BtDiag *e);
+/* cuCtxEnablePeerAccess / cuCtxDisablePeerAccess from dev's primary context
+ * to peer's: idempotent (ALREADY_ENABLED, NOT_ENABLED are not errors). */
+BT_HIDDEN int bt_cuda_enable_peer(int dev, int peer, BtDiag *e);
+BT_HIDDEN int bt_cuda_disable_peer(int dev, int peer, BtDiag *e);
+/* Whether bindthem enabled access from dev's primary context to peer's. */
+BT_HIDDEN int bt_cuda_peer_enabled(int dev, int peer);
+/* Queues copying n bytes from src (peer memory of src_dev) to dst (of
+ * dst_dev) on stream, a stream of dst_dev (cuMemcpyPeerAsync; no peer
+ * access needed); with `sync`, waits for the stream after. */
+BT_HIDDEN int bt_cuda_copy_peer(int dst_dev, uint64_t dst, int src_dev, uint64_t src, size_t n,
+                                uint64_t stream, int sync, BtDiag *e);
+/* Makes `waiter`, a stream of waiter_dev, wait for the work queued so far on
+ * `producer`, a stream of producer_dev (each read in its device's primary
+ * context: 0, 1 and 2 name that device's own): an event made and recorded
+ * there, waited for here. */
+BT_HIDDEN int bt_cuda_wait_across(int waiter_dev, uint64_t waiter, int producer_dev,
+                                  uint64_t producer, BtDiag *e);
+
 #endif

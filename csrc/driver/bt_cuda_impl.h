@@ -158,6 +158,26 @@ typedef BtCUresult (*PFN_cuMemPoolSetAttribute_v11020)(BtCUmemoryPool, BtCUmemPo
                                                        void *);
 typedef BtCUresult (*PFN_cuMemcpyAsync_v4000)(BtCUdeviceptr, BtCUdeviceptr, size_t, BtCUstream);
 
+/* ---- managed memory and peer access (bt_cuda_managed.c, bt_cuda_peer.c) ---- */
+typedef struct BtCUmemLocation { /* CUmemLocation, CUDA 11.2 */
+    int type;                    /* CUmemLocationType: 1 device, 2 host */
+    int id;
+} BtCUmemLocation;
+typedef BtCUresult (*PFN_cuMemAllocManaged_v6000)(BtCUdeviceptr *, size_t, unsigned);
+/* 12.2 added the CUmemLocation ABIs (cuMemPrefetchAsync_v2, cuMemAdvise_v2);
+ * CUDA 13 gave them the plain names and dropped the device-ordinal ones: the
+ * 12020 ABI is asked for by its plain name, the 8000 one where it is missing */
+typedef BtCUresult (*PFN_cuMemPrefetchAsync_v12020)(BtCUdeviceptr, size_t, BtCUmemLocation,
+                                                    unsigned, BtCUstream);
+typedef BtCUresult (*PFN_cuMemPrefetchAsync_v8000)(BtCUdeviceptr, size_t, BtCUdevice, BtCUstream);
+typedef BtCUresult (*PFN_cuMemAdvise_v12020)(BtCUdeviceptr, size_t, int, BtCUmemLocation);
+typedef BtCUresult (*PFN_cuMemAdvise_v8000)(BtCUdeviceptr, size_t, int, BtCUdevice);
+typedef BtCUresult (*PFN_cuDeviceCanAccessPeer_v4000)(int *, BtCUdevice, BtCUdevice);
+typedef BtCUresult (*PFN_cuCtxEnablePeerAccess_v4000)(BtCUcontext, unsigned);
+typedef BtCUresult (*PFN_cuCtxDisablePeerAccess_v4000)(BtCUcontext);
+typedef BtCUresult (*PFN_cuMemcpyPeerAsync_v4000)(BtCUdeviceptr, BtCUcontext, BtCUdeviceptr,
+                                                  BtCUcontext, size_t, BtCUstream);
+
 typedef struct Driver {
     void *dl;
     int ready;
@@ -239,6 +259,17 @@ typedef struct Driver {
     /* stream-ordered allocation: 0 not asked, 1 yes, -1 no (asked under `once`, published
      * with release) */
     int pools[BT_CUDA_MAX_DEVICES];
+    /* managed memory and peer access (bt_cuda_managed.c, bt_cuda_peer.c): optional; the
+     * 12.2 CUmemLocation ABIs, else (older drivers) the 8.0 ones */
+    PFN_cuMemAllocManaged_v6000 cuMemAllocManaged;
+    PFN_cuMemPrefetchAsync_v12020 cuMemPrefetchAsync;
+    PFN_cuMemPrefetchAsync_v8000 cuMemPrefetchAsync_v1;
+    PFN_cuMemAdvise_v12020 cuMemAdvise;
+    PFN_cuMemAdvise_v8000 cuMemAdvise_v1;
+    PFN_cuDeviceCanAccessPeer_v4000 cuDeviceCanAccessPeer;
+    PFN_cuCtxEnablePeerAccess_v4000 cuCtxEnablePeerAccess;
+    PFN_cuCtxDisablePeerAccess_v4000 cuCtxDisablePeerAccess;
+    PFN_cuMemcpyPeerAsync_v4000 cuMemcpyPeerAsync;
 } Driver;
 
 /* The driver table: one object, defined in bt_cuda.c; every driver file

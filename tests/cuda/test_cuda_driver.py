@@ -39,6 +39,12 @@ EXPECTED_VERSIONS = {
     "cuMemAllocAsync": 11020, "cuMemFreeAsync": 11020, "cuDeviceGetDefaultMemPool": 11020,
     "cuMemPoolSetAttribute": 11020, "cuLibraryGetGlobal": 12000,
 }
+# managed memory and peer access (bt_cuda_managed.c, bt_cuda_peer.c)
+EXPECTED_VERSIONS.update({
+    "cuMemAllocManaged": 6000, "cuMemPrefetchAsync": 12020, "cuMemAdvise": 12020,
+    "cuDeviceCanAccessPeer": 4000, "cuCtxEnablePeerAccess": 4000, "cuCtxDisablePeerAccess": 4000,
+    "cuMemcpyPeerAsync": 4000,
+})
 
 
 # ---- driver loading and entry points ----
@@ -181,8 +187,9 @@ def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     """, mock_path, MOCK_CUDA_VERSION=12000)
     assert rc == 0, out
     assert "'library_api': True" in out
-    assert ("[2000, 2010, 2020, 3020, 4000, 6000, 6050, 7000, 9000, 9020, 11020, 11060, 12000]"
-            in out)
+    # (8000: cuMemPrefetchAsync's and cuMemAdvise's device-ordinal ABIs, before 12.2's)
+    assert ("[2000, 2010, 2020, 3020, 4000, 6000, 6050, 7000, 8000, 9000, 9020, 11020, 11060, "
+            "12000]" in out)
     # 12.8's cuEventElapsedTime ABI is not asked of it; the 2.0 one is
     assert "elapsed [2000]" in out
     assert "(the CUDA 12.0 driver cannot list a module's kernels (12.4+ can))" in out

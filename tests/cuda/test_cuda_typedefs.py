@@ -58,6 +58,9 @@ CANON = {
     "CUmemPool_attribute": "int", "BtCUmemPool_attribute": "int",
     "CUlaunchConfig": "launch_config", "BtCUlaunchConfig": "launch_config",
     "CUoccupancyB2DSize": "b2d_fn", "BtCUoccupancyB2DSize": "b2d_fn",
+    # managed memory (a CUmemLocation is passed by value)
+    "CUmem_advise": "int", "CUmemLocation": "mem_location", "CUmemLocation_v1": "mem_location",
+    "BtCUmemLocation": "mem_location",
 }
 HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event", "memoryPool")
 for _h in HANDLES:

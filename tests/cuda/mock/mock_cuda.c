@@ -51,6 +51,12 @@
  *   MOCK_CUDA_CC=90                compute capability (clusters need 90)
  *   MOCK_CUDA_SMS=132              CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
  *   MOCK_CUDA_NUM_REGS=32          every kernel's CU_FUNC_ATTRIBUTE_NUM_REGS
+ *   MOCK_CUDA_MANAGED=1            CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY (0: cuMemAllocManaged
+ *                                  fails with CUDA_ERROR_NOT_SUPPORTED)
+ *   MOCK_CUDA_CONCURRENT_MANAGED=1 CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+ *   MOCK_CUDA_PEER=1               what cuDeviceCanAccessPeer says for two different devices
+ *                                  (0: no; cuCtxEnablePeerAccess then fails with
+ *                                  CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
  *
  * As a real driver: the per-thread stream (2) is each thread's own queue (in
  * each context), a blocking stream; work a thread leaves there when it
@@ -88,6 +94,16 @@
  * hold the GIL (PyGILState_Check, found in the process): each one made with
  * it held is logged (mock_gil_log), since another Python thread cannot run
  * meanwhile, nor a dying thread's per-thread work finish.
+ *
+ * Managed memory and peer access: cuMemAllocManaged is host memory any
+ * context may launch on (CU_POINTER_ATTRIBUTE_IS_MANAGED, memory type
+ * unified); cuMemPrefetchAsync (8.0 and 12.2 ABIs, the latter asked for at
+ * 12020 and missing from drivers before 12.2), cuMemAdvise (likewise),
+ * cuCtxEnablePeerAccess / cuCtxDisablePeerAccess (per context pair,
+ * ALREADY_ENABLED / NOT_ENABLED as a driver says) and cuMemcpyPeerAsync
+ * (queued like cuMemcpyAsync) are logged (mock_managed_log; cleared by
+ * mock_managed_clear). A launch's pointer into another context's memory
+ * works once peer access from the launching context to that one is enabled.
  *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
@@ -1327,6 +1343,8 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
 
 CUresult cuMemFreeHost(void *p) { return cuMemFree_v2((uintptr_t)p); }
 
+static int peer_enabled(Ctx *from, Ctx *to); /* managed memory and peer access, below */
+
 /* ---- launches ---- */
 /* run=axpy_f / axpy_d: axpy(a, x, x_size, y, y_size) of tests/data/cuda/kernels.cuh */
 static void run(const Kernel *k, void **params, unsigned long long threads)
@@ -1403,7 +1421,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         memcpy(&v, params[i], 8);
         pthread_mutex_lock(&lock);
         a = v ? find((uintptr_t)v) : NULL;
-        j = a && !a->managed && !a->host && a->ctx != current;
+        j = a && !a->managed && !a->host && a->ctx != current && !peer_enabled(current, a->ctx);
         pthread_mutex_unlock(&lock);
         if (j)
             return E_ILLEGAL_ADDRESS;
@@ -1467,6 +1485,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
     case 95: *v = 1; return OK;                                 /* COOPERATIVE_LAUNCH */
     case 115: *v = env_int("MOCK_CUDA_POOLS", 1); return OK;    /* MEMORY_POOLS_SUPPORTED */
     case 120: *v = env_int("MOCK_CUDA_CC", 90) >= 90; return OK; /* CLUSTER_LAUNCH */
+    case 83: *v = env_int("MOCK_CUDA_MANAGED", 1); return OK;   /* MANAGED_MEMORY */
+    case 89: *v = env_int("MOCK_CUDA_CONCURRENT_MANAGED", 1); return OK; /* CONCURRENT_MANAGED_ACCESS */
     default: return E_INVALID_VALUE;
     }
 }
@@ -1752,6 +1772,228 @@ CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_t n,
 const char *mock_mem_log(void) { return mem_log ? mem_log : ""; }
 const char *mock_ex_log(void) { return ex_log ? ex_log : ""; }
 
+/* ---- managed memory and peer access ---- */
+static char *um_log; /* JSON lines */
+static size_t um_len, um_cap;
+static struct {
+    Ctx *from, *to;
+} peers[64];
+static int n_peers;
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER; /* peers (a launch holds `lock`) */
+
+static void log_um(const char *line)
+{
+    pthread_mutex_lock(&lock);
+    append(&um_log, &um_len, &um_cap, line);
+    pthread_mutex_unlock(&lock);
+}
+
+CUresult cuMemAllocManaged(unsigned long long *p, size_t n, unsigned flags)
+{
+    char line[160];
+    IN_CONTEXT();
+    if (flags != 1 && flags != 2)
+        return E_INVALID_VALUE; /* CU_MEM_ATTACH_GLOBAL or _HOST */
+    if (!env_int("MOCK_CUDA_MANAGED", 1))
+        return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+    *p = (uintptr_t)track(n, current->device, 1);
+    snprintf(line, sizeof line, "{\"op\": \"cuMemAllocManaged\", \"ptr\": %llu, \"bytes\": %zu, "
+             "\"flags\": %u, \"device\": %d}\n", *p, n, flags, current->device);
+    log_um(line);
+    return OK;
+}
+
+/* A managed range of n bytes at p. */
+static int managed_range(unsigned long long p, size_t n)
+{
+    Alloc *a;
+    pthread_mutex_lock(&lock);
+    a = find((uintptr_t)p);
+    pthread_mutex_unlock(&lock);
+    return a && a->managed && n && find((uintptr_t)(p + n - 1)) == a;
+}
+
+/* What prefetch and advise log: the ABI, the range, the location. */
+static CUresult log_range(const char *op, int abi, unsigned long long p, size_t n, int what,
+                          int type, int id, void *h)
+{
+    char line[256];
+    int ok;
+    IN_CONTEXT();
+    if (!managed_range(p, n) || (type == 1 && (id < 0 || id >= env_int("MOCK_CUDA_DEVICES", 1))))
+        return E_INVALID_VALUE;
+    if (strcmp(op, "cuMemPrefetchAsync") == 0 && (stream_of(h, &ok), !ok))
+        return E_INVALID_HANDLE;
+    snprintf(line, sizeof line,
+             "{\"op\": \"%s\", \"abi\": %d, \"ptr\": %llu, \"bytes\": %zu, \"advice\": %d, "
+             "\"location\": [%d, %d], \"stream\": %llu}\n",
+             op, abi, p, n, what, type, id, (unsigned long long)(uintptr_t)h);
+    log_um(line);
+    return OK;
+}
+
+typedef struct MemLocation {
+    int type, id; /* 1 device, 2 host */
+} MemLocation;
+
+CUresult cuMemPrefetchAsync_v2(unsigned long long p, size_t n, MemLocation loc, unsigned flags,
+                               void *h)
+{
+    return flags ? E_INVALID_VALUE : log_range("cuMemPrefetchAsync", 12020, p, n, 0, loc.type, loc.id, h);
+}
+CUresult cuMemPrefetchAsync(unsigned long long p, size_t n, int dev, void *h)
+{
+    return log_range("cuMemPrefetchAsync", 8000, p, n, 0, dev < 0 ? 2 : 1, dev < 0 ? 0 : dev, h);
+}
+CUresult cuMemAdvise_v2(unsigned long long p, size_t n, int advice, MemLocation loc)
+{
+    if (advice < 1 || advice > 6)
+        return E_INVALID_VALUE;
+    return log_range("cuMemAdvise", 12020, p, n, advice, loc.type, loc.id, NULL);
+}
+CUresult cuMemAdvise(unsigned long long p, size_t n, int advice, int dev)
+{
+    if (advice < 1 || advice > 6)
+        return E_INVALID_VALUE;
+    return log_range("cuMemAdvise", 8000, p, n, advice, dev < 0 ? 2 : 1, dev < 0 ? 0 : dev, NULL);
+}
+
+CUresult cuDeviceCanAccessPeer(int *yes, int dev, int peer)
+{
+    int n = env_int("MOCK_CUDA_DEVICES", 1);
+    FORK_GUARD();
+    if (dev < 0 || dev >= n || peer < 0 || peer >= n)
+        return E_INVALID_DEVICE;
+    *yes = dev != peer && env_int("MOCK_CUDA_PEER", 1);
+    return OK;
+}
+
+static int peer_enabled(Ctx *from, Ctx *to)
+{
+    int i, yes = 0;
+    pthread_mutex_lock(&peer_lock);
+    for (i = 0; i < n_peers && !yes; i++)
+        yes = peers[i].from == from && peers[i].to == to;
+    pthread_mutex_unlock(&peer_lock);
+    return yes;
+}
+
+static CUresult set_peer(Ctx *to, int on)
+{
+    char line[128];
+    int i, can = 0;
+    IN_CONTEXT();
+    if (!to || to == current)
+        return E_INVALID_VALUE;
+    cuDeviceCanAccessPeer(&can, current->device, to->device);
+    if (on && !can)
+        return 217; /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
+    snprintf(line, sizeof line, "{\"op\": \"%s\", \"from\": %d, \"to\": %d}\n",
+             on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", current->device, to->device);
+    log_um(line);
+    pthread_mutex_lock(&peer_lock);
+    for (i = 0; i < n_peers && !(peers[i].from == current && peers[i].to == to); i++)
+        ;
+    if (on && i < n_peers) {
+        pthread_mutex_unlock(&peer_lock);
+        return 704; /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+    }
+    if (!on && i == n_peers) {
+        pthread_mutex_unlock(&peer_lock);
+        return 705; /* CUDA_ERROR_PEER_ACCESS_NOT_ENABLED */
+    }
+    if (on && n_peers < 64) {
+        peers[n_peers].from = current;
+        peers[n_peers++].to = to;
+    } else if (!on) {
+        peers[i] = peers[--n_peers];
+    }
+    pthread_mutex_unlock(&peer_lock);
+    return OK;
+}
+
+CUresult cuCtxEnablePeerAccess(void *peer, unsigned flags)
+{
+    return flags ? E_INVALID_VALUE : set_peer(peer, 1);
+}
+CUresult cuCtxDisablePeerAccess(void *peer) { return set_peer(peer, 0); }
+
+CUresult cuMemcpyPeerAsync(unsigned long long dst, void *dctx, unsigned long long src, void *sctx,
+                           size_t n, void *h)
+{
+    char line[256];
+    Alloc *d, *s;
+    Op *op;
+    IN_CONTEXT();
+    pthread_mutex_lock(&lock);
+    d = find((uintptr_t)dst);
+    s = find((uintptr_t)src);
+    pthread_mutex_unlock(&lock);
+    if (!d || !s || d->ctx != dctx || s->ctx != sctx || !find(dst + (n ? n - 1 : 0)) ||
+        !find(src + (n ? n - 1 : 0)))
+        return E_INVALID_VALUE;
+    snprintf(line, sizeof line,
+             "{\"op\": \"cuMemcpyPeerAsync\", \"dst\": %llu, \"dst_device\": %d, \"src\": %llu, "
+             "\"src_device\": %d, \"bytes\": %zu, \"stream\": %llu}\n",
+             dst, d->device, src, s->device, n, (unsigned long long)(uintptr_t)h);
+    log_um(line);
+    op = new_op(OP_COPY);
+    op->dst = (void *)(uintptr_t)dst;
+    op->src = (const void *)(uintptr_t)src; /* read when it runs */
+    op->n = n;
+    return submit(h, op);
+}
+
+/* The entry points above whose ABI depends on the version asked for: the
+ * newest one not newer than both the request and the driver. 1 when symbol
+ * is one of these (*st as cuGetProcAddress_v2's status), else 0. */
+static int um_proc(const char *symbol, int version, int driver, void **pfn, int *st)
+{
+    static const struct {
+        const char *name;
+        int since;
+        void *fn;
+    } t[] = {
+        {"cuMemPrefetchAsync", 12020, (void *)cuMemPrefetchAsync_v2},
+        {"cuMemPrefetchAsync", 8000, (void *)cuMemPrefetchAsync},
+        {"cuMemAdvise", 12020, (void *)cuMemAdvise_v2},
+        {"cuMemAdvise", 8000, (void *)cuMemAdvise},
+        {"cuMemAllocManaged", 6000, (void *)cuMemAllocManaged},
+        {"cuDeviceCanAccessPeer", 4000, (void *)cuDeviceCanAccessPeer},
+        {"cuCtxEnablePeerAccess", 4000, (void *)cuCtxEnablePeerAccess},
+        {"cuCtxDisablePeerAccess", 4000, (void *)cuCtxDisablePeerAccess},
+        {"cuMemcpyPeerAsync", 4000, (void *)cuMemcpyPeerAsync},
+    };
+    size_t i;
+    int mine = 0;
+    *st = 1;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        if (strcmp(t[i].name, symbol) != 0)
+            continue;
+        mine = 1;
+        if (listed("MOCK_CUDA_NOT_FOUND", symbol) || t[i].since > driver)
+            continue;
+        if (listed("MOCK_CUDA_TOO_NEW", symbol) || version < t[i].since) {
+            *st = 2;
+            continue;
+        }
+        *st = 0;
+        *pfn = t[i].fn;
+        break;
+    }
+    return mine;
+}
+
+const char *mock_managed_log(void) { return um_log ? um_log : ""; }
+void mock_managed_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    um_len = 0;
+    if (um_log)
+        um_log[0] = '\0';
+    pthread_mutex_unlock(&lock);
+}
+
 /* ---- cuGetProcAddress ---- */
 typedef struct Sym {
     const char *name;
@@ -1842,6 +2084,11 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
     append(&proc_log, &proc_len, &proc_cap, line);
     pthread_mutex_unlock(&lock);
     *pfn = NULL;
+    if (um_proc(symbol, version, driver, pfn, &st)) { /* managed memory, peer access */
+        if (status)
+            *status = st;
+        return st ? E_NOT_FOUND : OK;
+    }
     for (i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         if (strcmp(syms[i].name, symbol) != 0)
             continue;
