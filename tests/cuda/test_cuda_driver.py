@@ -38,6 +38,11 @@ EXPECTED_VERSIONS = {
     "cuModuleGetGlobal": 3020, "cuMemcpyAsync": 4000, "cuLaunchKernelEx": 11060,
     "cuMemAllocAsync": 11020, "cuMemFreeAsync": 11020, "cuDeviceGetDefaultMemPool": 11020,
     "cuMemPoolSetAttribute": 11020, "cuLibraryGetGlobal": 12000,
+    # graphs and stream capture (bt_cuda_graph.c)
+    "cuStreamBeginCapture": 10010, "cuStreamEndCapture": 10000, "cuStreamIsCapturing": 10000,
+    "cuStreamGetCaptureInfo": 11030, "cuGraphInstantiateWithFlags": 11040,
+    "cuGraphLaunch": 10000, "cuGraphExecDestroy": 10000, "cuGraphDestroy": 10000,
+    "cuThreadExchangeStreamCaptureMode": 10010,
 }
 
 

@@ -58,8 +58,11 @@ CANON = {
     "CUmemPool_attribute": "int", "BtCUmemPool_attribute": "int",
     "CUlaunchConfig": "launch_config", "BtCUlaunchConfig": "launch_config",
     "CUoccupancyB2DSize": "b2d_fn", "BtCUoccupancyB2DSize": "b2d_fn",
+    "CUstreamCaptureMode": "int", "BtCUstreamCaptureMode": "int",
+    "CUstreamCaptureStatus": "int", "BtCUstreamCaptureStatus": "int",
 }
-HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event", "memoryPool")
+HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event", "memoryPool",
+           "graph", "graphExec", "graphNode")
 for _h in HANDLES:
     CANON["CU" + _h] = CANON["BtCU" + _h] = "handle"
 
