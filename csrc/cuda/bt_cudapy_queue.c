@@ -2,6 +2,8 @@
 
 #include "bt_cudapy_kernel_impl.h"
 
+#include "bt_cudapy_graph.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -192,7 +194,8 @@ static int wait_producers(const BtLaunchReading *r, const BtCall *call, const Bt
             continue;
         a = &r->a[p->src[i]];
         if (a->array ? bt_cudapy_wait_for(a->array, ours, writes, &e) < 0
-                     : a->has_stream && bt_cuda_stream_wait(ours, a->stream, &e) < 0) {
+                     : a->has_stream &&
+                           bt_cudapy_capture_stream_wait(a->device, ours, a->stream, &e) < 0) {
             bt_raise_diag(r->st, &e);
             return -1;
         }
