@@ -118,6 +118,32 @@ static int producers(const BtDeviceArray *a, uint64_t waiter, int write, uint64_
     return n;
 }
 
+/* A waiter outside any capture, producers p: refused when one of them captures now (an
+ * event recorded there would be the capture's, and the waiter would join the capture). */
+static int outside_waits(BtDiag *e, const BtDeviceArray *a, uint64_t waiter, const uint64_t *p,
+                         int n)
+{
+    uint64_t id;
+    int i, status;
+
+    for (i = 0; i < n; i++) {
+        if (p[i] == BT_CUDA_STREAM_PER_THREAD) /* an event recorded before: waitable */
+            continue;
+        status_of(a->device, p[i], &status, &id);
+        if (status != BT_CUDA_CAPTURE_NONE)
+            return bt_diag_fail(
+                e, BT_DIAG_CUDA, 905,
+                "a device array (%zu bytes at 0x%llx) has work pending on stream 0x%llx, "
+                "which is capturing now: stream 0x%llx cannot wait for it (the wait would "
+                "make that stream join the capture: CUDA_ERROR_STREAM_CAPTURE_ISOLATION or "
+                "an unjoined capture); use the array on the capturing stream, or after the "
+                "capture ends",
+                a->nbytes, (unsigned long long)a->ptr, (unsigned long long)p[i],
+                (unsigned long long)waiter);
+    }
+    return 0;
+}
+
 int bt_cudapy_capture_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
 {
     uint64_t p[BT_CUDA_MAX_READERS + 1], id;
@@ -129,7 +155,7 @@ int bt_cudapy_capture_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag 
         return 0;
     status_of(a->device, waiter, &status, &id);
     if (status == BT_CUDA_CAPTURE_NONE)
-        return 0;
+        return outside_waits(e, a, waiter, p, n);
     /* nothing runs during a capture: bindthem's Graph waits for the
      * arrays' pending work when it is launched, each time */
     if (bt_cudapy_capture_graph(bt_state_from_type(Py_TYPE(a)), id))

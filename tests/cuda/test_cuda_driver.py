@@ -186,8 +186,8 @@ def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     """, mock_path, MOCK_CUDA_VERSION=12000)
     assert rc == 0, out
     assert "'library_api': True" in out
-    assert ("[2000, 2010, 2020, 3020, 4000, 6000, 6050, 7000, 9000, 9020, 11020, 11060, 12000]"
-            in out)
+    assert ("[2000, 2010, 2020, 3020, 4000, 6000, 6050, 7000, 9000, 9020, 10000, 10010, 11020, "
+            "11030, 11040, 11060, 12000]" in out)
     # 12.8's cuEventElapsedTime ABI is not asked of it; the 2.0 one is
     assert "elapsed [2000]" in out
     assert "(the CUDA 12.0 driver cannot list a module's kernels (12.4+ can))" in out
