@@ -56,8 +56,8 @@ from ._services.cuda.nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
 from .errors import BindValueError, CudaError, NoDriverError
 from .library import _regular_file
 
-__all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
-           "Graph", "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
+__all__ = ["CudaError", "DeviceArray", "Event", "Graph", "Kernel", "LEGACY", "Launch", "Library",
+           "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
            "device_count", "driver", "empty", "find_nvrtc", "get_global", "is_available",
            "kernel_source",
            "load", "pinned_empty", "synchronize", "to_device", "zeros"]

@@ -100,8 +100,7 @@ static int isolation(BtDiag *e, const BtDeviceArray *a, uint64_t p, uint64_t wai
         "finish that work before the capture begins (synchronize it, or write the array on "
         "the capturing stream), or capture with bindthem's Stream.capture(), whose replays "
         "wait for it",
-        a->nbytes, (unsigned long long)a->ptr, (unsigned long long)p,
-        (unsigned long long)waiter);
+        a->nbytes, (unsigned long long)a->ptr, (unsigned long long)p, (unsigned long long)waiter);
 }
 
 /* The stream of a's last write and pending reads (for a write) that a wait

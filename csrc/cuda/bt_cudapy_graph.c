@@ -121,9 +121,7 @@ static PyObject *graph_enter(BtCudaGraph *g, PyObject *unused)
     if (bt_cuda_stream_ctx(g->stream, &g->ctx, &e) < 0 || bt_cuda_enter(g->ctx, &prev, &e) < 0)
         return bt_raise_diag(st, &e);
     bt_cuda_capture_status(g->stream, &status, &g->id);
-    rc = status != BT_CUDA_CAPTURE_NONE
-             ? 1
-             : bt_cuda_capture_begin(g->ctx, g->stream, g->mode, &e);
+    rc = status != BT_CUDA_CAPTURE_NONE ? 1 : bt_cuda_capture_begin(g->ctx, g->stream, g->mode, &e);
     if (rc == 0)
         bt_cuda_capture_status(g->stream, &status, &g->id);
     bt_cuda_leave(g->ctx, prev);

@@ -243,7 +243,8 @@ int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
 /* bt_cudapy_devarray_wait, a's section held. */
 static int wait_locked(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
 {
-    int i = bt_cudapy_capture_wait(a, waiter, write, e); /* during a capture (bt_cudapy_capture.c) */
+    /* during a capture (bt_cudapy_capture.c) */
+    int i = bt_cudapy_capture_wait(a, waiter, write, e);
 
     if (i != 0)
         return i < 0 ? -1 : 0;

@@ -58,8 +58,7 @@ int bt_cuda_capture_begin(void *ctx, uint64_t stream, int mode, BtDiag *e)
     bt_cuda_leave(ctx, prev);
     if (r != CUDA_SUCCESS_)
         return bt_cuda_fail(e, r, "cuStreamBeginCapture_v2(stream 0x%llx, mode=%s)",
-                            (unsigned long long)stream,
-                            mode >= 0 && mode <= 2 ? modes[mode] : "?");
+                            (unsigned long long)stream, mode >= 0 && mode <= 2 ? modes[mode] : "?");
     return 0;
 }
 

@@ -110,7 +110,8 @@ def test_synchronous_call_inside_raises_and_leaves_no_capture(lib, m, call):
     live = m.mock_graphs_live()
     # (the driver refuses a synchronous call, or the legacy stream's use while a
     # blocking stream captures; either invalidates the capture)
-    with pytest.raises(cuda.CudaError, match="CUDA_ERROR_STREAM_CAPTURE_(UNSUPPORTED|IMPLICIT)") as ei:
+    refused = "CUDA_ERROR_STREAM_CAPTURE_(UNSUPPORTED|IMPLICIT)"
+    with pytest.raises(cuda.CudaError, match=refused) as ei:
         with s.capture() as g:
             lib.axpy[1, 8, 0, s](2.0, x, y)
             {"copy_to_host": y.copy_to_host, "synchronize": s.synchronize,
@@ -153,7 +154,7 @@ def test_graph_freed_exactly_once(lib, m):
     gc.collect()
     assert m.mock_graphs_live() == live and m.mock_bad_destroys() == 0
     with pytest.raises(KeyError):  # a block that raised: nothing made is left
-        with s.capture() as g:
+        with s.capture():
             lib.axpy[1, 8, 0, s](2.0, x, y)
             raise KeyError("mine")
     assert m.mock_graphs_live() == live and m.mock_graph_destroys() == destroys + 5
@@ -166,7 +167,7 @@ def test_launch_under_a_foreign_capture_is_captured(lib, m):
     s = cuda.Stream.create()
     other = cuda.Stream.create(non_blocking=True)
     x0, x, y = arrays()
-    out = cuda.to_device(np.zeros(8, np.float32))  # (made before: no legacy stream in capture)
+    out = cuda.to_device(np.zeros(8, np.float32))  # made before: no legacy stream in capture
     lib.axpy[1, 8, 0, s](1.0, x, y)  # queued on s before the capture: in-stream order
     assert m.mock_capture_begin(s.handle, 0) == 0
     lib.axpy[1, 8, 0, s](2.0, x, y)
