@@ -287,10 +287,12 @@ static PyMethodDef graph_methods[] = {
     {"__enter__", (PyCFunction)graph_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)graph_exit, METH_VARARGS, NULL},
     {"launch", (PyCFunction)(void (*)(void))graph_launch, METH_VARARGS | METH_KEYWORDS,
-     "launch($self, /, stream=None)\n--\n\nReplay the captured work on stream (cuGraphLaunch), after "
+     "launch($self, /, stream=None)\n--\n\nReplay the captured work on stream "
+     "(cuGraphLaunch), after "
      "the pending work on the arrays it uses."},
     {"close", (PyCFunction)graph_close, METH_NOARGS,
-     "close($self, /)\n--\n\nFree the graph now (cuGraphExecDestroy, cuGraphDestroy); again: nothing."},
+     "close($self, /)\n--\n\nFree the graph now (cuGraphExecDestroy, cuGraphDestroy); "
+     "again: nothing."},
     {NULL, NULL, 0, NULL},
 };
 
