@@ -513,6 +513,27 @@ class CudaEvent:
     def elapsed_time(self, end: CudaEvent, /) -> float: ...
 
 @final
+class CudaGraph:
+    """A stream's captured work as a CUDA graph (``bindthem.cuda.Graph``)."""
+
+    @property
+    def stream(self) -> Any:
+        """The captured stream."""
+    @property
+    def mode(self) -> str:
+        """The capture mode."""
+    @property
+    def ready(self) -> bool:
+        """Captured and instantiated, not closed."""
+    @property
+    def arrays(self) -> tuple[tuple[DeviceArray, ...], tuple[DeviceArray, ...]]:
+        """(written, read): the DeviceArrays the captured work writes and reads."""
+    def __enter__(self) -> CudaGraph: ...
+    def __exit__(self, type: Any, value: Any, tb: Any, /) -> bool: ...
+    def launch(self, stream: Any = None) -> None: ...
+    def close(self) -> None: ...
+
+@final
 class CudaLaunch:
     """A kernel with its launch configuration: ``kernel[grid, block]``."""
 
@@ -598,6 +619,9 @@ def cuda_stream_destroy(handle: int, /) -> None:
 
 def cuda_stream_synchronize(stream: Any, /) -> None:
     """cuStreamSynchronize, the GIL released."""
+
+def cuda_capture(stream: Any, mode: str = "thread_local") -> CudaGraph:
+    """A Graph whose `with` block captures the stream."""
 
 def cuda_synchronize() -> None:
     """cuCtxSynchronize on the current (else device 0's) context, the GIL released."""

@@ -58,7 +58,7 @@ from ._services.cuda.nvrtc import NVRTC_STD_HEADERS as NVRTC_STD_HEADERS
 from .errors import BindValueError, CudaError, NoDriverError
 from .library import _regular_file
 
-__all__ = ["CudaError", "DeviceArray", "Event", "Kernel", "LEGACY", "Launch", "Library",
+__all__ = ["CudaError", "DeviceArray", "Event", "Graph", "Kernel", "LEGACY", "Launch", "Library",
            "NoDriverError", "PER_THREAD", "Stream", "build", "compile_fatbin", "compile_nvrtc",
            "device_count", "driver", "empty", "find_nvrtc", "get_global", "is_available",
            "kernel_source",
@@ -70,6 +70,7 @@ DeviceArray = _core.DeviceArray
 Kernel = _core.CudaKernel
 Launch = _core.CudaLaunch
 Event = _core.CudaEvent
+Graph = _core.CudaGraph
 
 
 class Stream:
@@ -105,6 +106,16 @@ class Stream:
     def synchronize(self) -> None:
         """Wait (GIL released) until the work queued on the stream is done."""
         _core.cuda_stream_synchronize(self)
+
+    def capture(self, mode: str = "thread_local") -> Graph:
+        """A :class:`Graph` whose ``with`` block captures this stream
+        (``cuStreamBeginCapture_v2``; ``mode``: ``"thread_local"``,
+        ``"global"`` or ``"relaxed"``): bindthem's launches and copies queued
+        on it inside the block are recorded, not run; on exit the graph is
+        instantiated, and ``g.launch(stream=None)`` replays it (a block that
+        raised discards it). The legacy stream cannot be captured; see
+        :doc:`cuda-streams`, "Graphs and stream capture"."""
+        return _core.cuda_capture(self, mode)
 
     def __init__(self, handle, name=None):
         if isinstance(handle, bool):

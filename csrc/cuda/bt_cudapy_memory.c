@@ -1,6 +1,7 @@
 /* bt_cudapy_memory.c - DeviceArrays made (to_device, empty, zeros), written, copied; pinned. */
 
 #include "bt_cudapy_array.h"
+#include "bt_cudapy_graph.h"
 
 #include "pythread.h"
 
@@ -119,7 +120,7 @@ PyObject *bt_cudapy_devarray_new_on(BtState *st, PyObject *shape, PyArray_Descr 
     bt_diag_init(&e);
     if (!a)
         return NULL;
-    if (bt_cuda_alloc_async(device, a->nbytes, stream, &a->ptr, &a->pooled, &e) < 0) {
+    if (bt_cudapy_capture_alloc(device, a->nbytes, stream, &a->ptr, &a->pooled, &e) < 0) {
         Py_DECREF(a);
         return bt_raise_diag(st, &e);
     }
@@ -169,8 +170,10 @@ int bt_cudapy_devarray_wrote(PyObject *o, uint64_t stream, PyObject *owner)
     BtDeviceArray *a = (BtDeviceArray *)o;
     Dropped d = {.n = 0};
     BtDiag e;
-    int rc = 0;
+    int rc = bt_cudapy_capture_use(o, stream, 1); /* captured: no state (bt_cudapy_capture.c) */
 
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     bt_diag_init(&e);
     BT_FT_BEGIN(o);
     drop_later(&d, &a->stream_owner);
@@ -204,8 +207,10 @@ int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
     BtDiag e;
 
     Dropped d = {.n = 0};
-    int rc = 0;
+    int rc = bt_cudapy_capture_use(o, stream, 0); /* captured: no state (bt_cudapy_capture.c) */
 
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     stream = stream ? stream : BT_CUDA_STREAM_LEGACY;
     ptds = stream == BT_CUDA_STREAM_PER_THREAD;
     bt_diag_init(&e);
@@ -245,7 +250,11 @@ int bt_cudapy_devarray_read(PyObject *o, uint64_t stream, PyObject *owner)
 /* bt_cudapy_devarray_wait, a's section held. */
 static int wait_locked(BtDeviceArray *a, uint64_t waiter, int write, BtDiag *e)
 {
-    int i;
+    /* during a capture (bt_cudapy_capture.c) */
+    int i = bt_cudapy_capture_wait(a, waiter, write, e);
+
+    if (i != 0)
+        return i < 0 ? -1 : 0;
 
     waiter = waiter ? waiter : BT_CUDA_STREAM_LEGACY;
     /* (a write on the launch's own stream is ordered already) */
@@ -358,6 +367,7 @@ PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyOb
     BtState *st = bt_state_from_type(Py_TYPE(a));
     PyObject *stream = NULL, *outo = NULL;
     PyArrayObject *out;
+    uint64_t s = 0;
     npy_intp dims[NPY_MAXDIMS];
     int nd = (int)PyTuple_GET_SIZE(a->shape), i; /* <= NPY_MAXDIMS: devarray_new */
 
@@ -386,7 +396,9 @@ PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyOb
                          a->shape, a->dtype);
             return NULL;
         }
-        if (copy_out(st, a, PyArray_DATA(out), stream, 1) < 0)
+        if (copy_out(st, a, PyArray_DATA(out), stream, 1) < 0 ||
+            (stream && bt_cudapy_stream_arg(stream, "copy_to_host", 0, &s) < 0) ||
+            bt_cudapy_capture_keep((PyObject *)a, s, outo) < 0)
             return NULL;
         return Py_NewRef(outo);
     }
@@ -495,7 +507,8 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
     if (sync) {
         settled(a, gen, 1); /* the copy waited for the reads too and is done */
     } else if (bt_cudapy_devarray_wrote((PyObject *)a, stream, streamo) < 0 ||
-               (d && !other && bt_cudapy_devarray_read((PyObject *)d, stream, streamo) < 0)) {
+               (d && !other && bt_cudapy_devarray_read((PyObject *)d, stream, streamo) < 0) ||
+               (h && bt_cudapy_capture_keep((PyObject *)a, stream, (PyObject *)h) < 0)) {
         rc = -1;
     }
 done:
@@ -616,7 +629,8 @@ PyObject *bt_cudapy_to_device(PyObject *module, PyObject *args, PyObject *kwargs
         bt_raise_diag(st, &e);
     } else if (streamo == Py_None) { /* synchronous: the allocation and the copy are done */
         settled((BtDeviceArray *)out, ((BtDeviceArray *)out)->gen, 0); /* (not shared yet) */
-    } else if (bt_cudapy_devarray_wrote(out, stream, streamo) < 0) {
+    } else if (bt_cudapy_devarray_wrote(out, stream, streamo) < 0 ||
+               bt_cudapy_capture_keep(out, stream, (PyObject *)arr) < 0) {
         Py_CLEAR(out);
     }
 done:

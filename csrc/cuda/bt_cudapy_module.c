@@ -8,6 +8,7 @@
  * bt_cudapy_array.h names them) and bt_cudapy_event.c (Event). Nothing here
  * loads the driver until a function is called. */
 #include "bt_cudapy.h"
+#include "bt_cudapy_graph.h"
 #include "bt_from_c.h"
 
 static PyObject *cuda_device_count(PyObject *module, PyObject *unused)
@@ -136,6 +137,9 @@ static PyMethodDef cuda_methods[] = {
      "cuda_stream_destroy($module, handle, /)\n--\n\ncuStreamDestroy of a cuda_stream_create handle."},
     {"cuda_device_count", cuda_device_count, METH_NOARGS,
      "cuda_device_count()\n--\n\nCUDA devices (0 without a driver)."},
+    {"cuda_capture", (PyCFunction)(void (*)(void))bt_cudapy_capture, METH_VARARGS | METH_KEYWORDS,
+     "cuda_capture(stream, mode='thread_local')\n--\n\nA Graph whose `with` block captures "
+     "the stream."},
     {"cuda_synchronize", cuda_synchronize, METH_NOARGS,
      "cuda_synchronize()\n--\n\ncuCtxSynchronize on the current (else device 0's) context."},
     {"cuda_driver", cuda_driver, METH_NOARGS,
@@ -165,7 +169,10 @@ int bt_cudapy_add(PyObject *module)
     TYPE(CudaLaunchType, bt_cudapy_launch_spec, "CudaLaunch")
     TYPE(DeviceArrayType, bt_cudapy_devarray_spec, "DeviceArray")
     TYPE(CudaEventType, bt_cudapy_event_spec, "CudaEvent")
+    TYPE(CudaGraphType, bt_cudapy_graph_spec, "CudaGraph")
 #undef TYPE
+    if (!(st->captures = PyDict_New()))
+        return -1;
     if (PyModule_AddIntConstant(module, "CUDA_STREAM_LEGACY", BT_CUDA_STREAM_LEGACY) < 0 ||
         PyModule_AddIntConstant(module, "CUDA_STREAM_PER_THREAD", BT_CUDA_STREAM_PER_THREAD) < 0)
         return -1;
@@ -187,6 +194,8 @@ int bt_cudapy_traverse(BtState *st, visitproc visit, void *arg)
     Py_VISIT(st->CudaLaunchType);
     Py_VISIT(st->DeviceArrayType);
     Py_VISIT(st->CudaEventType);
+    Py_VISIT(st->CudaGraphType);
+    Py_VISIT(st->captures);
     return 0;
 }
 
@@ -199,4 +208,6 @@ void bt_cudapy_clear(BtState *st)
     Py_CLEAR(st->CudaLaunchType);
     Py_CLEAR(st->DeviceArrayType);
     Py_CLEAR(st->CudaEventType);
+    Py_CLEAR(st->CudaGraphType);
+    Py_CLEAR(st->captures);
 }

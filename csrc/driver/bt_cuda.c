@@ -6,7 +6,8 @@
  * guard), the devices. The rest of the driver, one concern a file:
  * bt_cuda_ctx.c (contexts), bt_cuda_mem.c (memory), bt_cuda_module.c
  * (modules and their kernels), bt_cuda_launch.c (launches, kernel
- * attributes, occupancy), bt_cuda_stream.c (streams and events). */
+ * attributes, occupancy), bt_cuda_stream.c (streams and events),
+ * bt_cuda_graph.c (stream capture and graphs). */
 #define _GNU_SOURCE
 #include "bt_cuda_impl.h"
 
@@ -116,6 +117,16 @@ static const EntryPoint entry_points[] = {
     EP(cuCtxEnablePeerAccess, 4000, 1),
     EP(cuCtxDisablePeerAccess, 4000, 1),
     EP(cuMemcpyPeerAsync, 4000, 1),
+    /* graphs and stream capture (bt_cuda_graph.c) */
+    EP(cuStreamBeginCapture, 10010, 1),
+    EP(cuStreamEndCapture, 10000, 1),
+    EP(cuStreamIsCapturing, 10000, 1),
+    EP(cuStreamGetCaptureInfo, 11030, 1),
+    EP(cuGraphInstantiateWithFlags, 11040, 1),
+    EP(cuGraphLaunch, 10000, 1),
+    EP(cuGraphExecDestroy, 10000, 1),
+    EP(cuGraphDestroy, 10000, 1),
+    EP(cuThreadExchangeStreamCaptureMode, 10010, 1),
 };
 #undef EP
 

@@ -265,5 +265,35 @@ BT_HIDDEN int bt_cuda_copy_peer(int dst_dev, uint64_t dst, int src_dev, uint64_t
  * there, waited for here. */
 BT_HIDDEN int bt_cuda_wait_across(int waiter_dev, uint64_t waiter, int producer_dev,
                                   uint64_t producer, BtDiag *e);
+/* ---- graphs and stream capture (bt_cuda_graph.c) ---- */
+
+/* CUstreamCaptureMode and CUstreamCaptureStatus. */
+enum { BT_CUDA_CAPTURE_GLOBAL = 0, BT_CUDA_CAPTURE_THREAD_LOCAL = 1, BT_CUDA_CAPTURE_RELAXED = 2 };
+enum { BT_CUDA_CAPTURE_NONE = 0, BT_CUDA_CAPTURE_ACTIVE = 1, BT_CUDA_CAPTURE_INVALIDATED = 2 };
+/* Whether the driver has graphs and stream capture (every entry point below). */
+BT_HIDDEN int bt_cuda_has_graphs(void);
+/* The capture status of `stream` (BT_CUDA_CAPTURE_*) and its capture sequence's
+ * id (0: none, or a driver that cannot say), in the current context (0, 1 and 2
+ * name its streams). Never fails: a driver without capture, or a query the
+ * driver refuses (the legacy stream while a blocking stream captures: its
+ * own use is refused then anyway), says NONE. No lock, no wait: cheap enough
+ * for every launch. */
+BT_HIDDEN void bt_cuda_capture_status(uint64_t stream, int *status, uint64_t *id);
+/* cuStreamBeginCapture_v2 / cuStreamEndCapture in context ctx (made current
+ * meanwhile). End gives the graph (NULL when the capture was invalidated:
+ * then -1 with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, the capture ended). */
+BT_HIDDEN int bt_cuda_capture_begin(void *ctx, uint64_t stream, int mode, BtDiag *e);
+BT_HIDDEN int bt_cuda_capture_end(void *ctx, uint64_t stream, void **graph, BtDiag *e);
+/* cuGraphInstantiateWithFlags(flags 0) and cuGraphLaunch, in context ctx. */
+BT_HIDDEN int bt_cuda_graph_instantiate(void *ctx, void *graph, void **exec, BtDiag *e);
+BT_HIDDEN int bt_cuda_graph_launch(void *ctx, void *exec, uint64_t stream, BtDiag *e);
+/* cuGraphExecDestroy and cuGraphDestroy (either may be NULL; none in a child
+ * of fork()). */
+BT_HIDDEN void bt_cuda_graph_destroy(void *graph, void *exec);
+/* Device memory on dev that no capture takes in: cuMemAlloc, the calling
+ * thread's capture mode made relaxed around it (cuThreadExchangeStreamCaptureMode,
+ * as the allocators of CuPy and PyTorch do), so that an allocation made while
+ * a stream captures is neither refused nor a graph's. Freed with bt_cuda_free. */
+BT_HIDDEN int bt_cuda_alloc_uncaptured(int dev, size_t nbytes, uint64_t *ptr, BtDiag *e);
 
 #endif

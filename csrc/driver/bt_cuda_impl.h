@@ -157,6 +157,22 @@ typedef BtCUresult (*PFN_cuDeviceGetDefaultMemPool_v11020)(BtCUmemoryPool *, BtC
 typedef BtCUresult (*PFN_cuMemPoolSetAttribute_v11020)(BtCUmemoryPool, BtCUmemPool_attribute,
                                                        void *);
 typedef BtCUresult (*PFN_cuMemcpyAsync_v4000)(BtCUdeviceptr, BtCUdeviceptr, size_t, BtCUstream);
+/* ---- graphs and stream capture (bt_cuda_graph.c) ---- */
+typedef void *BtCUgraph, *BtCUgraphExec, *BtCUgraphNode;
+typedef int BtCUstreamCaptureMode;   /* enum CUstreamCaptureMode, CUDA 10.1 */
+typedef int BtCUstreamCaptureStatus; /* enum CUstreamCaptureStatus, CUDA 10.0 */
+typedef BtCUresult (*PFN_cuStreamBeginCapture_v10010)(BtCUstream, BtCUstreamCaptureMode);
+typedef BtCUresult (*PFN_cuStreamEndCapture_v10000)(BtCUstream, BtCUgraph *);
+typedef BtCUresult (*PFN_cuStreamIsCapturing_v10000)(BtCUstream, BtCUstreamCaptureStatus *);
+typedef BtCUresult (*PFN_cuStreamGetCaptureInfo_v11030)(BtCUstream, BtCUstreamCaptureStatus *,
+                                                        uint64_t *, BtCUgraph *,
+                                                        const BtCUgraphNode **, size_t *);
+typedef BtCUresult (*PFN_cuGraphInstantiateWithFlags_v11040)(BtCUgraphExec *, BtCUgraph,
+                                                             unsigned long long);
+typedef BtCUresult (*PFN_cuGraphLaunch_v10000)(BtCUgraphExec, BtCUstream);
+typedef BtCUresult (*PFN_cuGraphExecDestroy_v10000)(BtCUgraphExec);
+typedef BtCUresult (*PFN_cuGraphDestroy_v10000)(BtCUgraph);
+typedef BtCUresult (*PFN_cuThreadExchangeStreamCaptureMode_v10010)(BtCUstreamCaptureMode *);
 
 /* ---- managed memory and peer access (bt_cuda_managed.c, bt_cuda_peer.c) ---- */
 typedef struct BtCUmemLocation { /* CUmemLocation, CUDA 11.2 */
@@ -256,6 +272,17 @@ typedef struct Driver {
     PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool;
     PFN_cuMemPoolSetAttribute_v11020 cuMemPoolSetAttribute;
     PFN_cuLibraryGetGlobal_v12000 cuLibraryGetGlobal;
+    /* graphs and stream capture (bt_cuda_graph.c), all optional: a driver without
+     * one of them has no graphs (BT_DIAG_UNSUPPORTED), and no capture is ever seen */
+    PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture;
+    PFN_cuStreamEndCapture_v10000 cuStreamEndCapture;
+    PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
+    PFN_cuStreamGetCaptureInfo_v11030 cuStreamGetCaptureInfo;
+    PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags;
+    PFN_cuGraphLaunch_v10000 cuGraphLaunch;
+    PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy;
+    PFN_cuGraphDestroy_v10000 cuGraphDestroy;
+    PFN_cuThreadExchangeStreamCaptureMode_v10010 cuThreadExchangeStreamCaptureMode;
     /* stream-ordered allocation: 0 not asked, 1 yes, -1 no (asked under `once`, published
      * with release) */
     int pools[BT_CUDA_MAX_DEVICES];

@@ -37,6 +37,10 @@ typedef struct BtState {
     PyTypeObject *CudaLaunchType;
     PyTypeObject *DeviceArrayType;
     PyTypeObject *CudaEventType;
+    /* stream capture (bt_cudapy_graph.c): the Graph type, and bindthem's open
+     * captures, {capture sequence id: Graph} */
+    PyTypeObject *CudaGraphType;
+    PyObject *captures;
     /* bindthem.options() (bt_opts.c): the override, and how many blocks
      * that set one are open (any thread's: BT_FT_ADD / BT_FT_LOAD_RELAXED) */
     PyObject *opts_var;

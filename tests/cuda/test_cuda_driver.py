@@ -38,6 +38,11 @@ EXPECTED_VERSIONS = {
     "cuModuleGetGlobal": 3020, "cuMemcpyAsync": 4000, "cuLaunchKernelEx": 11060,
     "cuMemAllocAsync": 11020, "cuMemFreeAsync": 11020, "cuDeviceGetDefaultMemPool": 11020,
     "cuMemPoolSetAttribute": 11020, "cuLibraryGetGlobal": 12000,
+    # graphs and stream capture (bt_cuda_graph.c)
+    "cuStreamBeginCapture": 10010, "cuStreamEndCapture": 10000, "cuStreamIsCapturing": 10000,
+    "cuStreamGetCaptureInfo": 11030, "cuGraphInstantiateWithFlags": 11040,
+    "cuGraphLaunch": 10000, "cuGraphExecDestroy": 10000, "cuGraphDestroy": 10000,
+    "cuThreadExchangeStreamCaptureMode": 10010,
 }
 # managed memory and peer access (bt_cuda_managed.c, bt_cuda_peer.c)
 EXPECTED_VERSIONS.update({
@@ -188,8 +193,8 @@ def test_driver_12_0_asks_only_for_what_it_has(mock_path):
     assert rc == 0, out
     assert "'library_api': True" in out
     # (8000: cuMemPrefetchAsync's and cuMemAdvise's device-ordinal ABIs, before 12.2's)
-    assert ("[2000, 2010, 2020, 3020, 4000, 6000, 6050, 7000, 8000, 9000, 9020, 11020, 11060, "
-            "12000]" in out)
+    assert ("[2000, 2010, 2020, 3020, 4000, 6000, 6050, 7000, 8000, 9000, 9020, 10000, 10010, "
+            "11020, 11030, 11040, 11060, 12000]" in out)
     # 12.8's cuEventElapsedTime ABI is not asked of it; the 2.0 one is
     assert "elapsed [2000]" in out
     assert "(the CUDA 12.0 driver cannot list a module's kernels (12.4+ can))" in out

@@ -61,8 +61,11 @@ CANON = {
     # managed memory (a CUmemLocation is passed by value)
     "CUmem_advise": "int", "CUmemLocation": "mem_location", "CUmemLocation_v1": "mem_location",
     "BtCUmemLocation": "mem_location",
+    "CUstreamCaptureMode": "int", "BtCUstreamCaptureMode": "int",
+    "CUstreamCaptureStatus": "int", "BtCUstreamCaptureStatus": "int",
 }
-HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event", "memoryPool")
+HANDLES = ("context", "module", "function", "stream", "library", "kernel", "event", "memoryPool",
+           "graph", "graphExec", "graphNode")
 for _h in HANDLES:
     CANON["CU" + _h] = CANON["BtCU" + _h] = "handle"
 

@@ -105,6 +105,27 @@
  * mock_managed_clear). A launch's pointer into another context's memory
  * works once peer access from the launching context to that one is enabled.
  *
+ * Stream capture, as a real driver does (CUDA 10.1+): cuStreamBeginCapture_v2
+ * puts a stream made with cuStreamCreate, or a thread's per-thread stream, in
+ * capture; work queued there (launches, copies, memsets, event records) is
+ * recorded into the capture's graph, not queued, and runs only when an
+ * instantiated graph is launched (cuGraphLaunch queues copies of it on the
+ * given stream). A stream that waits on an event recorded in a capture joins
+ * it. What the driver refuses during capture fails with its error and
+ * invalidates the capture (cuStreamEndCapture then says
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901): cuStreamSynchronize of a
+ * capturing stream, cuCtxSynchronize of its context, allocations and frees
+ * on a capturing stream (900, UNSUPPORTED: the mock has no graph memory
+ * nodes); a capturing stream waiting on an event recorded outside the
+ * capture (905, ISOLATION); the legacy stream used while a blocking stream
+ * of its context captures (906, IMPLICIT); and the "potentially unsafe"
+ * calls (cuMemAlloc, cuMemFree, synchronous copies: 900) in a thread that a
+ * capture prohibits them in: its own global or thread_local capture, or any
+ * thread's global one, unless cuThreadExchangeStreamCaptureMode made the
+ * thread relaxed. cuEventSynchronize / cuEventQuery of an event recorded in an
+ * open capture: 907. Graphs and executable graphs are counted
+ * (mock_graphs_live); destroying one twice is counted as a bad destroy.
+ *
  * The log is read back through mock_*() functions, called with ctypes. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -177,6 +198,21 @@ typedef struct Func {
 
 static void flush_all(void);
 static void sync_sleep(void);
+/* stream capture (the capture block below) */
+static CUresult capture_unsafe(void);
+static CUresult capture_ctx_sync(void);
+#define CAPTURE_CHECK(call)                                                                        \
+    do {                                                                                           \
+        CUresult cr_ = (call);                                                                     \
+        if (cr_ != OK)                                                                             \
+            return cr_;                                                                            \
+    } while (0)
+struct Stream;
+struct Event;
+static unsigned long long capture_id(struct Stream *s);
+static int capture_open(unsigned long long id);
+static CUresult capture_wait(void *h, struct Event *e);
+static CUresult capture_no_memory_node(void *h);
 
 typedef struct Alloc {
     void *p;
@@ -301,6 +337,14 @@ static const char *err_name(CUresult r)
     case 720: return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE";
     case 801: return "CUDA_ERROR_NOT_SUPPORTED";
     case 912: return "CUDA_ERROR_INVALID_CLUSTER_SIZE";
+    case 401: return "CUDA_ERROR_ILLEGAL_STATE";
+    case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    case 901: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    case 903: return "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED";
+    case 905: return "CUDA_ERROR_STREAM_CAPTURE_ISOLATION";
+    case 906: return "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
+    case 907: return "CUDA_ERROR_CAPTURED_EVENT";
+    case 908: return "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD";
     default: return NULL;
     }
 }
@@ -418,6 +462,7 @@ CUresult cuCtxSynchronize(void)
     if (!current)
         return E_INVALID_CONTEXT;
     STICKY();
+    CAPTURE_CHECK(capture_ctx_sync());
     snprintf(line, sizeof line, "ctx %d\n", current->device);
     pthread_mutex_lock(&lock);
     append(&sync_log, &sync_len, &sync_cap, line);
@@ -478,6 +523,7 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t n)
     if (!current)
         return E_INVALID_CONTEXT;
     STICKY();
+    CAPTURE_CHECK(capture_unsafe());
     *p = (uintptr_t)track(n, current->device, 0);
     log_mem("cuMemAlloc", *p, n, NULL);
     return OK;
@@ -487,6 +533,7 @@ CUresult cuMemFree_v2(unsigned long long p)
 {
     Alloc **pp, *a;
     FORK_GUARD();
+    CAPTURE_CHECK(capture_unsafe());
     log_mem("cuMemFree", p, 0, NULL);
     gil_check("cuMemFree");
     flush_all(); /* as on a device: a free waits for the work queued before it */
@@ -511,6 +558,7 @@ static void flush_blocking(void);
 CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 {
     gil_check("cuMemcpyHtoD");
+    CAPTURE_CHECK(capture_unsafe());
     flush_blocking();
     if (!find(dst))
         return E_INVALID_VALUE;
@@ -521,6 +569,7 @@ CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
 CUresult cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n)
 {
     gil_check("cuMemcpyDtoH");
+    CAPTURE_CHECK(capture_unsafe());
     flush_blocking();
     if (!find(src))
         return E_INVALID_VALUE;
@@ -876,6 +925,7 @@ typedef struct Event {
     struct Stream *stream; /* where a pending record waits */
     void *handle;          /* the stream it was recorded on */
     double time;
+    unsigned long long cap_id; /* the capture its last record was recorded into (0: none) */
 } Event;
 
 typedef struct Op {
@@ -887,6 +937,7 @@ typedef struct Op {
     void *dst;
     const void *src;
     size_t n;
+    size_t blob_n; /* bytes of blob (a graph launch copies it) */
     Event *ev;
     struct Op *next;
 } Op;
@@ -898,6 +949,7 @@ typedef struct Stream {
     Op *head, *tail;
     int dead; /* a per-thread stream whose thread exited: its work never runs */
     struct Stream *next;
+    struct Capture *cap; /* the capture this stream records into, or NULL */
 } Stream;
 
 #define STREAM_MAGIC 0x5354524d
@@ -1073,16 +1125,27 @@ void mock_stream_adopt(unsigned long long h)
         adopted[n_adopted++] = (uintptr_t)h;
 }
 
-/* Queues op on stream h, or runs it now (legacy: after the blocking streams). */
+static CUresult capture_record(Stream *s, Op *op);
+static CUresult capture_legacy(void *h);
+
+/* Queues op on stream h, or runs it now (legacy: after the blocking streams);
+ * on a capturing stream, records it into the capture. */
 static CUresult submit(void *h, Op *op)
 {
     int ok;
+    CUresult r;
     Stream *s = stream_of(h, &ok);
+    if (ok && !s && (r = capture_legacy(h)) != OK)
+        ok = 0;
+    else
+        r = E_INVALID_HANDLE;
     if (!ok) {
         free(op->blob);
         free(op);
-        return E_INVALID_HANDLE;
+        return r;
     }
+    if (s && s->cap)
+        return capture_record(s, op);
     if (!s) {
         if ((uintptr_t)h <= 1)
             flush_blocking();
@@ -1104,12 +1167,15 @@ static CUresult submit(void *h, Op *op)
     return OK;
 }
 
+static CUresult capture_sync(Stream *s);
+
 static CUresult stream_sync(void *h)
 {
     int ok;
     Stream *s = stream_of(h, &ok);
     if (!ok)
         return E_INVALID_HANDLE;
+    CAPTURE_CHECK(s ? capture_sync(s) : capture_legacy(h));
     if (s)
         flush(s);
     else if ((uintptr_t)h <= 1)
@@ -1184,9 +1250,18 @@ CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n,
         return E_INVALID_VALUE;
     op = new_op(OP_COPY);
     op->dst = (void *)(uintptr_t)dst;
-    op->blob = malloc(n ? n : 1); /* staged now, as from pageable memory */
-    memcpy(op->blob, src, n);
     op->n = n;
+    {
+        int ok;
+        Stream *s = stream_of(h, &ok);
+        if (s && s->cap) { /* a graph's copy node reads the host memory when it runs */
+            op->src = src;
+            return submit(h, op);
+        }
+    }
+    op->blob = malloc(n ? n : 1); /* staged now, as from pageable memory */
+    op->blob_n = n;
+    memcpy(op->blob, src, n);
     return submit(h, op);
 }
 
@@ -1248,9 +1323,10 @@ CUresult cuEventRecord(void *ev, void *h)
     op->ev = e;
     pthread_mutex_lock(&qlock);
     e->recorded = 1;
-    e->pending = 1;
-    e->stream = stream_of(h, &ok);
+    e->pending = !(s && s->cap); /* recorded into a capture: no work of its own to wait for */
+    e->stream = s;
     e->handle = h;
+    e->cap_id = s && s->cap ? capture_id(s) : 0;
     pthread_mutex_unlock(&qlock);
     return submit(h, op);
 }
@@ -1264,6 +1340,8 @@ CUresult cuEventSynchronize(void *ev)
     if (e->ctx->sticky)
         return e->ctx->sticky;
     gil_check("cuEventSynchronize");
+    if (capture_open(e->cap_id))
+        return 907; /* CUDA_ERROR_CAPTURED_EVENT */
     sync_sleep();
     if (e->pending && e->stream)
         flush(e->stream);
@@ -1275,6 +1353,8 @@ CUresult cuEventQuery(void *ev)
     Event *e = ev;
     if (!e || e->magic != EVENT_MAGIC)
         return E_INVALID_HANDLE;
+    if (capture_open(e->cap_id))
+        return 907; /* CUDA_ERROR_CAPTURED_EVENT */
     return e->pending ? E_NOT_READY : OK;
 }
 
@@ -1317,6 +1397,11 @@ CUresult cuStreamWaitEvent(void *h, void *ev, unsigned flags)
     /* the event may be of another context than the stream */
     if (!e || e->magic != EVENT_MAGIC || (stream_of(h, &ok), !ok))
         return E_INVALID_HANDLE;
+    {
+        CUresult r = capture_wait(h, e);
+        if (r != 1)
+            return r; /* refused, or recorded into the capture (a dependency, nothing run) */
+    }
     snprintf(line, sizeof line, "wait %llu %llu\n", (unsigned long long)(uintptr_t)h,
              (unsigned long long)(uintptr_t)e->handle);
     pthread_mutex_lock(&lock);
@@ -1437,6 +1522,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     for (i = 0, len = 0; i < k->nparams; i++)
         len += (k->size[i] + 7) / 8 * 8;
     op->blob = calloc(1, len ? len : 1);
+    op->blob_n = len;
     for (i = 0, len = 0; i < k->nparams; i++) {
         memcpy(op->blob + len, params[i], k->size[i]);
         len += (k->size[i] + 7) / 8 * 8;
@@ -1716,9 +1802,11 @@ CUresult cuMemAllocAsync(unsigned long long *p, size_t n, void *h)
     IN_CONTEXT();
     if (!env_int("MOCK_CUDA_POOLS", 1))
         return 801; /* CUDA_ERROR_NOT_SUPPORTED */
-    stream_of(h, &ok);
+    if (!stream_of(h, &ok) && ok)
+        CAPTURE_CHECK(capture_legacy(h));
     if (!ok)
         return E_INVALID_HANDLE;
+    CAPTURE_CHECK(capture_no_memory_node(h));
     *p = (uintptr_t)track(n, current->device, 0);
     log_mem("cuMemAllocAsync", *p, n, h);
     return OK;
@@ -1730,6 +1818,7 @@ CUresult cuMemFreeAsync(unsigned long long p, void *h)
     IN_CONTEXT();
     if (!find(p))
         return E_INVALID_VALUE;
+    CAPTURE_CHECK(capture_no_memory_node(h));
     log_mem("cuMemFreeAsync", p, 0, h);
     op = new_op(OP_FREE);
     op->dst = (void *)(uintptr_t)p;
@@ -1994,6 +2083,423 @@ void mock_managed_clear(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* ---- stream capture and graphs ---- */
+#define GRAPH_MAGIC 0x47524150
+#define EXEC_MAGIC 0x45584543
+#define DEAD_MAGIC 0x44454144
+
+typedef struct Capture {
+    unsigned long long id;
+    int mode; /* CUstreamCaptureMode: 0 global, 1 thread_local, 2 relaxed */
+    pthread_t thread;
+    Ctx *ctx;
+    Stream *origin;
+    CUresult invalidated; /* the error that invalidated it, 0: valid */
+    Op *head, *tail;
+    struct Capture *next;
+} Capture;
+
+typedef struct Graph { /* a CUgraph or a CUgraphExec: the ops, in order */
+    unsigned magic;
+    Op *head;
+} Graph;
+
+static Capture *captures; /* open captures, under qlock */
+static unsigned long long capture_ids;
+static int live_graphs, live_execs, graph_destroys, bad_destroys, graph_launches, captured_ops;
+static __thread int thread_mode; /* cuThreadExchangeStreamCaptureMode's: 0 global */
+
+static unsigned long long capture_id(Stream *s) { return s && s->cap ? s->cap->id : 0; }
+
+static int capture_open(unsigned long long id)
+{
+    Capture *c;
+    int open = 0;
+    pthread_mutex_lock(&qlock);
+    for (c = captures; c && id; c = c->next)
+        open |= c->id == id;
+    pthread_mutex_unlock(&qlock);
+    return open;
+}
+
+static CUresult invalidate(Capture *c, CUresult why)
+{
+    if (!c->invalidated)
+        c->invalidated = why;
+    return why;
+}
+
+static CUresult capture_record(Stream *s, Op *op)
+{
+    Capture *c = s->cap;
+    CUresult r = c->invalidated ? 901 : OK; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+    if (r != OK || op->kind == OP_EVENT) { /* a record in a capture is an edge, no node */
+        free(op->blob);
+        free(op);
+        return r;
+    }
+    pthread_mutex_lock(&qlock);
+    if (c->tail)
+        c->tail->next = op;
+    else
+        c->head = op;
+    c->tail = op;
+    captured_ops++;
+    pthread_mutex_unlock(&qlock);
+    return OK;
+}
+
+/* The legacy stream (0, 1) used while a blocking stream of the current
+ * context captures: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, the capture invalidated. */
+static CUresult capture_legacy(void *h)
+{
+    Capture *c;
+    CUresult r = OK;
+    if ((uintptr_t)h > 1)
+        return OK;
+    pthread_mutex_lock(&qlock);
+    for (c = captures; c; c = c->next)
+        if (c->ctx == current && !(c->origin->flags & 1))
+            r = invalidate(c, 906);
+    pthread_mutex_unlock(&qlock);
+    return r;
+}
+
+/* cuStreamSynchronize of a capturing stream. */
+static CUresult capture_sync(Stream *s)
+{
+    return s->cap ? invalidate(s->cap, 900) : OK;
+}
+
+static CUresult capture_ctx_sync(void)
+{
+    Capture *c;
+    CUresult r = OK;
+    pthread_mutex_lock(&qlock);
+    for (c = captures; c; c = c->next)
+        if (c->ctx == current)
+            r = invalidate(c, 900);
+    pthread_mutex_unlock(&qlock);
+    return r;
+}
+
+/* A "potentially unsafe" call (cuMemAlloc, cuMemFree, a synchronous copy) in a
+ * thread a capture prohibits it in. */
+static CUresult capture_unsafe(void)
+{
+    Capture *c;
+    CUresult r = OK;
+    if (thread_mode == 2)
+        return OK;
+    pthread_mutex_lock(&qlock);
+    for (c = captures; c; c = c->next)
+        if (c->mode != 2 && (pthread_equal(c->thread, pthread_self()) ||
+                             (thread_mode == 0 && c->mode == 0)))
+            r = invalidate(c, 900);
+    pthread_mutex_unlock(&qlock);
+    return r;
+}
+
+static CUresult capture_no_memory_node(void *h)
+{
+    int ok;
+    Stream *s = stream_of(h, &ok);
+    return s && s->cap ? invalidate(s->cap, 900) : OK;
+}
+
+/* cuStreamWaitEvent's part: 1 when the wait is an ordinary one, else what it
+ * returns (a capturing stream waiting on an event recorded outside its
+ * capture: ISOLATION; a stream waiting on an event of an open capture joins it). */
+static CUresult capture_wait(void *h, Event *e)
+{
+    int ok;
+    Capture *c;
+    Stream *s = stream_of(h, &ok);
+    CUresult r = 1;
+    pthread_mutex_lock(&qlock);
+    if (s && s->cap) {
+        if (s->cap->invalidated)
+            r = 901;
+        else if (e->recorded && e->cap_id != s->cap->id)
+            r = invalidate(s->cap, 905); /* CUDA_ERROR_STREAM_CAPTURE_ISOLATION */
+        else
+            r = OK;
+    } else if (e->cap_id) {
+        for (c = captures; c && c->id != e->cap_id; c = c->next)
+            ;
+        if (c && s)
+            s->cap = c; /* forked into the capture */
+        r = c && !s ? invalidate(c, 906) : c ? OK : 1;
+    }
+    pthread_mutex_unlock(&qlock);
+    return r;
+}
+
+CUresult cuStreamBeginCapture_v2(void *h, int mode)
+{
+    int ok;
+    Stream *s;
+    Capture *c;
+    FORK_GUARD();
+    if (!current)
+        return E_INVALID_CONTEXT;
+    if ((uintptr_t)h <= 1)
+        return 900; /* the legacy stream cannot be captured */
+    if (mode < 0 || mode > 2)
+        return E_INVALID_VALUE;
+    s = stream_of(h, &ok);
+    if (!ok || !s)
+        return E_INVALID_HANDLE; /* (adopted handles have no queue to capture) */
+    pthread_mutex_lock(&qlock);
+    if (s->cap) {
+        pthread_mutex_unlock(&qlock);
+        return 401; /* CUDA_ERROR_ILLEGAL_STATE */
+    }
+    c = calloc(1, sizeof *c);
+    c->id = ++capture_ids;
+    c->mode = mode;
+    c->thread = pthread_self();
+    c->ctx = s->ctx;
+    c->origin = s;
+    c->next = captures;
+    captures = c;
+    s->cap = c;
+    pthread_mutex_unlock(&qlock);
+    return OK;
+}
+
+static void free_ops(Op *op)
+{
+    Op *next;
+    for (; op; op = next) {
+        next = op->next;
+        free(op->blob);
+        free(op);
+    }
+}
+
+CUresult cuStreamEndCapture(void *h, void **graph)
+{
+    int ok;
+    Stream *s, *t;
+    Capture *c, **pp;
+    Graph *g;
+    CUresult r;
+    FORK_GUARD();
+    *graph = NULL;
+    s = stream_of(h, &ok);
+    if (!ok || !s)
+        return E_INVALID_HANDLE;
+    pthread_mutex_lock(&qlock);
+    c = s->cap;
+    r = !c ? 401 : c->origin != s ? 903 /* UNMATCHED */
+        : c->mode != 2 && !pthread_equal(c->thread, pthread_self()) ? 908 /* WRONG_THREAD */
+        : OK;
+    if (r != OK) {
+        if (r == 908)
+            invalidate(c, 908);
+        pthread_mutex_unlock(&qlock);
+        return r;
+    }
+    for (pp = &captures; *pp != c; pp = &(*pp)->next)
+        ;
+    *pp = c->next;
+    for (t = streams; t; t = t->next)
+        if (t->cap == c)
+            t->cap = NULL;
+    pthread_mutex_unlock(&qlock);
+    if (c->invalidated) {
+        free_ops(c->head);
+        free(c);
+        return 901;
+    }
+    g = calloc(1, sizeof *g);
+    g->magic = GRAPH_MAGIC;
+    g->head = c->head;
+    free(c);
+    pthread_mutex_lock(&lock);
+    live_graphs++;
+    pthread_mutex_unlock(&lock);
+    *graph = g;
+    return OK;
+}
+
+static CUresult capture_status(void *h, int *status, unsigned long long *id)
+{
+    int ok;
+    Stream *s;
+    Capture *c;
+    FORK_GUARD();
+    s = stream_of(h, &ok);
+    if (!ok)
+        return E_INVALID_HANDLE;
+    if (!s && (uintptr_t)h <= 1) { /* IMPLICIT, the capture left as it is */
+        for (c = captures; c; c = c->next)
+            if (c->ctx == current && !(c->origin->flags & 1))
+                return 906;
+    }
+    pthread_mutex_lock(&qlock);
+    *status = s && s->cap ? (s->cap->invalidated ? 2 : 1) : 0;
+    if (id)
+        *id = s && s->cap ? s->cap->id : 0;
+    pthread_mutex_unlock(&qlock);
+    return OK;
+}
+
+CUresult cuStreamIsCapturing(void *h, int *status) { return capture_status(h, status, NULL); }
+
+CUresult cuStreamGetCaptureInfo_v2(void *h, int *status, unsigned long long *id, void **graph,
+                                   const void ***deps, size_t *ndeps)
+{
+    if (graph)
+        *graph = NULL;
+    if (deps)
+        *deps = NULL;
+    if (ndeps)
+        *ndeps = 0;
+    return capture_status(h, status, id);
+}
+
+static Op *copy_ops(const Op *op)
+{
+    Op *head = NULL, **tail = &head;
+    for (; op; op = op->next) {
+        Op *o = malloc(sizeof *o);
+        *o = *op;
+        o->next = NULL;
+        if (op->blob) {
+            o->blob = malloc(op->blob_n ? op->blob_n : 1);
+            memcpy(o->blob, op->blob, op->blob_n);
+        }
+        *tail = o;
+        tail = &o->next;
+    }
+    return head;
+}
+
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+    Graph *g = graph, *x;
+    FORK_GUARD();
+    if (!g || g->magic != GRAPH_MAGIC || flags)
+        return E_INVALID_VALUE;
+    x = calloc(1, sizeof *x);
+    x->magic = EXEC_MAGIC;
+    x->head = copy_ops(g->head);
+    pthread_mutex_lock(&lock);
+    live_execs++;
+    pthread_mutex_unlock(&lock);
+    *exec = x;
+    return OK;
+}
+
+/* Queues copies of the graph's work on h, in order. */
+CUresult cuGraphLaunch(void *exec, void *h)
+{
+    Graph *x = exec;
+    Op *op, *next;
+    CUresult r = OK;
+    int ok;
+    FORK_GUARD();
+    STICKY();
+    if (!x || x->magic != EXEC_MAGIC)
+        return E_INVALID_VALUE;
+    if (!stream_of(h, &ok) && !ok)
+        return E_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    graph_launches++;
+    pthread_mutex_unlock(&lock);
+    for (op = copy_ops(x->head); op; op = next) {
+        next = op->next;
+        op->next = NULL;
+        if (op->kind == OP_EVENT) {
+            op->ev->recorded = 1;
+            op->ev->pending = 1;
+            op->ev->cap_id = 0;
+            op->ev->handle = h;
+            op->ev->stream = stream_of(h, &ok);
+        }
+        if (r == OK)
+            r = submit(h, op);
+        else
+            free_ops(op);
+    }
+    return r;
+}
+
+static CUresult destroy_graph(Graph *g, unsigned magic, int *live)
+{
+    pthread_mutex_lock(&lock);
+    graph_destroys++;
+    if (!g || g->magic != magic) {
+        bad_destroys++;
+        pthread_mutex_unlock(&lock);
+        return E_INVALID_VALUE;
+    }
+    (*live)--;
+    pthread_mutex_unlock(&lock);
+    free_ops(g->head);
+    g->head = NULL;
+    g->magic = DEAD_MAGIC; /* kept, so that a second destroy is seen */
+    return OK;
+}
+CUresult cuGraphExecDestroy(void *exec) { return destroy_graph(exec, EXEC_MAGIC, &live_execs); }
+CUresult cuGraphDestroy(void *graph) { return destroy_graph(graph, GRAPH_MAGIC, &live_graphs); }
+
+CUresult cuThreadExchangeStreamCaptureMode(int *mode)
+{
+    int old = thread_mode;
+    if (*mode < 0 || *mode > 2)
+        return E_INVALID_VALUE;
+    thread_mode = *mode;
+    *mode = old;
+    return OK;
+}
+
+/* For the tests: a capture begun and ended as another library would (raw
+ * driver calls on a stream handle, in the current context): the end gives
+ * an instantiated graph (its graph destroyed), launched and destroyed here. */
+int mock_capture_begin(unsigned long long h, int mode)
+{
+    return cuStreamBeginCapture_v2((void *)(uintptr_t)h, mode);
+}
+int mock_capture_end(unsigned long long h, void **exec)
+{
+    void *g = NULL;
+    CUresult r = cuStreamEndCapture((void *)(uintptr_t)h, &g);
+    *exec = NULL;
+    if (r != OK)
+        return r;
+    r = cuGraphInstantiateWithFlags(exec, g, 0);
+    cuGraphDestroy(g);
+    return r;
+}
+int mock_graph_launch(void *exec, unsigned long long h) { return cuGraphLaunch(exec, (void *)(uintptr_t)h); }
+int mock_graph_exec_destroy(void *exec) { return cuGraphExecDestroy(exec); }
+/* The capture status of h in the current context: 0 none, 1 active, 2 invalidated. */
+int mock_capture_status(unsigned long long h)
+{
+    int st = -1;
+    return capture_status((void *)(uintptr_t)h, &st, NULL) == OK ? st : -1;
+}
+int mock_open_captures(void)
+{
+    Capture *c;
+    int n = 0;
+    pthread_mutex_lock(&qlock);
+    for (c = captures; c; c = c->next)
+        n++;
+    pthread_mutex_unlock(&qlock);
+    return n;
+}
+/* Live CUgraphs and CUgraphExecs, destroy calls, destroys of a handle not live, graph launches,
+ * operations recorded into captures. */
+int mock_graphs_live(void) { return live_graphs + live_execs; }
+int mock_graph_destroys(void) { return graph_destroys; }
+int mock_bad_destroys(void) { return bad_destroys; }
+int mock_graph_launches(void) { return graph_launches; }
+int mock_captured_ops(void) { return captured_ops; }
+
 /* ---- cuGetProcAddress ---- */
 typedef struct Sym {
     const char *name;
@@ -2068,6 +2574,15 @@ static const Sym syms[] = {
     S("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
     S("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute),
     S("cuMemcpyAsync", 4000, cuMemcpyAsync),
+    S("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2),
+    S("cuStreamEndCapture", 10000, cuStreamEndCapture),
+    S("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
+    S("cuStreamGetCaptureInfo", 11030, cuStreamGetCaptureInfo_v2),
+    S("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
+    S("cuGraphLaunch", 10000, cuGraphLaunch),
+    S("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
+    S("cuGraphDestroy", 10000, cuGraphDestroy),
+    S("cuThreadExchangeStreamCaptureMode", 10010, cuThreadExchangeStreamCaptureMode),
 };
 #undef S
 
