@@ -101,7 +101,8 @@ BT_HIDDEN PyObject *bt_cudapy_pinned_empty(PyObject *module, PyObject *args, PyO
  * a 1-d array of dtype (stolen; nbytes a multiple of its size). A base of
  * (owner,) makes a read-only view of owner's memory (bt_cudapy_array.h). */
 BT_HIDDEN PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr,
-                                            size_t nbytes, PyObject *dtype, int device);
+                                            size_t nbytes, PyObject *dtype, int device,
+                                            int readonly);
 
 /* ---- managed memory, peer access (bt_cudapy_managed.c, bt_cudapy_peer.c) ---- */
 

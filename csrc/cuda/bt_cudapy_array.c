@@ -61,8 +61,6 @@ static PyObject *devarray_get_ptr(BtDeviceArray *a, void *c)
 
 static PyObject *devarray_get_base(BtDeviceArray *a, void *c)
 {
-    if (bt_cudapy_devarray_readonly(a)) /* (owner,): the mark of a read-only view */
-        return Py_NewRef(PyTuple_GET_ITEM(a->base, 0));
     return Py_NewRef(a->base ? a->base : Py_None);
 }
 

@@ -100,18 +100,15 @@ typedef struct BtDeviceArray {
      * synchronous copy saw before it waited, so that it forgets only that */
     uint64_t gen;
     int managed; /* cuMemAllocManaged memory (bt_cudapy_managed.c): freed with cuMemFree */
+    /* a view that kernels and consumers must not write (get_global(readonly=True):
+     * a __constant__ variable); 0 for every other array (devarray_make).
+     * A launch passes it to const parameters only, CAI and DLPack export it
+     * flagged read-only; copy_from, the host's write (the way a __constant__
+     * is set), still works. */
+    int readonly;
 } BtDeviceArray;
 
-/* Whether a is read-only: a view that kernels and consumers must not write
- * (get_global(readonly=True): a __constant__ variable), marked by its base
- * being a 1-tuple (owner,) (the .base getter gives the owner): a field of
- * its own would need every maker of DeviceArrays to set it. A launch passes
- * it to const parameters only, CAI and DLPack export it flagged read-only;
- * copy_from, the host's write (the way a __constant__ is set), still works. */
-static inline int bt_cudapy_devarray_readonly(const BtDeviceArray *a)
-{
-    return a->base && PyTuple_CheckExact(a->base);
-}
+static inline int bt_cudapy_devarray_readonly(const BtDeviceArray *a) { return a->readonly; }
 
 /* Free-threaded CPython: the ordering state (stream, stream_owner, event,
  * has_event, writer, readers, n_readers, gen) is read and changed whole

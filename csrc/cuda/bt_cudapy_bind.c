@@ -53,12 +53,11 @@ PyType_Spec bt_cudapy_handle_spec = {
 
 /* _core.cuda_global(handle, name, dtype, device, readonly=False): a view of
  * the module's __device__ / __constant__ variable `name` on device (None:
- * the current one), kept alive with the module; read-only when asked (its
- * base is then (handle,): bt_cudapy_devarray_readonly). */
+ * the current one), kept alive with the module; read-only when asked. */
 PyObject *bt_cudapy_global(PyObject *module, PyObject *args)
 {
     BtState *st = bt_state(module);
-    PyObject *h, *dto, *devo, *base, *view;
+    PyObject *h, *dto, *devo;
     const char *name;
     PyArray_Descr *dtype = NULL;
     uint64_t ptr = 0;
@@ -108,14 +107,7 @@ PyObject *bt_cudapy_global(PyObject *module, PyObject *args)
                      ((CudaModule *)h)->path, name);
         return NULL;
     }
-    base = readonly ? PyTuple_Pack(1, h) : Py_NewRef(h);
-    if (!base) {
-        Py_DECREF(dtype);
-        return NULL;
-    }
-    view = bt_cudapy_devarray_view(st, base, ptr, size, (PyObject *)dtype, dev);
-    Py_DECREF(base);
-    return view;
+    return bt_cudapy_devarray_view(st, h, ptr, size, (PyObject *)dtype, dev, readonly);
 }
 
 /* ---- the CUDA back end (bt_bind.h) ---- */

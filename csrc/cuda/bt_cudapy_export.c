@@ -96,14 +96,10 @@ static void capsule_free_v1(PyObject *cap)
         mt->deleter(mt);
 }
 
-/* The array's DLPack device type: kDLCUDA, as its memory is cuMemAlloc'd
- * (managed memory would be kDLCUDAManaged, DL_CUDA_MANAGED); with
- * a->device, what __dlpack_device__ says and a dl_device argument may name. */
-static int dl_device_type(const BtDeviceArray *a)
-{
-    (void)a;
-    return DL_CUDA;
-}
+/* The array's DLPack device type: kDLCUDAManaged for managed memory
+ * (cuda.managed_empty), else kDLCUDA; with a->device, what
+ * __dlpack_device__ says and a dl_device argument may name. */
+static int dl_device_type(const BtDeviceArray *a) { return a->managed ? DL_CUDA_MANAGED : DL_CUDA; }
 
 PyObject *bt_cudapy_devarray_dlpack_device(BtDeviceArray *a, PyObject *unused)
 {

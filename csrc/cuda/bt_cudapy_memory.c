@@ -58,6 +58,7 @@ static BtDeviceArray *devarray_make(BtState *st, PyObject *shape, PyArray_Descr 
     a->pooled = 0;
     a->gen = 0;
     a->managed = 0;
+    a->readonly = 0;
     a->nbytes = (size_t)(n * elsize);
     a->size = n;
     a->device = device;
@@ -136,7 +137,7 @@ BtDeviceArray *bt_cudapy_devarray_shell(BtState *st, PyObject *shape, PyArray_De
 }
 
 PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr, size_t nbytes,
-                                  PyObject *dtype, int device)
+                                  PyObject *dtype, int device, int readonly)
 {
     PyArray_Descr *d = (PyArray_Descr *)dtype;
     Py_ssize_t elsize = PyDataType_ELSIZE(d);
@@ -162,6 +163,7 @@ PyObject *bt_cudapy_devarray_view(BtState *st, PyObject *base, uint64_t ptr, siz
         return NULL;
     a->ptr = ptr;
     a->base = Py_NewRef(base);
+    a->readonly = readonly;
     return (PyObject *)a;
 }
 

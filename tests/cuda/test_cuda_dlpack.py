@@ -440,3 +440,20 @@ def test_read_only_export_round_trip(glib, clean):
         glib.axpy[1, 4](1.0, Via(y), vg)
     assert vg.names == ["dltensor_versioned"] * 2
     assert _refs(g) == base
+
+
+def test_managed_memory_is_exported_as_cuda_managed(lib, clean):
+    """kDLCUDAManaged (13) for cuda.managed_empty's memory, in
+    __dlpack_device__ and the capsule; such a tensor is taken back as an
+    argument (a launch reads DLPack's managed memory too)."""
+    a = cuda.managed_zeros(4, np.float32)
+    assert a.__dlpack_device__() == (13, 0)
+    assert cuda.empty(4, np.float32).__dlpack_device__() == (2, 0)
+    t = versioned(a.__dlpack__(max_version=(1, 0))).dl_tensor
+    assert tensor_dict(t)["device"] == (13, 0) and t.data == a.ptr
+    assert a.__dlpack__(dl_device=(13, 0)) is not None
+    with pytest.raises(BufferError):
+        a.__dlpack__(dl_device=(2, 0))
+    x = cuda.to_device(np.arange(4, dtype=np.float32))
+    lib.axpy[1, 4](2.0, x, a)
+    np.testing.assert_array_equal(a.host_view(), 2 * np.arange(4))
