@@ -5,15 +5,11 @@
 #include "bt_cudapy_graph.h"
 
 /* The capture status and sequence id of stream (0, 1, 2: of the current
- * context; device dev's primary one made current when the thread has none). */
-static void status_of(int dev, uint64_t stream, int *status, uint64_t *id)
+ * context). A thread with no current context has no legacy or per-thread
+ * stream that captures: NONE, with no context made current (this runs on
+ * every launch and copy: one driver query). */
+static void status_of(uint64_t stream, int *status, uint64_t *id)
 {
-    void *cur = NULL;
-    BtDiag e;
-
-    bt_diag_init(&e);
-    if (stream <= BT_CUDA_STREAM_PER_THREAD && bt_cuda_current_ctx(&cur, &e) == 0 && !cur)
-        bt_cuda_use_device(dev, &e);
     bt_cuda_capture_status(stream, status, id);
 }
 
@@ -29,15 +25,47 @@ BtCudaGraph *bt_cudapy_capture_graph(BtState *st, uint64_t id)
     return (BtCudaGraph *)g;
 }
 
+/* Whether list holds o (by identity). */
+static int holds(PyObject *list, PyObject *o)
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < PyList_GET_SIZE(list); i++)
+        if (PyList_GET_ITEM(list, i) == o)
+            return 1;
+    return 0;
+}
+
+/* (here, not in bt_cudapy_graph.c: what a capture records; the Graph's
+ * replays call the array files, which call this file) */
+int bt_cudapy_graph_add(BtCudaGraph *g, PyObject *o, int write)
+{
+    int rc = 0;
+
+    BT_FT_BEGIN(g);
+    if (write && !holds(g->writes, o)) {
+        rc = PyList_Append(g->writes, o);
+        if (rc == 0 && holds(g->reads, o)) { /* the write's wait covers the read's */
+            Py_ssize_t i;
+            for (i = 0; i < PyList_GET_SIZE(g->reads); i++)
+                if (PyList_GET_ITEM(g->reads, i) == o)
+                    rc = PySequence_DelItem(g->reads, i);
+        }
+    } else if (!write && !holds(g->writes, o) && !holds(g->reads, o)) {
+        rc = PyList_Append(g->reads, o);
+    }
+    BT_FT_END();
+    return rc;
+}
+
 int bt_cudapy_capture_use(PyObject *o, uint64_t stream, int write)
 {
-    BtDeviceArray *a = (BtDeviceArray *)o;
     BtState *st = bt_state_from_type(Py_TYPE(o));
     BtCudaGraph *g;
     uint64_t id;
     int status;
 
-    status_of(a->device, stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
+    status_of(stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
     if (status == BT_CUDA_CAPTURE_NONE)
         return 0;
     /* captured work has not run, nor is it queued: o's ordering state stays
@@ -50,12 +78,11 @@ int bt_cudapy_capture_use(PyObject *o, uint64_t stream, int write)
 
 int bt_cudapy_capture_keep(PyObject *o, uint64_t stream, PyObject *host)
 {
-    BtDeviceArray *a = (BtDeviceArray *)o;
     BtCudaGraph *g;
     uint64_t id;
     int status;
 
-    status_of(a->device, stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
+    status_of(stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
     if (status == BT_CUDA_CAPTURE_NONE)
         return 0;
     g = bt_cudapy_capture_graph(bt_state_from_type(Py_TYPE(o)), id);
@@ -68,7 +95,7 @@ int bt_cudapy_capture_alloc(int dev, size_t nbytes, uint64_t stream, uint64_t *p
     uint64_t id;
     int status;
 
-    status_of(dev, stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
+    status_of(stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
     if (status == BT_CUDA_CAPTURE_NONE)
         return bt_cuda_alloc_async(dev, nbytes, stream, ptr, pooled, e);
     /* not a graph's allocation (one that each replay would make again):
@@ -78,14 +105,14 @@ int bt_cudapy_capture_alloc(int dev, size_t nbytes, uint64_t stream, uint64_t *p
 }
 
 /* Whether producer stream p is in the capture `id` too (a stream forked into it). */
-static int in_capture(int dev, uint64_t p, uint64_t id)
+static int in_capture(uint64_t p, uint64_t id)
 {
     uint64_t pid;
     int status;
 
     if (p == BT_CUDA_STREAM_PER_THREAD) /* marked by an event recorded outside any capture */
         return 0;
-    status_of(dev, p, &status, &pid);
+    status_of(p, &status, &pid);
     return status != BT_CUDA_CAPTURE_NONE && pid == id;
 }
 
@@ -128,7 +155,7 @@ static int outside_waits(BtDiag *e, const BtDeviceArray *a, uint64_t waiter, con
     for (i = 0; i < n; i++) {
         if (p[i] == BT_CUDA_STREAM_PER_THREAD) /* an event recorded before: waitable */
             continue;
-        status_of(a->device, p[i], &status, &id);
+        status_of(p[i], &status, &id);
         if (status != BT_CUDA_CAPTURE_NONE)
             return bt_diag_fail(
                 e, BT_DIAG_CUDA, 905,
@@ -152,7 +179,7 @@ int bt_cudapy_capture_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag 
     n = producers(a, waiter, write, p);
     if (!n) /* nothing to wait for: no driver call, captured or not */
         return 0;
-    status_of(a->device, waiter, &status, &id);
+    status_of(waiter, &status, &id);
     if (status == BT_CUDA_CAPTURE_NONE)
         return outside_waits(e, a, waiter, p, n);
     /* nothing runs during a capture: bindthem's Graph waits for the
@@ -160,12 +187,12 @@ int bt_cudapy_capture_wait(BtDeviceArray *a, uint64_t waiter, int write, BtDiag 
     if (bt_cudapy_capture_graph(bt_state_from_type(Py_TYPE(a)), id))
         return 1;
     for (i = 0; i < n; i++)
-        if (!in_capture(a->device, p[i], id))
+        if (!in_capture(p[i], id))
             return isolation(e, a, p[i], waiter);
     return 0; /* every producer is in this capture: the waits join it, as the driver allows */
 }
 
-int bt_cudapy_capture_stream_wait(int dev, uint64_t waiter, uint64_t producer, BtDiag *e)
+int bt_cudapy_capture_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e)
 {
     uint64_t id;
     int status;
@@ -173,8 +200,8 @@ int bt_cudapy_capture_stream_wait(int dev, uint64_t waiter, uint64_t producer, B
     waiter = waiter ? waiter : BT_CUDA_STREAM_LEGACY;
     producer = producer ? producer : BT_CUDA_STREAM_LEGACY;
     if (waiter != producer) {
-        status_of(dev < 0 ? 0 : dev, waiter, &status, &id);
-        if (status != BT_CUDA_CAPTURE_NONE && !in_capture(dev < 0 ? 0 : dev, producer, id))
+        status_of(waiter, &status, &id);
+        if (status != BT_CUDA_CAPTURE_NONE && !in_capture(producer, id))
             return bt_diag_fail(
                 e, BT_DIAG_CUDA, 905,
                 "an array's __cuda_array_interface__ names stream 0x%llx, outside the capture "

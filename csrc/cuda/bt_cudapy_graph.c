@@ -54,37 +54,6 @@ PyObject *bt_cudapy_capture(PyObject *module, PyObject *args, PyObject *kwargs)
     return (PyObject *)g;
 }
 
-/* Whether list holds o (by identity). */
-static int holds(PyObject *list, PyObject *o)
-{
-    Py_ssize_t i;
-
-    for (i = 0; i < PyList_GET_SIZE(list); i++)
-        if (PyList_GET_ITEM(list, i) == o)
-            return 1;
-    return 0;
-}
-
-int bt_cudapy_graph_add(BtCudaGraph *g, PyObject *o, int write)
-{
-    int rc = 0;
-
-    BT_FT_BEGIN(g);
-    if (write && !holds(g->writes, o)) {
-        rc = PyList_Append(g->writes, o);
-        if (rc == 0 && holds(g->reads, o)) { /* the write's wait covers the read's */
-            Py_ssize_t i;
-            for (i = 0; i < PyList_GET_SIZE(g->reads); i++)
-                if (PyList_GET_ITEM(g->reads, i) == o)
-                    rc = PySequence_DelItem(g->reads, i);
-        }
-    } else if (!write && !holds(g->writes, o) && !holds(g->reads, o)) {
-        rc = PyList_Append(g->reads, o);
-    }
-    BT_FT_END();
-    return rc;
-}
-
 /* The graph's driver objects freed, its arrays and host memory let go: once. */
 static void graph_free(BtCudaGraph *g)
 {

@@ -57,7 +57,7 @@ struct BtDeviceArray;
 BT_HIDDEN int bt_cudapy_capture_wait(struct BtDeviceArray *a, uint64_t waiter, int write,
                                      BtDiag *e);
 /* bt_cuda_stream_wait(waiter, producer), refused (e set, nothing called) when
- * waiter captures and producer is outside its capture. dev: the arrays' device. */
-BT_HIDDEN int bt_cudapy_capture_stream_wait(int dev, uint64_t waiter, uint64_t producer, BtDiag *e);
+ * waiter captures and producer is outside its capture. */
+BT_HIDDEN int bt_cudapy_capture_stream_wait(uint64_t waiter, uint64_t producer, BtDiag *e);
 
 #endif

@@ -196,8 +196,7 @@ static int wait_producers(const BtLaunchReading *r, const BtCall *call, const Bt
         if (a->array) { /* (on another device: peer or managed memory) */
             if (bt_cudapy_use_wait(a->array, dev, ours, writes) < 0)
                 return -1;
-        } else if (a->has_stream &&
-                   bt_cudapy_capture_stream_wait(a->device, ours, a->stream, &e) < 0) {
+        } else if (a->has_stream && bt_cudapy_capture_stream_wait(ours, a->stream, &e) < 0) {
             bt_raise_diag(r->st, &e);
             return -1;
         }
