@@ -102,9 +102,10 @@ def test_the_thread_drains_once_with_the_gil_released(mock_path):
 
 
 def test_no_blocking_call_holds_the_gil(mock_path):
-    """Synchronizes, copies, frees (also of pooled and pinned memory), event
-    waits and module unloads: the mock logs each blocking call made with the
-    GIL held, and there is none."""
+    """Synchronizes, copies, frees (also of pooled, pinned and managed
+    memory), event waits, module unloads, a managed array's host view, a
+    DLPack copy to the host, a graph's capture and replay: the mock logs each
+    blocking call made with the GIL held, and there is none."""
     out = run_case(mock_path, """
         from cuda_support import mock_handle
         m = mock_handle(cuda.driver()["path"])
@@ -118,7 +119,17 @@ def test_no_blocking_call_holds_the_gil(mock_path):
         z.copy_from(np.ones(8, np.float32))
         p = cuda.pinned_empty(8, np.float32)
         cuda.to_device(p)
-        del p, z, x, y, lib
+        u = cuda.managed_zeros(8, np.float32)  # managed memory read on the host
+        lib.axpy[1, 8, 0, s](1.0, x, u)
+        u.host_view()
+        u.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=True)
+        c = cuda.Stream.create(non_blocking=True)  # a graph captured and replayed
+        with c.capture() as g:
+            lib.axpy[1, 8, 0, c](1.0, x, u)
+        g.launch(c)
+        c.synchronize()
+        g.close()
+        del p, z, x, y, u, lib
         gc.collect()
         cuda.synchronize()
         print(repr(m.mock_gil_log().decode()))
