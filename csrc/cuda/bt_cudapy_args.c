@@ -261,8 +261,8 @@ static int read_dlpack(PyObject *o, PyObject *dev, uint64_t stream, const char *
                        PyObject *name, BtCudaArg *a)
 {
     PyObject *cap, *sv, *held;
-    const BtDLTensor *t;
-    uint64_t flags;
+    const BtDLTensor *t = NULL;
+    uint64_t flags = 0;
     long dtype, did;
     int rc;
 
