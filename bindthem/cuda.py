@@ -404,7 +404,10 @@ def driver():
 # ---- managed memory and peer access (csrc/cuda/bt_cudapy_managed.c, bt_cudapy_peer.c) ----
 
 #: ``CUmem_advise``: what :meth:`DeviceArray.advise` takes (or its names, lower case).
-MemAdvise = enum.IntEnum("MemAdvise", {k.upper(): v for k, v in _core.CUDA_MEM_ADVICE.items()})
+#: Its members come from the C table (``_core.CUDA_MEM_ADVICE``), the one place
+#: they are written, so a type checker sees an IntEnum without named members.
+MemAdvise: type[enum.IntEnum] = enum.IntEnum(  # type: ignore[misc]
+    "MemAdvise", {k.upper(): v for k, v in _core.CUDA_MEM_ADVICE.items()})
 
 
 def managed_empty(shape: int | tuple[int, ...], dtype: Any = float, *, device: int | None = None,
