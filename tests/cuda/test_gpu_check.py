@@ -323,7 +323,8 @@ def test_missing_results_cannot_pass(tmp_path, case, why):
     elif case == "killed":
         rc = 124
     elif case == "a file without tests":
-        extra = ["--test-dir", os.path.relpath(GPU)]
+        # relative to the repository root, summarize.py's cwd (not this process's)
+        extra = ["--test-dir", os.path.relpath(GPU, os.path.dirname(os.path.dirname(HERE)))]
     out = subprocess.run([sys.executable, os.path.join(GPU, "summarize.py"), str(tmp_path),
                           "--pytest-status", str(rc), "--probe-status", "0"] + extra,
                          capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(HERE)))
