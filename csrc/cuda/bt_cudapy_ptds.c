@@ -26,19 +26,22 @@ static void drain(PyObject *capsule)
 
 int bt_cudapy_ptds_arm(void)
 {
-    PyObject *dict, *sentinel;
-    int rc;
+    PyObject *dict, *key, *sentinel;
+    int rc = -1;
 
     if (armed)
         return 0;
     dict = PyThreadState_GetDict(); /* borrowed; NULL (no error) without a thread state */
     if (!dict)
         return 0;
-    sentinel = PyCapsule_New(&armed, SENTINEL, drain);
-    if (!sentinel)
-        return -1;
-    rc = PyDict_SetItemString(dict, SENTINEL, sentinel);
-    Py_DECREF(sentinel);
+    /* keyed by an int (drain's address), not a str: threads arming at once
+     * would intern one str key at once, which 3.13t's interning races on */
+    key = PyLong_FromVoidPtr((void *)(uintptr_t)drain);
+    sentinel = key ? PyCapsule_New(&armed, SENTINEL, drain) : NULL;
+    if (sentinel)
+        rc = PyDict_SetItem(dict, key, sentinel);
+    Py_XDECREF(sentinel);
+    Py_XDECREF(key);
     if (rc < 0)
         return -1;
     armed = 1;
