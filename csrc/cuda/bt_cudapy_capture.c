@@ -58,35 +58,38 @@ int bt_cudapy_graph_add(BtCudaGraph *g, PyObject *o, int write)
     return rc;
 }
 
-int bt_cudapy_capture_use(PyObject *o, uint64_t stream, int write)
+/* Whether stream (0: legacy) captures: 0 when not, else 1 with *g the
+ * Graph of bindthem's capturing it (NULL: another library's capture), read
+ * from DeviceArray o's module state. */
+static int capturing(PyObject *o, uint64_t stream, BtCudaGraph **g)
 {
-    BtState *st = bt_state_from_type(Py_TYPE(o));
-    BtCudaGraph *g;
     uint64_t id;
     int status;
 
+    *g = NULL;
     status_of(stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
     if (status == BT_CUDA_CAPTURE_NONE)
         return 0;
+    *g = bt_cudapy_capture_graph(bt_state_from_type(Py_TYPE(o)), id);
+    return 1;
+}
+
+int bt_cudapy_capture_use(PyObject *o, uint64_t stream, int write)
+{
+    BtCudaGraph *g;
+
+    if (!capturing(o, stream, &g))
+        return 0;
     /* captured work has not run, nor is it queued: o's ordering state stays
      * what it was; bindthem's Graph remembers the use for its replays */
-    g = bt_cudapy_capture_graph(st, id);
-    if (g && bt_cudapy_graph_add(g, o, write) < 0)
-        return -1;
-    return 1;
+    return g && bt_cudapy_graph_add(g, o, write) < 0 ? -1 : 1;
 }
 
 int bt_cudapy_capture_keep(PyObject *o, uint64_t stream, PyObject *host)
 {
     BtCudaGraph *g;
-    uint64_t id;
-    int status;
 
-    status_of(stream ? stream : BT_CUDA_STREAM_LEGACY, &status, &id);
-    if (status == BT_CUDA_CAPTURE_NONE)
-        return 0;
-    g = bt_cudapy_capture_graph(bt_state_from_type(Py_TYPE(o)), id);
-    return g ? PyList_Append(g->keep, host) : 0;
+    return capturing(o, stream, &g) && g ? PyList_Append(g->keep, host) : 0;
 }
 
 int bt_cudapy_capture_alloc(int dev, size_t nbytes, uint64_t stream, uint64_t *ptr, int *pooled,

@@ -226,7 +226,10 @@ static PyObject *graph_repr(BtCudaGraph *g)
                                 mode_names[g->mode], states[g->state]);
 }
 
-static PyObject *graph_get_stream(BtCudaGraph *g, void *c) { return Py_NewRef(g->stream_obj); }
+static PyObject *graph_get_stream(BtCudaGraph *g, void *c)
+{
+    return Py_NewRef(g->stream_obj ? g->stream_obj : Py_None); /* (None after tp_clear) */
+}
 static PyObject *graph_get_mode(BtCudaGraph *g, void *c)
 {
     return PyUnicode_FromString(mode_names[g->mode]);
@@ -275,11 +278,13 @@ static int graph_traverse(BtCudaGraph *g, visitproc visit, void *arg)
     return 0;
 }
 
+/* A Graph in a reference cycle: closed (graph_free's lists cleared, the
+ * state CLOSED, so that launch() and the getters still find it whole), its
+ * stream let go. (A capturing one is held by the capture table: never here.) */
 static int graph_clear(BtCudaGraph *g)
 {
-    Py_CLEAR(g->writes);
-    Py_CLEAR(g->reads);
-    Py_CLEAR(g->keep);
+    graph_free(g);
+    Py_CLEAR(g->stream_obj);
     return 0;
 }
 

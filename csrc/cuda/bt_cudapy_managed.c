@@ -4,14 +4,15 @@
 
 #include <string.h>
 
-/* CUmem_advise, by the names bindthem.cuda takes (MemAdvise is made from this). */
+/* CUmem_advise, by the names bindthem.cuda takes (MemAdvise is made from
+ * this), and whether the advice names a location (a device or the host). */
 static const struct {
     const char *name;
-    int value;
+    int value, located;
 } advice_table[] = {
-    {"read_mostly", 1},        {"unset_read_mostly", 2},
-    {"preferred_location", 3}, {"unset_preferred_location", 4},
-    {"accessed_by", 5},        {"unset_accessed_by", 6},
+    {"read_mostly", 1, 0},        {"unset_read_mostly", 2, 0},
+    {"preferred_location", 3, 1}, {"unset_preferred_location", 4, 0},
+    {"accessed_by", 5, 1},        {"unset_accessed_by", 6, 1},
 };
 enum { N_ADVICE = sizeof advice_table / sizeof advice_table[0] };
 
@@ -192,26 +193,26 @@ PyObject *bt_cudapy_managed_prefetch(BtDeviceArray *a, PyObject *args, PyObject 
     Py_RETURN_NONE;
 }
 
-/* An advice: one of advice_table's names, or its value (an int, MemAdvise). */
-static int advice_of(PyObject *o, int *advice)
+/* An advice: one of advice_table's names, or its value (an int, MemAdvise):
+ * its index in the table, or -1 with ValueError naming them all. */
+static int advice_of(PyObject *o)
 {
+    char names[256] = "";
+    size_t n = 0;
     int i;
 
-    for (i = 0; i < N_ADVICE; i++) {
-        if (PyUnicode_Check(o) ? PyUnicode_CompareWithASCIIString(o, advice_table[i].name) == 0
-                               : PyLong_Check(o) && !PyBool_Check(o) &&
-                                     PyLong_AsLong(o) == advice_table[i].value) {
-            *advice = advice_table[i].value;
-            return 0;
-        }
-    }
+    for (i = 0; i < N_ADVICE; i++)
+        if (PyUnicode_Check(o)
+                ? PyUnicode_CompareWithASCIIString(o, advice_table[i].name) == 0
+                : PyLong_Check(o) && !PyBool_Check(o) && PyLong_AsLong(o) == advice_table[i].value)
+            return i;
     if (PyErr_Occurred())
         PyErr_Clear();
+    for (i = 0; i < N_ADVICE && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "'%s', ", advice_table[i].name);
     PyErr_Format(PyExc_ValueError,
-                 "advise(): %R is not an advice: give one of 'read_mostly', 'unset_read_mostly', "
-                 "'preferred_location', 'unset_preferred_location', 'accessed_by', "
-                 "'unset_accessed_by', or a bindthem.cuda.MemAdvise",
-                 o);
+                 "advise(): %R is not an advice: give one of %sor a bindthem.cuda.MemAdvise", o,
+                 names);
     return -1;
 }
 
@@ -220,20 +221,20 @@ PyObject *bt_cudapy_managed_advise(BtDeviceArray *a, PyObject *args, PyObject *k
     static char *kwlist[] = {"advice", "location", NULL};
     BtState *st = bt_state_from_type(Py_TYPE(a));
     PyObject *adviceo, *loco = Py_None;
-    int advice, loc = a->device;
+    int i, loc = a->device;
     BtDiag e;
 
     bt_diag_init(&e);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:advise", kwlist, &adviceo, &loco) ||
-        need_managed(a, "advise") < 0 || advice_of(adviceo, &advice) < 0)
+        need_managed(a, "advise") < 0 || (i = advice_of(adviceo)) < 0)
         return NULL;
-    /* read_mostly and unset_preferred_location name no location */
-    if (loco == Py_None && advice != 1 && advice != 2 && advice != 4)
+    if (loco == Py_None && advice_table[i].located)
         return PyErr_Format(PyExc_ValueError,
                             "advise(): %R needs a location: a device ordinal or 'host'", adviceo);
     if (loco != Py_None && location_of(st, loco, "advise", &loc) < 0)
         return NULL;
-    if (a->nbytes && bt_cuda_advise(a->device, a->ptr, a->nbytes, advice, loc, &e) < 0)
+    if (a->nbytes &&
+        bt_cuda_advise(a->device, a->ptr, a->nbytes, advice_table[i].value, loc, &e) < 0)
         return bt_raise_diag(st, &e);
     Py_RETURN_NONE;
 }

@@ -418,27 +418,13 @@ PyObject *bt_cudapy_devarray_copy_to_host(BtDeviceArray *a, PyObject *args, PyOb
 
 /* ================= copies into a DeviceArray ================= */
 
-/* Waits for all work on device dev (its primary context). */
-static int sync_device(int dev, BtDiag *e)
-{
-    void *ctx, *prev;
-    int rc;
-
-    if (bt_cuda_primary_ctx(dev, &ctx, e) < 0 || bt_cuda_enter(ctx, &prev, e) < 0)
-        return -1;
-    rc = bt_cuda_sync(e);
-    bt_cuda_leave(ctx, prev);
-    return rc;
-}
-
 /* Copies src (a DeviceArray: device to device; else anything NumPy reads,
  * safely cast to a's dtype: host to device) into a, same shape. stream=None:
  * synchronous; else queued on stream after a's last write and pending reads
  * and src's last write (their events for the per-thread stream), recorded
- * as a write of a and a read of src. A copy from another device's array
- * is synchronous: that device is synchronized first (src's last write
- * done), the copy waited for after (src's reader known to be done). The
- * GIL is released while it waits. */
+ * as a write of a and a read of src. The GIL is released while it waits.
+ * Arrays of one device: a copy across devices is bt_cudapy_peer_copy_from's
+ * (the type's copy_from), which hands the rest here. */
 static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *streamo)
 {
     BtDeviceArray *d = NULL;
@@ -446,7 +432,7 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
     uint64_t stream = 0, gen;
     PyObject *shape = NULL;
     BtDiag e;
-    int rc = -1, same, sync = streamo == NULL || streamo == Py_None, other, drain;
+    int rc = -1, same, sync = streamo == NULL || streamo == Py_None;
 
     bt_diag_init(&e);
     if (!sync && bt_cudapy_stream_arg(streamo, "copy_from", 0, &stream) < 0)
@@ -482,25 +468,24 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
                      shape, a->shape);
         goto done;
     }
-    other = d && d->device != a->device;
+    if (d && d->device != a->device) { /* (bt_cudapy_peer_copy_from takes these) */
+        PyErr_Format(PyExc_ValueError, "copy_from(): the source is on device %d, this array on %d",
+                     d->device, a->device);
+        goto done;
+    }
     /* both arrays' states at once (d is a when copied into itself) */
     BT_FT_BEGIN2(a, d ? d : a);
-    drain = other && d->stream;
     gen = a->gen;
-    rc = wait_locked(a, stream, 1, &e) < 0 || (d && !other && wait_locked(d, stream, 0, &e) < 0)
-             ? -1
-             : 0;
+    rc = wait_locked(a, stream, 1, &e) < 0 || (d && wait_locked(d, stream, 0, &e) < 0) ? -1 : 0;
     BT_FT_END2();
     if (rc < 0) {
         bt_raise_diag(st, &e);
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = drain ? sync_device(d->device, &e) : 0;
-    if (rc == 0)
-        rc = d ? bt_cuda_copy_d2d(a->device, a->ptr, d->ptr, a->nbytes, stream, sync || other, &e)
-               : bt_cuda_copy(a->device, BT_CUDA_HTOD, a->ptr, PyArray_DATA(h), a->nbytes, stream,
-                              0, sync, &e);
+    rc = d ? bt_cuda_copy_d2d(a->device, a->ptr, d->ptr, a->nbytes, stream, sync, &e)
+           : bt_cuda_copy(a->device, BT_CUDA_HTOD, a->ptr, PyArray_DATA(h), a->nbytes, stream, 0,
+                          sync, &e);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         bt_raise_diag(st, &e);
@@ -509,7 +494,7 @@ static int copy_into(BtState *st, BtDeviceArray *a, PyObject *src, PyObject *str
     if (sync) {
         settled(a, gen, 1); /* the copy waited for the reads too and is done */
     } else if (bt_cudapy_devarray_wrote((PyObject *)a, stream, streamo) < 0 ||
-               (d && !other && bt_cudapy_devarray_read((PyObject *)d, stream, streamo) < 0) ||
+               (d && bt_cudapy_devarray_read((PyObject *)d, stream, streamo) < 0) ||
                (h && bt_cudapy_capture_keep((PyObject *)a, stream, (PyObject *)h) < 0)) {
         rc = -1;
     }

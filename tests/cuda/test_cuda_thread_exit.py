@@ -19,8 +19,21 @@ from cuda_support import PRELUDE, run_py
 HANG = 86
 
 WRITER = PRELUDE + textwrap.dedent("""
-    import gc, threading
+    import gc, threading, time
+    from cuda_support import mock_handle
     lib = cuda.load(module_text(), HEADER, YAML)
+    _mock = mock_handle(cuda.driver()["path"])
+
+    def join(t, n):
+        # join() returns before the thread's pthread is gone: wait until the
+        # mock saw n threads exit (their per-thread streams dead), so that what
+        # follows meets the dead stream, never a live one that still runs its work
+        t.join()
+        end = time.monotonic() + 30
+        while _mock.mock_threads_exited() < n and time.monotonic() < end:
+            time.sleep(0.001)
+        assert _mock.mock_threads_exited() >= n, "the worker's pthread did not exit"
+
     x0 = np.arange(8, dtype=np.float32)
     x, y = cuda.to_device(x0), cuda.to_device(np.ones(8, np.float32))
 
@@ -29,7 +42,7 @@ WRITER = PRELUDE + textwrap.dedent("""
 
     t = threading.Thread(target=worker)
     t.start()
-    t.join()
+    join(t, 1)
 """)
 
 
@@ -71,7 +84,7 @@ def test_an_exited_threads_event_is_reached(mock_path):
             box.append(cuda.Event().record(cuda.PER_THREAD))
         t = threading.Thread(target=recorder)
         t.start()
-        t.join()
+        join(t, 2)
         box[0].synchronize()
         assert box[0].query()
     """)
@@ -92,7 +105,7 @@ def test_the_thread_drains_once_with_the_gil_released(mock_path):
 
         t = threading.Thread(target=worker)
         t.start()
-        t.join()
+        join(t, 2)
         print([l for l in m.mock_sync_log().decode().splitlines() if l.startswith("stream")])
         print(repr(m.mock_gil_log().decode()))
     """)

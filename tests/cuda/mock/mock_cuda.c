@@ -1052,6 +1052,7 @@ static __thread struct {
  * die: what is queued there stays queued. */
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static int threads_exited; /* threads with per-thread streams that exited (mock_threads_exited) */
 
 static void thread_exit(void *unused)
 {
@@ -1060,8 +1061,14 @@ static void thread_exit(void *unused)
     pthread_mutex_lock(&qlock);
     for (i = 0; i < MAXDEV * 2 && ptds[i].ctx; i++)
         ptds[i].s->dead = 1;
+    __atomic_add_fetch(&threads_exited, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&qlock);
 }
+
+/* How many threads that used a per-thread stream have exited: Python's
+ * join() returns before the thread's pthread is gone (and its streams dead),
+ * so a test waits for this count before it shows what a dead stream does. */
+int mock_threads_exited(void) { return __atomic_load_n(&threads_exited, __ATOMIC_ACQUIRE); }
 
 static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
 
