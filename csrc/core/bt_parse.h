@@ -180,6 +180,8 @@ typedef struct BtField {
     int enum_ref;   /* an enum's: 1 + its index in BtHeader.enums */
     int struct_ref; /* a struct's: 1 + its index in BtHeader.structs */
     int is_pointer; /* any pointer (function pointers too): uintptr_t */
+    int bits;       /* the bytes of a run of bit-fields (name: theirs, joined by ','), as
+                     * unsigned char[n]: NumPy has no bit-fields, but copies these bytes */
     int n_dims;     /* an array's dimensions, outermost first */
     long long dims[BT_MAX_FIELD_DIMS];
     size_t offset; /* from the struct's start, as the C ABI lays it out */
@@ -201,11 +203,15 @@ typedef struct BtStruct {
                          * attribute, a field of a type bindthem does not know), or NULL */
     int line;
     int in_header;
-    int opaque; /* every field has a reserved name (glibc's FILE): opaque by convention, so
+    int opaque;    /* every field has a reserved name (glibc's FILE): opaque by convention, so
                  * a pointer to it is a handle, never a record; laid out all the same for
                  * an array of it the caller holds (gmp's `typedef __mpz_struct mpz_t[1]`) */
-    int held;   /* the header declares an array typedef of it (mpz_t): callers hold it, so a
+    int held;      /* the header declares an array typedef of it (mpz_t): callers hold it, so a
                  * parameter pointing to it is a record even when opaque or returned */
+    int bitfields; /* it holds bit-fields: laid out as the ABI packs them (their bits count in
+                    * its size, a named one's type in its alignment), their bytes fields of
+                    * BtField.bits; passed by pointer, never by value */
+    size_t bits;   /* while its members are laid out: the bit just past the last one */
 } BtStruct;
 
 /* A function pointer type: what a callback is called with. */

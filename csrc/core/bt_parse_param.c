@@ -171,9 +171,11 @@ int bt_parse_base_end(const Parser *p, int a)
 
     for (i = a; !at_end(tok(p, i)); i++) {
         const BtToken *t = tok(p, i);
-        if (bt_lex_is(t, "*") || bt_lex_is(t, "&") || bt_lex_is(t, "(") || bt_lex_is(t, ";"))
+        if (bt_lex_is(t, "*") || bt_lex_is(t, "&") || bt_lex_is(t, "(") || bt_lex_is(t, ";") ||
+            (bt_lex_is(t, ":") && i > a)) /* an unnamed bit-field's width */
             return i;
         if (t->kind == BT_TOK_IDENT && i > a && !is_any(t, bt_parse_cv_words) &&
+            !is_any(t, bt_parse_builtin_words) && !bt_lex_is(t, "_Bool") &&
             (is(p, i + 1, ",") || is(p, i + 1, ";") || is(p, i + 1, "[") || is(p, i + 1, ":") ||
              is(p, i + 1, "(")))
             return i;

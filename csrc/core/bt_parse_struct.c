@@ -147,6 +147,67 @@ static void place(BtStruct *s, const BtField *f, size_t align)
         s->size = at + f->size;
     if (align > s->align)
         s->align = align;
+    s->bits = s->size * 8;
+}
+
+/* The named bit-field name, in bytes [at, end) of struct s: a new field
+ * of its bytes, or the last one grown when it is a run of bit-fields. */
+static int bits_field(Parser *p, BtStruct *s, const char *name, size_t at, size_t end)
+{
+    BtField *f = s->n_fields ? &s->fields[s->n_fields - 1] : NULL;
+
+    if (f && f->bits) {
+        if (end > f->offset + f->size)
+            f->size = (size_t)(f->dims[0] = (long long)(end - f->offset));
+        f->name = bt_arena_printf(p->arena, "%s,%s", f->name, name);
+        return f->name ? 0 : bt_diag_nomem(p->diag);
+    }
+    f = &s->fields[s->n_fields++];
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->bits = 1;
+    f->type = BT_UCHAR;
+    f->n_dims = 1;
+    f->offset = at;
+    f->size = (size_t)(f->dims[0] = (long long)(end - at));
+    return 0;
+}
+
+/* The bit-field [colon, b) (`: width`) of type ti, named name (NULL: an
+ * unnamed one), into struct s, as System V x86-64 and AAPCS64 pack them
+ * (GCC's and Clang's layout there): at the next bit, unless its bits would
+ * cross a boundary of its type's alignment, then at that boundary; a width
+ * 0 only moves to the next boundary. A named one's type counts in the
+ * struct's alignment, an unnamed one's does not; a named one's bytes are
+ * a field (bits_field). A reason, or NULL. */
+static const char *bitfield(Parser *p, BtStruct *s, TypeInfo *ti, const char *name, int colon,
+                            int b)
+{
+    BtField f;
+    size_t align = 1, unit, o = s->is_union ? 0 : s->bits;
+    long long w = 0;
+
+    memset(&f, 0, sizeof f);
+    if (ti->nptr || field_type(p, ti, &f, &align) || f.struct_ref ||
+        (!f.enum_ref && !strchr("biu", bt_type(f.type)->kind)))
+        return "a bit-field of a type other than an integer";
+    if (bt_parse_const_expr(p, p->toks.v, colon + 1, b, &w) || w < 0 ||
+        (unsigned long long)w > f.size * 8 || (w == 0 && name))
+        return "a bit-field whose width bindthem cannot evaluate";
+    unit = align * 8;
+    if (w == 0 || o % unit + (size_t)w > f.size * 8)
+        o = (o + unit - 1) / unit * unit;
+    if (name && bits_field(p, s, name, o / 8, (o + (size_t)w + 7) / 8) < 0)
+        return "";
+    o += (size_t)w;
+    if (name && align > s->align)
+        s->align = align;
+    if ((o + 7) / 8 > s->size)
+        s->size = (o + 7) / 8;
+    if (!s->is_union)
+        s->bits = o;
+    s->bitfields = 1;
+    return NULL;
 }
 
 /* One declarator [a, b) of a member whose base is ti: a field of struct
@@ -171,6 +232,8 @@ static const char *field(Parser *p, int si, const TypeInfo *base, int a, int b)
         b = i = i + 1; /* its parameters are not this field's business */
     } else if (i < b && tok(p, i)->kind == BT_TOK_IDENT) {
         f.name = tokdup(p, tok(p, i++));
+    } else if (i < b && is(p, i, ":")) {
+        return bitfield(p, &p->structs[si], &ti, NULL, i, b);
     } else {
         return "a member without a name";
     }
@@ -178,8 +241,10 @@ static const char *field(Parser *p, int si, const TypeInfo *base, int a, int b)
         bt_diag_nomem(p->diag);
         return "";
     }
-    if (bt_parse_find_top(p, i, b, ":") < b)
-        return bt_arena_printf(p->arena, "a bit-field ('%s')", f.name);
+    if (i < b && is(p, i, ":")) {
+        const char *why = bitfield(p, &p->structs[si], &ti, f.name, i, b);
+        return why ? bt_arena_printf(p->arena, "%s ('%s')", why, f.name) : NULL;
+    }
     if (!ti.nptr && ti.n_dims) /* of an array typedef (`mpz_t _mp_seed`): its extents last */
         ti.reason = NULL;
     if ((why = field_type(p, &ti, &f, &align)) || (why = field_dims(p, i, b, &f)) ||
@@ -286,7 +351,7 @@ static void body(Parser *p, int si, int open, int close)
         m = e + 1;
     }
     s = &p->structs[si];
-    if (!s->reason && s->n_fields == 0)
+    if (!s->reason && s->n_fields == 0 && !s->bitfields)
         s->reason = "a struct without fields";
     if (!s->reason && s->size > MAX_STRUCT_SIZE)
         s->reason = "a struct too large";

@@ -35,12 +35,29 @@ static size_t scalars(const BtStruct *structs, const BtStruct *s)
     return total;
 }
 
+/* Whether s, or a struct it holds (not through a pointer), has bit-fields. */
+static int holds_bitfields(const BtStruct *structs, const BtStruct *s)
+{
+    int i;
+
+    if (s->bitfields)
+        return 1;
+    for (i = 0; i < s->n_fields; i++)
+        if (!s->fields[i].is_pointer && s->fields[i].struct_ref &&
+            holds_bitfields(structs, &structs[s->fields[i].struct_ref - 1]))
+            return 1;
+    return 0;
+}
+
 const char *bt_struct_ffi_refused(const BtStruct *structs, const BtStruct *s)
 {
     size_t n;
 
     if (s->reason)
         return s->reason;
+    if (holds_bitfields(structs, s))
+        return "it holds bit-fields, which libffi, which calls a function taking or returning a "
+               "struct by value, does not describe: pass it by pointer";
     if (s->is_union)
         return "libffi, which calls a function taking or returning a struct by value, has no "
                "unions: pass a union by pointer";

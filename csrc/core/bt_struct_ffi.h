@@ -23,8 +23,9 @@
 
 /* Why struct s (of the header's structs) cannot be passed by value, or
  * NULL when it can: a union, or a struct that holds one (in a field, an
- * array, a nested struct), a struct of more than BT_STRUCT_FFI_MAX_ELEMENTS
- * scalars, a struct with a reason (bt_parse.h). A static string. */
+ * array, a nested struct), a struct with bit-fields or that holds one,
+ * a struct of more than BT_STRUCT_FFI_MAX_ELEMENTS scalars, a struct with a
+ * reason (bt_parse.h). A static string. */
 BT_HIDDEN const char *bt_struct_ffi_refused(const BtStruct *structs, const BtStruct *s);
 
 /* The libffi type of struct s (of the header's structs), allocated from

@@ -548,17 +548,19 @@ static PyObject *field_dict(const BtHeader *h, const BtField *f)
     if (!dims)
         return NULL;
     return Py_BuildValue(
-        "{s:s,s:s,s:O,s:z,s:z,s:N,s:n,s:n}", "name", f->name, "type",
+        "{s:s,s:s,s:O,s:z,s:z,s:N,s:n,s:n,s:O}", "name", f->name, "type",
         f->is_pointer ? "void *"
         : sn          ? sn
                       : bt_type(f->type)->cname,
         "pointer", f->is_pointer ? Py_True : Py_False, "struct", f->is_pointer ? NULL : sn, "enum",
         f->enum_ref > 0 && f->enum_ref <= h->n_enums ? h->enums[f->enum_ref - 1].name : NULL,
-        "dims", dims, "offset", (Py_ssize_t)f->offset, "size", (Py_ssize_t)f->size);
+        "dims", dims, "offset", (Py_ssize_t)f->offset, "size", (Py_ssize_t)f->size, "bits",
+        f->bits ? Py_True : Py_False);
 }
 
 /* New reference: {"name", "key", "union", "size", "align", "reason",
- * "line", "in_header", "fields"}. */
+ * "line", "in_header", "fields", "bitfields"} ("bitfields": it holds some;
+ * a field's "bits": the bytes of a run of them, named after them). */
 static PyObject *struct_dict(const BtHeader *h, const BtStruct *st)
 {
     PyObject *fields = PyList_New(st->n_fields);
@@ -573,10 +575,11 @@ static PyObject *struct_dict(const BtHeader *h, const BtStruct *st)
     }
     if (!fields)
         return NULL;
-    return Py_BuildValue("{s:s,s:s,s:O,s:n,s:n,s:z,s:i,s:O,s:N}", "name", st->name, "key", st->key,
-                         "union", st->is_union ? Py_True : Py_False, "size", (Py_ssize_t)st->size,
-                         "align", (Py_ssize_t)st->align, "reason", st->reason, "line", st->line,
-                         "in_header", st->in_header ? Py_True : Py_False, "fields", fields);
+    return Py_BuildValue("{s:s,s:s,s:O,s:n,s:n,s:z,s:i,s:O,s:N,s:O}", "name", st->name, "key",
+                         st->key, "union", st->is_union ? Py_True : Py_False, "size",
+                         (Py_ssize_t)st->size, "align", (Py_ssize_t)st->align, "reason", st->reason,
+                         "line", st->line, "in_header", st->in_header ? Py_True : Py_False,
+                         "fields", fields, "bitfields", st->bitfields ? Py_True : Py_False);
 }
 
 /* New reference: {"name", "return" (as a declaration's), "params" (as a

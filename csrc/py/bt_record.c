@@ -350,7 +350,8 @@ int bt_record_store(BtValue *out, const BtArgSlot *s, PyObject *o, const char *f
         PyArrayObject *a = (PyArrayObject *)o;
         d = PyArray_DESCR(a);
         data = PyArray_DATA(a);
-        flags = PyArray_FLAGS(a);
+        /* the C struct's alignment: a bit-field's type may raise it past its dtype's */
+        flags = PyArray_FLAGS(a) & ((uintptr_t)data % r->align ? ~BT_ARR_ALIGNED : ~0);
         n = PyArray_SIZE(a);
     } else if (PyArray_IsScalar(o, Void) && (r->by_value || r->is_const)) {
         PyVoidScalarObject *v = (PyVoidScalarObject *)o;
