@@ -203,11 +203,11 @@ typedef struct BtStruct {
                          * attribute, a field of a type bindthem does not know), or NULL */
     int line;
     int in_header;
-    int opaque;    /* every field has a reserved name (glibc's FILE): opaque by convention, so
-                 * a pointer to it is a handle, never a record; laid out all the same for
-                 * an array of it the caller holds (gmp's `typedef __mpz_struct mpz_t[1]`) */
-    int held;      /* the header declares an array typedef of it (mpz_t): callers hold it, so a
-                 * parameter pointing to it is a record even when opaque or returned */
+    int opaque;    /* every field has a reserved name (glibc's FILE): opaque by convention,
+                    * so a pointer to it is a handle, never a record; laid out all the same
+                    * for an array of it the caller holds (`typedef __mpz_struct mpz_t[1]`) */
+    int held;      /* the header declares an array typedef of it (mpz_t): callers hold it, so
+                    * a parameter pointing to it is a record even when opaque or returned */
     int bitfields; /* it holds bit-fields: laid out as the ABI packs them (their bits count in
                     * its size, a named one's type in its alignment), their bytes fields of
                     * BtField.bits; passed by pointer, never by value */
