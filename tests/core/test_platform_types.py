@@ -195,3 +195,48 @@ def test_unsigned_char_build(tmp_path, facts):
                           "[t['numpy'] for t in _core.scalar_types() if t['c'] == 'char'][0])"],
                          cwd=str(tmp_path), env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "uint8", out.stderr
+
+
+C_WIDE = """#include <stddef.h>
+#include <uchar.h>
+#include <wchar.h>
+wchar_t wide_max(void);
+wchar_t wide_min(void);
+wchar_t wide_id(wchar_t c);
+char16_t c16_id(char16_t c);
+char32_t c32_id(char32_t c);
+/* The sum of the n wide characters of s. */
+long wide_sum(const wchar_t *s, const int s_size);
+"""
+
+
+def test_c_wide_character_typedefs(tmp_path):
+    """C's wchar_t, char16_t and char32_t are typedefs of the C library
+    (stddef.h, uchar.h; wchar_t signed on x86-64, unsigned on aarch64):
+    each binds as the integer type it names, in full range, arrays too."""
+    h = tmp_path / "wide.h"
+    h.write_text(C_WIDE)
+    src = tmp_path / "wide.c"
+    src.write_text('#include "wide.h"\n'
+                   "wchar_t wide_max(void) { return WCHAR_MAX; }\n"
+                   "wchar_t wide_min(void) { return WCHAR_MIN; }\n"
+                   "wchar_t wide_id(wchar_t c) { return c; }\n"
+                   "char16_t c16_id(char16_t c) { return c; }\n"
+                   "char32_t c32_id(char32_t c) { return c; }\n"
+                   "long wide_sum(const wchar_t *s, const int s_size)\n"
+                   "{ long t = 0; for (int i = 0; i < s_size; i++) t += s[i]; return t; }\n")
+    so = tmp_path / "libwide.so"
+    subprocess.run(["cc", "-std=c11", "-fPIC", "-shared", str(src), "-o", str(so)], check=True)
+    lib = bindthem.load(str(so), str(h))
+    hi, lo = lib.wide_max(), lib.wide_min()
+    assert hi in (2**31 - 1, 2**32 - 1) and lo in (-2**31, 0)
+    assert lib.wide_id(hi) == hi and lib.wide_id(lo) == lo
+    with pytest.raises(OverflowError):
+        lib.wide_id(hi + 1)
+    assert lib.c16_id(0xFFFF) == 0xFFFF and lib.c32_id(0xFFFFFFFF) == 0xFFFFFFFF
+    with pytest.raises(OverflowError):
+        lib.c16_id(-1)
+    wide = np.dtype(np.int32 if lo else np.uint32)
+    assert lib.wide_sum(np.array([1, 2, 40], wide)) == 43
+    with pytest.raises(TypeError):
+        lib.wide_sum(np.array([1, 2, 40], np.int64))
