@@ -437,13 +437,6 @@ static int param_default(Parser *p, Range r, int eq, BtParam *pr)
     return 0;
 }
 
-/* `const char *` (or `const char []`): a string when no size parameter follows. */
-static int is_c_string(const TypeInfo *ti, int ndims)
-{
-    return ti->is_const && !ti->nref && ti->nptr + ndims == 1 && !ti->elaborated &&
-           strcmp(ti->spelling, "char") == 0;
-}
-
 /* A pointer to a struct or union: a handle. */
 static int is_handle(const TypeInfo *ti, int ndims)
 {
@@ -494,7 +487,7 @@ static int is_ref_scalar(const BtTypeRef *t)
  * ndims brackets; a default when has_default) cannot be bound, or `why`
  * when no rule here says (NULL: it can). */
 static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti, int ndims,
-                                int has_default, int index, const char *lb, const char *why)
+                                int has_default, const char *lb, const char *why)
 {
     if (ti->reason)
         return bt_arena_printf(p->arena, "parameter %s has type '%s', %s", lb,
@@ -514,11 +507,6 @@ static const char *param_reason(Parser *p, const BtParam *pr, const TypeInfo *ti
         return bt_arena_printf(
             p->arena, "parameter %s has %s type '%s'%s", lb, ti->elaborated, ti->spelling,
             strcmp(ti->elaborated, "enum") ? ", whose fields are not declared" : "");
-    if (!pr->name[0] && pr->t.is_array)
-        return bt_arena_printf(p->arena,
-                               "parameter %d is an unnamed array; name it so that its "
-                               "'NAME_size' can follow",
-                               index + 1);
     if (has_default && pr->t.is_array)
         return bt_arena_printf(p->arena, "parameter %s has a default argument", lb);
     if (!why && pr->t.tparam < 0 && pr->t.type == BT_VOID && !pr->t.is_array &&
@@ -585,11 +573,8 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
     if (param_declarator(p, r.a, br, eq, tm, &ti, pr, &ndims) < 0 ||
         param_default(p, r, eq, pr) < 0)
         return -1;
-    if (pr->name && !pr->name[0] &&
-        (ti.nptr + ndims == 0 || pr->n_fixed || is_c_string(&ti, ndims) || is_handle(&ti, ndims) ||
-         is_voidp(&ti, ndims) || is_handle_ptr(p, &ti, ndims) || is_string_ptr(&ti, ndims) ||
-         ti.callback_ref)) {
-        pr->unnamed = 1; /* a scalar: named by its position */
+    if (pr->name && !pr->name[0]) {
+        pr->unnamed = 1; /* named by its position, which an annotation names too */
         pr->name = bt_arena_printf(p->arena, "arg%d", index);
     }
     if (!pr->name)
@@ -627,7 +612,7 @@ static int parse_param(Parser *p, Range r, int index, const Tmpl *tm, BtParam *p
         pr->is_ref = 1; /* `T &`: passed as a pointer (bt_note.h: a scalar in and out) */
         ti.nref = 0;
     }
-    *reason = param_reason(p, pr, &ti, ndims, eq < r.b, index, lb, *reason);
+    *reason = param_reason(p, pr, &ti, ndims, eq < r.b, lb, *reason);
     return 0;
 }
 
@@ -680,6 +665,12 @@ static int size_missing(Parser *p, BtDecl *d, BtParam *x)
                               "writes)",
                               x->name, x->handle_ptr ? "handle" : "string (char **)",
                               x->handle_ptr ? "handle" : "string")
+                    : x->unnamed
+                        ? bt_arena_printf(p->arena,
+                                          "parameter '%s' (unnamed) is a pointer with no size "
+                                          "after it: name it and follow it with its "
+                                          "'NAME_size', or annotate '%s'",
+                                          x->name, x->name)
                         : bt_arena_printf(p->arena,
                                           "parameter '%s' is a pointer with no '%s_size' after it",
                                           x->name, x->name);

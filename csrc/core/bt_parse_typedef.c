@@ -310,7 +310,12 @@ static int declarator(Parser *p, int a, int b, const TypeInfo *base, int ret_a)
         else if (i + 1 != b)
             return 1;
     }
-    if (nt->kind != BT_TOK_IDENT || is_any(nt, bt_parse_builtin_words)) {
+    /* C++'s character types and bool are C's typedefs (<stddef.h>, <uchar.h>; what a C
+     * header calls them): declared as such, each the type its C library names */
+    static const char *const c_typedefs[] = {"wchar_t",  "char8_t", "char16_t",
+                                             "char32_t", "bool",    NULL};
+    if (nt->kind != BT_TOK_IDENT ||
+        (is_any(nt, bt_parse_builtin_words) && !is_any(nt, c_typedefs))) {
         return 1;
     } else {
         char name[256];

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
-#include <uchar.h>
 
 /* Every platform-defined fact of an integer row (size, signedness, range,
  * NumPy and libffi types) comes from <limits.h> and sizeof on the compiler
@@ -195,13 +194,6 @@ static const Alias aliases[] = {
     {"nv_bfloat16", BT_BF16},
     /* <stdint.h>, <stddef.h>, <sys/types.h> (and <cstdint>): each typedef resolves to
      * the row of the type the C library declares it as (int64_t is long on LP64 glibc) */
-    /* C's wide characters are typedefs (<stddef.h>, <uchar.h>) of the C library's integer
-     * types, which C++'s distinct wchar_t, char16_t, char32_t share the size and sign of;
-     * char8_t (C23, C++20) is unsigned char's */
-    {"wchar_t", INT_ID(wchar_t)},
-    {"char16_t", INT_ID(char16_t)},
-    {"char32_t", INT_ID(char32_t)},
-    {"char8_t", BT_UCHAR},
     {"int8_t", INT_ID(int8_t)},
     {"uint8_t", INT_ID(uint8_t)},
     {"int16_t", INT_ID(int16_t)},

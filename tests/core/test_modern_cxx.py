@@ -160,9 +160,13 @@ def test_unnamed_parameters(tmp_path):
     ds = decls(meta)
     assert [p["name"] for p in ds["s"]["params"]] == ["arg0", "arg1", "arg2"]
     assert ds["s"]["bindable"]
-    assert ds["arr"]["reason"] == ("parameter 1 is an unnamed array; name it so that its "
-                                   "'NAME_size' can follow")
-    assert ds["ptr"]["reason"].startswith("parameter 1 is an unnamed array")
+    # an unnamed array is named by its position too (an annotation names it so), and
+    # cannot pair with a _size
+    assert [p["name"] for p in ds["arr"]["params"]] == ["arg0", "x_size"]
+    assert ds["arr"]["reason"] == ("parameter 'arg0' (unnamed) is a pointer with no size after "
+                                   "it: name it and follow it with its 'NAME_size', or annotate "
+                                   "'arg0'")
+    assert ds["ptr"]["reason"].startswith("parameter 'arg0' (unnamed) is a pointer")
 
 
 def test_c_prototypes_parse(tmp_path):
