@@ -403,7 +403,11 @@ static inline BT_ALWAYS_INLINE PyObject *invoke_direct(const BtCall *call, PyObj
  * checks and the kernel here either; the GIL is held while they are filled
  * and copied back. */
 
-enum { TEMP_ALIGN = 64 };
+/* TEMP_SMALL: the bytes of the temporaries a call takes from its own stack
+ * frame (two arrays of 64 doubles: a malloc and free cost more than the
+ * copies of such arrays, bench_callgrind's "k1 unaligned"); larger ones
+ * are malloc'd. */
+enum { TEMP_ALIGN = 64, TEMP_SMALL = 1024 };
 
 /* An array argument passed as a temporary. */
 typedef struct Temp {
@@ -413,10 +417,13 @@ typedef struct Temp {
     size_t nbytes; /* the temporary's: its elements, C order */
     int arg;
     int strided; /* not C-contiguous: its elements gathered, scattered back */
+    int heap;    /* tmp is malloc'd (else in Temps.small) */
 } Temp;
 
 typedef struct Temps {
     int n;
+    size_t used; /* of small */
+    _Alignas(TEMP_ALIGN) unsigned char small[TEMP_SMALL];
     Temp t[BT_MAX_PARAMS];
 } Temps;
 
@@ -446,6 +453,14 @@ static void strided_copy(PyArrayObject *a, char *buf, int gather)
     }
 }
 
+/* memcpy, called: the cold code around it would inline it as `rep movsb`,
+ * which is slower than the C library's memcpy for the small arrays that
+ * most temporaries hold. */
+static BT_NOINLINE __attribute__((hot)) void copy_bytes(void *to, const void *from, size_t n)
+{
+    memcpy(to, from, n);
+}
+
 /* bt_slot_walk's unaligned(): an aligned C-contiguous copy of ndarray
  * argument i into arr->addr, recorded in the Temps ctx; -1 with
  * MemoryError. */
@@ -455,12 +470,15 @@ static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
     Temp *t = &ts->t[ts->n];
     PyArrayObject *a = (PyArrayObject *)args[i];
     size_t n = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
+    size_t room = n ? (n + TEMP_ALIGN - 1) / TEMP_ALIGN * TEMP_ALIGN : TEMP_ALIGN;
 
-    t->tmp = aligned_alloc(TEMP_ALIGN, (n / TEMP_ALIGN + 1) * TEMP_ALIGN);
+    t->heap = room > TEMP_SMALL - ts->used;
+    t->tmp = t->heap ? aligned_alloc(TEMP_ALIGN, room) : ts->small + ts->used;
     if (!t->tmp) {
         PyErr_NoMemory();
         return -1;
     }
+    ts->used += t->heap ? 0 : room;
     t->a = a;
     t->data = PyArray_DATA(a);
     t->nbytes = n;
@@ -469,7 +487,7 @@ static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
     if (t->strided)
         strided_copy(a, t->tmp, 1);
     else
-        memcpy(t->tmp, t->data, n);
+        copy_bytes(t->tmp, t->data, n);
     ts->n++;
     arr->addr = (uint64_t)(uintptr_t)t->tmp;
     return 0;
@@ -509,13 +527,15 @@ static int temps_overlap(const BtCall *call, PyObject *const *args, const Temps 
     for (n = 0; n < ts->n; n++) {
         const Temp *t = &ts->t[n];
         const BtArgSlot *s = &call->slots[t->arg];
-        extent(t->a, &lo, &hi);
+        int seen = 0; /* its extent, read at the first other array (most calls have none) */
         for (j = 0; j < call->n_py; j++) {
             const BtArgSlot *o = &call->slots[j];
             PyArrayObject *b = (PyArrayObject *)args[j];
             if (j == t->arg || !o->is_array || !b || !PyArray_Check(b) ||
                 (s->is_const && o->is_const)) /* a record slot may take a numpy.void */
                 continue;
+            if (!seen++)
+                extent(t->a, &lo, &hi);
             extent(b, &blo, &bhi);
             if (lo == hi || blo == bhi || blo >= hi || lo >= bhi)
                 continue;
@@ -557,7 +577,7 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
                 if (t->strided)
                     strided_copy(t->a, t->tmp, 0);
                 else
-                    memcpy(t->data, t->tmp, t->nbytes);
+                    copy_bytes(t->data, t->tmp, t->nbytes);
                 back++;
             } else if (r) {
                 Py_CLEAR(r);
@@ -567,7 +587,8 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
                              fname, arg_name(names, t->arg));
             }
         }
-        free(t->tmp);
+        if (t->heap)
+            free(t->tmp);
     }
     if (ran) {
         bt_call_count(&call->stats->aligned_copies, ts->n - strided);
@@ -591,6 +612,7 @@ static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args,
     int ran = 0;
 
     ts.n = 0;
+    ts.used = 0;
     if (bt_slot_walk(call->slots, call->order, call->n_py, &k, &src, &out, &total) < 0 ||
         temps_overlap(call, args, &ts, fname, names) < 0)
         goto done;

@@ -171,6 +171,11 @@ def child(lib_path, header_path, yml_path, out_path):
     a, y = placed(big_a, 4), placed(big_y, 4)
     f(big_a, big_y, 0)
     got["big"] = (outcome(f, a, y, 0), y.tobytes() == big_y.tobytes())
+    # 100 doubles each: the first temporary in the call's own 1 KiB, the second malloc'd
+    mid_a, mid_y = np.linspace(0, 1, 100), np.linspace(1, 2, 100)
+    a, y = placed(mid_a, 4), placed(mid_y, 4)
+    f(mid_a, mid_y, 0)
+    got["mid"] = (outcome(f, a, y, 0), y.tobytes() == mid_y.tobytes())
     a, y = placed(sample(dt, 1), 2), placed(sample(dt, 2), 6)
     y0 = sample(dt, 2)
     f(sample(dt, 1), y0, 0)
@@ -332,6 +337,7 @@ def test_copy_const_and_aligned_copies_together(seen):
 
 def test_large_keyword_empty_and_lone_arrays(seen):
     assert seen["big"] == (("ret", 3000), True)
+    assert seen["mid"] == (("ret", 100), True)
     assert seen["keywords"] == (("ret", N), True)
     # NumPy calls an empty array aligned whatever its address: it is passed as it is
     # (a kernel reads none of its elements; this one checks the address and says so)
