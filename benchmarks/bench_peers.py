@@ -212,9 +212,9 @@ def _load(name, path):
 
 
 def cases(shapes):
-    """[(label, loop, callable, args, (warm-up calls, N))] of the peers for bench_callgrind's
-    shape_list() `shapes`, each local ("nanobind k1") and through its module
-    or library ("nanobind lib.k1", loop "run_k1@k1")."""
+    """[(label, loop, callable, args, (warm-up calls, N))] of the peers for
+    bench_callgrind's shape_list() `shapes`, each local ("nanobind k1") and
+    through its module or library ("nanobind lib.k1", loop "run_k1@k1")."""
     got = json.loads(os.environ[ENV]) if ENV in os.environ else prepare()
     if "pkgs" in got and got["pkgs"] not in sys.path:
         sys.path.append(got["pkgs"])
@@ -235,11 +235,10 @@ def cases(shapes):
             continue
         aux, lib, syms = libs[peer]
         for shape, _, args, _ in shapes:
-            call = CALLS.get(shape) or CALLS.get(shape.split()[0])
-            if peer in NOT_EXPRESSED.get(shape, ()) or call is None:
+            key = shape if shape in CALLS else shape.split()[0]  # "k63 numpy": k63's call
+            if peer in NOT_EXPRESSED.get(shape, ()) or key not in CALLS:
                 continue
-            loop, sym = loop_name(kind, shape if shape in CALLS else shape.split()[0]), \
-                syms[shape.split()[0]]
+            loop, sym = loop_name(kind, key), syms[shape.split()[0]]
             out.append(("%s %s" % (peer, shape), loop, getattr(lib, sym), (aux,) + args,
                         CALLS_MEASURED))
             out.append(("%s lib.%s" % (peer, shape), "%s@%s" % (loop, sym), lib, (aux,) + args,
