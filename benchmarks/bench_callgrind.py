@@ -1,11 +1,13 @@
 """Instructions per call (callgrind), for the cases of bench_calls.py and the
 call shapes of benchmarks/shapes/shapes.h (one array, 6 arrays + 3 scalars,
 by keyword, NumPy scalars, 12 arrays, defaults, each error), each against
-the floor's hand-written function.
+the floor's hand-written function and, in one table, nanobind, pybind11, cffi
+and ctypes (bench_peers.py builds them and prints that table).
 
 One valgrind process runs every case. Per case: 500 warm-up calls, then
 CALLGRIND_ZERO_STATS, N calls, CALLGRIND_DUMP_STATS_AT, three times: with N
-calls (discarded: the first dump of a case carries one-off costs), N, 2N.
+calls (discarded: the first dump of a case carries one-off costs), N, 2N
+(the peers' cases: 100 warm-up calls, N = 200).
 Instructions per call = (I(2N) - I(N)) / N, which cancels the fixed costs
 (the client requests, loop set-up). What remains per call is the Python loop
 iteration plus the call; the `noop` row (an 8-argument METH_FASTCALL function
@@ -18,6 +20,7 @@ Run: [BENCH_SHAPES_ONLY=1] python benchmarks/bench_callgrind.py [--keep DIR]   (
 dumps, made with --dump-instr=yes, for callgrind_annotate / kcachegrind)
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -25,6 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_peers  # noqa: E402
 import common  # noqa: E402
 
 N = 2000
@@ -112,7 +116,8 @@ def cases():
     arr["i64c128"] = (Ap.astype(np.int64), Aj.astype(np.int64), Ax, x, b)
     out = []
     if os.environ.get("BENCH_SHAPES_ONLY"):  # the shapes' rows only (a quicker run)
-        return shape_cases() + [("noop", "run", fl.noop, arr["f64"])]
+        return shape_cases() + bench_peers.cases(shape_list()) + [
+            ("noop", "run", fl.noop, arr["f64"])]
     for name, f in (("bindthem", lib.gauss_seidel), ("bindthem-ffi", lib.gauss_seidel),
                     ("pybind11", stock.gauss_seidel)):
         for t in OVERLOADS:
@@ -128,7 +133,7 @@ def cases():
     out.append(("ctypes f64", "run_ct", common.ctypes_gauss_seidel(lib, 1), arr["f64"]))
     out.append(("ctypes c128", "run_ct", common.ctypes_gauss_seidel(lib, 3), arr["c128"]))
     out.append(("noop", "run", fl.noop, arr["f64"]))
-    return out + shape_cases()
+    return out + shape_cases() + bench_peers.cases(shape_list())
 
 
 # (shape, loop, args, text): the call shapes of shapes.h, each through bindthem
@@ -185,7 +190,8 @@ def loop_function(loop, label):
     its Library (or module) at every call."""
     name, _, attr = loop.partition("@")
     ns = {}
-    exec(compile(LOOP.replace(" f(", " f.%s(" % attr) if attr else LOOP,
+    src = LOOP + bench_peers.LOOP
+    exec(compile(src.replace(" f(", " f.%s(" % attr) if attr else src,
                  "<loop of %s>" % label, "exec"), ns)
     return ns[name]
 
@@ -194,14 +200,16 @@ def worker():
     from bindthem import _core
     fl = common.floor()
     todo = cases()
-    for label, loop, f, arrays in todo:
+    for label, loop, f, arrays, *calls in todo:
         run = loop_function(loop, label)
         # "bindthem-ffi": the same Function with the direct call switched off
         # (a tree from before the switch has libffi calls only)
         getattr(_core, "force_ffi", bool)(label.startswith("bindthem-ffi"))
-        run(500, f, *arrays)
+        # a case may name fewer calls (the peers': up to a million instructions each)
+        warm, k = calls[0] if calls else (500, N)
+        run(warm, f, *arrays)
         # a first pair, discarded (its first dump carries one-off costs)
-        for n in (-N, N, 2 * N):
+        for n in (-k, k, 2 * k):
             fl.cg_zero()
             run(abs(n), f, *arrays)
             fl.cg_dump("%s|%d" % (label, n))
@@ -217,8 +225,9 @@ def measure(keep=None):
     if keep:
         cmd.append("--dump-instr=yes")
     cmd += [sys.executable, os.path.abspath(__file__), "--worker"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=common.CACHE,
-                          env=common.env())
+    env = common.env()
+    env[bench_peers.ENV] = json.dumps(bench_peers.prepare())  # built here, not under valgrind
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=common.CACHE, env=env)
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise RuntimeError("callgrind run failed")
@@ -246,8 +255,10 @@ def main(keep=None):
     if "bindthem f64" in res:
         summary(res)
     shapes_table(res)
+    bench_peers.table(res, shape_list())
     targets_table(res)
-    chart(res)
+    if "bindthem f64" in res:  # not in BENCH_SHAPES_ONLY's run
+        chart(res)
     return res
 
 
@@ -276,7 +287,7 @@ def shapes_table(res, walls=None):
 
 
 # issue 30's targets, each (text, bindthem's instructions, the bound); nanobind
-# 3.1 -O3's no-match count is the issue's (nanobind is not installed here)
+# 3.1 -O3's no-match count as the issue gave it, where bench_peers.py has none
 NANOBIND_NO_MATCH = 12179
 
 
@@ -297,8 +308,10 @@ def targets(res):
     add("defaults left out <= all given", "bindthem kdef defaults", "bindthem kdef all")
     add("keywords <= 1.3x positional", "bindthem k63 keywords", "bindthem k63", 1.3)
     if "bindthem k1 nomatch" in res:
-        out.append(("no-match <= nanobind's (issue: %d)" % NANOBIND_NO_MATCH,
-                    res["bindthem k1 nomatch"], NANOBIND_NO_MATCH))
+        nb = res.get("nanobind k1 nomatch")  # measured (bench_peers.py) where nanobind installs
+        out.append(("no-match <= nanobind's (%s)" % ("measured" if nb else "issue: %d"
+                                                     % NANOBIND_NO_MATCH),
+                    res["bindthem k1 nomatch"], nb or NANOBIND_NO_MATCH))
     return out
 
 
