@@ -159,7 +159,18 @@ def shape_list():
         ("k1 keyword", "run_errkw", (a,), "k1(x, y=1): unknown keyword, TypeError"),
         ("k1 strided", "run_err", (np.zeros(4)[::2],),
          "k1(strided x): bindthem copies it, the floor refuses it"),
+        ("k1 unaligned", "run_err", (unaligned(2),),
+         "k1(x at byte offset 1, 2 doubles): bindthem copies it in and back, the floor refuses it"),
+        ("k1 unaligned 64", "run_err", (unaligned(64),),
+         "k1(x at byte offset 1, 64 doubles): the same"),
     ]
+
+
+def unaligned(n):
+    """n float64 at byte offset 1 of a buffer (as np.frombuffer hands a network message
+    over): NumPy calls it unaligned."""
+    import numpy as np
+    return np.frombuffer(bytearray(8 * n + 1), np.float64, n, 1)
 
 
 def shape_cases():
@@ -330,6 +341,8 @@ def targets43(res):
         "bindthem f64", 2 * 1.2)
     for shape in ("k2d", "kz", "k1 0-d", "k1 nomatch"):
         add("%s <= 1.5x the floor" % shape, "bindthem " + shape, "floor " + shape, 1.5)
+    for shape in ("k1 unaligned", "k1 unaligned 64"):
+        add("%s <= 2x k1 aligned" % shape, "bindthem " + shape, "bindthem k1", 2.0)
     return out
 
 
