@@ -350,6 +350,17 @@ static PyObject *get_general_calls(BtFunction *f, void *c)
     return PyLong_FromUnsignedLongLong(n);
 }
 
+/* Of those, the calls of an annotated overload that its quick call took
+ * (bt_note_quick.h), over all overloads. */
+static PyObject *get_quick_calls(BtFunction *f, void *c)
+{
+    unsigned long long n = 0;
+
+    for (int i = 0; i < f->d.n_ovs; i++)
+        n += atomic_load_explicit(&f->calls[i].stats->quick, memory_order_relaxed);
+    return PyLong_FromUnsignedLongLong(n);
+}
+
 /* New reference: a tuple of item(call) per overload, or NULL. */
 static PyObject *per_overload(BtFunction *f, PyObject *(*item)(const BtCall *))
 {
@@ -408,6 +419,8 @@ static PyGetSetDef function_getset[] = {
      "How each overload's kernel is called: 'direct' or 'ffi' (libffi).", NULL},
     {"_general_calls", (getter)get_general_calls, NULL,
      "How many of its calls the general path made (the fused entry's are not counted).", NULL},
+    {"_quick_calls", (getter)get_quick_calls, NULL,
+     "How many of an annotated function's calls its quick call took (one pass, no frame).", NULL},
     {"_fused", (getter)get_fused, NULL,
      "Whether each overload takes a call with the last call's argument types in one pass over "
      "them (the fused entry).",
