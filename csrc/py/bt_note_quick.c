@@ -52,7 +52,9 @@ static int compile(const BtNoteCall *nc, const BtCall *call, const BtExpr *e, Bt
         return 0;
     r = role(nc, p);
     if (x->op == BT_X_PARAM) {
-        q->op = BT_QV_HIDDEN;
+        /* a computed integer is in its word as it is: read there */
+        q->op = strchr("biu", bt_type(nc->types[p])->kind) ? BT_QV_WORD : BT_QV_HIDDEN;
+        q->word = nc->direct.pos[p];
         if (r == BT_ROLE_HIDDEN || (r == BT_ROLE_PLAIN && nc->slot[p] < 0))
             return r == BT_ROLE_HIDDEN || dialect_size(nc, call, p);
         if (r != BT_ROLE_PLAIN || nc->slot[p] < 0)
@@ -116,6 +118,15 @@ static int plan_fits(const BtNoteCall *nc, const BtCall *call)
     return 1;
 }
 
+/* max - min of integer type t, max at most LLONG_MAX (a value is a long
+ * long): v is in range when (unsigned)v - (unsigned)min <= the span. */
+static unsigned long long range_span(const BtType *t)
+{
+    unsigned long long max = t->max > (unsigned long long)LLONG_MAX ? LLONG_MAX : t->max;
+
+    return max - (unsigned long long)t->min;
+}
+
 /* C parameter i's entry in the computed values: its dialect size (its
  * array's extent) where `dialect`, else its hidden expression. */
 static void put_hidden_plan(const BtNoteCall *nc, const BtCall *call, int i, int dialect,
@@ -127,8 +138,8 @@ static void put_hidden_plan(const BtNoteCall *nc, const BtCall *call, int i, int
     h->word = nc->direct.pos[i];
     h->kind = t->kind;
     h->size = (uint8_t)t->size;
-    h->min = t->min;
-    h->max = t->max > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)t->max;
+    h->min = (unsigned long long)t->min;
+    h->span = range_span(t);
     if (!dialect) {
         compile(nc, call, nc->plan->params[i].value, &h->val);
     } else {
@@ -137,6 +148,31 @@ static void put_hidden_plan(const BtNoteCall *nc, const BtCall *call, int i, int
         h->val.p = (uint8_t)nc->params[i].size_of;
         h->val.v = nc->params[i].size_axis;
     }
+}
+
+/* Hidden parameter i as its array's emit, where its value is len(x) or
+ * stride(x) of a strided array x, an integer, and no dialect size: 1, or 0
+ * (a computed value). */
+static int emit(BtNoteQuick *q, const BtNoteCall *nc, const BtCall *call, int i)
+{
+    const BtType *t = bt_type(nc->types[i]);
+    BtNoteQArg *a;
+    BtNoteQEmit *e;
+    BtNoteQVal v;
+
+    if (!compile(nc, call, nc->plan->params[i].value, &v) || nc->params[i].size_of >= 0 ||
+        (v.op != BT_QV_LEN && v.op != BT_QV_STRIDE) || !strchr("biu", t->kind))
+        return 0;
+    a = &q->args[nc->slot[v.p]];
+    if (a->kind != BT_QA_STRIDED || a->n_emit == BT_NOTE_Q_EMITS)
+        return 0;
+    e = &a->emit[a->n_emit++];
+    e->stride = v.op == BT_QV_STRIDE;
+    e->cidx = (uint8_t)i;
+    e->word = nc->direct.pos[i];
+    e->min = (unsigned long long)t->min;
+    e->span = range_span(t);
+    return 1;
 }
 
 /* The plan's arguments, computed values and shapes into q. */
@@ -151,6 +187,7 @@ static int fill_plan(BtNoteQuick *q, const BtNoteCall *nc, const BtCall *call, B
         BtNoteQArg *a = &q->args[k];
         size_t isz = bt_type(nc->types[s->cidx])->size;
         a->cidx = (uint8_t)s->cidx;
+        a->n_emit = 0;
         a->word = nc->direct.pos[s->cidx];
         for (a->shift = 0; ((size_t)1 << a->shift) < isz; a->shift++)
             ;
@@ -164,7 +201,8 @@ static int fill_plan(BtNoteQuick *q, const BtNoteCall *nc, const BtCall *call, B
         if (dialect_size(nc, call, i))
             put_hidden_plan(nc, call, i, 1, &q->hidden[q->n_hidden++]);
     for (k = 0; k < pl->n_order; k++)
-        put_hidden_plan(nc, call, pl->order[k], 0, &q->hidden[q->n_hidden++]);
+        if (!emit(q, nc, call, pl->order[k]))
+            put_hidden_plan(nc, call, pl->order[k], 0, &q->hidden[q->n_hidden++]);
     for (i = 0; i < pl->n_params; i++) {
         const BtNoteParam *np = &pl->params[i];
         BtNoteQVal *want;

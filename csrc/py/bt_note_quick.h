@@ -38,8 +38,9 @@ BT_HIDDEN int bt_note_quick_plan(BtNoteCall *nc, const BtCall *call, BtArena *ar
  * Where a value comes from: one operation, decided at bind time. */
 enum {
     BT_QV_INT,    /* the constant v */
-    BT_QV_HIDDEN, /* C parameter p's computed value (a hidden one, a dialect size) */
-    BT_QV_WORD,   /* integer scalar p's value, in its word */
+    BT_QV_HIDDEN, /* C parameter p's computed value, where it is a float (a computed
+                   * integer is BT_QV_WORD) */
+    BT_QV_WORD,   /* integer p's value, in its word (a scalar's, a computed one's) */
     BT_QV_LEN,    /* len(p): its first extent (a 0-d array declines) */
     BT_QV_SHAPE,  /* shape(p, v): extent v, 1 past the last axis */
     BT_QV_AXIS,   /* a dialect size: extent v (an array with fewer axes declines) */
@@ -62,8 +63,21 @@ enum {
     BT_QA_POINTER  /* a scalar by pointer (`intent: in`) */
 };
 
+/* A hidden value that is len(x) or stride(x) of a strided array x: stored
+ * as x is taken (the value at hand), into its word and its C type's range. */
+typedef struct BtNoteQEmit {
+    uint8_t stride; /* stride(x); else len(x) */
+    uint8_t cidx, word;
+    unsigned long long min, span; /* the type's range: min, max - min (max: at most
+                                   * LLONG_MAX), as unsigned */
+} BtNoteQEmit;
+
+#define BT_NOTE_Q_EMITS 4 /* per array; more go the computed values' way */
+
 typedef struct BtNoteQArg {
     uint8_t kind; /* BT_QA_* */
+    uint8_t n_emit;
+    BtNoteQEmit emit[BT_NOTE_Q_EMITS]; /* BT_QA_STRIDED: its hidden values */
     uint8_t cidx, word;
     uint8_t shift; /* an array: log2 of its element size */
     int need;      /* an array: the NumPy flags it must have (C order and aligned for
@@ -76,7 +90,7 @@ typedef struct BtNoteQHidden {
     uint8_t cidx, word;
     char kind; /* the type's: b, i, u or f */
     uint8_t size;
-    long long min, max; /* the type's range (max: at most LLONG_MAX) */
+    unsigned long long min, span; /* the type's range, as BtNoteQEmit's */
     BtNoteQVal val;
 } BtNoteQHidden;
 
@@ -109,7 +123,7 @@ typedef struct BtNoteQ {
     uint64_t w[BT_DIRECT_WORDS];
     PyArrayObject *arr[BT_MAX_PARAMS];
     Py_ssize_t stride[BT_MAX_PARAMS];
-    long long ival[BT_MAX_PARAMS];
+    long long ival[BT_MAX_PARAMS]; /* a computed float's value as an integer */
     uint64_t refs[BT_MAX_PARAMS][2];
 } BtNoteQ;
 
@@ -148,6 +162,7 @@ static inline BT_ALWAYS_INLINE int bt_note_q_take_array(const BtNoteQArg *g, PyO
 {
     PyArrayObject *a = (PyArrayObject *)o;
     Py_ssize_t n, s, isz = (Py_ssize_t)1 << g->shift;
+    const BtNoteQEmit *e, *end = g->emit + g->n_emit;
     char *p;
 
     if (!o || !PyArray_CheckExact(o) || (PyArray_FLAGS(a) & g->need) != g->need)
@@ -171,8 +186,14 @@ static inline BT_ALWAYS_INLINE int bt_note_q_take_array(const BtNoteQArg *g, PyO
     if (s < 0)
         p += (n - 1) * s;
     *total += n;
-    q->stride[g->cidx] = s >> g->shift; /* exact: a multiple of isz */
+    q->stride[g->cidx] = s >>= g->shift; /* exact: a multiple of isz */
     q->w[g->word] = (uint64_t)(uintptr_t)p;
+    for (e = g->emit; e < end; e++) {
+        uint64_t v = (uint64_t)(e->stride ? s : n);
+        if (v - e->min > e->span)
+            return 0;
+        q->w[e->word] = v;
+    }
     return 1;
 }
 
@@ -214,16 +235,16 @@ static inline BT_ALWAYS_INLINE int bt_note_q_compute(const BtNoteQuick *qp, BtNo
     for (; h < end; h++) {
         if (!bt_note_q_qval(&h->val, q, &v))
             return 0;
-        q->ival[h->cidx] = v;
         if (h->kind == 'f') { /* as put_hidden: the value as a float or double */
             double d = (double)v;
             float f = (float)v;
+            q->ival[h->cidx] = v; /* BT_QV_HIDDEN reads it */
             q->w[h->word] = 0;
             if (h->size == 4)
                 memcpy(&q->w[h->word], &f, sizeof f);
             else
                 memcpy(&q->w[h->word], &d, sizeof d);
-        } else if (v < h->min || v > h->max) {
+        } else if ((uint64_t)v - h->min > h->span) {
             return 0;
         } else {
             q->w[h->word] = (uint64_t)v;
