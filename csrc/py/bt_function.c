@@ -8,6 +8,7 @@
 #include "bt_from_c.h"
 #include "bt_handle_call.h"
 #include "bt_note_call.h"
+#include "bt_note_quick.h"
 #include "bt_opts.h"
 #include "bt_plan_py.h"
 
@@ -125,6 +126,8 @@ static inline BT_ALWAYS_INLINE int fused(BtFunction *f, PyObject *const *args, P
         return 0;
     if (ov < 0 || !(c = &f->calls[ov])->fused ||
         !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting)) {
+        if (ov >= 0 && c->notes) /* annotated: its quick call (bt_note_quick.h) */
+            return omitting == BT_FUSED_ALL && bt_note_quick_fused(c, args, d, seq, &f->opts, r);
         /* the call before the last one: two overloads called in turn */
         ov = BT_FT_LOAD(&d->prev_ov);
         total = 0;

@@ -1016,7 +1016,7 @@ PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *
 {
     PyObject *r;
 
-    if (call->notes->quick && bt_note_quick_call(call, args, fname, opts, &r))
+    if (call->notes->quick && bt_note_quick_call(call, args, NULL, 0, fname, opts, &r))
         return r;
     return invoke_general(call, args, fname, names, opts);
 }

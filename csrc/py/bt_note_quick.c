@@ -191,6 +191,7 @@ static int fill_plan(BtNoteQuick *q, const BtNoteCall *nc, const BtCall *call, B
         a->word = nc->direct.pos[s->cidx];
         for (a->shift = 0; ((size_t)1 << a->shift) < isz; a->shift++)
             ;
+        a->isz = (Py_ssize_t)isz;
         a->kind = s->is_array
                       ? (np->strided ? BT_QA_STRIDED : BT_QA_ARRAY)
                       : (role(nc, s->cidx) == BT_ROLE_SCALAR_IN ? BT_QA_POINTER : BT_QA_SCALAR);
@@ -241,4 +242,14 @@ int bt_note_quick_plan(BtNoteCall *nc, const BtCall *call, BtArena *arena)
     }
     nc->quick = q;
     return 0;
+}
+
+/* ================= the fused entry's way ================= */
+
+int bt_note_quick_fused(const BtCall *call, PyObject *const *args, const BtDispatch *d,
+                        unsigned seq, const BtCallOpts *opts, PyObject **r)
+{
+    if (!d) /* never: the inlined call below is the keyed one */
+        return 0;
+    return bt_note_quick_call(call, args, d, seq, d->cname, opts, r);
 }

@@ -24,6 +24,7 @@
 #ifndef BT_NOTE_QUICK_H
 #define BT_NOTE_QUICK_H
 
+#include "bt_dispatch.h"
 #include "bt_note_call.h"
 
 #include <string.h>
@@ -32,6 +33,15 @@
  * into nc->quick; NULL there where the overload has none. 0, or -1 with
  * MemoryError. */
 BT_HIDDEN int bt_note_quick_plan(BtNoteCall *nc, const BtCall *call, BtArena *arena);
+
+/* The fused entry's way (bt_function.c) for an annotated overload: the
+ * call of args[n_py], all given by position, when each has the key the
+ * dispatcher's memo holds (d->last_keys, read at sequence seq) and the
+ * quick call takes them, with the Function's options opts (no
+ * bindthem.options() block, libffi not forced). Returns 1 with the call
+ * made (*r), or 0 with nothing done: the general path takes the call. */
+BT_HIDDEN int bt_note_quick_fused(const BtCall *call, PyObject *const *args, const BtDispatch *d,
+                                  unsigned seq, const BtCallOpts *opts, PyObject **r);
 
 /* ================= the plan (bt_note_quick.c makes it) =================
  *
@@ -79,8 +89,9 @@ typedef struct BtNoteQArg {
     uint8_t n_emit;
     BtNoteQEmit emit[BT_NOTE_Q_EMITS]; /* BT_QA_STRIDED: its hidden values */
     uint8_t cidx, word;
-    uint8_t shift; /* an array: log2 of its element size */
-    int need;      /* an array: the NumPy flags it must have (C order and aligned for
+    uint8_t shift;  /* an array: log2 of its element size */
+    Py_ssize_t isz; /* an array: its element size */
+    int need;       /* an array: the NumPy flags it must have (C order and aligned for
                     * BT_QA_ARRAY, aligned for BT_QA_STRIDED; writable where the function writes it) */
 } BtNoteQArg;
 
@@ -113,9 +124,13 @@ typedef struct BtNoteQuick {
 /* ================= the call (inlined into bt_note_invoke) =================
  *
  * bt_note_quick_call: the call of args (n_py, in slot order; none omitted:
- * a default goes the general way) through nc->quick (set). Returns 1 with
- * the call made (*r: its result, or NULL with an exception set), or 0 with
- * nothing done. */
+ * a default goes the general way) through nc->quick (NULL: none). d:
+ * NULL where the dispatcher chose the overload, else the dispatcher whose
+ * memo's keys each argument must have (d->last_keys, read under its
+ * sequence lock at seq: checked before the call, as the fused entry
+ * checks it). Returns 1 with the call
+ * made (*r: its result, or NULL with an exception set), or 0 with nothing
+ * done. */
 
 /* One call's values: the direct call's words, the arrays (by C parameter),
  * their strides in elements, the computed values, scalars by pointer. */
@@ -158,14 +173,16 @@ static inline BT_ALWAYS_INLINE int bt_note_q_qval(const BtNoteQVal *op, const Bt
  * more than one; BLAS's pointer, the lowest address, for a negative one)
  * where it takes the stride, else C-contiguous. 1, or 0. */
 static inline BT_ALWAYS_INLINE int bt_note_q_take_array(const BtNoteQArg *g, PyObject *o,
-                                                        BtNoteQ *q, Py_ssize_t *total)
+                                                        const void *key, BtNoteQ *q,
+                                                        Py_ssize_t *total)
 {
     PyArrayObject *a = (PyArrayObject *)o;
-    Py_ssize_t n, s, isz = (Py_ssize_t)1 << g->shift;
+    Py_ssize_t n, s, isz = g->isz;
     const BtNoteQEmit *e, *end = g->emit + g->n_emit;
     char *p;
 
-    if (!o || !PyArray_CheckExact(o) || (PyArray_FLAGS(a) & g->need) != g->need)
+    if ((key ? !BT_SLOT_ARRAY_HAS_KEY(o, key) : !o || !PyArray_CheckExact(o)) ||
+        (PyArray_FLAGS(a) & g->need) != g->need)
         return 0;
     q->arr[g->cidx] = a;
     p = PyArray_BYTES(a);
@@ -197,23 +214,27 @@ static inline BT_ALWAYS_INLINE int bt_note_q_take_array(const BtNoteQArg *g, PyO
     return 1;
 }
 
-/* The Python arguments into q. 1, or 0. */
+/* The Python arguments into q, each with its key in keys where keys is
+ * not NULL (the dispatcher's memo: the call has not been dispatched). 1,
+ * or 0. */
 static inline BT_ALWAYS_INLINE int bt_note_q_take_args(const BtCall *call, const BtNoteQuick *qp,
-                                                       PyObject *const *args, BtNoteQ *q,
+                                                       PyObject *const *args,
+                                                       const void *const *keys, BtNoteQ *q,
                                                        Py_ssize_t *total)
 {
     const BtNoteQArg *g = qp->args;
     const int n = call->n_py; /* read once: the stores below may alias nothing it holds */
 
     for (int k = 0; k < n; k++, g++) {
+        const void *key = keys ? BT_FT_LOAD(&keys[k]) : NULL;
         uint64_t *at;
         if (g->kind <= BT_QA_ARRAY) {
-            if (!bt_note_q_take_array(g, args[k], q, total))
+            if (!bt_note_q_take_array(g, args[k], key, q, total))
                 return 0;
             continue;
         }
-        if (!args[k]) /* its default: the general way */
-            return 0;
+        if (keys ? !bt_slot_scalar_has_key(args[k], key) : !args[k])
+            return 0; /* another type, a default: the general way */
         at = g->kind == BT_QA_POINTER ? q->refs[g->cidx] : &q->w[g->word];
         if (!bt_slot_store_fast(&call->slots[k], args[k], at))
             return 0;
@@ -255,6 +276,11 @@ static inline BT_ALWAYS_INLINE int bt_note_q_compute(const BtNoteQuick *qp, BtNo
         int nd = PyArray_NDIM(a);
         if (nd > s->n)
             return 0;
+        if (s->n == 1) { /* the common one: a vector's length */
+            if (!bt_note_q_qval(s->want, q, &v) || v != (nd ? PyArray_DIM(a, 0) : 1))
+                return 0;
+            continue;
+        }
         for (j = 0; j < s->n; j++)
             if (!bt_note_q_qval(&s->want[j], q, &v) || v != (j < nd ? PyArray_DIM(a, j) : 1))
                 return 0;
@@ -263,6 +289,7 @@ static inline BT_ALWAYS_INLINE int bt_note_q_compute(const BtNoteQuick *qp, BtNo
 }
 
 static inline BT_ALWAYS_INLINE int bt_note_quick_call(const BtCall *call, PyObject *const *args,
+                                                      const BtDispatch *d, unsigned seq,
                                                       const char *fname, const BtCallOpts *opts,
                                                       PyObject **r)
 {
@@ -275,8 +302,14 @@ static inline BT_ALWAYS_INLINE int bt_note_quick_call(const BtCall *call, PyObje
     int thrown;
     BtNoteQ q;
 
-    if (opts->ffi || call->ret_type || call->ret_rec ||
-        !bt_note_q_take_args(call, qp, args, &q, &total) || !bt_note_q_compute(qp, &q))
+    /* (no plan returns a handle or a struct: no direct call, bt_note_prepare;
+     * bt_note_refuse) */
+    if (!qp || (!d && opts->ffi) || /* the fused entry's caller checked libffi */
+        !bt_note_q_take_args(call, qp, args, d ? (const void *const *)d->last_keys : NULL, &q,
+                             &total) ||
+        !bt_note_q_compute(qp, &q))
+        return 0;
+    if (d && !BT_FT_SEQ_SAME(&d->last_seq, seq)) /* the memo changed as its keys were read */
         return 0;
     bt_call_count(&call->stats->quick, 1);
     rv.u64 = 0;
