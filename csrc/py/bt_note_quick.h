@@ -20,7 +20,13 @@
  * stride is no whole number of elements, a shape that does not match, a
  * value out of its C type's range, a scalar the quick conversion leaves,
  * libffi forced) declines before it has done anything visible: the general
- * path then takes it from the start, with its copies and its messages. */
+ * path then takes it from the start, with its copies and its messages.
+ *
+ * Two ways in: the fused entry (bt_function.c), where the arguments have
+ * the dispatcher's memo keys, checked in the same pass, before any
+ * dispatch (bt_note_quick_fused: not counted as the general path's); and
+ * bt_note_invoke, once the dispatcher chose the overload. Both count the
+ * call in BtCallStats.quick (Function._quick_calls). */
 #ifndef BT_NOTE_QUICK_H
 #define BT_NOTE_QUICK_H
 

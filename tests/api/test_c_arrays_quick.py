@@ -66,6 +66,15 @@ def test_ddot_and_daxpy_take_the_quick_call(blas):
     np.testing.assert_allclose(z[::2], 2.0 * x[::-1], rtol=1e-13)
     assert (z[1::2] == 0).all()
     assert daxpy._quick_calls == q + 2
+    # an int alpha (another key than the last call's; the quick conversion leaves it to
+    # the general path's), then arrays large enough to release the GIL
+    z = np.zeros(8)
+    daxpy(3, x, z)
+    np.testing.assert_allclose(z, 3.0 * x, rtol=1e-13)
+    big_x, big_y = rng.standard_normal(5000), rng.standard_normal(5000)
+    q = ddot._quick_calls
+    assert ddot(big_x, big_y) == pytest.approx(big_x @ big_y, rel=1e-10)
+    assert ddot._quick_calls == q + 1
 
 
 def test_what_it_declines_goes_the_general_way(blas):
