@@ -301,6 +301,9 @@ class Function(_Callable):
     def _general_calls(self) -> int:
         """How many of its calls the general path made (not the fused entry's)."""
     @property
+    def _quick_calls(self) -> int:
+        """How many of an annotated function's calls its quick call took (one pass, no frame)."""
+    @property
     def _fused(self) -> tuple[bool, ...]:
         """Whether each overload takes a call with the last call's argument types in one pass."""
     @property

@@ -48,6 +48,8 @@ typedef struct BtCallStats {
                                       * takes (bt_note_call.h) */
     _Atomic uint64_t general;        /* calls the general path made (not the fused entry:
                                       * Function._general_calls) */
+    _Atomic uint64_t quick;          /* of those, an annotated function's that its quick
+                                      * call took (bt_note_quick.h: Function._quick_calls) */
 } BtCallStats;
 
 /* Whether a call whose arrays hold `total` elements releases the GIL

@@ -8,6 +8,7 @@
 #include "bt_from_c.h"
 #include "bt_handle_call.h"
 #include "bt_note_call.h"
+#include "bt_note_quick.h"
 #include "bt_opts.h"
 #include "bt_plan_py.h"
 
@@ -125,6 +126,8 @@ static inline BT_ALWAYS_INLINE int fused(BtFunction *f, PyObject *const *args, P
         return 0;
     if (ov < 0 || !(c = &f->calls[ov])->fused ||
         !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting)) {
+        if (ov >= 0 && c->notes) /* annotated: its quick call (bt_note_quick.h) */
+            return omitting == BT_FUSED_ALL && bt_note_quick_fused(c, args, d, seq, &f->opts, r);
         /* the call before the last one: two overloads called in turn */
         ov = BT_FT_LOAD(&d->prev_ov);
         total = 0;
@@ -350,6 +353,17 @@ static PyObject *get_general_calls(BtFunction *f, void *c)
     return PyLong_FromUnsignedLongLong(n);
 }
 
+/* Of those, the calls of an annotated overload that its quick call took
+ * (bt_note_quick.h), over all overloads. */
+static PyObject *get_quick_calls(BtFunction *f, void *c)
+{
+    unsigned long long n = 0;
+
+    for (int i = 0; i < f->d.n_ovs; i++)
+        n += atomic_load_explicit(&f->calls[i].stats->quick, memory_order_relaxed);
+    return PyLong_FromUnsignedLongLong(n);
+}
+
 /* New reference: a tuple of item(call) per overload, or NULL. */
 static PyObject *per_overload(BtFunction *f, PyObject *(*item)(const BtCall *))
 {
@@ -408,6 +422,8 @@ static PyGetSetDef function_getset[] = {
      "How each overload's kernel is called: 'direct' or 'ffi' (libffi).", NULL},
     {"_general_calls", (getter)get_general_calls, NULL,
      "How many of its calls the general path made (the fused entry's are not counted).", NULL},
+    {"_quick_calls", (getter)get_quick_calls, NULL,
+     "How many of an annotated function's calls its quick call took (one pass, no frame).", NULL},
     {"_fused", (getter)get_fused, NULL,
      "Whether each overload takes a call with the last call's argument types in one pass over "
      "them (the fused entry).",

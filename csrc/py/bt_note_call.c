@@ -5,6 +5,7 @@
 #include "bt_guard.h"
 #include "bt_handle.h"
 #include "bt_handle_call.h"
+#include "bt_note_quick.h"
 #include "bt_numpy.h"
 
 #include <errno.h>
@@ -125,6 +126,8 @@ int bt_note_prepare(BtState *st, BtCall *call, const BtOverload *ov, BtArena *ar
                            call->ret_string ? BT_ULONG : ov->ret))
             nc->site = bt_guard_site(nc->direct.variant);
     }
+    if (bt_note_quick_plan(nc, call, arena) < 0)
+        return -1;
     call->notes = nc;
     return status_names(nc, ov->header, arena);
 }
@@ -973,8 +976,10 @@ static PyObject *run(Frame *f, const BtCallOpts *opts)
     return result(f, &rv);
 }
 
-PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *fname,
-                         PyObject *names, const BtCallOpts *opts)
+/* The general path: a frame, each step as bt_note_call.h lists them. */
+static BT_NOINLINE PyObject *invoke_general(const BtCall *call, PyObject *const *args,
+                                            const char *fname, PyObject *names,
+                                            const BtCallOpts *opts)
 {
     Frame frame, *f = &frame; /* on the stack: a heap block of its size costs more than the call */
     PyObject *r = NULL;
@@ -1004,6 +1009,16 @@ PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *
         if (f->held[i])
             bt_handle_unhold(f->hin[i]);
     return r;
+}
+
+PyObject *bt_note_invoke(const BtCall *call, PyObject *const *args, const char *fname,
+                         PyObject *names, const BtCallOpts *opts)
+{
+    PyObject *r;
+
+    if (call->notes->quick && bt_note_quick_call(call, args, NULL, 0, fname, opts, &r))
+        return r;
+    return invoke_general(call, args, fname, names, opts);
 }
 
 /* ================= StatusError ================= */

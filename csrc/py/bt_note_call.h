@@ -3,7 +3,8 @@
  * scalars allocated and returned, checks and status codes.
  *
  * A call of such a function goes this way, never the fused or direct
- * one (a dialect function's calls are untouched):
+ * one (a dialect function's calls are untouched), unless the quick call
+ * (bt_note_quick.h) takes it, which makes the same checks in one pass:
  *   1. the Python arguments (matched to the overload by the dispatcher):
  *      scalars converted as any call converts them (bt_slot_store_arg),
  *      scalars by pointer into storage of their own; arrays in C order,
@@ -56,6 +57,8 @@ typedef struct BtNoteCall {
     const char **status_names;
     long long *status_values;
     int n_status;
+    /* the quick call's plan (bt_note_quick.h), or NULL: every call the general way */
+    const struct BtNoteQuick *quick;
 } BtNoteCall;
 
 /* Prepares call->notes for ov (ov->notes set), allocating from arena.
