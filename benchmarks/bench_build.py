@@ -122,9 +122,10 @@ def cold_rows(core, work, jobs, rounds, busy):
             for v, j in variants:
                 cache = os.path.join(work, "cold-%s-%d-%d" % (c[0], j, r))
                 cold[c, v].append(loaded(c == "busy", lambda: child(core, cache, "build", j)))
-                print("  round %d, %s, %s: %.1f s%s" % (
-                    r + 1, c, v, cold[c, v][-1]["wall"],
-                    "  (chose %s)" % cold[c, v][-1]["chosen"] if j == 0 else ""), flush=True)
+                x = cold[c, v][-1]
+                print("  round %d, %s, %s: %.1f s, %.1f CPU s, load average %.1f after%s" % (
+                    r + 1, c, v, x["wall"], x["cpu"], load_average(),
+                    "  (chose %s)" % x["chosen"] if j == 0 else ""), flush=True)
     for c in conditions:
         for v, j in variants:
             w, c_ = spread(cold[c, v], "wall"), spread(cold[c, v], "cpu")
