@@ -117,9 +117,9 @@ def cold_rows(core, work, jobs, rounds, busy):
     variants = (("default", 0), ("1 job", 1), ("%d jobs" % jobs, jobs))
     conditions = ("as is", "busy") if busy else ("as is",)
     cold = {(c, v): [] for c in conditions for v, _ in variants}
-    for r in range(rounds):
-        for c in conditions:
-            for v, j in variants:
+    for r in range(rounds):  # each round in another order: no variant always runs first
+        for c in conditions[(r + 1) % 2:] + conditions[:(r + 1) % 2]:
+            for v, j in variants[(r + 1) % 3:] + variants[:(r + 1) % 3]:
                 cache = os.path.join(work, "cold-%s-%d-%d" % (c[0], j, r))
                 cold[c, v].append(loaded(c == "busy", lambda: child(core, cache, "build", j)))
                 x = cold[c, v][-1]
