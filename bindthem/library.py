@@ -279,10 +279,18 @@ def build(header: StrPath, instantiate: StrPath | None = None, *, name: str | No
     ``cache_dir`` (default ``$BINDTHEM_CACHE`` or ``~/.cache/bindthem``) is
     bounded, see ``python -m bindthem cache``.
 
-    ``jobs``: how many compiler processes a cold build runs at once (default:
-    the cores this process may use). The instantiations are split over that
-    many translation units, compiled in parallel and linked; the library
-    calls the same whatever ``jobs`` is, and its cache entry is shared.
+    ``jobs``: how many compiler processes a cold build runs at once. The
+    instantiations are split over that many translation units, compiled in
+    parallel and linked; the library calls the same whatever ``jobs`` is,
+    and its cache entry is shared. Each unit reads the header again, so a
+    split is faster only where its units get idle cores: the default is the
+    cores this process may use (its CPU affinity, capped by a cgroup CPU
+    quota) that other work left idle over the last moment (``/proc/stat``,
+    since this process's previous cold build or over 0.1 s; its own
+    compilers are not counted; a core counts when at least 3/4 idle), at
+    least 1: on a machine whose other cores are busy, one unit. ``jobs=N``
+    runs N whatever the machine does (docs/build.rst, "Builds on every
+    core").
 
     ``on_demand``: templated functions are bound *open*: a call with types
     that no overload takes deduces the template arguments, compiles that

@@ -177,7 +177,8 @@ def test_an_error_names_the_header_line(tmp_path):
 def test_jobs_must_be_a_count(tmp_path, jobs):
     h, y = write(tmp_path)
     with pytest.raises(ValueError, match=r"jobs=.*: expected a number of compiler processes, "
-                       r"1 or more \(default: the \d+ cores this process may use\)"):
+                       r"1 or more \(default: as many as the cores idle now, of the \d+ "
+                       r"this process may use\)"):
         bindthem.build(h, y, cache_dir=str(tmp_path / "c"), jobs=jobs)
 
 

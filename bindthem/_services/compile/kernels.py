@@ -61,6 +61,7 @@ from .units import (
     _prelude_pch,
     _shares,
     _unit_command,
+    _unit_count,
     _without_pch_if_gone,
 )
 
@@ -106,9 +107,11 @@ def _compile(plan, meta, cxx, flags, cache_dir, output=None, record=None, load=N
     one_unit = _unit_command(cxx, flags, inc)
 
     n = len(_instantiations(meta))
-    units = min(_check_jobs(jobs), n)
+    jobs = _check_jobs(jobs)
 
     def command(src, dep, out):  # run on a cache miss only: a warm build needs no prelude
+        # and does not probe the idle cores
+        units = _unit_count(jobs, n)
         write_snapshot(os.path.dirname(src), plan)
         pch, prelude_deps = ((), ()) if units < 2 and n < PCH_MIN else _prelude_pch(
             cxx, flags, cache_dir, PRELUDE)

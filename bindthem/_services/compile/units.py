@@ -1,6 +1,7 @@
 """A cold build's translation units and its precompiled prelude.
 
-How many compiler processes a build runs (:func:`default_jobs`, ``--jobs``),
+How many compiler processes a build runs (``--jobs``; its default is
+:func:`cores.default_jobs`),
 the instantiations split into that many shares (:func:`_shares`), the
 command of one unit (:func:`_unit_command`), the units compiled in parallel
 and linked (:func:`_compile_units`, which falls back on the one unit where
@@ -20,32 +21,33 @@ import subprocess
 
 from ...errors import BuildError
 from ..cache import compile_cached, remove_entry, run_commands
+from . import cores
 from .compiler import _compiler_id, _compiler_identity, _system_dirs
 
 # what every compile of a shared library passes last
 REQUIRED_FLAGS = ("-fPIC", "-shared")
 
 
-def default_jobs():
-    """The compiler processes a cold build runs at once: the cores this
-    process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform (macOS)
-        return os.cpu_count() or 1
-
-
 def _check_jobs(jobs):
-    if jobs is None:
-        return default_jobs()
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+    """``jobs`` of a build checked: None (the default, :func:`cores.default_jobs`,
+    chosen when the build compiles) or a number, 1 or more."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError("jobs=%r: expected a number of compiler processes, 1 or more "
-                         "(default: the %d cores this process may use)" % (jobs, default_jobs()))
+                         "(default: as many as the cores idle now, of the %d this process "
+                         "may use)" % (jobs, cores.usable_cores()))
     return jobs
 
 
+def _unit_count(jobs, n):
+    """The translation units of a cold build of ``n`` instantiations:
+    ``jobs`` (checked), or :func:`cores.default_jobs` where it is None (probed only
+    where there is something to split), and no more than ``n``."""
+    return min(jobs or (cores.default_jobs() if n > 1 else 1), n)
+
+
 JOBS_HELP = ("compiler processes a cold build runs at once, each compiling a share of the "
-             "instantiations (default: the cores this process may use)")
+             "instantiations (default: as many as the cores this process may use that other "
+             "work leaves idle now, at least 1)")
 
 
 def jobs_argument(text):
