@@ -212,6 +212,9 @@ def cg_main(pythons, keep=None):
     print("Instructions per call (callgrind, (I(%d)-I(%d))/%d, loop included)" % (2 * N, N, N))
     for i, (text, _) in enumerate(cols):
         print("  [%d] %s" % (i, text))
+    if len({text[text.rfind("("):] for text, _ in cols}) > 1:
+        print("  (built with other optimization levels: CPython's share differs by more than "
+              "the GIL; compare interpreters built alike, benchmarks/README.md)")
     head = "%-44s" % "call" + "".join("%10s" % ("[%d]" % i) for i in range(len(cols)))
     head += "".join("%10s" % ("[%d]/[0]" % i) for i in range(1, len(cols)))
     print(head)
