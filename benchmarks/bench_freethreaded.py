@@ -121,6 +121,10 @@ CG_CASES = (
     ("noop", "run_axpy", "floor", "noop", "the floor's noop(x, 0.5, y): loop + call"),
 )
 
+# bindthem's rows and the floor's that make the same call (the noop: the axpy's loop and call)
+OWN = (("axpy", "noop"), ("k1", "floor k1"), ("k63", "floor k63"),
+       ("kdef defaults", "floor kdef defaults"), ("k1 nomatch", "floor k1 nomatch"))
+
 
 def cg_worker():
     """Runs under callgrind: each case warmed up, then N, N and 2N calls
@@ -224,6 +228,10 @@ def cg_main(pythons, keep=None):
         line += "".join("%10.0f" % v for v in vals)
         line += "".join("%10.2f" % (v / vals[0]) for v in vals[1:])
         print(line)
+    print("bindthem's own instructions (bindthem's call less the floor's same call):")
+    for row, other in OWN:
+        print("%-44s" % ("  %s - %s" % (row, other))
+              + "".join("%10.0f" % (res[row] - res[other]) for _, res in cols))
     for i in range(1, len(cols)):  # issue 43's target: bindthem's calls within 1.2x
         worst = max((cols[i][1][row] / cols[0][1][row], row) for row, _, who, _, _ in CG_CASES
                     if who == "bindthem")
