@@ -100,6 +100,7 @@ static void plan_words(BtCall *call)
                 s->sizes[j].word = call->direct.pos[s->sizes[j].cidx];
             if (s->n_sizes == 1)
                 s->size_word = s->sizes->word;
+            s->two_d = s->n_sizes == 2 && s->sizes[0].axis == 0 && s->sizes[1].axis == 1;
         } else if (!fast_scalar(s)) {
             call->fused = 0;
         }

@@ -223,6 +223,14 @@ static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObj
                 w[s->size_word] = (uint64_t)dims[0]; /* the scratch word when it has no size */
                 continue;
             }
+            if (nd == 2 && s->two_d) { /* x_size0, x_size1: bt_slot_sizes_fit, unrolled */
+                if ((uint64_t)dims[0] > s->sizes[0].limit || (uint64_t)dims[1] > s->sizes[1].limit)
+                    return 0;
+                *total += dims[0] * dims[1]; /* NumPy keeps an array's size in a Py_ssize_t */
+                w[s->sizes[0].word] = (uint64_t)dims[0];
+                w[s->sizes[1].word] = (uint64_t)dims[1];
+                continue;
+            }
             *total += bt_slot_elements(nd, dims);
             if (s->n_sizes == 1) {
                 if (!BT_SLOT_SIZE_FITS(s, s->sizes, nd, dims))

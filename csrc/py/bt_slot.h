@@ -150,6 +150,7 @@ typedef struct BtArgSlot {
      * word when it has none), and the longest 1-D array it takes (the size
      * parameter's limit; -1 when a 1-D array is too few dimensions) */
     uint8_t word, size_word;
+    uint8_t two_d; /* its size parameters are a 2-D array's two extents, in order */
     Py_ssize_t max_1d;
     const long long *fixed; /* n_fixed: the shape an argument must have, exactly */
 } BtArgSlot;
