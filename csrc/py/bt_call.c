@@ -462,6 +462,12 @@ static BT_NOINLINE __attribute__((hot)) void copy_bytes(void *to, const void *fr
     memcpy(to, from, n);
 }
 
+/* The bytes of array a's elements (PyArray_NBYTES without its call into NumPy). */
+static size_t nbytes_of(PyArrayObject *a)
+{
+    return (size_t)bt_slot_elements(PyArray_NDIM(a), PyArray_DIMS(a)) * (size_t)PyArray_ITEMSIZE(a);
+}
+
 /* bt_slot_walk's unaligned(): an aligned C-contiguous copy of ndarray
  * argument i into arr->addr, recorded in the Temps ctx; -1 with
  * MemoryError. */
@@ -470,7 +476,7 @@ static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
     Temps *ts = ctx;
     Temp *t = &ts->t[ts->n];
     PyArrayObject *a = (PyArrayObject *)args[i];
-    size_t n = (size_t)PyArray_SIZE(a) * (size_t)PyArray_ITEMSIZE(a);
+    size_t n = nbytes_of(a);
     size_t room = n ? (n + TEMP_ALIGN - 1) / TEMP_ALIGN * TEMP_ALIGN : TEMP_ALIGN;
 
     t->heap = room > TEMP_SMALL - ts->used;
@@ -573,8 +579,7 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
         if (ran && !call->slots[t->arg].is_const) {
             /* the caller's buffer is the one copied, unless something moved it meanwhile (a
              * resize from another thread while the kernel ran without the GIL) */
-            if (PyArray_DATA(t->a) == t->data &&
-                (size_t)PyArray_SIZE(t->a) * (size_t)PyArray_ITEMSIZE(t->a) == t->nbytes) {
+            if (PyArray_DATA(t->a) == t->data && nbytes_of(t->a) == t->nbytes) {
                 if (t->strided)
                     strided_copy(t->a, t->tmp, 0);
                 else
