@@ -22,12 +22,14 @@
 #define BT_ALWAYS_INLINE __attribute__((always_inline))
 #define BT_COLD __attribute__((cold, noinline))
 #define BT_NOINLINE __attribute__((noinline))
+#define BT_HOT __attribute__((hot))
 #else
 #define BT_HIDDEN
 #define BT_PRINTF(f, a)
 #define BT_ALWAYS_INLINE
 #define BT_COLD
 #define BT_NOINLINE
+#define BT_HOT
 #endif
 
 typedef struct BtArenaBlock BtArenaBlock;

@@ -174,6 +174,11 @@ static inline int is_closer(const BtToken *t)
 /* Spelling of the C/C++ built-in type words, and of cv-qualifiers. */
 BT_HIDDEN extern const char *const bt_parse_builtin_words[];
 BT_HIDDEN extern const char *const bt_parse_cv_words[];
+/* Whether t is a word that always names a type: a built-in type's word
+ * other than C's typedefs of C++'s character types and bool (wchar_t,
+ * char8_t, char16_t, char32_t, bool: <stddef.h>, <uchar.h>), or _Bool.
+ * Never a declarator's or a typedef's name. */
+BT_HIDDEN int bt_parse_type_keyword(const BtToken *t);
 
 /* Token t for messages, into buf: "'tok'" (cut at 40 bytes), or "end of file". */
 BT_HIDDEN const char *bt_parse_near(const BtToken *t, char *buf, size_t size);

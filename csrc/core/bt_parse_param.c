@@ -167,11 +167,6 @@ static void expand(const Parser *p, const Tmpl *tm, TypeInfo *ti)
 
 int bt_parse_base_end(const Parser *p, int a)
 {
-    /* words that are never a declarator's name, in C or C++ (wchar_t, char16_t, bool: C
-     * typedefs, or macros, which a header may declare) */
-    static const char *const type_keywords[] = {"void",     "char",  "short",  "int",
-                                                "long",     "float", "double", "signed",
-                                                "unsigned", "_Bool", NULL};
     int i;
 
     for (i = a; !at_end(tok(p, i)); i++) {
@@ -180,7 +175,7 @@ int bt_parse_base_end(const Parser *p, int a)
             (bt_lex_is(t, ":") && i > a)) /* an unnamed bit-field's width */
             return i;
         if (t->kind == BT_TOK_IDENT && i > a && !is_any(t, bt_parse_cv_words) &&
-            !is_any(t, type_keywords) &&
+            !bt_parse_type_keyword(t) &&
             (is(p, i + 1, ",") || is(p, i + 1, ";") || is(p, i + 1, "[") || is(p, i + 1, ":") ||
              is(p, i + 1, "(")))
             return i;

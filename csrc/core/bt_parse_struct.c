@@ -150,6 +150,11 @@ static void place(BtStruct *s, const BtField *f, size_t align)
     s->bits = s->size * 8;
 }
 
+/* The longest name of a run's field: a longer run's ends in ",..." (its
+ * text grows with each bit-field: bounded, a header of many costs linear
+ * memory). */
+#define BITS_NAME_MAX 200
+
 /* The named bit-field name, in bytes [at, end) of struct s: a new field
  * of its bytes, or the last one grown when it is a run of bit-fields. */
 static int bits_field(Parser *p, BtStruct *s, const char *name, size_t at, size_t end)
@@ -159,7 +164,12 @@ static int bits_field(Parser *p, BtStruct *s, const char *name, size_t at, size_
     if (f && f->bits) {
         if (end > f->offset + f->size)
             f->size = (size_t)(f->dims[0] = (long long)(end - f->offset));
-        f->name = bt_arena_printf(p->arena, "%s,%s", f->name, name);
+        size_t len = strlen(f->name);
+        if (len >= 4 && strcmp(f->name + len - 4, ",...") == 0)
+            return 0;
+        f->name = len + strlen(name) < BITS_NAME_MAX
+                      ? bt_arena_printf(p->arena, "%s,%s", f->name, name)
+                      : bt_arena_printf(p->arena, "%s,...", f->name);
         return f->name ? 0 : bt_diag_nomem(p->diag);
     }
     f = &s->fields[s->n_fields++];

@@ -7,6 +7,16 @@
 const char *const bt_parse_builtin_words[] = {
     "void",   "bool",    "char",    "short",    "int",      "long", "signed",   "unsigned", "float",
     "double", "wchar_t", "char8_t", "char16_t", "char32_t", "auto", "__int128", NULL};
+/* C++'s built-in words that C declares as typedefs (what a C header calls them) */
+static const char *const c_typedef_words[] = {"wchar_t",  "char8_t", "char16_t",
+                                              "char32_t", "bool",    NULL};
+
+int bt_parse_type_keyword(const BtToken *t)
+{
+    return (is_any(t, bt_parse_builtin_words) && !is_any(t, c_typedef_words)) ||
+           bt_lex_is(t, "_Bool");
+}
+
 const char *const bt_parse_cv_words[] = {"const",      "volatile",     "restrict",
                                          "__restrict", "__restrict__", NULL};
 

@@ -310,12 +310,9 @@ static int declarator(Parser *p, int a, int b, const TypeInfo *base, int ret_a)
         else if (i + 1 != b)
             return 1;
     }
-    /* C++'s character types and bool are C's typedefs (<stddef.h>, <uchar.h>; what a C
-     * header calls them): declared as such, each the type its C library names */
-    static const char *const c_typedefs[] = {"wchar_t",  "char8_t", "char16_t",
-                                             "char32_t", "bool",    NULL};
-    if (nt->kind != BT_TOK_IDENT ||
-        (is_any(nt, bt_parse_builtin_words) && !is_any(nt, c_typedefs))) {
+    /* (C++'s character types and bool are C's typedefs: declared as such, each the type
+     * its C library names) */
+    if (nt->kind != BT_TOK_IDENT || bt_parse_type_keyword(nt)) {
         return 1;
     } else {
         char name[256];

@@ -457,7 +457,7 @@ static void strided_copy(PyArrayObject *a, char *buf, int gather)
 /* memcpy, called: the cold code around it would inline it as `rep movsb`,
  * which is slower than the C library's memcpy for the small arrays that
  * most temporaries hold. */
-static BT_NOINLINE __attribute__((hot)) void copy_bytes(void *to, const void *from, size_t n)
+static BT_NOINLINE BT_HOT void copy_bytes(void *to, const void *from, size_t n)
 {
     memcpy(to, from, n);
 }

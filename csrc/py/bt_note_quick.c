@@ -249,7 +249,5 @@ int bt_note_quick_plan(BtNoteCall *nc, const BtCall *call, BtArena *arena)
 int bt_note_quick_fused(const BtCall *call, PyObject *const *args, const BtDispatch *d,
                         unsigned seq, const BtCallOpts *opts, PyObject **r)
 {
-    if (!d) /* never: the inlined call below is the keyed one */
-        return 0;
     return bt_note_quick_call(call, args, d, seq, d->cname, opts, r);
 }

@@ -169,3 +169,17 @@ def test_glibc_regex():
                        text=True, env=python_env())
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.split() == ["[(2,", "8),", "(2,", "4),", "(4,", "7)]", "ok"]
+
+
+def test_a_long_run_of_bit_fields_is_one_field_with_a_bounded_name(tmp_path):
+    """20,000 one-bit fields: one field of their 2,500 bytes, whose name
+    stops growing (",..."): what the header costs stays linear in it."""
+    header = tmp_path / "many.h"
+    header.write_text("struct many { %s };\nint many_get(const struct many *m);\n"
+                      % " ".join("unsigned f%d : 1;" % i for i in range(20000)))
+    st = {s["name"]: s for s in bindthem.parse_header(str(header))["structs"]}["many"]
+    assert (st["size"], st["align"]) == (2500, 4)
+    [f] = st["fields"]
+    assert f["bits"] and f["size"] == 2500 and f["offset"] == 0
+    assert f["name"].startswith("f0,f1,f2,") and f["name"].endswith(",...")
+    assert len(f["name"]) < 220
