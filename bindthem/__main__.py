@@ -7,10 +7,11 @@ import time
 import warnings
 
 from . import parse_header
-from ._services.binding import named_enums, plan_message
+from ._services.binding import plan_message
 from ._services.cache import cache_limit, entries, remove_entry, resolve, sweep
 from ._services.compile.units import JOBS_HELP, jobs_argument
 from ._services.display import named_lines
+from ._services.named import named_enums
 from .errors import BindError
 from .library import compile_library
 from .package import package_built_library, package_flags, package_sources

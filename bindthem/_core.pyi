@@ -1,13 +1,13 @@
 """bindthem's C core: header/YAML metadata, symbols, libffi call frames."""
 
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any, Final, Literal, TypedDict, final, overload
 
 import numpy
 from _typeshed import StrOrBytesPath
 from typing_extensions import Self
 
+from ._services.binding import Library
 from .errors import BindError as BindError
 from .errors import BuildError as BuildError
 from .errors import CudaError as CudaError
@@ -276,7 +276,7 @@ class _Callable:
     def _dispatch_info(self) -> dict[str, int]:
         """The dispatch cache: keys cached, and calls that scanned the overloads."""
     @property
-    def library(self) -> ModuleType | None:
+    def library(self) -> Library | None:
         """The Library it belongs to (None once that is gone)."""
     def _repr_html_(self) -> str: ...
     def _repr_pretty_(self, p: Any, cycle: bool, /) -> None: ...
@@ -322,6 +322,19 @@ class Function(_Callable):
         as aligned temporaries), 'layout_copies' (arrays that are not C-contiguous passed
         as C-contiguous temporaries), 'copy_backs' (of those, written ones copied back),
         'const_copies' (0: copy_const made such copies once)."""
+
+@final
+class LibraryMethod:
+    """A kernel in the namespace of its Library's own class (bt_method.c): a
+    method descriptor whose __get__ gives the kernel, and whose call with an
+    instance of its owner first calls the kernel without it."""
+
+    def __new__(cls, kernel: Function | CudaKernel, owner: type) -> LibraryMethod: ...
+    @property
+    def kernel(self) -> Function | CudaKernel:
+        """The kernel it holds, which lib.<name> gives."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None, /) -> Function | CudaKernel: ...
 
 @final
 class LibraryHandle:

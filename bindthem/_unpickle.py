@@ -42,7 +42,7 @@ import weakref
 from . import _core
 from ._base.byname import FUNCTION, LIBRARY
 from ._services import carry, travel
-from ._services.binding import Library, _make, bind_cuda
+from ._services.binding import Library, _make, bind_cuda, own_class
 from ._services.compile import ondemand
 from ._services.compile.kernels import build_library
 from ._services.packaging import bind_pickled
@@ -238,24 +238,35 @@ def _again(error):
 
 def _bound(lib):
     """The bound Library for a LazyLibrary (itself, once it has become one)."""
-    p = lib.__dict__.get(_PENDING)
+    p = _pending_of(lib)
     return lib if p is None else p.get()
+
+
+def _pending_of(lib):
+    """A LazyLibrary's Pending, in its own class until it is bound; None after."""
+    return type(lib).__dict__.get(_PENDING)
 
 
 class LazyLibrary(Library):
     """An unpickled Library that binds on first use, then becomes it (its
-    class is then :class:`bindthem.Library`). ``repr``, pickling, copies and
-    dask tokens do not bind."""
+    class is then the bound Library's own class). ``repr``, pickling, copies
+    and dask tokens do not bind."""
+
+    __slots__ = ()
+
+    def __new__(cls, pending):
+        doc = "Kernels of %s, unpickled: bound on first use." % (
+            pending.source.header.rsplit("/", 1)[-1])
+        return types.ModuleType.__new__(own_class(cls, pending.source.name, doc,
+                                                  **{_PENDING: pending}))
 
     def __init__(self, pending):  # noqa: D107 - no Library.__init__: nothing is bound yet
-        types.ModuleType.__init__(self, pending.source.name,
-                                  "Kernels of %s, unpickled: bound on first use."
-                                  % pending.source.header.rsplit("/", 1)[-1])
-        self.__dict__[_PENDING] = pending
+        types.ModuleType.__init__(self, pending.source.name, type(self).__doc__)
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__") and name not in _OWN:
-            raise AttributeError("module %r has no attribute %r" % (self.__name__, name))
+            raise AttributeError("Library %r has no attribute %r" % (self.__name__, name),
+                                 name=name, obj=self)
         _bound(self)
         return getattr(self, name)
 
@@ -272,29 +283,29 @@ class LazyLibrary(Library):
         return _bound(self).not_kernels
 
     def _become(self, lib, made):
-        """Takes lib's namespace and class; when this process made lib, its
+        """Takes lib's class (its namespace); when this process made lib, its
         functions' ``.library`` is this object from now on."""
-        d = dict(lib.__dict__)
-        self.__dict__.update(d)
-        self.__class__ = type(lib)
+        object.__setattr__(self, "__class__", type(lib))
         self._bindthem_ = lib._bindthem_
         if made:
             lib._bindthem_._library = weakref.ref(self)
-        self.__dict__.pop(_PENDING, None)
 
     def __repr__(self):
-        p = self.__dict__.get(_PENDING)
+        p = _pending_of(self)
         if p is None:
             return Library.__repr__(self)
         return "<bindthem.Library %r (unpickled; binds on first use)>" % (self.__name__,)
 
     def __reduce__(self):
-        p = self.__dict__.get(_PENDING)
+        p = _pending_of(self)
         return Library.__reduce__(self) if p is None else (LIBRARY, (p.source,))
 
     def __dask_tokenize__(self):
-        p = self.__dict__.get(_PENDING)
+        p = _pending_of(self)
         return Library.__dask_tokenize__(self) if p is None else travel.token(p.key)
+
+
+_core._library_class(LazyLibrary)  # as Library's: the same layout, so it can become one
 
 
 class LazyFunction:

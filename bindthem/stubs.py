@@ -50,7 +50,7 @@ each enum class as ``class NAME(enum.IntEnum)`` (``enum.IntFlag`` for a
 flags enum) with its members, each constant as ``NAME: Final[int]`` (or
 ``Final[str]``), each member of the header's own enums as ``NAME:
 Final[ENUM]``, and each struct's dtype as ``NAME: numpy.dtype[numpy.void]``
-(binding.named_attributes). A header without them gets none of these lines, nor their
+(named.named_attributes). A header without them gets none of these lines, nor their
 imports.
 """
 
@@ -63,8 +63,9 @@ import sys
 from ._base.files import write_text
 from ._base.instantiation import split_types
 from ._services import preprocess
-from ._services.binding import _module_doc, named_attributes, plan_message
+from ._services.binding import _module_doc, plan_message
 from ._services.compile import ondemand
+from ._services.named import named_attributes
 from ._services.signature import annotated
 from .errors import BindError, BindWarning, warn
 
@@ -162,7 +163,7 @@ def _value(v):
 def _named(meta, names):
     """The lines of what the Library has besides its kernels (the header's
     enum classes, constants, enum members and struct dtypes:
-    binding.named_attributes), and whether they use ``enum`` and ``Final``."""
+    named.named_attributes), and whether they use ``enum`` and ``Final``."""
     classes, values, dtypes = [], [], []
     named = named_attributes(meta, names)
     with_class = {name for name, what, _ in named if what == "enum"}

@@ -4,12 +4,11 @@
 with its :class:`LibraryInfo`; and what a header that binds less than it
 declares says (:func:`left_out_message`, :func:`plan_message`).
 
-Besides its kernels, a Library has the header's ``#define`` constants, the
-members of the enums it declares, an ``enum.IntEnum`` (``IntFlag``) class
-per named enum and a NumPy structured dtype per struct or union, as
-attributes (:func:`named_attributes`, from the metadata's "constants",
-"enums" and "structs"; the dtypes are the C core's); a kernel's name is
-never taken.
+Each Library is the one instance of a class of its own, whose namespace
+holds its kernels (each in a ``_core.LibraryMethod``, which CPython
+specializes ``lib.f(x)`` for), the names bindthem._services.named gives it
+(the header's constants, enums and structs) and ``__name__``, ``__doc__``,
+``__file__`` and ``__all__``, as a module's dict holds them.
 
 A service: bindthem.load, the build, load_package, bindthem.cuda and
 unpickling all bind through here. A Library's pickle names
@@ -25,11 +24,7 @@ the C core's ``_close_open_handles`` with atexit.
 from __future__ import annotations
 
 import atexit
-import enum
-import functools
-import keyword
 import os
-import re
 import types
 import weakref
 
@@ -38,10 +33,11 @@ from .._base.byname import FUNCTION, LIBRARY
 from .._base.instantiation import yaml_lines
 from ..errors import BindValueError, BindWarning, warn
 from . import preprocess, travel
+from .named import named_values
 
-__all__ = ["Backend", "CPU", "CUDA", "Library", "LibraryInfo", "bind_cuda", "enum_class",
-           "left_out_message", "named_attributes", "named_enums", "named_structs",
-           "nothing_bound", "plan_args", "plan_message", "warn_if_left_out"]
+__all__ = ["Backend", "CPU", "CUDA", "Library", "LibraryInfo", "bind_cuda", "left_out_message",
+           "nothing_bound", "own", "own_class", "plan_args", "plan_message",
+           "warn_if_left_out"]
 
 # handles still open at exit are freed by their destructors (load()'s handles=), newest first
 atexit.register(_core._close_open_handles)
@@ -96,7 +92,7 @@ class LibraryInfo:
         # "unreadable"}]
         self.left_out = list(left_out)
         # {attribute: value} the Library has besides its kernels: the header's constants,
-        # its enums' members and classes (_named)
+        # its enums' members and classes (named.named_values)
         self.named = {}
 
     @property
@@ -183,19 +179,59 @@ class _CudaBackend(Backend):
 CUDA = _CudaBackend()
 
 
-def _missing(ref, name):
-    """A Library's __getattr__ (in its namespace): a name it lacks, which the
-    header may declare, saying why it is not bound."""
-    self = ref()
-    info = getattr(self, "_bindthem_", None) if self is not None else None
-    why = [x for x in info.left_out if x["name"] == name] if info is not None else []
+class _LeftOut:
+    """A name the header declares and its Library does not bind, in the
+    Library's class: reading it raises AttributeError saying why (what a
+    module's ``__getattr__`` would say, without one: a class-level
+    ``__getattr__`` would keep CPython from specializing ``lib.f``)."""
+
+    __slots__ = ("name", "why")
+
+    def __init__(self, name, why):
+        self.name, self.why = name, why
+
+    def __get__(self, lib, owner=None):
+        raise AttributeError(self.why, name=self.name, obj=lib)
+
+
+def _left_out_text(info, name):
+    """Why the Library of ``info`` lacks ``name``, or None where the header does not
+    declare it."""
+    why = [x for x in info.left_out if x["name"] == name]
     if not why:
-        raise AttributeError("module %r has no attribute %r"
-                             % (getattr(self, "__name__", "?"), name), name=name, obj=self)
-    raise AttributeError("; ".join(dict.fromkeys(
+        return None
+    return "; ".join(dict.fromkeys(
         "%s:%d declares %r, but this Library does not bind it: %s"
-        % (os.path.basename(info.header), x["line"], name, x["reason"]) for x in why)),
-        name=name, obj=self)
+        % (os.path.basename(info.header), x["line"], name, x["reason"]) for x in why))
+
+
+def _stored(cls, value):
+    """How ``value`` sits in the namespace of a Library's class ``cls``, so that
+    ``lib.<name>`` is ``value``: a kernel in a ``LibraryMethod`` (``lib.f(x)``
+    then costs what a module's does), another descriptor (a Python function, a
+    property) in a ``staticmethod``, anything else as it is."""
+    if isinstance(value, _KERNELS):
+        return _core.LibraryMethod(value, cls)
+    if hasattr(type(value), "__get__"):
+        return staticmethod(value)
+    return value
+
+
+_KERNELS = (_core.Function, _core.CudaKernel)
+
+
+def _value(stored):
+    """What :func:`_stored` stored."""
+    if type(stored) is _core.LibraryMethod:
+        return stored.kernel
+    if type(stored) is staticmethod:
+        return stored.__func__
+    return stored
+
+
+# the entries of a Library's class that are the class's, not the Library's namespace
+_CLASS_KEYS = frozenset({"__module__", "__qualname__", "__slots__", "__weakref__", "__dict__",
+                         "__class__", "__bindthem_pending__"})  # _unpickle._PENDING
 
 
 class Library(types.ModuleType):
@@ -203,12 +239,18 @@ class Library(types.ModuleType):
 
     :func:`bindthem.load`, :func:`bindthem.build`, :func:`bindthem.cuda.load`
     and :func:`bindthem.cuda.build` all return one. A module object (it can
-    sit in ``sys.modules``): each bound kernel is an attribute, ``__all__`` and
-    ``dir()`` list them, ``__file__`` is the shared library or CUDA module.
+    sit in ``sys.modules``): each bound kernel is an attribute, ``__all__``
+    and ``dir()`` list them, ``__file__`` is the shared library or CUDA
+    module, ``vars(lib)`` is its namespace (read-only: set attributes on the
+    Library). Each Library is the one instance of a class of its own, which
+    holds that namespace, so that ``lib.f(x)`` costs what a call through a
+    module does (docs/performance.rst).
     The header's ``#define`` constants, the members of its enums and a class
     per named enum (``enum.IntEnum``, ``enum.IntFlag`` for flags) are
     attributes too, which ``dir()`` lists and ``__all__`` does not; a
-    kernel's name is never taken by one (``bindthem.info(lib).named``).
+    kernel's name is never taken by one (``bindthem.info(lib).named``). A
+    name the header declares and the Library does not bind raises
+    AttributeError saying why.
     ``metadata`` is what :func:`bindthem.parse_header` returns for the header
     (built on first access, from what was bound), ``unexported`` the
     overloads left out because the library lacks them (only without an
@@ -218,31 +260,64 @@ class Library(types.ModuleType):
     whose ``backend`` says which back end bound it).
     """
 
-    # bindthem.info(lib): a slot, not the module's namespace, so that no
-    # kernel name can shadow it and dir()/vars() list kernels only
+    # bindthem.info(lib): a slot, not the namespace, so that no kernel name can shadow it
+    # and dir()/vars() list kernels only
     __slots__ = ("_bindthem_",)
+    # object's lookup, not a module's (module_getattro, which CPython never specializes):
+    # with _core._library_class, each own class looks names up in its namespace only
+    __getattribute__ = object.__getattribute__
 
     metadata = _Info("What bindthem.parse_header returns for the header.")
     unexported = _Info("Overloads left out because the library lacks them.")
     not_kernels = _Info("The header's host functions, which a CUDA Library does not bind.")
 
+    def __new__(cls, name, *args, **kwargs):
+        return types.ModuleType.__new__(own_class(cls, name, None))
+
     def __init__(self, name, info, handle, functions, plan, unexported, *, not_kernels=(),
                  left_out=()):
         # info: the LibraryInfo the core gave each of functions as it made them
-        super().__init__(name, _module_doc(name, info.header, functions, info.backend.what))
-        self.__file__ = handle.path
-        self.__all__ = sorted(functions)
+        cls = type(self)
+        doc = _module_doc(name, info.header, functions, info.backend.what)
+        super().__init__(name, doc)  # the module's own dict, which no lookup reads
+        type.__setattr__(cls, "__doc__", doc)
         info._bound(handle, plan, unexported, not_kernels, left_out)
         info._library = weakref.ref(self)
         self._bindthem_ = info
-        self.__dict__.update(functions)
-        info.named = _named(plan, lambda: info.metadata, name, functions,
-                            getattr(handle, "struct_dtypes", None))
-        self.__dict__.update(info.named)
-        # a module's own __getattr__ (PEP 562), asked only for a name the module lacks:
-        # not the class's, which would route every lookup (lib.f) through a Python-level
-        # hook; a weak reference, so that the Library is freed when dropped, as a module is
-        self.__dict__["__getattr__"] = functools.partial(_missing, weakref.ref(self))
+        _fill(cls, {"__file__": handle.path, "__all__": sorted(functions)})
+        _fill(cls, functions)
+        info.named = named_values(plan, lambda: info.metadata, name, functions,
+                                  getattr(handle, "struct_dtypes", None))
+        _fill(cls, info.named)
+        for x in left_out:
+            if x["name"].isidentifier() and x["name"] not in cls.__dict__:
+                type.__setattr__(cls, x["name"], _LeftOut(x["name"], _left_out_text(info,
+                                                                                   x["name"])))
+
+    def __setattr__(self, name, value):
+        if name == "_bindthem_":
+            object.__setattr__(self, name, value)
+        elif name in _CLASS_KEYS or name == "__name__":
+            raise AttributeError("a Library's %s cannot be set" % name, name=name, obj=self)
+        else:
+            type.__setattr__(type(self), name, _stored(type(self), value))
+
+    def __delattr__(self, name):
+        cls = type(self)
+        if name in _CLASS_KEYS or name == "__name__" or name not in cls.__dict__ \
+                or type(cls.__dict__[name]) is _LeftOut:
+            raise AttributeError("Library %r has no attribute %r to delete"
+                                 % (self.__name__, name), name=name, obj=self)
+        type.__delattr__(cls, name)
+
+    @property
+    def __dict__(self):
+        """The Library's namespace, read-only (a module's ``__dict__``): its
+        kernels, constants, enums, ``__name__``, ``__doc__``, ``__file__``,
+        ``__all__``."""
+        return types.MappingProxyType({
+            k: _value(v) for k, v in type(self).__dict__.items()
+            if k not in _CLASS_KEYS and type(v) is not _LeftOut})
 
     def __dir__(self):
         return sorted(set(self.__all__) | set(self._bindthem_.named) | {
@@ -284,159 +359,38 @@ class Library(types.ModuleType):
         display.library_pretty(self, p, cycle)
 
 
-# --- the header's constants and enums, as attributes ---------------------------------
-
-# a text that may hold a constant (an object-like #define with a value: not an include
-# guard), an enum or a struct: else no metadata is built for them
-_MAY_NAME = re.compile(rb"#[ \t]*define[ \t]+\w+[ \t]+\S|\b(?:enum|struct|union)\b")
+# names are looked up in the Library's class only (no instance dict: bt_method.h); its
+# own classes, and LazyLibrary's, alike: the same layout, so that one can become another
+_core._library_class(Library)
 
 
-# the Library's own attributes, which a kernel may take but a constant or enum does not
-_OWN_NAMES = frozenset({"_bindthem_", "metadata", "unexported", "not_kernels"})
+def own_class(base, name, doc, **namespace):
+    """A Library's own class: a subclass of ``base`` (Library, LazyLibrary) of
+    its name that only it is an instance of, whose namespace is the Library's
+    (``__name__`` ``name``, ``__doc__`` ``doc``, a module's ``__package__``,
+    ``__loader__`` and ``__spec__``, and ``namespace``), looked up as a class's
+    (``_core._library_class``)."""
+    cls = type(base.__name__, (base,), {
+        "__slots__": (), "__module__": "bindthem", "__qualname__": base.__name__,
+        "__name__": name, "__doc__": doc, "__package__": None, "__loader__": None,
+        "__spec__": None, **namespace})
+    _core._library_class(cls)  # CPython gives it ModuleType's dict offset again
+    return cls
 
 
-def _free(name, taken):
-    """Whether a constant, enum member or enum class may take ``name`` as an
-    attribute: an identifier that no kernel (nor one named before it) has,
-    and not the Library's own (``__name__``, ``metadata``, ...)."""
-    return (isinstance(name, str) and name.isidentifier() and name not in taken
-            and not (name.startswith("__") and name.endswith("__")) and name not in _OWN_NAMES)
+def own(lib, name):
+    """``lib``'s own attribute ``name`` (its namespace's: a kernel, constant,
+    enum or struct; not the Library class's), or None. ``vars(lib)`` would
+    copy the whole namespace."""
+    v = type(lib).__dict__.get(name)
+    return None if type(v) is _LeftOut else _value(v)
 
 
-def _int_value(self, proto):
-    return (int, (int(self),))
-
-
-def enum_class(e, module):
-    """The ``enum.IntEnum`` (``enum.IntFlag`` when its ``flags``) of a metadata
-    enum (``{"name", "members", "flags", ...}``), of module ``module``; its
-    members pickle as plain ints (the Library is no importable module).
-    None when Python's enum refuses its members' names."""
-    base = enum.IntFlag if e["flags"] else enum.IntEnum
-    members = [(n, v) for n, v in e["members"]]
-    plain = [(n, v) for n, v in members if n.isidentifier() and not keyword.iskeyword(n)
-             and not (n.startswith("_") and n.endswith("_"))]
-    for names in (members, plain):
-        try:
-            cls = base(e["name"], names, module=module, qualname=e["name"])
-        except (TypeError, ValueError):
-            continue
-        cls.__reduce_ex__ = _int_value  # type: ignore[assignment]
-        return cls
-    return None
-
-
-def _member(cls, value):
-    """cls's member of value (an int when cls is None or lacks it)."""
-    try:
-        return cls(value) if cls is not None else value
-    except ValueError:
-        return value
-
-
-def used_enums(meta):
-    """The names of the enums a parameter or the return of a bound overload has."""
-    used = set()
-    for fn in meta["functions"]:
-        for ov in fn["overloads"]:
-            for t in (*ov.get("params", ()), ov.get("return") or {}):
-                if t.get("enum"):
-                    used.add(t["enum"])
-    return used
-
-
-def named_enums(meta):
-    """The enums that get a class: each named one the header itself declares,
-    and each that a bound function takes or returns (the first of a name)."""
-    used = used_enums(meta)
-    out = {}
-    for e in meta.get("enums", ()):
-        if e["name"] and e["name"] not in out and (e["in_header"] or e["name"] in used):
-            out[e["name"]] = e
-    return list(out.values())
-
-
-def used_structs(meta):
-    """The names of the structs a parameter or the return of a bound overload has."""
-    used = set()
-    for fn in meta["functions"]:
-        for ov in fn["overloads"]:
-            for t in (*ov.get("params", ()), ov.get("return") or {}):
-                if t.get("struct"):
-                    used.add(t["struct"])
-    return used
-
-
-def named_structs(meta):
-    """The structs and unions that get a dtype attribute (the C core makes
-    their dtypes, bt_struct_py.h): each named one with a layout that the
-    header itself declares or a bound function takes or returns, and the
-    structs their fields hold; in the header's order, the first of a name."""
-    first = {}
-    for s in meta.get("structs", ()):
-        if s["name"] and s["reason"] is None:
-            first.setdefault(s["name"], s)
-    todo = [n for n, s in first.items() if s["in_header"]] + sorted(used_structs(meta))
-    keep = set()
-    while todo:
-        n = todo.pop()
-        if n in first and n not in keep:
-            keep.add(n)
-            todo += [f["struct"] for f in first[n]["fields"] if f.get("struct")]
-    return [s for n, s in first.items() if n in keep]
-
-
-def named_attributes(meta, functions):
-    """What a Library of ``meta`` has besides its kernels (``functions``, the
-    names bound), in order, as ``[(name, what, item)]``: each constant of the
-    header (``what`` "constant", ``item`` its metadata dict), each member of
-    each enum the header itself declares ("member", ``(enum dict, value)``),
-    then each enum of :func:`named_enums` ("enum", its dict), then each
-    struct of :func:`named_structs` ("struct", its dict: a NumPy dtype). A
-    name already taken (a kernel's, or an earlier one's) is left to what took
-    it. The Library and its stub both list these."""
-    taken = set(functions)
-    out = []
-
-    def add(name, what, item):
-        if _free(name, taken):
-            taken.add(name)
-            out.append((name, what, item))
-
-    for c in meta.get("constants", ()):
-        add(c["name"], "constant", c)
-    for e in meta.get("enums", ()):
-        if e["in_header"]:
-            for n, v in e["members"]:
-                add(n, "member", (e, v))
-    for e in named_enums(meta):
-        add(e["name"], "enum", e)
-    for s in named_structs(meta):
-        add(s["name"], "struct", s)
-    return out
-
-
-def _named(plan, metadata, module, functions, dtypes=None):
-    """{attribute: value} of :func:`named_attributes`: a constant's value, an
-    enum member as its class's member (an int when its enum has no class),
-    an enum's IntEnum (IntFlag) class, a struct's dtype (from ``dtypes``,
-    the C core's ``{name: numpy.dtype}``; none without)."""
-    if plan is None or not _MAY_NAME.search(plan.header_text):
-        return {}
-    meta = metadata()
-    classes = {id(e): enum_class(e, module) for e in named_enums(meta)}
-    named = {}
-    for name, what, item in named_attributes(meta, functions):
-        if what == "constant":
-            named[name] = item["value"]
-        elif what == "member":
-            named[name] = _member(classes.get(id(item[0])), item[1])
-        elif what == "struct":
-            if item["name"] in (dtypes or {}):
-                named[name] = dtypes[item["name"]]
-        elif classes[id(item)] is not None:
-            named[name] = classes[id(item)]
-    return named
+def _fill(cls, items):
+    """Puts ``items`` ({name: value}) in the namespace of the Library's class ``cls``."""
+    for k, v in items.items():
+        if k != "_bindthem_":  # the slot wins, as it did over a module's dict
+            type.__setattr__(cls, k, _stored(cls, v))
 
 
 def _make(library, header, instantiate, name, strict, source, options=None, plan=None):

@@ -77,7 +77,7 @@ def _declarations(lib, name):
     fn = _entry(lib, name)
     decls = _meta(lib)["declarations"]
     if fn is None:  # an open Function (instantiation on demand): its template
-        f = lib.__dict__.get(name)
+        f = getattr(lib, name, None)
         return [d for d in decls if d["name"] == name and d["template"]][:1] if getattr(
             f, "open", False) else []
     return [decls[i] for i in dict.fromkeys(ov["declaration"] for ov in fn["overloads"])]

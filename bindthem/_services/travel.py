@@ -590,8 +590,8 @@ def _have(key):
 
 def function_of(lib, name):
     """lib's Function name, for a pickle that names it."""
-    if name in (lib.__dict__.get("__all__") or ()):
-        return lib.__dict__[name]
+    if name in (getattr(lib, "__all__", None) or ()):
+        return getattr(lib, name)
     raise PickleError("cannot unpickle %s.%s: Library %r binds no function of that name (it "
                       "binds %s)" % (lib.__name__, name, lib.__name__,
                                      ", ".join(lib.__all__) or "nothing"))

@@ -9,6 +9,7 @@
 #include "bt_handle.h"
 #include "bt_library.h"
 #include "bt_meta_py.h"
+#include "bt_method.h"
 #include "bt_note_call.h"
 #include "bt_nvrtc_py.h"
 #include "bt_opts.h"
@@ -68,6 +69,9 @@ static PyMethodDef core_methods[] = {
     {"parse", (PyCFunction)(void (*)(void))bt_plan_parse, METH_VARARGS | METH_KEYWORDS,
      bt_plan_parse_doc},
     {"header_directives", bt_meta_directives_py, METH_O, bt_meta_directives_doc},
+    {"_library_class", bt_library_class, METH_O,
+     "_library_class(cls)\n--\n\nA Library's own class made to look names up in its namespace "
+     "only (bt_method.h)."},
     {"_parse_count", parse_count, METH_NOARGS,
      "_parse_count()\n--\n\nHow many times this process has parsed a header (tests)."},
     {"nvrtc", (PyCFunction)(void (*)(void))bt_nvrtc_py, METH_VARARGS | METH_KEYWORDS,
@@ -151,6 +155,9 @@ static int core_exec(PyObject *module)
     st->PlanType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_plan_spec, NULL);
     if (!st->PlanType || PyModule_AddType(module, st->PlanType) < 0)
         goto done;
+    st->LibraryMethodType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bt_method_spec, NULL);
+    if (!st->LibraryMethodType || PyModule_AddType(module, st->LibraryMethodType) < 0)
+        goto done;
     if (PyModule_AddIntConstant(module, "GIL_RELEASE_MIN_ELEMENTS", BT_GIL_RELEASE_MIN) < 0 ||
         add_names(module, "GIL_POLICIES", bt_opts_gil_names) < 0 || add_doc_anchors(module) < 0 ||
         PyModule_AddStringConstant(module, "GIL_POLICY_TEXT", BT_GIL_POLICY_TEXT) < 0 ||
@@ -179,6 +186,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->LibraryHandleType);
     Py_VISIT(st->PlanType);
+    Py_VISIT(st->LibraryMethodType);
     Py_VISIT(st->opts_var);
     Py_VISIT(st->HandleType);
     Py_VISIT(st->HandleTypeType);
@@ -199,6 +207,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->LibraryHandleType);
     Py_CLEAR(st->PlanType);
+    Py_CLEAR(st->LibraryMethodType);
     Py_CLEAR(st->opts_var);
     bt_handle_clear(st);
     bt_note_clear(st);

@@ -22,6 +22,7 @@ typedef struct BtState {
     PyTypeObject *FunctionType;
     PyTypeObject *LibraryHandleType; /* an open shared library (bt_library.c) */
     PyTypeObject *PlanType;
+    PyTypeObject *LibraryMethodType; /* a kernel in its Library's class (bt_method.c) */
     /* handles (bt_handle.c): Handle, HandleType, NullHandleError, and the
      * open Handles with a destructor, {address: weakref} (the exit hook's) */
     PyTypeObject *HandleType;

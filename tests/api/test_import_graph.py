@@ -164,7 +164,7 @@ SERVICES = "_services"  # the folder of the services
 SERVICES_ORDER = (
     "", "status", "preprocess", "display", "signature", "loading",
     "cache._root", "cache._fs", "cache._manifest", "cache._evict", "cache._entry", "cache",
-    "carry", "travel", "workers", "binding",
+    "carry", "travel", "workers", "named", "binding",
     "compile", "compile.source", "compile.compiler", "compile.cores", "compile.units",
     "compile.ondemand",
     "compile.kernels",

@@ -36,6 +36,7 @@ def run_python(code, stdin=None, cwd=None, env=None):
 def test_library_is_a_module(abi, abi_lib):
     assert isinstance(abi, types.ModuleType)
     assert isinstance(abi, bindthem.Library)
+    assert type(abi).__bases__ == (bindthem.Library,)  # its own class: test_library_namespace
     assert abi.__name__ == "abi"  # the header's stem
     assert abi.__file__ == abi_lib
     assert "neg_int" in abi.__all__ and "fill_seq" in abi.__all__

@@ -80,7 +80,7 @@ def test_load_lists_what_is_left_out_once(tmp_path):
         assert ("mixed.h:%d declares %r, but this Library does not bind it: "
                 % (left[name]["line"], name)) in str(e.value) and why in str(e.value)
         assert e.value.name == name
-    with pytest.raises(AttributeError, match="^module 'mixed' has no attribute 'nope'$"):
+    with pytest.raises(AttributeError, match="^'Library' object has no attribute 'nope'$"):
         got.nope
     assert not hasattr(got, "nope") and hasattr(got, "ok")
     # the reasons come from the module's own __getattr__ (PEP 562), asked on a miss

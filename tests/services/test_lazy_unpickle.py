@@ -141,7 +141,7 @@ def test_a_lazy_function_behaves_as_the_function(project, cache_dir):
         assert f.__name__ == "scale" and f._pending.binds == 0
         assert untyped(f) == "(x, a)" and f._pending.binds == 1
         assert "x *= a" in f.__doc__ and library_of(f) is lazy_lib
-        assert type(lazy_lib) is bindthem.Library and "rowsum" in dir(lazy_lib)
+        assert type(lazy_lib).__bases__ == (bindthem.Library,) and "rowsum" in dir(lazy_lib)
         x = np.ones(3)
         f(x, 2.0)
         assert x.tolist() == [2.0, 2.0, 2.0]

@@ -33,7 +33,7 @@ from ... import _core
 from ..._base.instantiation import OPEN_MAX, yaml_lines
 from ...errors import BindError, BuildError
 from .. import carry
-from ..binding import _make
+from ..binding import _make, own
 from ..cache import compile_cached, group_read, group_write, shell_words
 from .compiler import _compiler_id, _system_dirs
 from .source import PRELUDE, snapshot_flags, snapshot_name, write_snapshot
@@ -142,7 +142,7 @@ def open_functions(lib, ctx, declarations, listed=None):
         if d["name"] in made or not d["name"].isidentifier() or keyword.iskeyword(d["name"]) \
                 or (d["name"].startswith("__") and d["name"].endswith("__")):
             continue  # a name no kernel can have (the core said why, in left_out)
-        old = lib.__dict__.get(d["name"])
+        old = own(lib, d["name"])
         fn = _core.open_function(
             lib._bindthem_.plan, index, lib.__name__, lib._bindthem_, ctx.options,
             lib._bindthem_.handle, OPEN_MAX)
