@@ -196,9 +196,12 @@ def test_a_dropped_library_and_its_class_are_freed(built):
     lib = load(built)
     f = lib.total
     gone, cls_gone = weakref.ref(lib), weakref.ref(type(lib))
+    # CPython 3.13t makes every module object and class immortal once a thread has
+    # started (test_pickle.py's test_function_pickles_after_its_library_is_gone)
+    immortal = sys.getrefcount(lib) >= 1 << 30
     del lib
     gc.collect()
-    assert gone() is None and cls_gone() is None and f.library is None
+    assert (gone() is None and cls_gone() is None and f.library is None) != immortal
     assert f(np.ones(2)) == 2.0  # a kernel kept outlives its Library
 
 
