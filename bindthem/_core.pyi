@@ -246,6 +246,8 @@ class _Metadata(TypedDict):
     structs: list[_Struct]  # empty when brief
 
 def header_directives(text: bytes, /) -> _Directives: ...
+def _library_class(cls: type, /) -> None:
+    """A Library class made to look names up in its namespace only (bt_method.h)."""
 
 class _Callable:
     """What a Function and a CudaKernel share: one head (bt_callable.c). A name of

@@ -392,41 +392,14 @@ static inline BT_ALWAYS_INLINE PyObject *invoke_direct(const BtCall *call, PyObj
     return invoke(call, args, fname, names, opts, &out, NULL);
 }
 
-/* ================= temporaries: arrays a kernel cannot take as they are =================
+/* ================= temporaries (bt_call.h) =================
  *
- * Entered where a fast path's walk stopped, at the first array that lacks
- * only alignment or C-contiguity (a strided view, a Fortran-ordered or
- * unaligned array); the scalars (converted first: bt_slot_walk) and the
- * arrays before it are already stored. Each such array is passed as an
- * aligned C-contiguous temporary of its elements, copied back after the
- * kernel where the parameter is written. Temporaries are malloc'd (64
- * bytes aligned), never Python objects, so no Python code runs between the
- * checks and the kernel here either; the GIL is held while they are filled
- * and copied back. */
-
-/* TEMP_SMALL: the bytes of the temporaries a call takes from its own stack
- * frame (two arrays of 64 doubles: a malloc and free cost more than the
- * copies of such arrays, bench_callgrind's "k1 unaligned"); larger ones
- * are malloc'd. */
-enum { TEMP_ALIGN = 64, TEMP_SMALL = 1024 };
-
-/* An array argument passed as a temporary. */
-typedef struct Temp {
-    PyArrayObject *a; /* the caller's (args holds it) */
-    char *data;       /* its data when copied */
-    void *tmp;
-    size_t nbytes; /* the temporary's: its elements, C order */
-    int arg;
-    int strided; /* not C-contiguous: its elements gathered, scattered back */
-    int heap;    /* tmp is malloc'd (else in Temps.small) */
-} Temp;
-
-typedef struct Temps {
-    int n;
-    size_t used; /* of small */
-    _Alignas(TEMP_ALIGN) unsigned char small[TEMP_SMALL];
-    Temp t[BT_MAX_PARAMS];
-} Temps;
+ * The general path enters them where its walk stopped, at the first array
+ * that lacks only alignment or C-contiguity; the scalars (converted first:
+ * bt_slot_walk) and the arrays before it are already stored. The fused
+ * entry takes such arrays itself where their temporaries fit BT_TEMP_SMALL
+ * (bt_call_fused_temp). The GIL is held while temporaries are filled and
+ * copied back. */
 
 /* The elements of array a to (gather) or from the C-ordered buffer buf,
  * one at a time in C order, by a's strides. */
@@ -468,22 +441,22 @@ static size_t nbytes_of(PyArrayObject *a)
     return (size_t)bt_slot_elements(PyArray_NDIM(a), PyArray_DIMS(a)) * (size_t)PyArray_ITEMSIZE(a);
 }
 
-/* bt_slot_walk's unaligned(): an aligned C-contiguous copy of ndarray
- * argument i into arr->addr, recorded in the Temps ctx; -1 with
- * MemoryError. */
-static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
+/* A temporary of array a (argument i): an aligned C-contiguous copy of its
+ * elements, recorded in ts; from ts's own bytes while they last, else
+ * malloc'd (NULL when small_only). NULL with MemoryError when that fails. */
+static void *temp_take(BtTemps *ts, PyArrayObject *a, int i, int small_only)
 {
-    Temps *ts = ctx;
-    Temp *t = &ts->t[ts->n];
-    PyArrayObject *a = (PyArrayObject *)args[i];
+    BtTemp *t = &ts->t[ts->n];
     size_t n = nbytes_of(a);
-    size_t room = n ? (n + TEMP_ALIGN - 1) / TEMP_ALIGN * TEMP_ALIGN : TEMP_ALIGN;
+    size_t room = n ? (n + BT_TEMP_ALIGN - 1) / BT_TEMP_ALIGN * BT_TEMP_ALIGN : BT_TEMP_ALIGN;
 
-    t->heap = room > TEMP_SMALL - ts->used;
-    t->tmp = t->heap ? aligned_alloc(TEMP_ALIGN, room) : ts->small + ts->used;
+    t->heap = room > BT_TEMP_SMALL - ts->used;
+    if (t->heap && small_only)
+        return NULL;
+    t->tmp = t->heap ? aligned_alloc(BT_TEMP_ALIGN, room) : ts->small + ts->used;
     if (!t->tmp) {
         PyErr_NoMemory();
-        return -1;
+        return NULL;
     }
     ts->used += t->heap ? 0 : room;
     t->a = a;
@@ -496,8 +469,26 @@ static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
     else
         copy_bytes(t->tmp, t->data, n);
     ts->n++;
-    arr->addr = (uint64_t)(uintptr_t)t->tmp;
+    return t->tmp;
+}
+
+/* bt_slot_walk's unaligned(): temp_take of ndarray argument i into
+ * arr->addr, in the BtTemps ctx; -1 with MemoryError. */
+static int temp_new(void *ctx, PyObject *const *args, int i, BtArrayArg *arr)
+{
+    void *tmp = temp_take(ctx, (PyArrayObject *)args[i], i, 0);
+
+    if (!tmp)
+        return -1;
+    arr->addr = (uint64_t)(uintptr_t)tmp;
     return 0;
+}
+
+void *bt_call_fused_temp(BtTemps *ts, const BtArgSlot *s, PyArrayObject *a, int i)
+{
+    if (!bt_slot_copy_fixes(s, PyArray_FLAGS(a)))
+        return NULL; /* lacks more than alignment and C-contiguity */
+    return temp_take(ts, a, i, 1);
 }
 
 /* The bytes array a's elements lie in: [*lo, *hi), empty for no elements. */
@@ -525,14 +516,14 @@ static void extent(PyArrayObject *a, const char **lo, const char **hi)
  * argument also covers (their extents meet) and the kernel writes either of
  * them: through the copy, one's writes would no longer show in the other.
  * Returns 0 or -1. */
-static int temps_overlap(const BtCall *call, PyObject *const *args, const Temps *ts,
+static int temps_overlap(const BtCall *call, PyObject *const *args, const BtTemps *ts,
                          const char *fname, PyObject *names)
 {
     const char *lo, *hi, *blo, *bhi;
     int j, n;
 
     for (n = 0; n < ts->n; n++) {
-        const Temp *t = &ts->t[n];
+        const BtTemp *t = &ts->t[n];
         const BtArgSlot *s = &call->slots[t->arg];
         int seen = 0; /* its extent, read at the first other array (most calls have none) */
         for (j = 0; j < call->n_py; j++) {
@@ -568,13 +559,13 @@ static int temps_overlap(const BtCall *call, PyObject *const *args, const Temps 
  * temporary of a written parameter copied back into its caller's array
  * (also when the kernel threw: r NULL) and the copies counted; then every
  * temporary freed. Returns r, or NULL. */
-static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ran,
+static PyObject *temps_finish(const BtCall *call, BtTemps *ts, PyObject *r, int ran,
                               const char *fname, PyObject *names)
 {
     int n, back = 0, strided = 0;
 
     for (n = 0; n < ts->n; n++) {
-        Temp *t = &ts->t[n];
+        BtTemp *t = &ts->t[n];
         strided += t->strided;
         if (ran && !call->slots[t->arg].is_const) {
             /* the caller's buffer is the one copied, unless something moved it meanwhile (a
@@ -596,10 +587,13 @@ static PyObject *temps_finish(const BtCall *call, Temps *ts, PyObject *r, int ra
         if (t->heap)
             free(t->tmp);
     }
-    if (ran) {
-        bt_call_count(&call->stats->aligned_copies, ts->n - strided);
-        bt_call_count(&call->stats->layout_copies, strided);
-        bt_call_count(&call->stats->copy_backs, back);
+    if (ran) { /* each counter a locked add: only those that change */
+        if (ts->n > strided)
+            bt_call_count(&call->stats->aligned_copies, ts->n - strided);
+        if (strided)
+            bt_call_count(&call->stats->layout_copies, strided);
+        if (back)
+            bt_call_count(&call->stats->copy_backs, back);
     }
     return r;
 }
@@ -612,7 +606,7 @@ static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args,
                                       const char *fname, PyObject *names, const BtCallOpts *opts,
                                       npy_intp total, BtArgOut out, void *ret)
 {
-    Temps ts;
+    BtTemps ts;
     BtArgSource src = {args, ndarray_arg, temp_new, &ts, fname, names};
     PyObject *r = NULL;
     int ran = 0;
@@ -626,6 +620,19 @@ static BT_COLD PyObject *invoke_temps(const BtCall *call, PyObject *const *args,
     r = run_kernel(call, opts, total, &out, fname, ret);
 done:
     return temps_finish(call, &ts, r, ran, fname, names);
+}
+
+PyObject *bt_call_fused_temps_run(const BtCall *call, PyObject *const *args, BtTemps *ts, int gil,
+                                  Py_ssize_t total, const uint64_t *w, const char *fname,
+                                  PyObject *names)
+{
+    PyObject *r = NULL;
+    /* one argument: no other array to share its memory */
+    int ran = call->n_py == 1 || temps_overlap(call, args, ts, fname, names) == 0;
+
+    if (ran)
+        r = bt_call_words(call, gil, total, w, fname);
+    return temps_finish(call, ts, r, ran, fname, names);
 }
 
 PyObject *bt_call_invoke(const BtCall *call, PyObject *const *args, const char *fname,

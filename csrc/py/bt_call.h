@@ -180,6 +180,56 @@ BT_HIDDEN PyObject *bt_call_value(BtTypeId t, int is_string, const BtValue *v);
  * word at BT_DIRECT_WORDS (an array's size when it has no size parameter). */
 #define BT_FUSED_WORDS (BT_DIRECT_WORDS + 1)
 
+/* ================= temporaries: arrays a kernel cannot take as they are =================
+ *
+ * An array argument that lacks only alignment or C-contiguity (an unaligned
+ * array, a strided view, a Fortran-ordered one) is passed as an aligned
+ * C-contiguous temporary of its elements, copied back after the kernel
+ * where the parameter is written (bt_call_invoke's way, bt_call.c). A
+ * call's temporaries take BT_TEMP_SMALL bytes of its own frame (two arrays
+ * of 64 doubles: a malloc and free cost more than the copies of such
+ * arrays, bench_callgrind's "k1 unaligned"); larger ones are malloc'd.
+ * Never Python objects, so no Python code runs between the checks and the
+ * kernel. */
+enum { BT_TEMP_ALIGN = 64, BT_TEMP_SMALL = 1024 };
+
+/* An array argument passed as a temporary. */
+typedef struct BtTemp {
+    PyArrayObject *a; /* the caller's (args holds it) */
+    char *data;       /* its data when copied */
+    void *tmp;
+    size_t nbytes; /* the temporary's: its elements, C order */
+    int arg;
+    int strided; /* not C-contiguous: its elements gathered, scattered back */
+    int heap;    /* tmp is malloc'd (else in BtTemps.small) */
+} BtTemp;
+
+/* A call's temporaries (n, used 0 before the first). */
+typedef struct BtTemps {
+    int n;
+    size_t used; /* of small */
+    _Alignas(BT_TEMP_ALIGN) unsigned char small[BT_TEMP_SMALL];
+    BtTemp t[BT_MAX_PARAMS];
+} BtTemps;
+
+/* The fused entry's temporaries (bt_function.c: the call that
+ * bt_call_fused_store refused without them): an aligned C-contiguous copy
+ * of array argument i of slot s in ts's own bytes, when it lacks only
+ * alignment or C-contiguity (bt_slot_copy_fixes) and they have room; else
+ * NULL (nothing raised: the general path takes the call, and copies what it
+ * must). */
+BT_HIDDEN BT_COLD void *bt_call_fused_temp(BtTemps *ts, const BtArgSlot *s, PyArrayObject *a,
+                                           int i);
+/* The kernel of a fused call whose words w hold temporaries ts: the
+ * overlap check (a ValueError when a temporary's array shares memory with
+ * another array argument and either is written), bt_call_words, then each
+ * written temporary copied back and the copies counted in call->stats, as
+ * bt_call_invoke does. New reference, or NULL. */
+BT_HIDDEN BT_COLD PyObject *bt_call_fused_temps_run(const BtCall *call, PyObject *const *args,
+                                                    BtTemps *ts, int gil, Py_ssize_t total,
+                                                    const uint64_t *w, const char *fname,
+                                                    PyObject *names);
+
 /* How a fused call's arguments come (a constant at each caller): every
  * one given, args[n_py]; the first nargs given and the rest left out; or
  * args[n_py] with NULL for each one left out (a keyword call's binding). */
@@ -189,11 +239,15 @@ enum { BT_FUSED_ALL, BT_FUSED_PREFIX, BT_FUSED_NULLS };
  * default) into w when every argument
  * has keys[i] (the memo's, read with its sequence lock held by the caller)
  * and passes its slot's checks; *total accumulates the arrays' elements.
- * w has BT_FUSED_WORDS. Returns 1, or 0 (nothing raised) when the general
- * path must take the call. */
+ * With temps (a constant NULL at the fast callers), an array that lacks
+ * only alignment or C-contiguity passes as its temporary
+ * (bt_call_fused_temp). w has
+ * BT_FUSED_WORDS. Returns 1, or 0 (nothing raised) when the general path
+ * must take the call. */
 static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObject *const *args,
                                                        int nargs, const void *const *keys,
-                                                       uint64_t *w, Py_ssize_t *total, int omitting)
+                                                       uint64_t *w, Py_ssize_t *total, int omitting,
+                                                       BtTemps *temps)
 {
     int i, n = call->n_py;
 
@@ -210,12 +264,17 @@ static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObj
         if (s->is_array) {
             PyArrayObject *a = (PyArrayObject *)o;
             const Py_ssize_t *dims;
+            void *data;
             int nd;
-            if (!BT_SLOT_ARRAY_HAS_KEY(o, k) || !bt_slot_flags_ok(s, PyArray_FLAGS(a)))
+            if (!BT_SLOT_ARRAY_HAS_KEY(o, k))
+                return 0;
+            data = PyArray_DATA(a);
+            if (!bt_slot_flags_ok(s, PyArray_FLAGS(a)) &&
+                (!temps || !(data = bt_call_fused_temp(temps, s, a, i))))
                 return 0;
             nd = PyArray_NDIM(a);
             dims = (const Py_ssize_t *)PyArray_DIMS(a);
-            w[s->word] = (uint64_t)(uintptr_t)PyArray_DATA(a);
+            w[s->word] = (uint64_t)(uintptr_t)data;
             if (nd == 1) { /* the common one: BT_SLOT_SIZE_FITS as one bound (max_1d) */
                 if (dims[0] > s->max_1d)
                     return 0;

@@ -106,6 +106,31 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject 
     return invoke_call(&f->calls[ov], argv, f->d.cname, names, &opts);
 }
 
+/* The fused entry's call of args (all given) with the last call's keys
+ * where an array lacks only alignment or C-contiguity (an unaligned array,
+ * a strided view): each such array as a temporary in this frame
+ * (bt_call.h), copied back and counted as the general path does.
+ * Returns as fused() does; out of line: the aligned call keeps its frame. */
+static BT_NOINLINE BT_COLD int fused_temps(BtFunction *f, PyObject *const *args, Py_ssize_t nargs,
+                                           unsigned seq, PyObject **r)
+{
+    BtDispatch *d = &f->d;
+    int ov = BT_FT_LOAD(&d->last_ov);
+    uint64_t w[BT_FUSED_WORDS];
+    Py_ssize_t total = 0;
+    const BtCall *c;
+    BtTemps ts;
+
+    ts.n = 0;
+    ts.used = 0;
+    if (ov < 0 || !(c = &f->calls[ov])->fused ||
+        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, BT_FUSED_ALL, &ts) ||
+        !BT_FT_SEQ_SAME(&d->last_seq, seq))
+        return 0; /* its temporaries are this frame's own bytes: nothing to free */
+    *r = bt_call_fused_temps_run(c, args, &ts, f->opts.gil, total, w, d->cname, d->names);
+    return 1;
+}
+
 /* The fused entry (bt_call.h): the call of args as `omitting` says (a
  * BT_FUSED_*, a constant at each caller; nargs: how many are given by
  * position) when they have the last call's keys, its overload is fused
@@ -125,15 +150,15 @@ static inline BT_ALWAYS_INLINE int fused(BtFunction *f, PyObject *const *args, P
     if (BT_FT_LOAD_RELAXED(&f->st->opts_active) | BT_FT_LOAD_RELAXED(&f->st->force_ffi))
         return 0;
     if (ov < 0 || !(c = &f->calls[ov])->fused ||
-        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting)) {
+        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, omitting, NULL)) {
         if (ov >= 0 && c->notes) /* annotated: its quick call (bt_note_quick.h) */
             return omitting == BT_FUSED_ALL && bt_note_quick_fused(c, args, d, seq, &f->opts, r);
         /* the call before the last one: two overloads called in turn */
         ov = BT_FT_LOAD(&d->prev_ov);
         total = 0;
         if (ov < 0 || !(c = &f->calls[ov])->fused ||
-            !bt_call_fused_store(c, args, (int)nargs, d->prev_keys, w, &total, omitting))
-            return 0;
+            !bt_call_fused_store(c, args, (int)nargs, d->prev_keys, w, &total, omitting, NULL))
+            return omitting == BT_FUSED_ALL && fused_temps(f, args, nargs, seq, r);
     }
     if (!BT_FT_SEQ_SAME(&d->last_seq, seq))
         return 0;

@@ -78,6 +78,14 @@ long rows_cols8(const T x[], const unsigned char x_size0, const unsigned char x_
     return 1000L * x_size0 + x_size1;
 }
 
+/// y += a x, each of n elements; throws when a is negative, after writing y.
+template <class T>
+void axpy(const T x[], const int x_size, T y[], const int y_size, const double a)
+{
+    for (int i = 0; i < x_size && i < y_size; i++) y[i] += (T)a * x[i];
+    if (a < 0) throw std::domain_error("negative a");
+}
+
 /// A complex scalar (two words for a complex double, one for a complex float).
 template <class T>
 void zaxpy(T z[], const int z_size, const T a, const double w)
@@ -90,7 +98,7 @@ YAML = """\
 - functions: [fold]
   types: [[double, int], [float, "unsigned char"]]
 - functions: [rows_cols, rows_cols8, put, ret_float, ret_bool, ret_short, throw0, throw_fp,
-              throw_stack]
+              throw_stack, axpy]
   types: [[double], [float]]
 - functions: [zaxpy]
   types: [[std::complex<double>], [std::complex<float>]]
@@ -333,8 +341,9 @@ def test_the_fused_entry_takes_what_it_should(lib):
     the first call of each argument types (the memo's miss), the fused entry
     takes every call of those types (1-D and 2-D arrays, float, int, bool and
     complex scalars, defaults left out, keywords, two dtypes in turn), and
-    the general path what it must (a strided view, an options() block, an
-    int for a bool, a scalar out of the quick range)."""
+    the general path what it must (a strided view too large for the call's
+    own bytes, an options() block, an int for a bool, a scalar out of the
+    quick range)."""
     if _core.DIRECT_ABI is None:
         pytest.skip("no direct call on this platform: no fused entry")
     x, x32, m = np.arange(1.0, 6.0), np.arange(1, 6, dtype=np.float32), np.zeros((3, 4))
@@ -353,10 +362,92 @@ def test_the_fused_entry_takes_what_it_should(lib):
     general(lib.fold, lambda: (lib.fold(x, 0.5, 4, True), lib.fold(x32, 0.5, 4, True)))
     assert general(lib.fold, lambda: (lib.fold(x, 0.5, 4, True),
                                       lib.fold(x32, 0.5, 4, True))) == 0
-    # what the general path must take, every time
-    assert general(lib.fold, lambda: lib.fold(np.arange(10.0)[::2], 0.5, 4, True)) == 5
+    # a strided view: its aligned copy in the call's own bytes (test_..._small_unaligned_arrays)
+    assert general(lib.fold, lambda: lib.fold(np.arange(10.0)[::2], 0.5, 4, True)) == 0
+    # what the general path must take, every time: a copy larger than the call's own bytes
+    assert general(lib.fold, lambda: lib.fold(np.arange(400.0)[::2], 0.5, 4, True)) == 5
     assert general(lib.fold, lambda: lib.fold(x, 0.5, 4, 2)) == 5  # an int for a bool
     assert general(lib.fold, lambda: pytest.raises(OverflowError, lib.fold, x, 0.5, 2**40,
                                                    True)) == 5
     with bindthem.options(gil="keep"):
         assert general(lib.fold, lambda: lib.fold(x, 0.5, 4, True)) == 5
+
+
+def unaligned(values):
+    """values in a writable C-contiguous array at an odd address (as a network
+    buffer hands them over)."""
+    values = np.asarray(values)
+    a = np.frombuffer(bytearray(values.nbytes + 1), values.dtype, len(values), 1)
+    a[...] = values
+    assert not a.flags.aligned and a.flags.c_contiguous and a.flags.writeable
+    return a
+
+
+@pytest.mark.parametrize("n", [1, 2, 64, 127])
+def test_the_fused_entry_takes_small_unaligned_arrays(lib, n):
+    """Unaligned arrays whose copies fit in the call's own 1 KiB (bt_call.h's
+    BT_TEMP_SMALL) take the fused entry: passed as aligned copies, the
+    written one copied back, each counted in stats as the general path
+    counts them; results bit for bit the aligned call's."""
+    if _core.DIRECT_ABI is None:
+        pytest.skip("no direct call on this platform: no fused entry")
+    f = lib.axpy
+    x0, y0 = np.arange(1.0, n + 1), np.linspace(-1.0, 1.0, n)
+    x, y = unaligned(x0), unaligned(y0)
+    want = y0.copy()
+    f(x0, want, 0.5)  # the memo's keys; aligned
+    before = dict(f.stats)
+    assert general(f, lambda: f(x, y, 0.5), n=3) == (3 if 16 * n > 1024 else 0)
+    for _ in range(2):
+        f(x0, want, 0.5)
+    np.testing.assert_array_equal(y, want)
+    np.testing.assert_array_equal(x, x0)  # const: not written
+    after = f.stats
+    assert after["aligned_copies"] - before["aligned_copies"] == 6  # x and y, 3 calls
+    assert after["copy_backs"] - before["copy_backs"] == 3  # y only
+
+
+def test_the_fused_entry_takes_small_strided_views(lib):
+    """A strided view (a column, every other element, a reversed one) whose
+    copy fits the call's own bytes takes the fused entry: gathered into an
+    aligned copy, the written one scattered back, counted as layout copies."""
+    if _core.DIRECT_ABI is None:
+        pytest.skip("no direct call on this platform: no fused entry")
+    f = lib.axpy
+    m, y = np.arange(12.0).reshape(4, 3), np.zeros(8)
+    f(np.ones(4), np.zeros(4), 1.0)
+    before = dict(f.stats)
+    assert general(f, lambda: f(m[:, 1], y[::2], 1.0), n=2) == 0
+    np.testing.assert_array_equal(y, [2.0, 0, 8.0, 0, 14.0, 0, 20.0, 0])
+    assert general(f, lambda: f(m[::-1, 0], y[1::2], 2.0), n=1) == 0
+    np.testing.assert_array_equal(y[1::2], [18.0, 12.0, 6.0, 0.0])
+    after = f.stats
+    assert after["layout_copies"] - before["layout_copies"] == 6
+    assert after["copy_backs"] - before["copy_backs"] == 3
+
+
+def test_unaligned_arrays_on_the_fused_entry_as_on_the_general_path(lib):
+    """What the general path does with an unaligned array, the fused entry does
+    too: a copy-back when the kernel throws, the ValueError when a copy would
+    change what the kernel sees (shared memory, one written), one aligned
+    and one unaligned array, and float32."""
+    if _core.DIRECT_ABI is None:
+        pytest.skip("no direct call on this platform: no fused entry")
+    f = lib.axpy
+    x, y = unaligned(np.ones(4)), unaligned(np.zeros(4))
+    f(np.ones(4), np.zeros(4), 1.0)
+    with pytest.raises(ValueError, match="negative a"):
+        f(x, y, -2.0)
+    np.testing.assert_array_equal(y, [-2.0] * 4)  # written before the throw: copied back
+    buf = unaligned(np.arange(8.0))
+    assert general(f, lambda: pytest.raises(ValueError, f, buf[:4], buf[2:6], 1.0), n=2) == 0
+    with pytest.raises(ValueError, match="shares memory with argument 'y'"):
+        f(buf[:4], buf[2:6], 1.0)
+    np.testing.assert_array_equal(buf, np.arange(8.0))  # refused before the kernel ran
+    y = unaligned(np.zeros(4))
+    assert general(f, lambda: f(np.ones(4), y, 1.0), n=2) == 0
+    np.testing.assert_array_equal(y, [2.0] * 4)
+    y32 = unaligned(np.zeros(3, np.float32))
+    f(np.ones(3, np.float32), np.zeros(3, np.float32), 1.0)
+    assert general(f, lambda: f(unaligned(np.ones(3, np.float32)), y32, 0.5), n=2) == 0
+    np.testing.assert_array_equal(y32, np.ones(3, np.float32))
