@@ -115,20 +115,26 @@ static BT_NOINLINE BT_COLD int fused_temps(BtFunction *f, PyObject *const *args,
                                            unsigned seq, PyObject **r)
 {
     BtDispatch *d = &f->d;
-    int ov = BT_FT_LOAD(&d->last_ov);
     uint64_t w[BT_FUSED_WORDS];
-    Py_ssize_t total = 0;
+    Py_ssize_t total;
     const BtCall *c;
     BtTemps ts;
 
-    ts.n = 0;
-    ts.used = 0;
-    if (ov < 0 || !(c = &f->calls[ov])->fused ||
-        !bt_call_fused_store(c, args, (int)nargs, d->last_keys, w, &total, BT_FUSED_ALL, &ts) ||
-        !BT_FT_SEQ_SAME(&d->last_seq, seq))
-        return 0; /* its temporaries are this frame's own bytes: nothing to free */
-    *r = bt_call_fused_temps_run(c, args, &ts, f->opts.gil, total, w, d->cname, d->names);
-    return 1;
+    for (int last = 1; last >= 0; last--) { /* the last call's keys, then the one's before */
+        int ov = last ? BT_FT_LOAD(&d->last_ov) : BT_FT_LOAD(&d->prev_ov);
+        ts.n = 0;
+        ts.used = 0; /* the temporaries are this frame's own bytes: nothing to free */
+        total = 0;
+        if (ov >= 0 && (c = &f->calls[ov])->fused &&
+            bt_call_fused_store(c, args, (int)nargs, last ? d->last_keys : d->prev_keys, w, &total,
+                                BT_FUSED_ALL, &ts)) {
+            if (!BT_FT_SEQ_SAME(&d->last_seq, seq))
+                return 0;
+            *r = bt_call_fused_temps_run(c, args, &ts, f->opts.gil, total, w, d->cname, d->names);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The fused entry (bt_call.h): the call of args as `omitting` says (a

@@ -430,7 +430,7 @@ def test_unaligned_arrays_on_the_fused_entry_as_on_the_general_path(lib):
     """What the general path does with an unaligned array, the fused entry does
     too: a copy-back when the kernel throws, the ValueError when a copy would
     change what the kernel sees (shared memory, one written), one aligned
-    and one unaligned array, and float32."""
+    and one unaligned array, float32, and two overloads in turn."""
     if _core.DIRECT_ABI is None:
         pytest.skip("no direct call on this platform: no fused entry")
     f = lib.axpy
@@ -451,3 +451,6 @@ def test_unaligned_arrays_on_the_fused_entry_as_on_the_general_path(lib):
     f(np.ones(3, np.float32), np.zeros(3, np.float32), 1.0)
     assert general(f, lambda: f(unaligned(np.ones(3, np.float32)), y32, 0.5), n=2) == 0
     np.testing.assert_array_equal(y32, np.ones(3, np.float32))
+    # the two overloads in turn, each with an unaligned array: the memo keeps both
+    assert general(f, lambda: (f(x, y, 1.0), f(np.ones(3, np.float32), y32, 1.0)), n=3) == 0
+    np.testing.assert_array_equal(y32, np.full(3, 4.0, np.float32))
