@@ -241,9 +241,8 @@ enum { BT_FUSED_ALL, BT_FUSED_PREFIX, BT_FUSED_NULLS };
  * and passes its slot's checks; *total accumulates the arrays' elements.
  * With temps (a constant NULL at the fast callers), an array that lacks
  * only alignment or C-contiguity passes as its temporary
- * (bt_call_fused_temp). w has
- * BT_FUSED_WORDS. Returns 1, or 0 (nothing raised) when the general path
- * must take the call. */
+ * (bt_call_fused_temp). w has BT_FUSED_WORDS. Returns 1, or 0 (nothing
+ * raised) when the general path must take the call. */
 static inline BT_ALWAYS_INLINE int bt_call_fused_store(const BtCall *call, PyObject *const *args,
                                                        int nargs, const void *const *keys,
                                                        uint64_t *w, Py_ssize_t *total, int omitting,

@@ -106,11 +106,12 @@ static inline BT_ALWAYS_INLINE PyObject *invoke(BtFunction *f, int ov, PyObject 
     return invoke_call(&f->calls[ov], argv, f->d.cname, names, &opts);
 }
 
-/* The fused entry's call of args (all given) with the last call's keys
- * where an array lacks only alignment or C-contiguity (an unaligned array,
- * a strided view): each such array as a temporary in this frame
- * (bt_call.h), copied back and counted as the general path does.
- * Returns as fused() does; out of line: the aligned call keeps its frame. */
+/* The fused entry's call of args (all given) with the keys of the last call
+ * or of the one before, where an array lacks only alignment or
+ * C-contiguity (an unaligned array, a strided view): each such array as a
+ * temporary in this frame (bt_call.h), copied back and counted as the
+ * general path does. Returns as fused() does; out of line: the aligned
+ * call keeps its frame. */
 static BT_NOINLINE BT_COLD int fused_temps(BtFunction *f, PyObject *const *args, Py_ssize_t nargs,
                                            unsigned seq, PyObject **r)
 {
