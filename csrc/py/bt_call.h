@@ -186,12 +186,13 @@ BT_HIDDEN PyObject *bt_call_value(BtTypeId t, int is_string, const BtValue *v);
  * array, a strided view, a Fortran-ordered one) is passed as an aligned
  * C-contiguous temporary of its elements, copied back after the kernel
  * where the parameter is written (bt_call_invoke's way, bt_call.c). A
- * call's temporaries take BT_TEMP_SMALL bytes of its own frame (two arrays
- * of 64 doubles: a malloc and free cost more than the copies of such
- * arrays, bench_callgrind's "k1 unaligned"); larger ones are malloc'd.
+ * call's temporaries take BT_TEMP_SMALL bytes of its own frame (4 KiB:
+ * four arrays of 64 complex doubles, eight of 64 doubles; a malloc and free
+ * cost more than the copies of such arrays, bench_callgrind's "k1
+ * unaligned"); larger ones are malloc'd.
  * Never Python objects, so no Python code runs between the checks and the
  * kernel. */
-enum { BT_TEMP_ALIGN = 64, BT_TEMP_SMALL = 1024 };
+enum { BT_TEMP_ALIGN = 64, BT_TEMP_SMALL = 4096 };
 
 /* An array argument passed as a temporary. */
 typedef struct BtTemp {

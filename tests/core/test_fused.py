@@ -365,7 +365,7 @@ def test_the_fused_entry_takes_what_it_should(lib):
     # a strided view: its aligned copy in the call's own bytes (test_..._small_unaligned_arrays)
     assert general(lib.fold, lambda: lib.fold(np.arange(10.0)[::2], 0.5, 4, True)) == 0
     # what the general path must take, every time: a copy larger than the call's own bytes
-    assert general(lib.fold, lambda: lib.fold(np.arange(400.0)[::2], 0.5, 4, True)) == 5
+    assert general(lib.fold, lambda: lib.fold(np.arange(1200.0)[::2], 0.5, 4, True)) == 5
     assert general(lib.fold, lambda: lib.fold(x, 0.5, 4, 2)) == 5  # an int for a bool
     assert general(lib.fold, lambda: pytest.raises(OverflowError, lib.fold, x, 0.5, 2**40,
                                                    True)) == 5
@@ -383,9 +383,9 @@ def unaligned(values):
     return a
 
 
-@pytest.mark.parametrize("n", [1, 2, 64, 127])
+@pytest.mark.parametrize("n", [1, 2, 64, 256, 257])
 def test_the_fused_entry_takes_small_unaligned_arrays(lib, n):
-    """Unaligned arrays whose copies fit in the call's own 1 KiB (bt_call.h's
+    """Unaligned arrays whose copies fit in the call's own 4 KiB (bt_call.h's
     BT_TEMP_SMALL) take the fused entry: passed as aligned copies, the
     written one copied back, each counted in stats as the general path
     counts them; results bit for bit the aligned call's."""
@@ -397,7 +397,7 @@ def test_the_fused_entry_takes_small_unaligned_arrays(lib, n):
     want = y0.copy()
     f(x0, want, 0.5)  # the memo's keys; aligned
     before = dict(f.stats)
-    assert general(f, lambda: f(x, y, 0.5), n=3) == (3 if 16 * n > 1024 else 0)
+    assert general(f, lambda: f(x, y, 0.5), n=3) == (3 if 16 * n > 4096 else 0)
     for _ in range(2):
         f(x0, want, 0.5)
     np.testing.assert_array_equal(y, want)

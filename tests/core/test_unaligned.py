@@ -171,8 +171,8 @@ def child(lib_path, header_path, yml_path, out_path):
     a, y = placed(big_a, 4), placed(big_y, 4)
     f(big_a, big_y, 0)
     got["big"] = (outcome(f, a, y, 0), y.tobytes() == big_y.tobytes())
-    # 100 doubles each: the first temporary in the call's own 1 KiB, the second malloc'd
-    mid_a, mid_y = np.linspace(0, 1, 100), np.linspace(1, 2, 100)
+    # 300 doubles each: the first temporary in the call's own 4 KiB, the second malloc'd
+    mid_a, mid_y = np.linspace(0, 1, 300), np.linspace(1, 2, 300)
     a, y = placed(mid_a, 4), placed(mid_y, 4)
     f(mid_a, mid_y, 0)
     got["mid"] = (outcome(f, a, y, 0), y.tobytes() == mid_y.tobytes())
@@ -337,7 +337,7 @@ def test_copy_const_and_aligned_copies_together(seen):
 
 def test_large_keyword_empty_and_lone_arrays(seen):
     assert seen["big"] == (("ret", 3000), True)
-    assert seen["mid"] == (("ret", 100), True)
+    assert seen["mid"] == (("ret", 300), True)
     assert seen["keywords"] == (("ret", N), True)
     # NumPy calls an empty array aligned whatever its address: it is passed as it is
     # (a kernel reads none of its elements; this one checks the address and says so)
