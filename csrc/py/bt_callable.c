@@ -50,6 +50,7 @@ BtCallable *bt_callable_new(BtState *st, PyTypeObject *tp, vectorcallfunc call, 
     c->text_sig = Py_NewRef(c->d.text_sig);
     if (!c->doc)
         goto error;
+    bt_ft_deferred((PyObject *)c);
     return c;
 error:
     Py_DECREF(c);

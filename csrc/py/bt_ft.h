@@ -52,4 +52,19 @@
 #define BT_FT_END2() }
 #endif
 
+/* A kernel (Function, CUDA kernel) made: on free-threaded CPython 3.14+,
+ * with deferred reference counting, so that threads calling one kernel
+ * take no references to it (each an atomic add on the object's shared
+ * count from every thread but its owner: bench_freethreaded.py's "shared"
+ * column); it is then freed by the collector, not at its last reference.
+ * Nothing on a GIL build or before 3.14 (3.13t has no API for it). */
+static inline void bt_ft_deferred(PyObject *o)
+{
+#if PY_VERSION_HEX >= 0x030E0000
+    (void)PyUnstable_Object_EnableDeferredRefcount(o);
+#else
+    (void)o;
+#endif
+}
+
 #endif

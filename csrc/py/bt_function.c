@@ -580,6 +580,7 @@ static PyObject *open_function(PyObject *module, PyObject *args)
     if (bt_dispatch_open(&f->d, decl, enums, cap) < 0 || configure(f, options) < 0)
         goto error;
     f->text_sig = Py_NewRef(f->d.text_sig);
+    bt_ft_deferred((PyObject *)f);
     return (PyObject *)f;
 error:
     Py_DECREF(f);

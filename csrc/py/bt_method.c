@@ -57,6 +57,7 @@ static PyObject *method_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
     m->kernel = Py_NewRef(kernel);
     m->call = PyVectorcall_Function(kernel);
     m->owner = (PyTypeObject *)Py_NewRef(owner);
+    bt_ft_deferred((PyObject *)m); /* lib.f(x) from threads: as a kernel (bt_ft.h) */
     return (PyObject *)m;
 }
 

@@ -120,8 +120,10 @@ def test_errors_say_the_same_as_the_kernels(lib, args):
 FREE_THREADED_313 = bool(sysconfig.get_config_var("Py_GIL_DISABLED")) and sys.version_info < (3, 14)
 
 
-@pytest.mark.skipif(sys.implementation.name != "cpython" or FREE_THREADED_313,
-                    reason="CPython's specializing interpreter (3.13t specializes nothing)")
+@pytest.mark.skipif(sys.implementation.name != "cpython" or sys.version_info < (3, 11)
+                    or FREE_THREADED_313,
+                    reason="CPython's specializing interpreter (3.11+; 3.13t specializes "
+                    "nothing)")
 def test_cpython_specializes_the_attribute_call(lib):
     """After a warm-up, ``lib.total(x)`` loads the kernel as CPython loads a
     method with no instance dict (what a module subclass never got)."""
