@@ -42,6 +42,7 @@ import weakref
 from . import _core
 from ._base.byname import FUNCTION, LIBRARY
 from ._services import carry, travel
+from ._services.binding import PENDING as _PENDING
 from ._services.binding import Library, _make, bind_cuda, own_class
 from ._services.compile import ondemand
 from ._services.compile.kernels import build_library
@@ -54,7 +55,6 @@ __all__ = ["LazyFunction", "LazyLibrary", "Pending", "RETRY_AFTER", "function", 
 RETRY_AFTER = 10.0  # seconds a failed bind is re-raised before a use tries again
 
 _pending: dict[str, "Pending"] = {}  # key -> the kernel waiting for its first use
-_PENDING = "__bindthem_pending__"  # where a LazyLibrary keeps its Pending until bound
 _OWN = ("__all__", "__file__")  # a Library's dunders worth binding for
 
 

@@ -36,7 +36,7 @@ from . import preprocess, travel
 from .named import named_values
 
 __all__ = ["Backend", "CPU", "CUDA", "Library", "LibraryInfo", "bind_cuda", "left_out_message",
-           "nothing_bound", "own", "own_class", "plan_args", "plan_message",
+           "nothing_bound", "own", "own_class", "PENDING", "plan_args", "plan_message",
            "warn_if_left_out"]
 
 # handles still open at exit are freed by their destructors (load()'s handles=), newest first
@@ -208,16 +208,17 @@ def _left_out_text(info, name):
 def _stored(cls, value):
     """How ``value`` sits in the namespace of a Library's class ``cls``, so that
     ``lib.<name>`` is ``value``: a kernel in a ``LibraryMethod`` (``lib.f(x)``
-    then costs what a module's does), another descriptor (a Python function, a
+    then costs what a module's does; what a kernel is, the core says: it
+    refuses anything else), another descriptor (a Python function, a
     property) in a ``staticmethod``, anything else as it is."""
-    if isinstance(value, _KERNELS):
-        return _core.LibraryMethod(value, cls)
+    if callable(value):
+        try:
+            return _core.LibraryMethod(value, cls)
+        except TypeError:
+            pass
     if hasattr(type(value), "__get__"):
         return staticmethod(value)
     return value
-
-
-_KERNELS = (_core.Function, _core.CudaKernel)
 
 
 def _value(stored):
@@ -229,9 +230,11 @@ def _value(stored):
     return stored
 
 
+# where a LazyLibrary's own class keeps its Pending until bound (bindthem._unpickle)
+PENDING = "__bindthem_pending__"
 # the entries of a Library's class that are the class's, not the Library's namespace
-_CLASS_KEYS = frozenset({"__module__", "__qualname__", "__slots__", "__weakref__", "__dict__",
-                         "__class__", "__bindthem_pending__"})  # _unpickle._PENDING
+_CLASS_KEYS = frozenset({"__module__", "__qualname__", "__slots__", "__dict__", "__class__",
+                         PENDING})
 
 
 class Library(types.ModuleType):

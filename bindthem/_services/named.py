@@ -13,7 +13,7 @@ import keyword
 import re
 
 __all__ = ["enum_class", "named_attributes", "named_enums", "named_structs", "named_values",
-           "used_enums", "used_structs"]
+           "used"]
 
 # a text that may hold a constant (an object-like #define with a value: not an include
 # guard), an enum or a struct: else no metadata is built for them
@@ -63,37 +63,27 @@ def _member(cls, value):
         return value
 
 
-def used_enums(meta):
-    """The names of the enums a parameter or the return of a bound overload has."""
-    used = set()
+def used(meta, what):
+    """The names of the ``what`` ("enum", "struct") that a parameter or the
+    return of a bound overload has."""
+    out = set()
     for fn in meta["functions"]:
         for ov in fn["overloads"]:
             for t in (*ov.get("params", ()), ov.get("return") or {}):
-                if t.get("enum"):
-                    used.add(t["enum"])
-    return used
+                if t.get(what):
+                    out.add(t[what])
+    return out
 
 
 def named_enums(meta):
     """The enums that get a class: each named one the header itself declares,
     and each that a bound function takes or returns (the first of a name)."""
-    used = used_enums(meta)
+    used_names = used(meta, "enum")
     out = {}
     for e in meta.get("enums", ()):
-        if e["name"] and e["name"] not in out and (e["in_header"] or e["name"] in used):
+        if e["name"] and e["name"] not in out and (e["in_header"] or e["name"] in used_names):
             out[e["name"]] = e
     return list(out.values())
-
-
-def used_structs(meta):
-    """The names of the structs a parameter or the return of a bound overload has."""
-    used = set()
-    for fn in meta["functions"]:
-        for ov in fn["overloads"]:
-            for t in (*ov.get("params", ()), ov.get("return") or {}):
-                if t.get("struct"):
-                    used.add(t["struct"])
-    return used
 
 
 def named_structs(meta):
@@ -105,7 +95,7 @@ def named_structs(meta):
     for s in meta.get("structs", ()):
         if s["name"] and s["reason"] is None:
             first.setdefault(s["name"], s)
-    todo = [n for n, s in first.items() if s["in_header"]] + sorted(used_structs(meta))
+    todo = [n for n, s in first.items() if s["in_header"]] + sorted(used(meta, "struct"))
     keep = set()
     while todo:
         n = todo.pop()

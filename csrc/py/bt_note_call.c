@@ -11,7 +11,6 @@
 #include "bt_numpy.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <string.h>
 
 /* One constant into nc's status names when it has prefix (n bytes). */

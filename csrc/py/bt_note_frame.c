@@ -4,6 +4,7 @@
  * and checks, and their messages. */
 #include "bt_note_frame.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* The integer value of type t in v (its low bytes). 0, or -1 with why. */

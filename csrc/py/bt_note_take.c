@@ -4,11 +4,8 @@
  * shapes and checks. */
 #include "bt_note_frame.h"
 
-#include "bt_from_c.h"
 #include "bt_handle.h"
-#include "bt_handle_call.h"
 
-#include <limits.h>
 #include <string.h>
 
 /* ================= arrays ================= */
